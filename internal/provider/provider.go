@@ -1,0 +1,132 @@
+// Package provider defines the model-facing contract of yolop: the message
+// types the agent stores and replays, and the Provider interface that the
+// sim, OpenAI-compatible and Anthropic back ends implement.
+//
+// Messages are provider-neutral. Reasoning artifacts carry the name of the
+// provider that produced them; each provider sends back only its own
+// artifacts and drops the rest, because signatures and opaque blobs are only
+// meaningful to their issuer.
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+)
+
+// Role names the author of a message.
+type Role string
+
+// The roles a Message can have. System prompts travel in Request.System.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Provider names accepted by Resolve and New.
+const (
+	NameSim       = "sim"
+	NameOpenAI    = "openai"
+	NameAnthropic = "anthropic"
+)
+
+// Message is one entry of the model context.
+type Message struct {
+	Role       Role        `json:"role"`
+	Text       string      `json:"text,omitempty"`
+	ToolCalls  []ToolCall  `json:"tool_calls,omitempty"`   // assistant
+	ToolCallID string      `json:"tool_call_id,omitempty"` // tool
+	ToolName   string      `json:"tool_name,omitempty"`    // tool
+	IsError    bool        `json:"is_error,omitempty"`     // tool
+	Reasoning  []Reasoning `json:"reasoning,omitempty"`    // assistant: reasoning artifacts of this turn
+}
+
+// ToolCall is a tool invocation requested by the model. Arguments is the raw
+// JSON text as the model produced it; it may be malformed, and the tool runner
+// reports that back to the model as a tool result.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Reasoning is a reasoning artifact (thinking text, its signature, or an
+// opaque redacted blob). Artifacts are sent back only to the provider named
+// in Provider.
+type Reasoning struct {
+	Provider  string `json:"provider"`
+	Text      string `json:"text,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Redacted  string `json:"redacted,omitempty"`
+}
+
+// ToolSpec describes a tool offered to the model. Parameters is a JSON schema
+// object.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Request is one model call: the fully materialized context. Providers never
+// rely on server-side continuation state, so a rewound conversation cannot
+// leak back into the model.
+type Request struct {
+	Model    string    `json:"model"`
+	System   string    `json:"system,omitempty"`
+	Messages []Message `json:"messages"`
+	Tools    []ToolSpec `json:"tools,omitempty"`
+}
+
+// Delta is a streamed fragment, for display only; the authoritative result is
+// the Response returned by Stream.
+type Delta struct {
+	Text      string
+	Reasoning string
+}
+
+// Usage counts tokens of one call as reported by the provider.
+type Usage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// Response is the complete assistant message of one model step.
+type Response struct {
+	Message    Message
+	StopReason string
+	Usage      Usage
+}
+
+// Provider is a model back end.
+type Provider interface {
+	// Name is "sim", "openai" or "anthropic".
+	Name() string
+	// Model is the model id requests are sent to.
+	Model() string
+	// Stream runs one model step, reporting fragments through onDelta (which
+	// may be nil), and returns the complete assistant message. When ctx is
+	// cancelled it returns ctx.Err().
+	Stream(ctx context.Context, req Request, onDelta func(Delta)) (Response, error)
+	// Compact returns a summary text that replaces req.Messages in later
+	// context; the agent stores it as the opaque replacement.
+	Compact(ctx context.Context, req Request) (string, error)
+}
+
+// Config selects and configures a provider. Resolve fills it from flags,
+// environment and the settings file.
+type Config struct {
+	Provider string
+	Model    string
+	BaseURL  string
+	APIKey   string
+	// TracePath is the YOLOP_TRACE_REQUESTS file; empty disables tracing.
+	TracePath string
+	// ThinkingBudget enables Anthropic extended thinking with this many
+	// budget tokens; 0 disables it.
+	ThinkingBudget int
+	// HTTPClient overrides the HTTP client (tests, proxies); nil uses the
+	// SDK default.
+	HTTPClient *http.Client
+}
