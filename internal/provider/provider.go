@@ -73,9 +73,9 @@ type ToolSpec struct {
 // rely on server-side continuation state, so a rewound conversation cannot
 // leak back into the model.
 type Request struct {
-	Model    string    `json:"model"`
-	System   string    `json:"system,omitempty"`
-	Messages []Message `json:"messages"`
+	Model    string     `json:"model"`
+	System   string     `json:"system,omitempty"`
+	Messages []Message  `json:"messages"`
 	Tools    []ToolSpec `json:"tools,omitempty"`
 }
 
