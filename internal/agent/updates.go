@@ -1,0 +1,58 @@
+package agent
+
+// UpdateKind classifies a live update from a running turn.
+type UpdateKind string
+
+// Update kinds.
+const (
+	UpdateText      UpdateKind = "text"       // assistant text delta
+	UpdateReasoning UpdateKind = "reasoning"  // reasoning delta
+	UpdateToolStart UpdateKind = "tool_start" // a tool call is about to run
+	UpdateToolEnd   UpdateKind = "tool_end"   // a tool call finished
+	UpdateNotice    UpdateKind = "notice"     // a yolop notice
+	UpdateError     UpdateKind = "error"      // the turn failed
+)
+
+// Update is one live event of a running turn, for hosts to render.
+type Update struct {
+	Kind UpdateKind
+	Text string
+	Tool *ToolInfo
+}
+
+// ToolInfo describes a tool call for display.
+type ToolInfo struct {
+	ID      string
+	Name    string
+	Kind    string // read, edit, delete, search, execute, think, other
+	Title   string // short human title, e.g. "bash: go test ./..."
+	Args    string // raw JSON arguments
+	Status  string // pending, in_progress, completed, failed
+	Result  string // what the model read (possibly truncated for display)
+	IsError bool
+	Path    string  // file the call touched, when one
+	OldText *string // for edits: previous content (nil = new file)
+	NewText *string // for edits: new content (nil = deleted)
+}
+
+// ItemKind classifies a transcript item.
+type ItemKind string
+
+// Transcript item kinds.
+const (
+	ItemUser      ItemKind = "user"
+	ItemAssistant ItemKind = "assistant"
+	ItemReasoning ItemKind = "reasoning"
+	ItemTool      ItemKind = "tool"
+	ItemNotice    ItemKind = "notice"
+	ItemError     ItemKind = "error"
+)
+
+// Item is one entry of the active branch's transcript, materialized from
+// the event log (for resume, session/load and restores).
+type Item struct {
+	Kind ItemKind
+	Turn string // checkpoint id of the turn ("" for session-level notices)
+	Text string
+	Tool *ToolInfo
+}

@@ -1,0 +1,177 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Mode names which state a restore changes.
+type Mode string
+
+// Restore modes. The UI always names the state a mode will change.
+const (
+	ModeBoth         Mode = "both"
+	ModeConversation Mode = "conversation"
+	ModeWorkspace    Mode = "workspace"
+)
+
+// ParseMode accepts the three mode names and a few aliases. The empty
+// string means "the default for the target" and is returned as "".
+func ParseMode(s string) (Mode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "":
+		return "", nil
+	case "both", "all", "conversation+workspace":
+		return ModeBoth, nil
+	case "conversation", "conv", "chat", "context":
+		return ModeConversation, nil
+	case "workspace", "files", "code", "ws":
+		return ModeWorkspace, nil
+	}
+	return "", &Error{Code: CodeBadMode, Msg: fmt.Sprintf("unknown mode %q: use both, conversation or workspace", s)}
+}
+
+// HasConversation reports whether the mode moves the conversation head.
+func (m Mode) HasConversation() bool { return m == ModeBoth || m == ModeConversation }
+
+// HasWorkspace reports whether the mode restores files.
+func (m Mode) HasWorkspace() bool { return m == ModeBoth || m == ModeWorkspace }
+
+// Describe names the states the mode changes, for previews.
+func (m Mode) Describe() string {
+	switch m {
+	case ModeBoth:
+		return "conversation and workspace"
+	case ModeConversation:
+		return "conversation only (files stay as they are)"
+	case ModeWorkspace:
+		return "workspace only (the conversation stays as it is)"
+	}
+	return string(m)
+}
+
+// Action is what a preview was asked for.
+type Action string
+
+// Actions.
+const (
+	ActionRewind Action = "rewind"
+	ActionUndo   Action = "undo"
+	ActionRedo   Action = "redo"
+)
+
+// Request selects a restore: /rewind <cp> [mode], /undo or /redo.
+type Request struct {
+	Action Action
+	Target string // checkpoint id for rewind ("cp3"; "3" is accepted)
+	Mode   Mode   // "" = default
+}
+
+// Row is one line of a checkpoint listing.
+type Row struct {
+	ID           string    `json:"id"`
+	Prompt       string    `json:"prompt"`
+	CreatedAt    time.Time `json:"created_at"`
+	Status       string    `json:"status"`
+	FilesChanged int       `json:"files_changed"`
+	Workspace    bool      `json:"workspace"`
+	Reason       string    `json:"reason"`
+	Abandoned    bool      `json:"abandoned,omitempty"`
+}
+
+// TurnRef names a turn in a preview.
+type TurnRef struct {
+	ID     string `json:"id"`
+	Prompt string `json:"prompt"`
+}
+
+// PathChange is one path a workspace restore will change.
+type PathChange struct {
+	Path   string `json:"path"`
+	Change string `json:"change"` // added, modified, deleted, type_changed, mode_changed
+}
+
+// Warning is something the user should know before confirming.
+type Warning struct {
+	Kind string `json:"kind"` // changed_outside_turns, ...
+	Path string `json:"path"`
+}
+
+// Preview describes exactly what a confirmed restore will change.
+type Preview struct {
+	Action         Action       `json:"action"`
+	Target         string       `json:"target"`
+	Mode           Mode         `json:"mode"`
+	TurnsLeaving   []TurnRef    `json:"turns_leaving"`
+	TurnsReturning []TurnRef    `json:"turns_returning,omitempty"`
+	Paths          []PathChange `json:"paths"`
+	Warnings       []Warning    `json:"warnings"`
+	Excluded       []string     `json:"excluded"`
+	// Token confirms this preview once.
+	Token string `json:"-"`
+	// Command is the slash command that confirms it, e.g.
+	// "/rewind cp2 both --confirm k3F9x2".
+	Command string `json:"-"`
+	// Recovery is the id of the recovery checkpoint holding the current
+	// state (e.g. "r3").
+	Recovery string `json:"-"`
+}
+
+// NoOp reports whether confirming would change nothing.
+func (p *Preview) NoOp() bool {
+	return len(p.TurnsLeaving) == 0 && len(p.TurnsReturning) == 0 && len(p.Paths) == 0
+}
+
+// Restored reports an applied restore.
+type Restored struct {
+	Action       Action `json:"action"`
+	Target       string `json:"target"`
+	Mode         Mode   `json:"mode"`
+	PathsChanged int    `json:"paths_changed"`
+	// Prompt is the selected turn's original prompt, put back in the input
+	// editor after a conversation restore ("" otherwise).
+	Prompt string `json:"prompt"`
+	// Notice is the restore notice added to the transcript.
+	Notice string `json:"notice"`
+}
+
+// Error codes; stable, used in JSON output.
+const (
+	CodeBadMode          = "bad_mode"
+	CodeUnknownCheckpt   = "unknown_checkpoint"
+	CodeAbandoned        = "abandoned_checkpoint"
+	CodeNoWorkspace      = "no_workspace"
+	CodeNothingToUndo    = "nothing_to_undo"
+	CodeNothingToRedo    = "nothing_to_redo"
+	CodeUnknownToken     = "unknown_token"
+	CodeTokenMismatch    = "token_mismatch"
+	CodeTokenUsed        = "token_used"
+	CodeStalePreview     = "stale_preview"
+	CodeConversationMove = "conversation_moved"
+	CodeWriterActive     = "writer_active"
+	CodeTurnRunning      = "turn_running"
+	CodeReadOnly         = "read_only"
+	CodeCaptureFailed    = "capture_failed"
+	CodeRestoreFailed    = "restore_failed"
+)
+
+// Error is a refusal the user can act on. Nothing was changed.
+type Error struct {
+	Code string
+	Msg  string
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Msg }
+func (e *Error) Unwrap() error { return e.Err }
+
+// CodeOf returns the code of a *Error in err's chain, or "".
+func CodeOf(err error) string {
+	var ce *Error
+	if errors.As(err, &ce) {
+		return ce.Code
+	}
+	return ""
+}
