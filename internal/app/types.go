@@ -1,0 +1,62 @@
+// Package app assembles a live session: session store, worktree, snapshot
+// engine, timeline, agent and checkpoint controller. Hosts (print, ACP, TUI)
+// talk to a *Session and render its results.
+package app
+
+import (
+	"github.com/yolop-dev/yolop/internal/checkpoint"
+)
+
+// Info describes an open session for status bars and headers.
+type Info struct {
+	SessionID       string `json:"session_id"`
+	Title           string `json:"title"`
+	RepoRoot        string `json:"repo_root"`
+	ActiveRoot      string `json:"active_root"`
+	Branch          string `json:"branch"` // worktree branch, "" without a worktree
+	Provider        string `json:"provider"`
+	Model           string `json:"model"`
+	Workspace       bool   `json:"workspace"`        // workspace snapshots available
+	WorkspaceReason string `json:"workspace_reason"` // why not, when unavailable
+	ReadOnly        bool   `json:"read_only"`
+	ReadOnlyReason  string `json:"read_only_reason"`
+	Checkpoints     int    `json:"checkpoints"` // turns on the active branch
+	RedoAvailable   bool   `json:"redo_available"`
+	// Repairs are notes about repairs made when the session was opened
+	// (a torn log tail kept aside, an interrupted turn closed, an
+	// interrupted restore rolled back). Hosts show them once.
+	Repairs []string `json:"repairs,omitempty"`
+}
+
+// TurnResult is the outcome of one prompt.
+type TurnResult struct {
+	CheckpointID string `json:"checkpoint_id"`
+	Status       string `json:"status"` // completed, failed, cancelled, interrupted
+	Text         string `json:"text"`   // the final assistant text
+	Error        string `json:"error,omitempty"`
+	// Pending is a preview queued by the model's checkpoint tool during the
+	// turn; it is applied only when the user confirms its token.
+	Pending *checkpoint.Preview `json:"pending"`
+}
+
+// ResultKind says which field of a Result is set.
+type ResultKind string
+
+// Result kinds.
+const (
+	ResultList      ResultKind = "list"
+	ResultPreview   ResultKind = "preview"
+	ResultRestored  ResultKind = "restored"
+	ResultCompacted ResultKind = "compacted"
+	ResultTasks     ResultKind = "tasks"
+	ResultHelp      ResultKind = "help"
+)
+
+// Result is what a slash command produced.
+type Result struct {
+	Kind     ResultKind
+	Rows     []checkpoint.Row    // list
+	Preview  *checkpoint.Preview // preview
+	Restored *checkpoint.Restored
+	Text     string // compacted, tasks, help: a human message
+}
