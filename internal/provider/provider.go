@@ -130,3 +130,11 @@ type Config struct {
 	// SDK default.
 	HTTPClient *http.Client
 }
+
+// Stop reasons, normalized across providers. The agent loop should still
+// decide on len(Message.ToolCalls), which is authoritative.
+const (
+	StopEndTurn   = "end_turn"
+	StopToolUse   = "tool_use"
+	StopMaxTokens = "max_tokens"
+)

@@ -1,0 +1,200 @@
+package provider
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Default models used when neither flags, environment nor settings name one.
+const (
+	DefaultSimModel       = "sim"
+	DefaultOpenAIModel    = "gpt-4.1"
+	DefaultAnthropicModel = "claude-sonnet-4-5"
+)
+
+// Settings is the shape of ~/.config/yolop/settings.toml:
+//
+//	provider = "anthropic"      # sim | openai | anthropic
+//	model = "claude-sonnet-4-5" # used when the provider's table names none
+//
+//	[openai]
+//	api_key = "sk-…"
+//	base_url = "http://localhost:11434/v1"
+//	model = "qwen3"
+//
+//	[anthropic]
+//	api_key = "sk-ant-…"
+//	model = "claude-sonnet-4-5"
+//	thinking_budget = 4096
+type Settings struct {
+	Provider  string          `toml:"provider"`
+	Model     string          `toml:"model"`
+	OpenAI    ProviderSection `toml:"openai"`
+	Anthropic ProviderSection `toml:"anthropic"`
+}
+
+// ProviderSection holds one provider's settings.
+type ProviderSection struct {
+	APIKey         string `toml:"api_key"`
+	BaseURL        string `toml:"base_url"`
+	Model          string `toml:"model"`
+	ThinkingBudget int    `toml:"thinking_budget"`
+}
+
+// DefaultSettingsPath is $XDG_CONFIG_HOME/yolop/settings.toml, falling back
+// to $HOME/.config/yolop/settings.toml; "" when neither variable is set.
+func DefaultSettingsPath(env func(string) string) string {
+	if d := env("XDG_CONFIG_HOME"); d != "" {
+		return filepath.Join(d, "yolop", "settings.toml")
+	}
+	if h := env("HOME"); h != "" {
+		return filepath.Join(h, ".config", "yolop", "settings.toml")
+	}
+	return ""
+}
+
+// LoadSettings reads a settings file. A missing file yields zero Settings;
+// unknown keys are an error so that a typo does not silently fall back to a
+// default.
+func LoadSettings(path string) (Settings, error) {
+	var s Settings
+	if path == "" {
+		return s, nil
+	}
+	md, err := toml.DecodeFile(path, &s)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Settings{}, nil
+		}
+		return Settings{}, fmt.Errorf("settings %s: %w", path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		sort.Strings(keys)
+		return Settings{}, fmt.Errorf("settings %s: unknown key(s) %s (known: provider, model, [openai]/[anthropic] api_key, base_url, model, thinking_budget)", path, strings.Join(keys, ", "))
+	}
+	return s, nil
+}
+
+// Resolve merges flags, environment and the settings file, in that order of
+// precedence. Environment: YOLOP_PROVIDER, YOLOP_MODEL, OPENAI_API_KEY,
+// OPENAI_BASE_URL, ANTHROPIC_API_KEY, YOLOP_TRACE_REQUESTS. When no provider
+// is named anywhere, a configured Anthropic key selects anthropic, else a
+// configured OpenAI key (or base URL) selects openai, else sim.
+//
+// An openai provider may run without a key when a base URL is set, because
+// local servers (Ollama, llama.cpp, vLLM) do not check one.
+func Resolve(flags Config, env func(string) string, settingsPath string) (Config, error) {
+	if env == nil {
+		env = func(string) string { return "" }
+	}
+	s, err := LoadSettings(settingsPath)
+	if err != nil {
+		return Config{}, err
+	}
+	section := func(name string) ProviderSection {
+		switch name {
+		case NameOpenAI:
+			return s.OpenAI
+		case NameAnthropic:
+			return s.Anthropic
+		}
+		return ProviderSection{}
+	}
+	keyFor := func(name string) string {
+		switch name {
+		case NameOpenAI:
+			return first(env("OPENAI_API_KEY"), s.OpenAI.APIKey)
+		case NameAnthropic:
+			return first(env("ANTHROPIC_API_KEY"), s.Anthropic.APIKey)
+		}
+		return ""
+	}
+	baseFor := func(name string) string {
+		switch name {
+		case NameOpenAI:
+			return first(env("OPENAI_BASE_URL"), s.OpenAI.BaseURL)
+		case NameAnthropic:
+			return s.Anthropic.BaseURL
+		}
+		return ""
+	}
+
+	out := Config{
+		TracePath:      first(flags.TracePath, env("YOLOP_TRACE_REQUESTS")),
+		HTTPClient:     flags.HTTPClient,
+		ThinkingBudget: flags.ThinkingBudget,
+	}
+	out.Provider = strings.ToLower(strings.TrimSpace(first(flags.Provider, env("YOLOP_PROVIDER"), s.Provider)))
+	if out.Provider == "" {
+		switch {
+		case keyFor(NameAnthropic) != "":
+			out.Provider = NameAnthropic
+		case keyFor(NameOpenAI) != "" || baseFor(NameOpenAI) != "":
+			out.Provider = NameOpenAI
+		default:
+			out.Provider = NameSim
+		}
+	}
+	if !knownName(out.Provider) {
+		return Config{}, fmt.Errorf("unknown provider %q (choose one of %s via --provider, YOLOP_PROVIDER or provider in %s)",
+			out.Provider, strings.Join(knownNames, ", "), settingsName(settingsPath))
+	}
+
+	sec := section(out.Provider)
+	var defModel string
+	switch out.Provider {
+	case NameSim:
+		defModel = DefaultSimModel
+	case NameOpenAI:
+		defModel = DefaultOpenAIModel
+	case NameAnthropic:
+		defModel = DefaultAnthropicModel
+	}
+	out.Model = first(flags.Model, env("YOLOP_MODEL"), sec.Model, s.Model, defModel)
+	if out.Provider == NameSim {
+		return out, nil
+	}
+	out.APIKey = first(flags.APIKey, keyFor(out.Provider))
+	out.BaseURL = first(flags.BaseURL, baseFor(out.Provider))
+	if out.ThinkingBudget == 0 && out.Provider == NameAnthropic {
+		out.ThinkingBudget = sec.ThinkingBudget
+	}
+	if out.ThinkingBudget < 0 {
+		return Config{}, fmt.Errorf("thinking budget %d is negative; use 0 to disable thinking", out.ThinkingBudget)
+	}
+	if out.APIKey == "" && !(out.Provider == NameOpenAI && out.BaseURL != "") {
+		envName := "OPENAI_API_KEY"
+		if out.Provider == NameAnthropic {
+			envName = "ANTHROPIC_API_KEY"
+		}
+		return Config{}, fmt.Errorf("provider %s needs an API key: set %s or [%s] api_key in %s (or use --provider sim to work offline)",
+			out.Provider, envName, out.Provider, settingsName(settingsPath))
+	}
+	return out, nil
+}
+
+func settingsName(path string) string {
+	if path == "" {
+		return "~/.config/yolop/settings.toml"
+	}
+	return path
+}
+
+func first(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
