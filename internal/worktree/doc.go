@@ -1,0 +1,49 @@
+// Package worktree manages the Git worktrees that yolop sessions own.
+//
+// A session that starts inside a Git repository works in its own linked
+// worktree, so that restoring a whole captured workspace can never erase edits
+// in the user's checkout or in another session's worktree.
+//
+// # Layout
+//
+//	<data-dir>/worktrees/<repo-id>/<session-id>/   the session's worktree
+//
+// <repo-id> is RepoID of the repository's common git directory
+// (<name>-<8 hex digits>), so two clones with the same name never share a
+// directory. Worktrees live in the data directory, never under a temporary
+// directory, because temp cleaners must not eat an agent's work. The
+// directories yolop creates on the way are owner-only (0700).
+//
+// Each worktree is on its own branch yolop/<slug>-<short-id>, created from the
+// commit the user's HEAD pointed at (a detached HEAD or a linked worktree of
+// the user is a normal starting point). The branch is where the session's work
+// lives; nothing in this package ever deletes a branch.
+//
+// The worktree's `.git` file names its administrative directory inside the
+// repository (<common-dir>/worktrees/<name>), whose `commondir` file leads to
+// the repository. List follows that chain with plain file reads, so scanning
+// many worktrees costs one `git status` per worktree and nothing more.
+//
+// # Checkpoint refs
+//
+// Workspace snapshots of a session are anchored by
+// refs/yolop/checkpoints/<session-id>/... in the worktree's repository. Remove
+// and Prune delete exactly those refs, in one `git update-ref --stdin`
+// transaction that names each ref's current value, so a ref that moved
+// concurrently makes the whole deletion fail instead of losing the newer
+// value. No other ref is touched.
+//
+// # Safety and crash model
+//
+// A worktree is removed only after a `git status` in it found no uncommitted
+// change (tracked, or untracked and not ignored), unless the caller forces it.
+// A worktree whose repository can no longer be reached cannot be checked, so it
+// is treated like a dirty one. Removal deletes the checkpoint refs first and
+// the worktree second: if the process dies in between, the worktree is still
+// listed and the next prune finishes the job, whereas the other order could
+// leave refs that nothing lists any more.
+//
+// Every git call goes through internal/git, which pins core.hooksPath to
+// /dev/null: creating or re-adding a worktree never runs the repository's
+// post-checkout hook or any other hook.
+package worktree

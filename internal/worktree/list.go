@@ -1,0 +1,202 @@
+package worktree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/yolop-dev/yolop/internal/git"
+)
+
+// Entry is one directory found under <data-dir>/worktrees/<repo-id>/.
+type Entry struct {
+	Path      string
+	RepoID    string // the <repo-id> directory it sits in
+	SessionID string // its directory name
+	Branch    string // checked-out branch, "" when detached or Missing
+	CommonDir string // its repository, "" when the link cannot be read
+	// Dirty: uncommitted changes (tracked, or untracked and not ignored),
+	// or a status that could not be read (see Problem).
+	Dirty bool
+	// Missing: the worktree's link to its repository is broken (no `.git`
+	// file, or the repository or git's record of the worktree is gone), so
+	// its state cannot be checked.
+	Missing bool
+	// DirtyPaths are the changed paths as `git status` names them (an
+	// untracked directory appears once, with a trailing slash).
+	DirtyPaths []string
+	// Problem says why Missing is set or why the status could not be read.
+	Problem string
+}
+
+// List scans <data-dir>/worktrees/*/* and reports every worktree directory,
+// sorted by repository id and session id. A worktree whose repository cannot
+// be reached is reported with Missing set, not as an error; an error means the
+// data directory itself could not be read.
+func (m *Manager) List(ctx context.Context) ([]Entry, error) {
+	root, err := m.root()
+	if err != nil {
+		return nil, err
+	}
+	repos, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("worktree: read %s: %w", root, err)
+	}
+	var entries []Entry
+	for _, rd := range repos {
+		if !rd.IsDir() {
+			continue
+		}
+		dir := filepath.Join(root, rd.Name())
+		sessions, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("worktree: read %s: %w", dir, err)
+		}
+		for _, sd := range sessions {
+			if !sd.IsDir() {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			entries = append(entries, inspect(ctx, filepath.Join(dir, sd.Name()), rd.Name(), sd.Name()))
+		}
+	}
+	sort.Slice(entries, func(i, j int) bool {
+		if entries[i].RepoID != entries[j].RepoID {
+			return entries[i].RepoID < entries[j].RepoID
+		}
+		return entries[i].SessionID < entries[j].SessionID
+	})
+	return entries, nil
+}
+
+// inspect builds the Entry of one worktree directory.
+func inspect(ctx context.Context, path, repoID, sessionID string) Entry {
+	e := Entry{Path: path, RepoID: repoID, SessionID: sessionID}
+	common, err := linkedRepo(path)
+	if err != nil {
+		e.Missing = true
+		e.Problem = err.Error()
+		return e
+	}
+	e.CommonDir = common
+	st, err := status(ctx, path)
+	if err != nil {
+		// Unknown state counts as dirty: removal must never guess "clean".
+		e.Dirty = true
+		e.Problem = fmt.Sprintf("cannot read the status of %s: %v", path, err)
+		return e
+	}
+	e.Branch = st.branch
+	e.DirtyPaths = st.paths
+	e.Dirty = len(st.paths) > 0
+	return e
+}
+
+// linkedRepo follows a linked worktree's `.git` file to git's record of the
+// worktree and from there to the repository's common directory, with file
+// reads only. It fails when any link is broken.
+func linkedRepo(path string) (string, error) {
+	dotgit := filepath.Join(path, ".git")
+	fi, err := os.Lstat(dotgit)
+	if err != nil {
+		return "", fmt.Errorf("%s has no .git file linking it to its repository", path)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a linked worktree (its .git is not a file)", path)
+	}
+	b, err := os.ReadFile(dotgit)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", dotgit, err)
+	}
+	gitdir, ok := strings.CutPrefix(strings.TrimRight(string(b), "\r\n"), "gitdir: ")
+	if !ok || gitdir == "" {
+		return "", fmt.Errorf("%s does not name a git directory", dotgit)
+	}
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(path, gitdir)
+	}
+	c, err := os.ReadFile(filepath.Join(gitdir, "commondir"))
+	if err != nil {
+		return "", fmt.Errorf("git's record of worktree %s (%s) is gone: the repository was moved, deleted or pruned (if it moved, run `git worktree repair %s` in it)", path, gitdir, path)
+	}
+	common, err := canonical(gitdir, strings.TrimRight(string(c), "\r\n"))
+	if err != nil {
+		return "", fmt.Errorf("the repository of worktree %s is gone: %w", path, err)
+	}
+	return common, nil
+}
+
+type worktreeStatus struct {
+	branch string
+	paths  []string
+}
+
+// status runs one `git status` in a worktree for its branch and its
+// uncommitted paths. Optional locks are off so that a status never competes
+// with a session writing its index.
+func status(ctx context.Context, path string) (worktreeStatus, error) {
+	out, err := git.New(path).Run(ctx, "--no-optional-locks", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=normal")
+	if err != nil {
+		return worktreeStatus{}, err
+	}
+	return parseStatus(out)
+}
+
+// parseStatus reads `git status --porcelain=v2 -z --branch`.
+func parseStatus(out []byte) (worktreeStatus, error) {
+	var st worktreeStatus
+	fields := git.SplitZ(out)
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if f == "" {
+			return st, errors.New("status: empty record")
+		}
+		var path string
+		switch f[0] {
+		case '#':
+			if head, ok := strings.CutPrefix(f, "# branch.head "); ok && head != "(detached)" {
+				st.branch = head
+			}
+			continue
+		case '1':
+			path = nthField(f, 8)
+		case '2':
+			path = nthField(f, 9)
+			i++ // the rename's original path follows in its own field
+		case 'u':
+			path = nthField(f, 10)
+		case '?', '!':
+			path = strings.TrimPrefix(f[1:], " ")
+		default:
+			return st, fmt.Errorf("status: unknown record %q", f)
+		}
+		if path == "" {
+			return st, fmt.Errorf("status: malformed record %q", f)
+		}
+		st.paths = append(st.paths, path)
+	}
+	return st, nil
+}
+
+// nthField returns what follows the first n space-separated fields of s (the
+// path, which may itself contain spaces), or "" when s is too short.
+func nthField(s string, n int) string {
+	for range n {
+		i := strings.IndexByte(s, ' ')
+		if i < 0 {
+			return ""
+		}
+		s = s[i+1:]
+	}
+	return s
+}

@@ -1,0 +1,240 @@
+package worktree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/yolop-dev/yolop/internal/git"
+)
+
+// BranchPrefix starts the name of every session branch.
+const BranchPrefix = "yolop/"
+
+// RefPrefix is where a session's checkpoint refs live:
+// RefPrefix + <session-id> + "/" + <checkpoint-id>.
+const RefPrefix = "refs/yolop/checkpoints/"
+
+// Info describes one session's worktree; it is what a session records (in its
+// workspace.json) to find the worktree again.
+type Info struct {
+	Path      string // the worktree's top level
+	Branch    string // the session branch's short name, yolop/<slug>-<short-id>
+	Base      string // the commit the branch started from
+	RepoRoot  string // the user's checkout the session was started from
+	CommonDir string // the repository's common git directory
+}
+
+// Manager creates and tends session worktrees under DataDir/worktrees.
+type Manager struct {
+	// DataDir is yolop's data directory.
+	DataDir string
+}
+
+// sessionIDPattern keeps session ids usable as one path component and one
+// ref name component.
+var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
+
+func checkSessionID(id string) error {
+	if !sessionIDPattern.MatchString(id) {
+		return fmt.Errorf("worktree: invalid session id %q: want letters, digits, '_' or '-', starting with a letter or digit", id)
+	}
+	return nil
+}
+
+// root returns the absolute <data-dir>/worktrees.
+func (m *Manager) root() (string, error) {
+	if m.DataDir == "" {
+		return "", errors.New("worktree: Manager.DataDir is empty; set the data directory")
+	}
+	abs, err := filepath.Abs(m.DataDir)
+	if err != nil {
+		return "", fmt.Errorf("worktree: resolve data directory %s: %w", m.DataDir, err)
+	}
+	return filepath.Join(abs, "worktrees"), nil
+}
+
+// PathFor returns where the worktree of sessionID in repo lives.
+func (m *Manager) PathFor(repo *Repo, sessionID string) (string, error) {
+	if err := checkSessionID(sessionID); err != nil {
+		return "", err
+	}
+	root, err := m.root()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, RepoID(repo.CommonDir), sessionID), nil
+}
+
+// BranchName returns yolop/<slug>-<short-id>: the slug is title lowercased to
+// [a-z0-9-] and at most 24 bytes ("session" when nothing is left), the short
+// id is the last 6 characters of the session id.
+func BranchName(title, sessionID string) string {
+	slug := sanitize(title, "", 24)
+	if slug == "" {
+		slug = "session"
+	}
+	short := sessionID
+	if len(short) > 6 {
+		short = short[len(short)-6:]
+	}
+	return BranchPrefix + slug + "-" + sanitize(short, "", 6)
+}
+
+// Create adds the worktree of a new session: a new branch named by
+// BranchName, starting at repo.Head, checked out at
+// <data-dir>/worktrees/<repo-id>/<session-id>. The directories created on the
+// way are owner-only. No hook runs. If a branch of that name already exists
+// (another session with the same title and id suffix), "-2", "-3", ... is
+// appended. On failure nothing is left behind: no directory, no branch.
+func (m *Manager) Create(ctx context.Context, repo *Repo, sessionID, title string) (Info, error) {
+	if repo == nil || repo.CommonDir == "" || repo.Root == "" || repo.Head == "" {
+		return Info{}, errors.New("worktree: Create needs a repository from Detect")
+	}
+	if repo.Bare {
+		return Info{}, errorf(ErrBare, "%s is a bare repository; sessions need a checkout to start from", repo.CommonDir)
+	}
+	path, err := m.PathFor(repo, sessionID)
+	if err != nil {
+		return Info{}, err
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return Info{}, fmt.Errorf("worktree: %s already exists; resume the session instead of creating it again", path)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return Info{}, fmt.Errorf("worktree: %w", err)
+	}
+	if err := mkdirPrivate(filepath.Dir(path)); err != nil {
+		return Info{}, err
+	}
+	r := git.New(repo.Root)
+	base := BranchName(title, sessionID)
+	branch := base
+	for n := 2; ; n++ {
+		exists, err := refExists(ctx, r, "refs/heads/"+branch)
+		if err != nil {
+			return Info{}, fmt.Errorf("worktree: check branch %s: %w", branch, err)
+		}
+		if !exists {
+			break
+		}
+		if n > 100 {
+			return Info{}, fmt.Errorf("worktree: branches %s through %s-99 all exist; delete some old session branches", base, base)
+		}
+		branch = base + "-" + strconv.Itoa(n)
+	}
+	if _, err := r.Run(ctx, "worktree", "add", "--quiet", "-b", branch, path, repo.Head); err != nil {
+		m.undoCreate(r, path, branch, repo.Head)
+		return Info{}, fmt.Errorf("worktree: add the session worktree at %s: %w", path, err)
+	}
+	return Info{Path: path, Branch: branch, Base: repo.Head, RepoRoot: repo.Root, CommonDir: repo.CommonDir}, nil
+}
+
+// undoCreate removes what a failed `git worktree add -b` may have left: git
+// creates the branch before checking out, and keeps it when the checkout
+// fails. It runs on a fresh context so a cancelled Create still cleans up.
+func (m *Manager) undoCreate(r *git.Runner, path, branch, head string) {
+	ctx := context.Background()
+	_ = os.RemoveAll(path)
+	_, _ = r.Run(ctx, "worktree", "prune")
+	// The branch did not exist before this call (Create checked); delete it
+	// only while it still points where git created it.
+	_, _ = r.Run(ctx, "update-ref", "-d", "refs/heads/"+branch, head)
+}
+
+// Ensure makes info's worktree usable again when a session resumes. An
+// existing directory must be a worktree of info.CommonDir and is used as it
+// is. A directory that was deleted is re-added on info.Branch after git's
+// stale record of it is pruned. When the branch is gone too, Ensure fails with
+// ErrBranchGone.
+func (m *Manager) Ensure(ctx context.Context, info Info) (Info, error) {
+	if info.Path == "" || info.CommonDir == "" || info.Branch == "" {
+		return Info{}, fmt.Errorf("worktree: incomplete worktree record (path %q, repository %q, branch %q)", info.Path, info.CommonDir, info.Branch)
+	}
+	if _, err := os.Lstat(info.Path); err == nil {
+		if err := checkWorktreeOf(ctx, info.Path, info.CommonDir); err != nil {
+			return Info{}, err
+		}
+		return info, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return Info{}, fmt.Errorf("worktree: %w", err)
+	}
+	if st, err := os.Stat(info.CommonDir); err != nil || !st.IsDir() {
+		return Info{}, fmt.Errorf("worktree: the repository %s of session worktree %s is gone; the session can continue without a worktree only", info.CommonDir, info.Path)
+	}
+	// Run in the common directory: the user's checkout (RepoRoot) may itself
+	// be a linked worktree that no longer exists.
+	r := git.New(info.CommonDir)
+	exists, err := refExists(ctx, r, "refs/heads/"+info.Branch)
+	if err != nil {
+		return Info{}, fmt.Errorf("worktree: check branch %s: %w", info.Branch, err)
+	}
+	if !exists {
+		return Info{}, errorf(ErrBranchGone, "the session worktree %s was deleted and its branch %s no longer exists in %s; nothing is left to resume in, start a new session", info.Path, info.Branch, info.CommonDir)
+	}
+	// git still records the deleted directory and refuses to add it again
+	// (and considers the branch checked out there) until the record goes.
+	if _, err := r.Run(ctx, "worktree", "prune"); err != nil {
+		return Info{}, fmt.Errorf("worktree: prune stale worktree records in %s: %w", info.CommonDir, err)
+	}
+	if err := mkdirPrivate(filepath.Dir(info.Path)); err != nil {
+		return Info{}, err
+	}
+	if _, err := r.Run(ctx, "worktree", "add", "--quiet", info.Path, info.Branch); err != nil {
+		_ = os.RemoveAll(info.Path)
+		_, _ = r.Run(context.Background(), "worktree", "prune")
+		return Info{}, fmt.Errorf("worktree: re-add session worktree %s on branch %s: %w", info.Path, info.Branch, err)
+	}
+	return info, nil
+}
+
+// checkWorktreeOf verifies that dir is the top level of a worktree whose
+// repository is commonDir.
+func checkWorktreeOf(ctx context.Context, dir, commonDir string) error {
+	out, err := git.New(dir).Run(ctx, "rev-parse", "--show-toplevel", "--git-common-dir")
+	notOurs := fmt.Errorf("worktree: %s exists but is not a worktree of %s; move it away or remove it, then resume again", dir, commonDir)
+	if err != nil {
+		return fmt.Errorf("%w (%v)", notOurs, err)
+	}
+	top, common, ok := strings.Cut(git.Trim(out), "\n")
+	if !ok {
+		return notOurs
+	}
+	gotCommon, err1 := canonical(dir, common)
+	wantCommon, err2 := canonical(dir, commonDir)
+	gotTop, err3 := canonical(dir, top)
+	wantTop, err4 := canonical(dir, dir)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return fmt.Errorf("%w (%v)", notOurs, err)
+	}
+	if gotCommon != wantCommon || gotTop != wantTop {
+		return notOurs
+	}
+	return nil
+}
+
+// refExists reports whether the full ref name exists.
+func refExists(ctx context.Context, r *git.Runner, ref string) (bool, error) {
+	_, err := r.Run(ctx, "rev-parse", "--verify", "--quiet", ref)
+	if err == nil {
+		return true, nil
+	}
+	var ge *git.Error
+	if errors.As(err, &ge) && ge.ExitCode == 1 {
+		return false, nil
+	}
+	return false, err
+}
+
+// mkdirPrivate creates dir and its missing parents as owner-only.
+func mkdirPrivate(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("worktree: create %s: %w", dir, err)
+	}
+	return nil
+}
