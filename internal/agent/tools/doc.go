@@ -1,0 +1,36 @@
+// Package tools implements the tools the model calls: read_file, write_file,
+// edit_file, list_directory, grep, delete_file, bash, tasks and checkpoint.
+//
+// Two channels report problems. A problem the model can fix (a bad path, text
+// that is not in the file, malformed arguments, a command that failed) is a
+// Result with IsError set and a message saying what was wrong and what to do.
+// A Go error means the infrastructure failed (the disk, the spill directory)
+// and the turn should stop.
+//
+// Confinement. Every path is relative to the active root (an absolute path
+// inside the root is accepted too). Paths are cleaned; a path that escapes
+// the root, lexically or through a symlink anywhere along it, is refused.
+// Symlinks are resolved one component at a time against the root, so a link
+// that points inside the root is followed and a link that leaves it is
+// refused by name. Reads never enter a .git directory. Writes (write_file,
+// edit_file, delete_file) into a write-blocklisted directory at any depth are
+// refused, because checkpoints neither capture nor restore those directories:
+// a change there could never be rewound.
+//
+// delete_file removes files, symlinks (the link, never its target) and empty
+// directories; a non-empty directory is refused so that one call never
+// removes a tree the model has not looked at.
+//
+// Shell commands run as `bash -lc <command>` in the root, in their own
+// process group, with stdin from /dev/null. While one runs it is an active
+// writer in Tasks, so the checkpoint controller refuses to restore the
+// workspace underneath it. When the shell exits, anything it left running in
+// its process group is killed: a leftover process would be a writer nobody
+// can see. Long-running processes belong in background tasks, which stay
+// listed as active writers until they exit or are stopped.
+//
+// Confinement checks happen before each operation; a concurrently running
+// shell command could still swap a directory for a symlink in between. The
+// guarantee is against the model's tool arguments, not against its shell
+// commands, which run with the user's permissions anyway.
+package tools

@@ -1,0 +1,377 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Writer kinds.
+const (
+	WriterBash       = "bash"       // a foreground command of the bash tool
+	WriterBackground = "background" // a background task
+)
+
+// Writer is a running process that can change the workspace. The checkpoint
+// controller refuses to restore while any exists.
+type Writer struct {
+	ID      string
+	Kind    string // WriterBash or WriterBackground
+	Command string
+	Started time.Time
+	PID     int // also the process group id; 0 while starting
+}
+
+// stopWait bounds how long Stop waits for a killed group's shell to be reaped.
+const stopWait = 10 * time.Second
+
+// keepFinished bounds how many exited background tasks stay listed.
+const keepFinished = 50
+
+// ErrUnknownTask is returned by Stop for an id that was never started here.
+var ErrUnknownTask = errors.New("tools: unknown task")
+
+type task struct {
+	w       Writer
+	logPath string        // background: combined output; "" for foreground
+	done    chan struct{} // closed once the shell is reaped and its group killed
+
+	// Set before done is closed, read only after.
+	exitCode  int    // -1 when killed by a signal
+	exitNote  string // "killed by signal 9", "stopped", ...
+	leftovers bool   // processes were left in the group and killed
+	ended     time.Time
+}
+
+func (t *task) finished() bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// status describes a finished task's end for the model.
+func (t *task) status() string {
+	switch {
+	case t.exitNote != "":
+		return t.exitNote
+	default:
+		return "exit code " + strconv.Itoa(t.exitCode)
+	}
+}
+
+// Tasks tracks the shell processes of a session: foreground bash commands
+// while they run and background tasks until they exit (and, once exited, the
+// last few of them so their result can be listed).
+type Tasks struct {
+	spillDir string
+
+	mu      sync.Mutex
+	next    int              // guarded by mu: last id number handed out
+	tasks   map[string]*task // guarded by mu: running tasks and finished background ones
+	stopped map[string]bool  // guarded by mu: ids killed through Stop
+}
+
+// NewTasks makes a registry whose background logs go to spillDir.
+func NewTasks(spillDir string) *Tasks {
+	return &Tasks{spillDir: spillDir, tasks: map[string]*task{}, stopped: map[string]bool{}}
+}
+
+// Active lists the writers still running, oldest first.
+func (t *Tasks) Active() []Writer {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []Writer
+	for _, tk := range t.tasks {
+		if !tk.finished() {
+			out = append(out, tk.w)
+		}
+	}
+	sortWriters(out)
+	return out
+}
+
+func sortWriters(ws []Writer) {
+	sort.Slice(ws, func(i, j int) bool { return idNum(ws[i].ID) < idNum(ws[j].ID) })
+}
+
+func idNum(id string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(id, "t"))
+	return n
+}
+
+// Stop kills task id's whole process group and waits for it to end. Stopping
+// a task that already exited is not an error.
+func (t *Tasks) Stop(id string) error {
+	t.mu.Lock()
+	tk, ok := t.tasks[id]
+	if ok && !tk.finished() {
+		t.stopped[id] = true
+	}
+	t.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w %q", ErrUnknownTask, id)
+	}
+	if tk.finished() {
+		return nil
+	}
+	t.mu.Lock()
+	pid := tk.w.PID
+	t.mu.Unlock()
+	if pid > 0 {
+		killGroup(pid)
+	}
+	select {
+	case <-tk.done:
+		return nil
+	case <-time.After(stopWait):
+		return fmt.Errorf("tools: task %s (pid %d) did not exit within %s of SIGKILL; it may be stuck in the kernel", id, pid, stopWait)
+	}
+}
+
+// StopAll stops every running task; used when the session ends.
+func (t *Tasks) StopAll() {
+	for _, w := range t.Active() {
+		_ = t.Stop(w.ID)
+	}
+}
+
+// Output describes a background task: its state and the tail of its log.
+func (t *Tasks) Output(id string) (string, bool) {
+	t.mu.Lock()
+	tk, ok := t.tasks[id]
+	if !ok {
+		t.mu.Unlock()
+		return "", false
+	}
+	w := tk.w
+	t.mu.Unlock()
+	return describe(w, tk, 4<<10), true
+}
+
+// describe is a task's listing for the model with up to tail bytes of output.
+// w is a copy of tk.w taken under the lock (its PID is set after start).
+func describe(w Writer, tk *task, tail int) string {
+	var b strings.Builder
+	state := "running"
+	if tk.finished() {
+		state = "exited, " + tk.status()
+		if tk.leftovers {
+			state += "; processes it left running were killed"
+		}
+	}
+	fmt.Fprintf(&b, "%s [%s] %s\n  started %s, pid %d", w.ID, state, w.Command, w.Started.Format(time.TimeOnly), w.PID)
+	if tk.logPath == "" {
+		b.WriteString(" (foreground bash command)\n")
+		return b.String()
+	}
+	fmt.Fprintf(&b, ", output in %s\n", tk.logPath)
+	text, size := readTail(tk.logPath, tail)
+	switch {
+	case size == 0:
+		b.WriteString("  (no output yet)\n")
+	case int64(len(text)) < size:
+		fmt.Fprintf(&b, "  last %d of %d output bytes:\n%s", len(text), size, indent(text))
+	default:
+		fmt.Fprintf(&b, "  output:\n%s", indent(text))
+	}
+	return b.String()
+}
+
+func indent(s string) string {
+	s = strings.TrimRight(s, "\n")
+	return "  | " + strings.ReplaceAll(s, "\n", "\n  | ") + "\n"
+}
+
+// readTail returns the last n bytes of a file, starting at a line boundary
+// when one is near, and the file's size.
+func readTail(path string, n int) (string, int64) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", 0
+	}
+	size := fi.Size()
+	start := max(size-int64(n), 0)
+	buf := make([]byte, size-start)
+	k, _ := f.ReadAt(buf, start)
+	buf = buf[:k]
+	if start > 0 {
+		if i := strings.IndexByte(string(buf), '\n'); i >= 0 && i < len(buf)-1 {
+			buf = buf[i+1:]
+		}
+	}
+	return string(buf), size
+}
+
+// list describes every task for the tasks tool, newest last.
+func (t *Tasks) list() string {
+	type entry struct {
+		w  Writer
+		tk *task
+	}
+	t.mu.Lock()
+	var es []entry
+	for _, tk := range t.tasks {
+		es = append(es, entry{tk.w, tk})
+	}
+	t.mu.Unlock()
+	if len(es) == 0 {
+		return "no tasks; start one with bash {\"command\": ..., \"background\": true}"
+	}
+	sort.Slice(es, func(i, j int) bool { return idNum(es[i].w.ID) < idNum(es[j].w.ID) })
+	var b strings.Builder
+	for _, e := range es {
+		b.WriteString(describe(e.w, e.tk, 2<<10))
+	}
+	return b.String()
+}
+
+// proc is a process started through Tasks.
+type proc struct {
+	tk  *task
+	cmd *exec.Cmd
+}
+
+// start runs `bash -lc command` in dir in a new process group with stdin
+// from /dev/null, registered as a writer until it ends. stdout and stderr are
+// handed to the child as files, so Wait does not wait for pipes that a
+// leftover process might hold open.
+func (t *Tasks) start(kind, command, dir string, stdout, stderr *os.File, logPath string) (*proc, error) {
+	cmd := exec.Command("bash", "-lc", command)
+	cmd.Dir = dir
+	cmd.Env = shellEnv()
+	cmd.Stdin = nil // /dev/null
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	t.mu.Lock()
+	t.next++
+	tk := &task{
+		w:       Writer{ID: "t" + strconv.Itoa(t.next), Kind: kind, Command: command, Started: time.Now()},
+		logPath: logPath,
+		done:    make(chan struct{}),
+	}
+	// Registered before the process exists, so there is no moment where a
+	// writer runs unlisted.
+	t.tasks[tk.w.ID] = tk
+	t.mu.Unlock()
+
+	if err := cmd.Start(); err != nil {
+		t.mu.Lock()
+		delete(t.tasks, tk.w.ID)
+		t.mu.Unlock()
+		close(tk.done)
+		return nil, fmt.Errorf("start bash: %w", err)
+	}
+	t.mu.Lock()
+	tk.w.PID = cmd.Process.Pid
+	t.mu.Unlock()
+	go t.reap(tk, cmd)
+	return &proc{tk: tk, cmd: cmd}, nil
+}
+
+// reap waits for the shell, kills whatever it left in its process group, and
+// records the end.
+func (t *Tasks) reap(tk *task, cmd *exec.Cmd) {
+	err := cmd.Wait()
+	pid := cmd.Process.Pid
+	// Signal 0 probes for surviving members of the group.
+	if syscall.Kill(-pid, 0) == nil {
+		killGroup(pid)
+		tk.leftovers = true
+	}
+	tk.exitCode = cmd.ProcessState.ExitCode()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			tk.exitNote = "killed by signal " + ws.Signal().String()
+		}
+	} else if err != nil {
+		tk.exitNote = "wait failed: " + err.Error()
+	}
+	tk.ended = time.Now()
+	t.mu.Lock()
+	if t.stopped[tk.w.ID] {
+		tk.exitNote = "stopped"
+		delete(t.stopped, tk.w.ID)
+	}
+	if tk.logPath == "" {
+		// Foreground commands report through the bash tool; only
+		// background tasks stay listed after they end.
+		delete(t.tasks, tk.w.ID)
+	}
+	t.pruneLocked()
+	close(tk.done)
+	t.mu.Unlock()
+}
+
+// pruneLocked drops the oldest exited background tasks beyond keepFinished.
+func (t *Tasks) pruneLocked() {
+	var ended []*task
+	for _, tk := range t.tasks {
+		// ended is written before reap takes the lock; reading it under
+		// the lock is ordered after that write.
+		if !tk.ended.IsZero() {
+			ended = append(ended, tk)
+		}
+	}
+	if len(ended) <= keepFinished {
+		return
+	}
+	sort.Slice(ended, func(i, j int) bool { return idNum(ended[i].w.ID) < idNum(ended[j].w.ID) })
+	for _, tk := range ended[:len(ended)-keepFinished] {
+		delete(t.tasks, tk.w.ID)
+	}
+}
+
+// killGroup sends SIGKILL to a whole process group, grandchildren included.
+// SIGKILL rather than SIGTERM: a timed-out or stopped command must not be
+// able to keep writing while it cleans up.
+func killGroup(pgid int) {
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// shellEnv is the environment of shell commands: the user's, without
+// variables that would point git at another repository, and with pagers and
+// prompts disabled because no one is at a terminal to answer them.
+func shellEnv() []string {
+	drop := map[string]bool{
+		"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_INDEX_FILE": true, "GIT_OBJECT_DIRECTORY": true,
+		"GIT_ALTERNATE_OBJECT_DIRECTORIES": true, "GIT_COMMON_DIR": true, "GIT_PREFIX": true,
+		"PAGER": true, "GIT_PAGER": true, "GIT_TERMINAL_PROMPT": true, "GIT_EDITOR": true,
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !drop[k] {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true")
+}
+
+// spillFile creates a new owner-only file in dir named after the task.
+func spillFile(dir, pattern string) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create spill directory: %w", err)
+	}
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return nil, fmt.Errorf("create spill file: %w", err)
+	}
+	return f, nil
+}
