@@ -22,7 +22,7 @@ func TestParseStatus(t *testing.T) {
 		{"empty output", nil, "", nil, false},
 		{"modified, path with spaces", z("# branch.head yolop/x-abc", "1 .M N... 100644 100644 100644 "+oid+" "+oid+" a dir/b c.txt"), "yolop/x-abc", []string{"a dir/b c.txt"}, false},
 		{"rename keeps the new path, skips the old", z("2 R. N... 100644 100644 100644 "+oid+" "+oid+" R100 new name", "old name", "? after"), "", []string{"new name", "after"}, false},
-		{"unmerged", z("u UU N... 100644 100644 100644 100644 "+oid+" "+oid+" "+oid+" conflict.txt"), "", []string{"conflict.txt"}, false},
+		{"unmerged", z("u UU N... 100644 100644 100644 100644 " + oid + " " + oid + " " + oid + " conflict.txt"), "", []string{"conflict.txt"}, false},
 		{"untracked", z("? new/", "? f"), "", []string{"new/", "f"}, false},
 		{"unknown record", z("x what"), "", nil, true},
 		{"truncated record", z("1 .M N..."), "", nil, true},
