@@ -1,0 +1,416 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/yolop-dev/yolop/internal/git"
+)
+
+// capture updates the private index from the worktree and writes its tree.
+// The caller holds e.mu.
+func (e *Engine) capture(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.budget)
+	defer cancel()
+	tree, err := e.captureOnce(ctx)
+	if err != nil && ctx.Err() == nil && indexCorrupt(err) {
+		// The private index is only a cache; a damaged one is rebuilt.
+		if rerr := e.removeIndex(); rerr == nil {
+			tree, err = e.captureOnce(ctx)
+		}
+	}
+	if err != nil && ctx.Err() != nil {
+		// A git process killed at the deadline may leave our own lock
+		// behind; nothing else uses the private index (e.mu), so drop it.
+		_ = os.Remove(e.privIndex + ".lock")
+	}
+	return tree, err
+}
+
+func indexCorrupt(err error) bool {
+	var ge *git.Error
+	if !errors.As(err, &ge) {
+		return false
+	}
+	s := ge.Stderr
+	return strings.Contains(s, "index file corrupt") || strings.Contains(s, "bad signature") ||
+		strings.Contains(s, "index file smaller than expected") || strings.Contains(s, "sharedindex") ||
+		strings.Contains(s, "bad index version")
+}
+
+func (e *Engine) removeIndex() error {
+	for _, p := range []string{e.privIndex, e.privIndex + ".settle"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Engine) captureOnce(ctx context.Context) (string, error) {
+	if err := writeIfChanged(filepath.Join(e.privDir, "info", "exclude"), []byte(e.excludeTextFresh())); err != nil {
+		return "", &CaptureError{Reason: "cannot prepare the private git directory", Err: err}
+	}
+	if err := e.ensureIndex(ctx); err != nil {
+		return "", err
+	}
+	if err := e.settle(ctx); err != nil {
+		return "", err
+	}
+	paths, err := e.changedPaths(ctx)
+	if err != nil {
+		return "", err
+	}
+	// A path whose parent became a symlink is gone from the tree, but
+	// update-index --remove refuses to look beyond the link: drop those
+	// entries without looking. This is rare, so it usually costs nothing.
+	var normal, beyond []string
+	for _, p := range paths {
+		if e.beyondSymlink(p) {
+			beyond = append(beyond, p)
+		} else {
+			normal = append(normal, p)
+		}
+	}
+	// One after the other, never piped: status may hold the index lock.
+	for _, batch := range []struct {
+		paths []string
+		args  []string
+	}{
+		{beyond, []string{"update-index", "--force-remove", "-z", "--stdin"}},
+		{normal, []string{"update-index", "--add", "--remove", "--replace", "-z", "--stdin"}},
+	} {
+		if len(batch.paths) == 0 {
+			continue
+		}
+		in := strings.Join(batch.paths, "\x00") + "\x00"
+		if _, err := e.runPriv(ctx, []byte(in), batch.args...); err != nil {
+			return "", e.captureErr(ctx, "cannot record changed files", err)
+		}
+	}
+	out, err := e.runPriv(ctx, nil, "write-tree")
+	if err != nil {
+		return "", e.captureErr(ctx, "cannot write the snapshot tree", err)
+	}
+	return git.Trim(out), nil
+}
+
+// beyondSymlink reports whether one of p's parent directories is a symlink
+// (or not a directory at all).
+func (e *Engine) beyondSymlink(p string) bool {
+	dir := filepath.Dir(p)
+	if dir == "." {
+		return false
+	}
+	for d := dir; d != "." && d != "/"; d = filepath.Dir(d) {
+		st, err := os.Lstat(filepath.Join(e.root, d))
+		if err == nil && !st.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// excludeTextFresh re-reads the repository's info/exclude so an edit made
+// during the session is honoured by the next capture.
+func (e *Engine) excludeTextFresh() string {
+	if b, err := os.ReadFile(filepath.Join(e.commonDir, "info", "exclude")); err == nil {
+		e.excludes = string(b)
+	} else {
+		e.excludes = ""
+	}
+	return e.excludeText()
+}
+
+// changedPaths lists the paths whose worktree state differs from the private
+// index, including untracked non-ignored files, excluding nested
+// repositories and blocklisted paths.
+func (e *Engine) changedPaths(ctx context.Context) ([]string, error) {
+	out, err := e.runPriv(ctx, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all")
+	if err != nil {
+		var ge *git.Error
+		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "HEAD") && ctx.Err() == nil {
+			// The worktree's HEAD commit moved since Open and the old one
+			// is gone; point the private HEAD at the current one.
+			if herr := e.refreshHead(ctx); herr == nil {
+				out, err = e.runPriv(ctx, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all")
+			}
+		}
+		if err != nil {
+			return nil, e.captureErr(ctx, "cannot list changed files", err)
+		}
+	}
+	return parseStatus(out), nil
+}
+
+func (e *Engine) refreshHead(ctx context.Context) error {
+	head, err := e.repo.Run(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	if err != nil {
+		return err
+	}
+	return writeIfChanged(filepath.Join(e.privDir, "HEAD"), []byte(git.Trim(head)+"\n"))
+}
+
+// parseStatus extracts from `status --porcelain=v1 -z` the paths that
+// update-index must look at: worktree-side changes, untracked files and
+// unmerged entries.
+func parseStatus(out []byte) []string {
+	fields := git.SplitZ(out)
+	var paths []string
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if len(f) < 4 {
+			continue
+		}
+		x, y, p := f[0], f[1], f[3:]
+		if x == 'R' || x == 'C' {
+			i++ // the source path follows
+		}
+		unmerged := x == 'U' || y == 'U' || (x == 'A' && y == 'A') || (x == 'D' && y == 'D')
+		if y == ' ' && !unmerged {
+			continue
+		}
+		if strings.HasSuffix(p, "/") || excludedPath(p) {
+			// A directory entry is a nested repository: left alone.
+			continue
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+// excludedPath reports whether a worktree-relative path is blocklisted or a
+// restore temporary.
+func excludedPath(p string) bool {
+	for _, c := range strings.Split(p, "/") {
+		if isBlocked(c) || strings.HasPrefix(c, tmpPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func isBlocked(component string) bool {
+	for _, b := range Blocklist {
+		if component == b || strings.EqualFold(component, ".git") {
+			return true
+		}
+	}
+	return false
+}
+
+// ensureIndex seeds the private index when it does not exist yet.
+func (e *Engine) ensureIndex(ctx context.Context) error {
+	if _, err := os.Stat(e.privIndex); err == nil {
+		return nil
+	}
+	convert, err := e.conversionPossible(ctx)
+	if err != nil {
+		return e.captureErr(ctx, "cannot inspect the repository's attributes", err)
+	}
+	seeded := false
+	if !convert {
+		ok, err := copyPreservingMtime(e.realIndex, e.privIndex)
+		if err != nil {
+			return &CaptureError{Reason: "cannot copy the worktree index", Err: err}
+		}
+		seeded = ok
+	}
+	if !seeded {
+		// No stat data: every file is hashed once, as raw bytes.
+		if _, err := e.runPriv(ctx, nil, "read-tree", "HEAD"); err != nil {
+			return e.captureErr(ctx, "cannot build the private index", err)
+		}
+	}
+	if err := e.cleanSeed(ctx); err != nil {
+		_ = os.Remove(e.privIndex)
+		return err
+	}
+	if err := os.WriteFile(e.privIndex+".settle", nil, 0o600); err != nil {
+		return &CaptureError{Reason: "cannot write private state", Err: err}
+	}
+	return nil
+}
+
+// cleanSeed removes from a freshly seeded private index what the real index
+// may carry but a snapshot must not: assume-unchanged and skip-worktree flags
+// (their edits would be invisible), submodules, blocklisted paths, and a
+// split-index link to a shared index that only exists in the real git dir.
+func (e *Engine) cleanSeed(ctx context.Context) error {
+	// The shared index of a split real index lives in the real git dir;
+	// reading it there and writing a whole index breaks the link.
+	if split, err := hasSplitLink(e.privIndex); err != nil {
+		return &CaptureError{Reason: "cannot read the worktree index", Err: err}
+	} else if split {
+		r := e.repo.With("GIT_INDEX_FILE=" + e.privIndex)
+		if _, err := r.Run(ctx, "-c", "core.splitIndex=false", "update-index", "--no-split-index"); err != nil {
+			return e.captureErr(ctx, "cannot convert the split worktree index", err)
+		}
+	}
+	out, err := e.runPriv(ctx, nil, "ls-files", "-s", "-v", "-z")
+	if err != nil {
+		return e.captureErr(ctx, "cannot read the private index", err)
+	}
+	var assumed, skipped, remove []string
+	for _, f := range git.SplitZ(out) {
+		// "<tag> <mode> <oid> <stage>\t<path>"
+		meta, path, ok := strings.Cut(f, "\t")
+		if !ok || len(meta) < 2 {
+			continue
+		}
+		tag := meta[0]
+		if strings.Contains(meta, " 160000 ") || excludedPath(path) {
+			remove = append(remove, path)
+			continue
+		}
+		if tag >= 'a' && tag <= 'z' {
+			assumed = append(assumed, path)
+		}
+		if tag == 'S' || tag == 's' {
+			skipped = append(skipped, path)
+		}
+	}
+	// update-index applies only one of the flag options per run.
+	for _, step := range []struct {
+		flag  string
+		paths []string
+	}{{"--no-assume-unchanged", assumed}, {"--no-skip-worktree", skipped}, {"--force-remove", remove}} {
+		if len(step.paths) == 0 {
+			continue
+		}
+		in := strings.Join(step.paths, "\x00") + "\x00"
+		if _, err := e.runPriv(ctx, []byte(in), "update-index", step.flag, "-z", "--stdin"); err != nil {
+			return e.captureErr(ctx, "cannot prepare the private index", err)
+		}
+	}
+	return nil
+}
+
+// settle rewrites a freshly seeded index once it is a second old, so entries
+// that were racily clean (modified in the same second as the index was
+// written) stop being re-hashed on every capture.
+func (e *Engine) settle(ctx context.Context) error {
+	marker := e.privIndex + ".settle"
+	if _, err := os.Stat(marker); err != nil {
+		return nil
+	}
+	st, err := os.Stat(e.privIndex)
+	if err != nil {
+		return nil
+	}
+	if time.Since(st.ModTime()) < 1100*time.Millisecond {
+		return nil
+	}
+	if _, err := e.runPriv(ctx, nil, "update-index", "--refresh", "-q", "--force-write-index"); err != nil {
+		var ge *git.Error
+		// --refresh exits 1 when files need updating; the write happened.
+		if !errors.As(err, &ge) || ge.ExitCode != 1 || git.IsLockError(err) {
+			return e.captureErr(ctx, "cannot refresh the private index", err)
+		}
+	}
+	_ = os.Remove(marker)
+	return nil
+}
+
+// conversionPossible reports whether content stored in the real index may
+// differ from the bytes on disk (attributes or core.autocrlf). Then stat data
+// from the real index cannot be trusted to mean "the blob is the disk bytes".
+func (e *Engine) conversionPossible(ctx context.Context) (bool, error) {
+	if out, err := e.repo.Run(ctx, "config", "--get", "core.autocrlf"); err == nil {
+		if v := strings.ToLower(git.Trim(out)); v != "false" && v != "" {
+			return true, nil
+		}
+	}
+	if out, err := e.repo.Run(ctx, "config", "--path", "--get", "core.attributesFile"); err == nil && git.Trim(out) != "" {
+		if nonEmpty(git.Trim(out)) {
+			return true, nil
+		}
+	} else if nonEmpty(defaultAttributesFile()) {
+		return true, nil
+	}
+	if nonEmpty(filepath.Join(e.commonDir, "info", "attributes")) {
+		return true, nil
+	}
+	out, err := e.repo.Run(ctx, "ls-files", "-z", "--", ":(top,glob)**/.gitattributes")
+	if err != nil {
+		return false, err
+	}
+	return len(out) > 0, nil
+}
+
+func defaultAttributesFile() string {
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "git", "attributes")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".config", "git", "attributes")
+	}
+	return ""
+}
+
+func nonEmpty(path string) bool {
+	if path == "" {
+		return false
+	}
+	st, err := os.Stat(path)
+	return err == nil && st.Size() > 0
+}
+
+// copyPreservingMtime copies src to dst keeping src's mtime: the index's
+// mtime is what tells git which entries are racily clean. It reports false
+// when src does not exist.
+func copyPreservingMtime(src, dst string) (bool, error) {
+	in, err := os.Open(src)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return false, err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".index-seed-")
+	if err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, in); err != nil {
+		tmp.Close()
+		return false, err
+	}
+	if err := tmp.Close(); err != nil {
+		return false, err
+	}
+	if err := os.Chtimes(tmp.Name(), st.ModTime(), st.ModTime()); err != nil {
+		return false, err
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// hasSplitLink reports whether an index file carries the split-index "link"
+// extension, i.e. depends on a sharedindex file in its git dir.
+func hasSplitLink(path string) (bool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false, err
+	}
+	if len(b) < 12 || string(b[:4]) != "DIRC" {
+		return false, fmt.Errorf("%s is not a git index", path)
+	}
+	// Entries are variable-length; instead of parsing them, look for the
+	// extension signature followed by a plausible size. A false positive only
+	// costs one rewrite of the private index.
+	return strings.Contains(string(b[12:]), "link\x00\x00"), nil
+}

@@ -1,0 +1,91 @@
+package snapshot
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/yolop-dev/yolop/internal/git"
+)
+
+// ChangeKind names what a restore does to one path.
+type ChangeKind string
+
+// Change kinds, as shown in previews.
+const (
+	Added       ChangeKind = "added"
+	Modified    ChangeKind = "modified"
+	Deleted     ChangeKind = "deleted"
+	TypeChanged ChangeKind = "type_changed"
+	ModeChanged ChangeKind = "mode_changed"
+)
+
+// Change is one path that differs between two trees. Modes are git's octal
+// strings ("100644", "100755", "120000"); OIDs are empty on the missing side.
+type Change struct {
+	Path    string
+	Kind    ChangeKind
+	OldMode string
+	NewMode string
+	OldOID  string
+	NewOID  string
+}
+
+// Diff returns what applying toTree over fromTree changes, sorted by path.
+func (e *Engine) Diff(ctx context.Context, fromTree, toTree string) ([]Change, error) {
+	return e.diff(ctx, fromTree, toTree)
+}
+
+func (e *Engine) diff(ctx context.Context, fromTree, toTree string) ([]Change, error) {
+	// diff-tree needlessly loads the index; pointing GIT_INDEX_FILE at a
+	// file that does not exist skips that (5x faster at 100k files).
+	r := e.repo.With("GIT_INDEX_FILE=" + filepath.Join(e.stateDir, "no-index"))
+	out, err := r.Run(ctx, "diff-tree", "-r", "-z", "--raw", "--no-renames", "--full-index", "--no-commit-id", fromTree, toTree)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: diff %s..%s: %w", fromTree, toTree, err)
+	}
+	ch, err := parseRawDiff(out)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: diff %s..%s: %w", fromTree, toTree, err)
+	}
+	return ch, nil
+}
+
+// parseRawDiff parses `diff-tree -r -z --raw` output:
+// ":<old mode> <new mode> <old oid> <new oid> <status>\0<path>\0".
+func parseRawDiff(out []byte) ([]Change, error) {
+	fields := git.SplitZ(out)
+	var ch []Change
+	for i := 0; i < len(fields); i++ {
+		meta := fields[i]
+		if !strings.HasPrefix(meta, ":") || i+1 >= len(fields) {
+			return nil, fmt.Errorf("unexpected diff-tree output %q", meta)
+		}
+		i++
+		f := strings.Fields(meta[1:])
+		if len(f) != 5 {
+			return nil, fmt.Errorf("unexpected diff-tree output %q", meta)
+		}
+		c := Change{Path: fields[i], OldMode: f[0], NewMode: f[1], OldOID: f[2], NewOID: f[3]}
+		switch f[4][0] {
+		case 'A':
+			c.Kind, c.OldMode, c.OldOID = Added, "", ""
+		case 'D':
+			c.Kind, c.NewMode, c.NewOID = Deleted, "", ""
+		case 'T':
+			c.Kind = TypeChanged
+		case 'M':
+			c.Kind = Modified
+			if c.OldOID == c.NewOID && c.OldMode != c.NewMode {
+				c.Kind = ModeChanged
+			}
+		default:
+			return nil, fmt.Errorf("unexpected diff-tree status %q for %q", f[4], c.Path)
+		}
+		ch = append(ch, c)
+	}
+	sort.Slice(ch, func(a, b int) bool { return ch[a].Path < ch[b].Path })
+	return ch, nil
+}

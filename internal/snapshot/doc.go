@@ -1,0 +1,55 @@
+// Package snapshot captures a session worktree's exact on-disk state as a Git
+// tree and restores a worktree to such a tree.
+//
+// # Storage
+//
+// A snapshot is a tree object in the worktree's own repository, anchored by a
+// private ref that points directly at the tree:
+//
+//	refs/yolop/checkpoints/<session-id>/<name>
+//
+// Without the ref the repository's gc would eventually prune the tree. Refs
+// are shared by all worktrees of the repository; DeleteSessionRefs removes one
+// session's refs and nothing else.
+//
+// Each session also owns a state directory (Options.StateDir, outside the
+// worktree, mode 0700):
+//
+//	<state>/git/            private GIT_DIR: HEAD (detached at the worktree's
+//	                        HEAD commit), config, info/attributes, info/exclude
+//	<state>/index           persistent private index describing the worktree
+//	<state>/index.settle    present while the index may hold racily-clean entries
+//
+// Every capture runs git with GIT_DIR=<state>/git, GIT_INDEX_FILE=<state>/index,
+// GIT_OBJECT_DIRECTORY=<repository objects> and GIT_WORK_TREE=<worktree>. The
+// private info/attributes disables every content conversion (text, eol,
+// filter, ident, working-tree-encoding) and core.autocrlf is pinned off, so
+// blobs hold the bytes that were on disk and a restore writes them back
+// unchanged. Because that GIT_DIR is not the repository's, its ignore rules
+// are carried over explicitly: the repository's info/exclude is copied into
+// the private one together with the write blocklist, and the repository's
+// core.excludesFile is passed on the command line.
+//
+// # Capture
+//
+// Capture is status-driven so that its cost follows `git status`, not the
+// size of the repository: `git status` against the private index lists the
+// paths whose content differs, only those are handed to `update-index`, and
+// `write-tree` produces the tree. The private index is seeded on first use by
+// copying the worktree's real index with its mtime preserved (or, when
+// attributes or core.autocrlf could have converted the content stored in the
+// real index, from HEAD's tree without stat data so that every file is
+// hashed once as raw bytes). The real index, HEAD, refs, reflogs and config
+// are never written; only the checkpoint ref is.
+//
+// # Crash model
+//
+// The private index is a cache of the worktree's state: losing it, or finding
+// it corrupt, only costs one slower capture (it is rebuilt). A capture killed
+// half way leaves no ref and no partial tree is ever returned. A restore is
+// interrupted at worst between two file renames: every file is written to a
+// temporary name in its own directory and renamed into place, so no file is
+// ever half written. The caller keeps a recovery snapshot of the pre-restore
+// state and restores it on failure; Failpoint lets tests stop the process
+// between the restore steps.
+package snapshot

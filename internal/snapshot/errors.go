@@ -1,0 +1,58 @@
+package snapshot
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Capture-blocking conditions are wrapped in *CaptureError
+// so a caller can show its Reason ("conversation only: <reason>") and still
+// test for the cause with errors.Is.
+var (
+	ErrNotRepo     = errors.New("snapshot: not a git work tree")
+	ErrBare        = errors.New("snapshot: bare repository has no work tree")
+	ErrNotTopLevel = errors.New("snapshot: worktree path is not the top level of its work tree")
+	ErrNoCommits   = errors.New("snapshot: repository has no commits")
+	ErrBudget      = errors.New("snapshot: capture exceeded its time budget")
+	ErrLocked      = errors.New("snapshot: index is locked by another git process")
+	ErrUnreadable  = errors.New("snapshot: file cannot be read")
+	ErrBadName     = errors.New("snapshot: invalid snapshot or session name")
+	ErrNoRef       = errors.New("snapshot: no such snapshot ref")
+	ErrUnsafePath  = errors.New("snapshot: unsafe path in tree")
+	ErrConflict    = errors.New("snapshot: worktree state blocks the restore")
+	ErrMismatch    = errors.New("snapshot: worktree does not match the expected tree")
+)
+
+// CaptureError explains why a capture could not produce an exact snapshot.
+// Reason is a short human sentence fragment for the UI.
+type CaptureError struct {
+	Reason string
+	Err    error
+}
+
+func (e *CaptureError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("snapshot: capture: %s: %v", e.Reason, e.Err)
+	}
+	return "snapshot: capture: " + e.Reason
+}
+
+func (e *CaptureError) Unwrap() error { return e.Err }
+
+// RestoreError reports a restore that failed. Applied tells whether any file
+// in the worktree may already have changed (false means nothing was touched).
+type RestoreError struct {
+	Step    string // "validate", "write", "delete", "verify"
+	Applied bool
+	Err     error
+}
+
+func (e *RestoreError) Error() string {
+	state := "worktree unchanged"
+	if e.Applied {
+		state = "worktree partly changed; restore the recovery snapshot"
+	}
+	return fmt.Sprintf("snapshot: restore (%s, %s): %v", e.Step, state, e.Err)
+}
+
+func (e *RestoreError) Unwrap() error { return e.Err }

@@ -1,0 +1,501 @@
+package snapshot
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Failpoint, when non-nil, is called between restore steps with the step's
+// name ("restore.after_write", "restore.after_delete",
+// "restore.before_verify") so crash tests can stop the process there.
+var Failpoint func(name string)
+
+func failpoint(name string) {
+	if f := Failpoint; f != nil {
+		f(name)
+	}
+}
+
+// RestoreResult describes a completed restore.
+type RestoreResult struct {
+	Changes    []Change      // the changes applied, sorted by path
+	Tree       string        // the verified tree of the worktree (the target)
+	ApplyTime  time.Duration // validating, writing and deleting
+	VerifyTime time.Duration // re-capturing and comparing
+}
+
+// Restore makes the worktree equal to target. from must be a fresh capture
+// of the current worktree: only the paths that differ between from.Tree and
+// target are touched. The whole change set is validated before the first
+// write; afterwards the worktree is captured again and must equal target.
+// Failures are *RestoreError values telling whether anything was changed.
+func (e *Engine) Restore(ctx context.Context, from Snapshot, target string) (RestoreResult, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	start := time.Now()
+	changes, err := e.diff(ctx, from.Tree, target)
+	if err != nil {
+		return RestoreResult{}, &RestoreError{Step: "validate", Err: err}
+	}
+	p, err := e.plan(changes)
+	if err != nil {
+		return RestoreResult{}, &RestoreError{Step: "validate", Err: err}
+	}
+	if err := e.apply(ctx, p); err != nil {
+		return RestoreResult{}, err
+	}
+	res := RestoreResult{Changes: changes, ApplyTime: time.Since(start)}
+	failpoint("restore.before_verify")
+	vstart := time.Now()
+	if err := e.verify(ctx, target); err != nil {
+		return RestoreResult{}, &RestoreError{Step: "verify", Applied: len(changes) > 0, Err: err}
+	}
+	res.VerifyTime = time.Since(vstart)
+	res.Tree = target
+	return res, nil
+}
+
+type plan struct {
+	writes  []Change        // added, modified, type or mode changed, by path
+	deletes []Change        // deleted, by path
+	del     map[string]bool // captured paths that go away (may block a write)
+	removed map[string]bool // deletions already done while writing
+}
+
+// checkPath rejects a tree path that could escape the worktree, reach into
+// a git directory or a blocklisted directory, or is not a clean relative path.
+func checkPath(p string) error {
+	if p == "" || strings.ContainsRune(p, 0) || strings.HasPrefix(p, "/") {
+		return fmt.Errorf("%w: %q is empty, absolute or contains NUL", ErrUnsafePath, p)
+	}
+	for _, c := range strings.Split(p, "/") {
+		switch {
+		case c == "" || c == "." || c == "..":
+			return fmt.Errorf("%w: %q has an empty, '.' or '..' component", ErrUnsafePath, p)
+		case strings.EqualFold(c, ".git"):
+			return fmt.Errorf("%w: %q reaches into a .git directory", ErrUnsafePath, p)
+		case isBlocked(c):
+			return fmt.Errorf("%w: %q is inside the write-blocklisted %q", ErrUnsafePath, p, c)
+		case strings.HasPrefix(c, tmpPrefix):
+			return fmt.Errorf("%w: %q uses the reserved prefix %q", ErrUnsafePath, p, tmpPrefix)
+		}
+	}
+	return nil
+}
+
+// plan validates every change against the tree rules and the worktree as it
+// is now, without touching anything.
+func (e *Engine) plan(changes []Change) (*plan, error) {
+	p := &plan{del: map[string]bool{}, removed: map[string]bool{}}
+	for _, c := range changes {
+		if err := checkPath(c.Path); err != nil {
+			return nil, err
+		}
+		if c.Kind == Deleted {
+			p.deletes = append(p.deletes, c)
+			p.del[c.Path] = true
+			continue
+		}
+		switch c.NewMode {
+		case "100644", "100755", "120000":
+		default:
+			return nil, fmt.Errorf("%w: %q has mode %s; snapshots hold only files and symlinks", ErrUnsafePath, c.Path, c.NewMode)
+		}
+		p.writes = append(p.writes, c)
+	}
+	dirs := map[string]bool{} // directories whose entries change
+	for _, c := range p.writes {
+		parent, err := e.checkParents(p, c.Path, dirs)
+		if err != nil {
+			return nil, err
+		}
+		dirs[parent] = true
+		full := filepath.Join(e.root, c.Path)
+		st, err := os.Lstat(full)
+		switch {
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		case err != nil:
+			return nil, fmt.Errorf("snapshot: inspect %q: %w", c.Path, err)
+		case st.IsDir():
+			if err := e.checkReplaceableDir(p, c.Path, dirs); err != nil {
+				return nil, err
+			}
+		case c.Kind == ModeChanged && !st.Mode().IsRegular():
+			return nil, fmt.Errorf("%w: %q should be a regular file whose mode changes, but it is %s; capture the worktree again", ErrConflict, c.Path, st.Mode().Type())
+		}
+	}
+	for _, c := range p.deletes {
+		parent, err := e.checkParents(p, c.Path, dirs)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := os.Lstat(filepath.Join(e.root, c.Path)); err == nil {
+			dirs[parent] = true
+		}
+	}
+	keys := make([]string, 0, len(dirs))
+	for d := range dirs {
+		keys = append(keys, d)
+	}
+	sort.Strings(keys)
+	for _, d := range keys {
+		if err := syscall.Access(filepath.Join(e.root, d), 0x2|0x1); err != nil { // W_OK|X_OK
+			name := d
+			if name == "." {
+				name = "the worktree root"
+			}
+			return nil, fmt.Errorf("%w: directory %q is not writable (%v); fix its permissions and retry", ErrConflict, name, err)
+		}
+	}
+	return p, nil
+}
+
+// checkParents walks rel's parent directories from the root. Each must be a
+// real directory, be missing (it will be created), or be a captured file or
+// symlink that this restore deletes anyway. A symlinked parent is never
+// followed. It returns the deepest existing directory, relative to the root.
+func (e *Engine) checkParents(p *plan, rel string, dirs map[string]bool) (string, error) {
+	comps := strings.Split(rel, "/")
+	existing := "."
+	for i := 0; i < len(comps)-1; i++ {
+		sub := strings.Join(comps[:i+1], "/")
+		st, err := os.Lstat(filepath.Join(e.root, sub))
+		if errors.Is(err, fs.ErrNotExist) {
+			return existing, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("snapshot: inspect %q: %w", sub, err)
+		}
+		if st.IsDir() {
+			existing = sub
+			continue
+		}
+		if !p.del[sub] {
+			return "", fmt.Errorf("%w: cannot create %q: %q is a %s that is not part of the snapshot; move it away and retry", ErrConflict, rel, sub, kindOf(st.Mode()))
+		}
+		// The file or symlink in the way is replaced by a directory.
+		dirs[existing] = true
+		return existing, nil
+	}
+	return existing, nil
+}
+
+// checkReplaceableDir makes sure a directory that a file or symlink replaces
+// holds nothing but captured files this restore deletes.
+func (e *Engine) checkReplaceableDir(p *plan, rel string, dirs map[string]bool) error {
+	return filepath.WalkDir(filepath.Join(e.root, rel), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		r, _ := filepath.Rel(e.root, path)
+		r = filepath.ToSlash(r)
+		if d.IsDir() {
+			dirs[r] = true
+			if filepath.Base(r) == ".git" || isBlocked(filepath.Base(r)) {
+				return fmt.Errorf("%w: cannot replace directory %q with a file: it holds %q, which snapshots never capture; move it away and retry", ErrConflict, rel, r)
+			}
+			return nil
+		}
+		if !p.del[r] {
+			return fmt.Errorf("%w: cannot replace directory %q with a file: it holds %q, which is not in the snapshot (ignored or untracked after capture); move it away and retry", ErrConflict, rel, r)
+		}
+		return nil
+	})
+}
+
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "symlink"
+	case m.IsRegular():
+		return "file"
+	case m.IsDir():
+		return "directory"
+	default:
+		return "special file"
+	}
+}
+
+// apply performs the planned writes, then the deletions.
+func (e *Engine) apply(ctx context.Context, p *plan) (err error) {
+	touched := false
+	fail := func(step string, err error) error {
+		return &RestoreError{Step: step, Applied: touched, Err: err}
+	}
+	var blobs *blobReader
+	var need []string
+	for _, c := range p.writes {
+		if c.Kind != ModeChanged {
+			need = append(need, c.NewOID)
+		}
+	}
+	if len(need) > 0 {
+		blobs, err = e.openBlobs(ctx, need)
+		if err != nil {
+			return fail("write", err)
+		}
+		defer func() {
+			if cerr := blobs.close(); cerr != nil && err == nil {
+				err = fail("write", cerr)
+			}
+		}()
+	}
+	for _, c := range p.writes {
+		if err := ctx.Err(); err != nil {
+			return fail("write", err)
+		}
+		var content []byte
+		if c.Kind != ModeChanged {
+			content, err = blobs.next(c.NewOID)
+			if err != nil {
+				return fail("write", err)
+			}
+		}
+		touched = true
+		if err := e.writeOne(p, c, content); err != nil {
+			return fail("write", err)
+		}
+	}
+	failpoint("restore.after_write")
+	for _, c := range p.deletes {
+		if p.removed[c.Path] {
+			continue
+		}
+		touched = true
+		if err := e.deleteOne(c.Path); err != nil {
+			return fail("delete", err)
+		}
+	}
+	failpoint("restore.after_delete")
+	return nil
+}
+
+// makeParents creates rel's missing parent directories, replacing a captured
+// file or symlink in the way (plan checked that it is one).
+func (e *Engine) makeParents(p *plan, rel string) error {
+	comps := strings.Split(rel, "/")
+	for i := 0; i < len(comps)-1; i++ {
+		sub := strings.Join(comps[:i+1], "/")
+		full := filepath.Join(e.root, sub)
+		st, err := os.Lstat(full)
+		if err == nil && st.IsDir() {
+			continue
+		}
+		if err == nil {
+			if !p.del[sub] {
+				return fmt.Errorf("%w: %q is a %s in the way of %q", ErrConflict, sub, kindOf(st.Mode()), rel)
+			}
+			if err := os.Remove(full); err != nil {
+				return fmt.Errorf("snapshot: remove %q: %w", sub, err)
+			}
+			p.removed[sub] = true
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("snapshot: inspect %q: %w", sub, err)
+		}
+		if err := os.Mkdir(full, 0o755); err != nil {
+			return fmt.Errorf("snapshot: create directory %q: %w", sub, err)
+		}
+	}
+	return nil
+}
+
+func (e *Engine) writeOne(p *plan, c Change, content []byte) error {
+	if err := e.makeParents(p, c.Path); err != nil {
+		return err
+	}
+	full := filepath.Join(e.root, c.Path)
+	st, err := os.Lstat(full)
+	exists := err == nil
+	if exists && st.IsDir() {
+		if err := e.removeCapturedDir(p, c.Path); err != nil {
+			return err
+		}
+		exists = false
+	}
+	if c.Kind == ModeChanged {
+		if !exists || !st.Mode().IsRegular() {
+			return fmt.Errorf("%w: %q is no longer a regular file", ErrConflict, c.Path)
+		}
+		return os.Chmod(full, permFor(st.Mode().Perm(), c.NewMode))
+	}
+	dir := filepath.Dir(full)
+	if c.NewMode == "120000" {
+		tmp := filepath.Join(dir, tmpPrefix+strconv.FormatInt(time.Now().UnixNano(), 36))
+		if err := os.Symlink(string(content), tmp); err != nil {
+			return fmt.Errorf("snapshot: create symlink %q: %w", c.Path, err)
+		}
+		if err := os.Rename(tmp, full); err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("snapshot: replace %q: %w", c.Path, err)
+		}
+		return nil
+	}
+	perm := fs.FileMode(0o644)
+	if exists && st.Mode().IsRegular() {
+		perm = st.Mode().Perm()
+	}
+	perm = permFor(perm, c.NewMode)
+	f, err := os.CreateTemp(dir, tmpPrefix+"*")
+	if err != nil {
+		return fmt.Errorf("snapshot: write %q: %w", c.Path, err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(content)
+	if werr == nil {
+		werr = f.Chmod(perm)
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, full)
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("snapshot: write %q: %w", c.Path, werr)
+	}
+	return nil
+}
+
+// permFor keeps a file's permission bits but sets the exec bits (where
+// readable) for 100755 and clears them for 100644.
+func permFor(perm fs.FileMode, mode string) fs.FileMode {
+	if mode == "100755" {
+		if perm&0o444 == 0 {
+			perm |= 0o444
+		}
+		return perm | (perm&0o444)>>2
+	}
+	return perm &^ 0o111
+}
+
+// removeCapturedDir removes a directory that only holds captured files this
+// restore deletes (plan checked it), deepest first.
+func (e *Engine) removeCapturedDir(p *plan, rel string) error {
+	root := filepath.Join(e.root, rel)
+	var dirs []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			dirs = append(dirs, path)
+			return nil
+		}
+		r, _ := filepath.Rel(e.root, path)
+		r = filepath.ToSlash(r)
+		if !p.del[r] {
+			return fmt.Errorf("%w: %q appeared in directory %q during the restore", ErrConflict, r, rel)
+		}
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("snapshot: remove %q: %w", r, err)
+		}
+		p.removed[r] = true
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := os.Remove(dirs[i]); err != nil {
+			return fmt.Errorf("snapshot: remove directory %q: %w", dirs[i], err)
+		}
+	}
+	return nil
+}
+
+// deleteOne removes a captured file or symlink and then its parent
+// directories that became empty.
+func (e *Engine) deleteOne(rel string) error {
+	full := filepath.Join(e.root, rel)
+	st, err := os.Lstat(full)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("snapshot: inspect %q: %w", rel, err)
+	}
+	if st.IsDir() {
+		return fmt.Errorf("%w: %q should be a file but is a directory; capture the worktree again", ErrConflict, rel)
+	}
+	if err := os.Remove(full); err != nil {
+		return fmt.Errorf("snapshot: delete %q: %w", rel, err)
+	}
+	for dir := filepath.Dir(rel); dir != "." && dir != "/"; dir = filepath.Dir(dir) {
+		if os.Remove(filepath.Join(e.root, dir)) != nil {
+			break // not empty (or not ours): leave it
+		}
+	}
+	return nil
+}
+
+// blobReader streams blobs from one `git cat-file --batch` process in the
+// order they were requested.
+type blobReader struct {
+	out  *bufio.Reader
+	wait func() error
+}
+
+func (e *Engine) openBlobs(ctx context.Context, oids []string) (*blobReader, error) {
+	args := []string{"cat-file", "--batch"}
+	cmd, stderr := e.repo.Command(ctx, args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, e.repo.WrapError(args, err, stderr)
+	}
+	go func() {
+		// Written concurrently with reading so neither pipe fills up.
+		w := bufio.NewWriter(stdin)
+		for _, o := range oids {
+			w.WriteString(o + "\n")
+		}
+		w.Flush()
+		stdin.Close()
+	}()
+	br := &blobReader{out: bufio.NewReaderSize(stdout, 64<<10)}
+	br.wait = func() error {
+		_, _ = io.Copy(io.Discard, stdout)
+		return e.repo.WrapError(args, cmd.Wait(), stderr)
+	}
+	return br, nil
+}
+
+func (b *blobReader) next(oid string) ([]byte, error) {
+	hdr, err := b.out.ReadString('\n')
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: read object %s: %w", oid, err)
+	}
+	f := strings.Fields(hdr)
+	if len(f) != 3 || f[0] != oid || f[1] != "blob" {
+		return nil, fmt.Errorf("snapshot: object %s: unexpected cat-file answer %q", oid, strings.TrimSpace(hdr))
+	}
+	n, err := strconv.ParseInt(f[2], 10, 64)
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("snapshot: object %s: bad size in %q", oid, strings.TrimSpace(hdr))
+	}
+	buf := make([]byte, n+1)
+	if _, err := io.ReadFull(b.out, buf); err != nil {
+		return nil, fmt.Errorf("snapshot: read object %s: %w", oid, err)
+	}
+	return buf[:n], nil
+}
+
+func (b *blobReader) close() error { return b.wait() }

@@ -1,0 +1,413 @@
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/yolop-dev/yolop/internal/git"
+)
+
+// DefaultBudget is the capture time budget when Options.Budget is zero.
+const DefaultBudget = 60 * time.Second
+
+// RefPrefix is the namespace of every snapshot ref.
+const RefPrefix = "refs/yolop/checkpoints/"
+
+// Blocklist names directories that are never captured and never touched by a
+// restore, at any depth.
+var Blocklist = []string{".git", "node_modules", "target", "dist", "build", ".next", ".venv", "venv", ".tox", ".gradle"}
+
+// tmpPrefix names restore's temporary files; they are excluded from captures
+// so an interrupted restore never puts a half-written file into a snapshot.
+const tmpPrefix = ".yolop-tmp-"
+
+// Options configure an Engine.
+type Options struct {
+	Worktree  string        // absolute path of the session-owned worktree (its top level)
+	SessionID string        // refs live at refs/yolop/checkpoints/<SessionID>/<name>
+	StateDir  string        // private dir owned by the session, outside the worktree; created 0700
+	Budget    time.Duration // capture time budget; 0 = DefaultBudget
+}
+
+// Snapshot is a captured tree and the ref anchoring it ("" when unnamed).
+type Snapshot struct {
+	Tree string
+	Ref  string
+}
+
+// Engine captures and restores one session worktree. Its methods are safe for
+// concurrent use; they run one at a time.
+type Engine struct {
+	mu sync.Mutex // serialises every use of the private index
+
+	root      string // worktree top level, symlinks resolved
+	sessionID string
+	stateDir  string
+	budget    time.Duration
+
+	gitDir    string // the worktree's own git dir (linked worktrees: .git/worktrees/<n>)
+	commonDir string // the repository's common git dir (shared by linked worktrees)
+	objects   string // the repository's object directory
+	realIndex string // the worktree's real index file
+	excludes  string // repository's info/exclude
+	exclFile  string // effective core.excludesFile of the repository ("" = git default)
+	objFormat string // sha1 or sha256
+
+	privDir   string // private GIT_DIR
+	privIndex string
+
+	repo *git.Runner // real repository, worktree as cwd
+	priv *git.Runner // private GIT_DIR / index / work tree
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+
+func validName(s string) bool {
+	return nameRE.MatchString(s) && !strings.Contains(s, "..") && !strings.HasSuffix(s, ".lock") && !strings.HasSuffix(s, ".")
+}
+
+// Open validates the worktree and prepares the session's private state. The
+// worktree must be the top level of a non-bare work tree whose repository
+// has at least one commit.
+func Open(ctx context.Context, o Options) (*Engine, error) {
+	if !validName(o.SessionID) {
+		return nil, fmt.Errorf("%w: session id %q (use letters, digits, '_', '-', '.')", ErrBadName, o.SessionID)
+	}
+	if !filepath.IsAbs(o.Worktree) || !filepath.IsAbs(o.StateDir) {
+		return nil, fmt.Errorf("snapshot: worktree %q and state dir %q must be absolute paths", o.Worktree, o.StateDir)
+	}
+	if _, err := git.CheckVersion(ctx); err != nil {
+		return nil, &CaptureError{Reason: "git is unavailable or too old", Err: err}
+	}
+	root, err := filepath.EvalSymlinks(o.Worktree)
+	if err != nil {
+		return nil, &CaptureError{Reason: "worktree is missing", Err: err}
+	}
+	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, repo: git.New(root)}
+	if e.budget <= 0 {
+		e.budget = DefaultBudget
+	}
+	out, err := e.repo.Run(ctx, "rev-parse", "--is-bare-repository")
+	if err != nil {
+		return nil, &CaptureError{Reason: "not a git repository", Err: fmt.Errorf("%w: %s: %v", ErrNotRepo, o.Worktree, err)}
+	}
+	if git.Trim(out) == "true" {
+		return nil, &CaptureError{Reason: "bare repository", Err: fmt.Errorf("%w: %s", ErrBare, o.Worktree)}
+	}
+	out, err = e.repo.Run(ctx, "rev-parse", "--is-inside-work-tree", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--git-path", "index", "--git-path", "objects", "--show-object-format")
+	if err != nil {
+		return nil, &CaptureError{Reason: "not a git work tree", Err: fmt.Errorf("%w: %s: %v", ErrNotRepo, o.Worktree, err)}
+	}
+	f := strings.Split(git.Trim(out), "\n")
+	if len(f) != 7 || f[0] != "true" {
+		return nil, &CaptureError{Reason: "not a git work tree", Err: fmt.Errorf("%w: %s", ErrNotRepo, o.Worktree)}
+	}
+	top, err := filepath.EvalSymlinks(f[1])
+	if err != nil || top != root {
+		return nil, fmt.Errorf("%w: %s (top level is %s)", ErrNotTopLevel, o.Worktree, f[1])
+	}
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(root, p)
+	}
+	e.gitDir = f[2]
+	e.commonDir = abs(f[3])
+	e.realIndex = abs(f[4])
+	e.objects = abs(f[5])
+	e.objFormat = f[6]
+	head, err := e.repo.Run(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	if err != nil {
+		return nil, &CaptureError{Reason: "repository has no commits yet", Err: ErrNoCommits}
+	}
+	if b, err := os.ReadFile(filepath.Join(e.commonDir, "info", "exclude")); err == nil {
+		e.excludes = string(b)
+	}
+	if out, err := e.repo.Run(ctx, "config", "--path", "--get", "core.excludesFile"); err == nil {
+		e.exclFile = git.Trim(out)
+	}
+
+	state := filepath.Clean(o.StateDir)
+	if rel, err := filepath.Rel(root, state); err == nil && !strings.HasPrefix(rel, "..") {
+		return nil, fmt.Errorf("snapshot: state dir %s is inside the worktree %s; it would end up in its own snapshots", o.StateDir, o.Worktree)
+	}
+	if real, err := filepath.EvalSymlinks(state); err == nil {
+		if rel, err := filepath.Rel(root, real); err == nil && !strings.HasPrefix(rel, "..") {
+			return nil, fmt.Errorf("snapshot: state dir %s is inside the worktree %s; it would end up in its own snapshots", o.StateDir, o.Worktree)
+		}
+	}
+	e.stateDir = state
+	e.privDir = filepath.Join(state, "git")
+	e.privIndex = filepath.Join(state, "index")
+	if err := e.initPrivateDir(git.Trim(head)); err != nil {
+		return nil, err
+	}
+	env := []string{
+		"GIT_DIR=" + e.privDir,
+		"GIT_INDEX_FILE=" + e.privIndex,
+		"GIT_OBJECT_DIRECTORY=" + e.objects,
+		"GIT_WORK_TREE=" + root,
+		"GIT_OPTIONAL_LOCKS=1",
+	}
+	e.priv = git.New(root).With(env...)
+	return e, nil
+}
+
+// privConfig pins everything that would make a capture convert content,
+// miss a change or lose an exec bit.
+func (e *Engine) privConfig() []string {
+	c := []string{
+		"-c", "core.autocrlf=false",
+		"-c", "core.safecrlf=false",
+		"-c", "core.eol=lf",
+		"-c", "core.fileMode=true",
+		"-c", "core.symlinks=true",
+		"-c", "core.ignoreCase=false",
+		"-c", "core.splitIndex=false",
+		"-c", "core.untrackedCache=false",
+		"-c", "core.checkStat=default",
+		"-c", "core.trustctime=true",
+		"-c", "core.logAllRefUpdates=false",
+		"-c", "status.showUntrackedFiles=all",
+		"-c", "index.skipHash=false",
+	}
+	if e.exclFile != "" {
+		c = append(c, "-c", "core.excludesFile="+e.exclFile)
+	}
+	return c
+}
+
+func (e *Engine) runPriv(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+	return e.priv.RunInput(ctx, stdin, append(e.privConfig(), args...)...)
+}
+
+const privAttributes = "* -text -eol -filter -ident -working-tree-encoding\n"
+
+func (e *Engine) initPrivateDir(head string) error {
+	if err := os.MkdirAll(e.stateDir, 0o700); err != nil {
+		return fmt.Errorf("snapshot: create state dir: %w", err)
+	}
+	if err := os.Chmod(e.stateDir, 0o700); err != nil {
+		return fmt.Errorf("snapshot: state dir permissions: %w", err)
+	}
+	for _, d := range []string{"info", "refs", "objects"} {
+		if err := os.MkdirAll(filepath.Join(e.privDir, d), 0o700); err != nil {
+			return fmt.Errorf("snapshot: create private git dir: %w", err)
+		}
+	}
+	cfg := "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tlogallrefupdates = false\n"
+	if e.objFormat != "" && e.objFormat != "sha1" {
+		cfg = "[core]\n\trepositoryformatversion = 1\n\tbare = false\n\tlogallrefupdates = false\n[extensions]\n\tobjectformat = " + e.objFormat + "\n"
+	}
+	files := map[string]string{
+		"config":          cfg,
+		"HEAD":            head + "\n",
+		"info/attributes": privAttributes,
+		"info/exclude":    e.excludeText(),
+	}
+	for name, content := range files {
+		if err := writeIfChanged(filepath.Join(e.privDir, name), []byte(content)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Engine) excludeText() string {
+	var b strings.Builder
+	b.WriteString(e.excludes)
+	if e.excludes != "" && !strings.HasSuffix(e.excludes, "\n") {
+		b.WriteByte('\n')
+	}
+	b.WriteString("# yolop: write blocklist and restore temporaries, never captured\n")
+	for _, n := range Blocklist {
+		b.WriteString(n + "\n")
+	}
+	b.WriteString(tmpPrefix + "*\n")
+	return b.String()
+}
+
+// writeIfChanged replaces path atomically unless it already holds content.
+func writeIfChanged(path string, content []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, content) {
+		return nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
+	if err != nil {
+		return fmt.Errorf("snapshot: write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(content); err != nil {
+		tmp.Close()
+		return fmt.Errorf("snapshot: write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("snapshot: write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("snapshot: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// Root returns the worktree top level the engine operates on.
+func (e *Engine) Root() string { return e.root }
+
+// RefName returns the full ref name of the snapshot called name.
+func (e *Engine) RefName(name string) string { return RefPrefix + e.sessionID + "/" + name }
+
+// Capture records the worktree's current state as a tree and, when name is
+// not empty, points refs/yolop/checkpoints/<session>/<name> at it. Any
+// failure is a *CaptureError; no partial tree is ever returned.
+func (e *Engine) Capture(ctx context.Context, name string) (Snapshot, error) {
+	if name != "" && !validName(name) {
+		return Snapshot{}, fmt.Errorf("%w: snapshot name %q", ErrBadName, name)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	tree, err := e.capture(ctx)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	s := Snapshot{Tree: tree}
+	if name != "" {
+		ref := e.RefName(name)
+		if _, err := e.repo.Run(ctx, "-c", "core.logAllRefUpdates=false", "update-ref", "--no-deref", ref, tree); err != nil {
+			return Snapshot{}, e.captureErr(ctx, "cannot write the snapshot ref", err)
+		}
+		s.Ref = ref
+	}
+	return s, nil
+}
+
+// Verify captures the worktree (without a ref) and reports ErrMismatch with
+// the differing paths when it is not tree.
+func (e *Engine) Verify(ctx context.Context, tree string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.verify(ctx, tree)
+}
+
+func (e *Engine) verify(ctx context.Context, tree string) error {
+	got, err := e.capture(ctx)
+	if err != nil {
+		return err
+	}
+	if got == tree {
+		return nil
+	}
+	ch, derr := e.diff(ctx, tree, got)
+	if derr != nil {
+		return fmt.Errorf("%w: worktree is %s, want %s", ErrMismatch, got, tree)
+	}
+	var paths []string
+	for i, c := range ch {
+		if i == 10 {
+			paths = append(paths, fmt.Sprintf("and %d more", len(ch)-10))
+			break
+		}
+		paths = append(paths, fmt.Sprintf("%s %q", c.Kind, c.Path))
+	}
+	return fmt.Errorf("%w: worktree is %s, want %s (%s)", ErrMismatch, got, tree, strings.Join(paths, ", "))
+}
+
+// captureErr classifies a git failure during capture.
+func (e *Engine) captureErr(ctx context.Context, what string, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &CaptureError{Reason: fmt.Sprintf("capture took longer than its %s budget", e.budget), Err: ErrBudget}
+	}
+	if ctx.Err() != nil {
+		return &CaptureError{Reason: "capture was cancelled", Err: ctx.Err()}
+	}
+	if git.IsLockError(err) {
+		return &CaptureError{Reason: "repository is locked by another git process; retry when it finishes", Err: fmt.Errorf("%w: %v", ErrLocked, err)}
+	}
+	var ge *git.Error
+	if errors.As(err, &ge) {
+		s := ge.Stderr
+		if strings.Contains(s, "Permission denied") || strings.Contains(s, "unable to index file") || strings.Contains(s, "failed to insert into database") {
+			return &CaptureError{Reason: "a file cannot be read: " + firstLine(s), Err: fmt.Errorf("%w: %v", ErrUnreadable, err)}
+		}
+	}
+	return &CaptureError{Reason: what, Err: err}
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimPrefix(strings.TrimPrefix(s, "error: "), "fatal: ")
+}
+
+// ResolveRef returns the tree that the snapshot called name points at.
+func (e *Engine) ResolveRef(ctx context.Context, name string) (string, error) {
+	if !validName(name) {
+		return "", fmt.Errorf("%w: snapshot name %q", ErrBadName, name)
+	}
+	out, err := e.repo.Run(ctx, "rev-parse", "--verify", "--quiet", e.RefName(name)+"^{tree}")
+	if err != nil {
+		var ge *git.Error
+		if errors.As(err, &ge) && ge.ExitCode == 1 {
+			return "", fmt.Errorf("%w: %s", ErrNoRef, e.RefName(name))
+		}
+		return "", fmt.Errorf("snapshot: resolve %s: %w", e.RefName(name), err)
+	}
+	return git.Trim(out), nil
+}
+
+// DeleteRef removes the snapshot ref called name; a missing ref is not an error.
+func (e *Engine) DeleteRef(ctx context.Context, name string) error {
+	if !validName(name) {
+		return fmt.Errorf("%w: snapshot name %q", ErrBadName, name)
+	}
+	if _, err := e.repo.Run(ctx, "update-ref", "-d", e.RefName(name)); err != nil {
+		return fmt.Errorf("snapshot: delete %s: %w", e.RefName(name), err)
+	}
+	return nil
+}
+
+// ListRefs returns the full names of sessionID's snapshot refs in repoDir,
+// sorted.
+func ListRefs(ctx context.Context, repoDir, sessionID string) ([]string, error) {
+	if !validName(sessionID) {
+		return nil, fmt.Errorf("%w: session id %q", ErrBadName, sessionID)
+	}
+	out, err := git.New(repoDir).Run(ctx, "for-each-ref", "--format=%(refname)", RefPrefix+sessionID+"/")
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: list refs of session %s: %w", sessionID, err)
+	}
+	var refs []string
+	for _, l := range strings.Split(git.Trim(out), "\n") {
+		if l != "" {
+			refs = append(refs, l)
+		}
+	}
+	return refs, nil
+}
+
+// DeleteSessionRefs removes refs/yolop/checkpoints/<sessionID>/* in one
+// transaction and returns how many were removed. Other refs are untouched.
+func DeleteSessionRefs(ctx context.Context, repoDir, sessionID string) (int, error) {
+	refs, err := ListRefs(ctx, repoDir, sessionID)
+	if err != nil || len(refs) == 0 {
+		return 0, err
+	}
+	var in strings.Builder
+	for _, r := range refs {
+		in.WriteString("delete " + r + "\n")
+	}
+	if _, err := git.New(repoDir).RunInput(ctx, []byte(in.String()), "update-ref", "--stdin"); err != nil {
+		return 0, fmt.Errorf("snapshot: delete refs of session %s: %w", sessionID, err)
+	}
+	return len(refs), nil
+}
