@@ -1,0 +1,69 @@
+// Package session stores yolop sessions on disk: one directory per session
+// with its metadata, its event log and a lock.
+//
+// # Layout
+//
+//	<data-dir>/sessions/<session-id>/          0700
+//	    workspace.json                          0600  metadata (Workspace)
+//	    events.jsonl                            0600  event log (Event per line)
+//	    lock                                    0600  flock target, holder's pid
+//	    timeline.jsonl                          0600  owned by package timeline
+//	    compaction-checkpoints.jsonl            0600  owned by package timeline
+//	    <file>.corrupt-<UTC time>               0600  torn tails kept aside
+//
+// The data dir is --data-dir, else $YOLOP_DATA_DIR, else
+// $XDG_DATA_HOME/yolop, else ~/.local/share/yolop. Session ids are "s_"
+// plus a lowercase ULID, so they sort by creation time. Permissions are
+// re-applied on every Open: prompts and tool output are private.
+//
+// # events.jsonl
+//
+// One JSON object per line, terminated by '\n':
+//
+//	{"v":1,"seq":7,"type":"tool.result","ts":"2026-12-01T10:00:00Z","turn":"cp3","data":{...}}
+//
+// v is the format version (1). seq starts at 1 and grows by exactly one per
+// line across all branches of the conversation; rewinding never rewrites
+// or deletes events, it only changes which ranges are replayed (see package
+// timeline). turn is the checkpoint id of the turn the event belongs to,
+// or the head at the time for events written between turns ("" at the
+// root). data is the type-specific payload.
+//
+// # Writing and crash model
+//
+// One process writes a session at a time: Open takes a non-blocking flock
+// on <session>/lock and writes its pid there; a second opener (another
+// process, or another Open in the same process) gets a *LockedError naming
+// the holder and changes nothing. The lock file is never deleted.
+//
+// Append encodes the event, writes the line with a single write call and
+// fsyncs before returning, so every event Append reported survives a crash
+// or power loss. A write that fails is rolled back by truncating to the
+// previous length. A crash can therefore leave at most one incomplete
+// record, and only at the end of the file: a "torn tail". workspace.json
+// is replaced atomically (temp file, fsync, rename, fsync of the
+// directory). Files are opened with O_NOFOLLOW: a symlinked log is refused
+// rather than written through.
+//
+// # Recovery
+//
+// Open reads events.jsonl and classifies it:
+//
+//   - Torn tail: final bytes without a newline, or final lines that do not
+//     parse with no valid line after them (an interrupted append, or a
+//     zero-filled block after a crash). Open copies those bytes to
+//     events.jsonl.corrupt-<time> (fsynced), truncates the log to the valid
+//     prefix, fsyncs it, and reports the repair in Repaired. Nothing is
+//     lost; the kept bytes can be inspected by hand.
+//   - Mid-file corruption: a bad line followed by a valid one, a seq gap or
+//     repeat, an unknown version, or an event without a type. That cannot
+//     come from an interrupted append, so yolop does not guess: Open
+//     succeeds with the valid prefix loaded, repairs nothing, and marks the
+//     session read-only (ReadOnly, Corruption). Replay works; Append and
+//     SaveWorkspace fail with ErrReadOnly and a message pointing to
+//     "yolop sessions fork <id>", which starts a new session from the valid
+//     prefix.
+//
+// OpenReadOnly (listing, showing) takes no lock and writes nothing; a torn
+// tail is ignored in memory and left for the next writer to repair.
+package session

@@ -1,0 +1,41 @@
+package session
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+)
+
+func FuzzParseEvents(f *testing.F) {
+	var valid bytes.Buffer
+	for i := 1; i <= 3; i++ {
+		fmt.Fprintf(&valid, `{"v":1,"seq":%d,"type":"m","ts":"2026-01-01T00:00:00Z","turn":"cp1","data":{"i":%d}}`+"\n", i, i)
+	}
+	f.Add(valid.Bytes(), []byte(`{"v":1,"seq":4,"ty`))
+	f.Add(valid.Bytes(), []byte("\x00\x00\x00"))
+	f.Add([]byte{}, []byte("null\n"))
+	f.Add(valid.Bytes(), []byte(`{"v":1,"seq":9,"type":"m","ts":"2026-01-01T00:00:00Z"}`+"\n"))
+	f.Add(valid.Bytes()[:40], valid.Bytes()[40:])
+	f.Fuzz(func(t *testing.T, prefix, suffix []byte) {
+		// Arbitrary bytes never panic and always describe a prefix.
+		data := append(bytes.Clone(prefix), suffix...)
+		scan := ParseEvents("events.jsonl", data)
+		if scan.Valid < 0 || scan.Valid+scan.Tail > int64(len(data)) {
+			t.Fatalf("valid %d + tail %d outside %d bytes", scan.Valid, scan.Tail, len(data))
+		}
+		if scan.Corrupt != nil && scan.Tail != 0 {
+			t.Fatal("both corrupt and a tail to repair")
+		}
+		reparsed := ParseEvents("events.jsonl", data[:scan.Valid])
+		if reparsed.Corrupt != nil || reparsed.Tail != 0 || len(reparsed.Events) != len(scan.Events) {
+			t.Fatalf("the valid prefix does not reparse cleanly: %+v", reparsed)
+		}
+		// A valid log followed by anything keeps its events.
+		good := ParseEvents("events.jsonl", valid.Bytes())
+		withJunk := append(bytes.Clone(valid.Bytes()), suffix...)
+		got := ParseEvents("events.jsonl", withJunk)
+		if len(got.Events) < len(good.Events) {
+			t.Fatalf("appending %q lost valid events: %d < %d", suffix, len(got.Events), len(good.Events))
+		}
+	})
+}

@@ -1,0 +1,568 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/yolop-dev/yolop/internal/session/jsonl"
+)
+
+// File names inside a session directory.
+const (
+	EventsFile      = "events.jsonl"
+	WorkspaceFile   = "workspace.json"
+	TimelineFile    = "timeline.jsonl"
+	CompactionsFile = "compaction-checkpoints.jsonl"
+)
+
+// Format versions written by this package.
+const (
+	EventVersion     = 1
+	WorkspaceVersion = 1
+)
+
+// Session kinds.
+const (
+	KindWorktree     = "worktree"     // the session owns a git worktree; workspace snapshots are available
+	KindConversation = "conversation" // no owned worktree; checkpoints are conversation-only
+)
+
+var (
+	// ErrLocked is wrapped by *LockedError.
+	ErrLocked = errors.New("session: locked")
+	// ErrNotFound is returned by Open and OpenReadOnly for an unknown id.
+	ErrNotFound = errors.New("session: not found")
+	// ErrCorrupt is wrapped by *CorruptError.
+	ErrCorrupt = jsonl.ErrCorrupt
+	// ErrReadOnly is wrapped by every refused write on a read-only session.
+	ErrReadOnly = errors.New("session: read-only")
+)
+
+// CorruptError locates a record or file that cannot be trusted.
+type CorruptError = jsonl.CorruptError
+
+// Worktree is the session-owned git worktree.
+type Worktree struct {
+	Path   string `json:"path"`
+	Branch string `json:"branch"`
+	Base   string `json:"base"` // commit the branch started from
+}
+
+// Workspace is workspace.json: what the session works on.
+type Workspace struct {
+	Version           int       `json:"version"`
+	SessionID         string    `json:"session_id"`
+	Kind              string    `json:"kind"` // KindWorktree or KindConversation
+	RepoRoot          string    `json:"repo_root,omitempty"`
+	ActiveRoot        string    `json:"active_root"`
+	CommonDir         string    `json:"common_dir,omitempty"`
+	Worktree          *Worktree `json:"worktree,omitempty"`
+	NoWorkspaceReason string    `json:"no_workspace_reason,omitempty"`
+	Title             string    `json:"title,omitempty"`
+	Provider          string    `json:"provider,omitempty"`
+	Model             string    `json:"model,omitempty"`
+	Created           time.Time `json:"created"`
+	Updated           time.Time `json:"updated"`
+}
+
+// Event is one line of events.jsonl.
+type Event struct {
+	V    int       `json:"v"`
+	Seq  int64     `json:"seq"`
+	Type string    `json:"type"`
+	Time time.Time `json:"ts"`
+	// Turn is the checkpoint id of the turn the event belongs to; events
+	// written between turns carry the head at the time ("" at the root).
+	Turn string          `json:"turn,omitempty"`
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// Session is an open session directory. Its methods are safe for
+// concurrent use.
+type Session struct {
+	ID  string
+	Dir string
+
+	mu sync.Mutex // guards the fields below
+	ws Workspace
+	// events is append-only: Events hands out clones of the slice header,
+	// and elements are never modified after they are appended.
+	events   []Event
+	log      *jsonl.File // nil for OpenReadOnly
+	lock     *os.File    // nil for OpenReadOnly
+	repaired []string
+	corrupt  *CorruptError
+	readOnly string // why writes are refused; "" when writable
+	closed   bool
+}
+
+// DataDir resolves yolop's data directory: the flag, then $YOLOP_DATA_DIR,
+// then $XDG_DATA_HOME/yolop, then ~/.local/share/yolop. The result is
+// absolute. The directory is not created.
+func DataDir(flagValue string) (string, error) {
+	for _, v := range []string{flagValue, os.Getenv("YOLOP_DATA_DIR")} {
+		if v != "" {
+			abs, err := filepath.Abs(v)
+			if err != nil {
+				return "", fmt.Errorf("data dir %q: %w", v, err)
+			}
+			return abs, nil
+		}
+	}
+	// The XDG spec says a relative XDG_DATA_HOME is invalid and must be
+	// ignored.
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "yolop"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return "", fmt.Errorf("data dir: no home directory (%v); pass --data-dir or set YOLOP_DATA_DIR", err)
+	}
+	return filepath.Join(home, ".local", "share", "yolop"), nil
+}
+
+// NewID returns a new session id: "s_" plus a lowercase ULID. Ids sort by
+// creation time (lowercasing keeps Crockford base32 order).
+func NewID() string {
+	return "s_" + strings.ToLower(ulid.Make().String())
+}
+
+// SessionsDir is <dataDir>/sessions.
+func SessionsDir(dataDir string) string { return filepath.Join(dataDir, "sessions") }
+
+func dirJoin(dir, name string) string { return filepath.Join(dir, name) }
+
+// checkID refuses ids that could escape the sessions directory.
+func checkID(id string) error {
+	if id == "" || len(id) > 128 {
+		return fmt.Errorf("invalid session id %q: expected something like s_01jf…", id)
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return fmt.Errorf("invalid session id %q: only letters, digits, '_' and '-' are allowed", id)
+		}
+	}
+	return nil
+}
+
+func checkWorkspace(ws Workspace) error {
+	switch ws.Kind {
+	case KindWorktree:
+		if ws.Worktree == nil || ws.Worktree.Path == "" {
+			return fmt.Errorf("workspace of kind %q needs a worktree path", ws.Kind)
+		}
+	case KindConversation:
+	default:
+		return fmt.Errorf("workspace kind %q: want %q or %q", ws.Kind, KindWorktree, KindConversation)
+	}
+	return nil
+}
+
+// Create makes <dataDir>/sessions/<id>/ (0700) with workspace.json and an
+// empty events.jsonl, and returns it locked. The id is ws.SessionID, or a
+// new one when empty. Created/Updated default to now. On failure nothing
+// is left behind.
+func Create(dataDir string, ws Workspace) (*Session, error) {
+	if ws.SessionID == "" {
+		ws.SessionID = NewID()
+	}
+	if err := checkID(ws.SessionID); err != nil {
+		return nil, err
+	}
+	if err := checkWorkspace(ws); err != nil {
+		return nil, fmt.Errorf("create session %s: %w", ws.SessionID, err)
+	}
+	now := time.Now().UTC()
+	if ws.Created.IsZero() {
+		ws.Created = now
+	}
+	if ws.Updated.IsZero() {
+		ws.Updated = ws.Created
+	}
+	ws.Version = WorkspaceVersion
+
+	parent := SessionsDir(dataDir)
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return nil, fmt.Errorf("create sessions directory: %w", err)
+	}
+	if err := os.Chmod(parent, 0o700); err != nil {
+		return nil, fmt.Errorf("set permissions of %s: %w", parent, err)
+	}
+	dir := filepath.Join(parent, ws.SessionID)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("create session: %s already exists", dir)
+		}
+		return nil, fmt.Errorf("create session: %w", err)
+	}
+	s, err := create(dir, ws)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("create session %s: %w", ws.SessionID, err)
+	}
+	if err := jsonl.SyncDir(parent); err != nil {
+		s.Close()
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return s, nil
+}
+
+func create(dir string, ws Workspace) (*Session, error) {
+	// umask may have narrowed or (rarely) widened the mode.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, err
+	}
+	lock, err := acquireLock(dir, ws.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	log, _, err := jsonl.OpenFile(dirJoin(dir, EventsFile), true)
+	if err != nil {
+		releaseLock(lock)
+		return nil, err
+	}
+	// workspace.json last: its presence marks a complete session.
+	if err := writeWorkspace(dir, ws); err != nil {
+		log.Close()
+		releaseLock(lock)
+		return nil, err
+	}
+	return &Session{ID: ws.SessionID, Dir: dir, ws: ws, log: log, lock: lock}, nil
+}
+
+func writeWorkspace(dir string, ws Workspace) error {
+	b, err := json.MarshalIndent(ws, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode workspace: %w", err)
+	}
+	return jsonl.WriteFileAtomic(dirJoin(dir, WorkspaceFile), append(b, '\n'))
+}
+
+func readWorkspace(dir, id string) (Workspace, error) {
+	var ws Workspace
+	path := dirJoin(dir, WorkspaceFile)
+	b, err := jsonl.ReadFile(path)
+	if err != nil {
+		return ws, err
+	}
+	if err := json.Unmarshal(b, &ws); err != nil {
+		return ws, &CorruptError{File: path, Line: 1, Reason: "invalid JSON: " + err.Error()}
+	}
+	if ws.SessionID != id {
+		return ws, &CorruptError{File: path, Line: 1, Reason: fmt.Sprintf("session_id %q does not match the directory name %q", ws.SessionID, id)}
+	}
+	if ws.Version > WorkspaceVersion {
+		return ws, &CorruptError{File: path, Line: 1, Reason: fmt.Sprintf("version %d was written by a newer yolop; upgrade to open it", ws.Version)}
+	}
+	return ws, nil
+}
+
+func sessionDir(dataDir, id string) (string, error) {
+	if err := checkID(id); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(SessionsDir(dataDir), id)
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("session %s not found in %s (list sessions with \"yolop sessions list\"): %w", id, SessionsDir(dataDir), ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("open session %s: %w", id, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("open session %s: %s is not a directory (%s)", id, dir, fi.Mode().Type())
+	}
+	return dir, nil
+}
+
+// Open opens an existing session for writing: it takes the lock (without
+// blocking; a held lock gives a *LockedError and changes nothing),
+// re-applies 0700/0600 to the directory and its entries, loads
+// workspace.json and events.jsonl, and repairs a torn tail of events.jsonl
+// (see Repaired). Mid-file corruption does not fail Open: the session is
+// marked read-only (see ReadOnly) and Events holds the valid prefix.
+func Open(dataDir, id string) (*Session, error) {
+	dir, err := sessionDir(dataDir, id)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := acquireLock(dir, id)
+	if err != nil {
+		return nil, err
+	}
+	s, err := open(dir, id, lock)
+	if err != nil {
+		releaseLock(lock)
+		return nil, fmt.Errorf("open session %s: %w", id, err)
+	}
+	return s, nil
+}
+
+func open(dir, id string, lock *os.File) (*Session, error) {
+	if err := fixPerms(dir); err != nil {
+		return nil, err
+	}
+	ws, err := readWorkspace(dir, id)
+	if err != nil {
+		return nil, err
+	}
+	log, data, err := jsonl.OpenFile(dirJoin(dir, EventsFile), false)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{ID: id, Dir: dir, ws: ws, log: log, lock: lock}
+	scan := ParseEvents(EventsFile, data)
+	s.events = scan.Events
+	if scan.Corrupt != nil {
+		s.corrupt = scan.Corrupt
+		s.readOnly = s.corruptReason()
+		return s, nil
+	}
+	if scan.Tail > 0 {
+		kept, err := log.TruncateTail(data, scan.Valid)
+		if err != nil {
+			log.Close()
+			return nil, err
+		}
+		s.repaired = append(s.repaired, fmt.Sprintf("%s: dropped a torn final record (%d bytes at byte %d; %s); the bytes are kept in %s",
+			EventsFile, scan.Tail, scan.Valid, scan.TailReason, filepath.Base(kept)))
+	}
+	return s, nil
+}
+
+// fixPerms re-applies 0700 to the session directory and its
+// subdirectories and 0600 to its regular files. Symlinks are left alone
+// (every file yolop reads there is opened without following them).
+func fixPerms(dir string) error {
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("set permissions of %s: %w", dir, err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		mode := os.FileMode(0)
+		switch {
+		case e.Type().IsRegular():
+			mode = 0o600
+		case e.IsDir():
+			mode = 0o700
+		default:
+			continue
+		}
+		if err := os.Chmod(filepath.Join(dir, e.Name()), mode); err != nil {
+			return fmt.Errorf("set permissions of %s: %w", filepath.Join(dir, e.Name()), err)
+		}
+	}
+	return nil
+}
+
+// OpenReadOnly loads a session without taking the lock, repairing or
+// writing anything (for listing and showing a session another process may
+// be using). A torn tail is ignored in memory. Writes are refused.
+func OpenReadOnly(dataDir, id string) (*Session, error) {
+	dir, err := sessionDir(dataDir, id)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := readWorkspace(dir, id)
+	if err != nil {
+		return nil, fmt.Errorf("open session %s: %w", id, err)
+	}
+	data, err := jsonl.ReadFile(dirJoin(dir, EventsFile))
+	if err != nil {
+		return nil, fmt.Errorf("open session %s: %w", id, err)
+	}
+	s := &Session{ID: id, Dir: dir, ws: ws, readOnly: "opened for reading only"}
+	scan := ParseEvents(EventsFile, data)
+	s.events = scan.Events
+	s.corrupt = scan.Corrupt
+	if s.corrupt != nil {
+		s.readOnly = s.corruptReason()
+	} else if scan.Tail > 0 {
+		s.repaired = append(s.repaired, fmt.Sprintf("%s: ignoring a torn final record (%d bytes at byte %d; %s); it is repaired when the session is next opened for writing",
+			EventsFile, scan.Tail, scan.Valid, scan.TailReason))
+	}
+	return s, nil
+}
+
+func (s *Session) corruptReason() string {
+	return fmt.Sprintf("%v; the session can be replayed but not continued: start a new session from its valid prefix with \"yolop sessions fork %s\"", s.corrupt, s.ID)
+}
+
+// Append writes one event with the next sequence number (the first is 1)
+// and fsyncs events.jsonl before returning: an event that Append reported
+// is durable. data is encoded as JSON (a json.RawMessage is used as is;
+// nil omits the field).
+func (s *Session) Append(typ, turn string, data any) (Event, error) {
+	if typ == "" {
+		return Event{}, errors.New("append event: empty type")
+	}
+	var raw json.RawMessage
+	switch d := data.(type) {
+	case nil:
+	case json.RawMessage:
+		if !json.Valid(d) {
+			return Event{}, fmt.Errorf("append %s event: data is not valid JSON", typ)
+		}
+		raw = d
+	default:
+		b, err := json.Marshal(d)
+		if err != nil {
+			return Event{}, fmt.Errorf("append %s event: encode data: %w", typ, err)
+		}
+		raw = b
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.writable(); err != nil {
+		return Event{}, err
+	}
+	ev := Event{V: EventVersion, Seq: s.lastSeq() + 1, Type: typ, Time: time.Now().UTC(), Turn: turn, Data: raw}
+	if err := s.log.Append(ev); err != nil {
+		return Event{}, err
+	}
+	s.events = append(s.events, ev)
+	return ev, nil
+}
+
+func (s *Session) writable() error {
+	if s.closed {
+		return fmt.Errorf("session %s is closed", s.ID)
+	}
+	if s.readOnly != "" {
+		return fmt.Errorf("session %s is read-only: %s: %w", s.ID, s.readOnly, ErrReadOnly)
+	}
+	return nil
+}
+
+// Sync fsyncs events.jsonl. Append already fsyncs each event; Sync exists
+// for callers that want an explicit barrier (it is cheap when nothing is
+// pending).
+func (s *Session) Sync() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.log == nil || s.closed {
+		return nil
+	}
+	return s.log.Sync()
+}
+
+// Events returns all loaded events in seq order. The slice is a copy;
+// the events' Data must not be modified.
+func (s *Session) Events() []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.events)
+}
+
+// LastSeq is the seq of the newest event (0 when there is none).
+func (s *Session) LastSeq() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastSeq()
+}
+
+func (s *Session) lastSeq() int64 {
+	if len(s.events) == 0 {
+		return 0
+	}
+	return s.events[len(s.events)-1].Seq
+}
+
+// Workspace returns the session's workspace metadata.
+func (s *Session) Workspace() Workspace {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ws := s.ws
+	if ws.Worktree != nil {
+		wt := *ws.Worktree
+		ws.Worktree = &wt
+	}
+	return ws
+}
+
+// SaveWorkspace replaces workspace.json atomically (temp file, fsync,
+// rename, fsync of the directory). SessionID and Created are kept; Updated
+// is set to now.
+func (s *Session) SaveWorkspace(ws Workspace) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.writable(); err != nil {
+		return err
+	}
+	if ws.SessionID != "" && ws.SessionID != s.ID {
+		return fmt.Errorf("save workspace: session id %q does not match session %s", ws.SessionID, s.ID)
+	}
+	if err := checkWorkspace(ws); err != nil {
+		return fmt.Errorf("save workspace of %s: %w", s.ID, err)
+	}
+	ws.SessionID = s.ID
+	ws.Version = WorkspaceVersion
+	ws.Created = s.ws.Created
+	ws.Updated = time.Now().UTC()
+	if err := writeWorkspace(s.Dir, ws); err != nil {
+		return err
+	}
+	if ws.Worktree != nil {
+		wt := *ws.Worktree
+		ws.Worktree = &wt
+	}
+	s.ws = ws
+	return nil
+}
+
+// Path returns the path of a file inside the session directory.
+func (s *Session) Path(name string) string { return dirJoin(s.Dir, name) }
+
+// Repaired describes repairs done (or, read-only, deferred) when the
+// session was opened. Empty when the files were intact.
+func (s *Session) Repaired() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.repaired)
+}
+
+// ReadOnly reports whether writes are refused, and why.
+func (s *Session) ReadOnly() (bool, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.readOnly != "", s.readOnly
+}
+
+// Corruption is the mid-file corruption of events.jsonl that made the
+// session read-only, or nil.
+func (s *Session) Corruption() *CorruptError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.corrupt
+}
+
+// Close releases the file and the lock. It is safe to call twice.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	if s.log != nil {
+		errs = append(errs, s.log.Close())
+	}
+	if s.lock != nil {
+		errs = append(errs, releaseLock(s.lock))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,532 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// childLockEnv makes the test binary act as a second process that tries to
+// open a session and reports what happened.
+const childLockEnv = "YOLOP_SESSION_TEST_CHILD_OPEN"
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(childLockEnv); spec != "" {
+		dataDir, id := spec, os.Getenv(childLockEnv+"_ID")
+		s, err := Open(dataDir, id)
+		if err == nil {
+			s.Close()
+			fmt.Println("opened")
+			os.Exit(0)
+		}
+		var le *LockedError
+		if errors.As(err, &le) {
+			fmt.Printf("locked holder=%d msg=%s\n", le.Holder, err)
+			os.Exit(3)
+		}
+		fmt.Println("error:", err)
+		os.Exit(4)
+	}
+	os.Exit(m.Run())
+}
+
+func conversation() Workspace {
+	return Workspace{Kind: KindConversation, ActiveRoot: "/tmp/x", NoWorkspaceReason: "not a git repository", Title: "t"}
+}
+
+func newSession(t *testing.T) (string, *Session) {
+	t.Helper()
+	dataDir := t.TempDir()
+	s, err := Create(dataDir, conversation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return dataDir, s
+}
+
+func appendN(t *testing.T, s *Session, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		if _, err := s.Append("message", "cp1", map[string]any{"i": i, "text": strings.Repeat("x", 40)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestCreateAppendReopen(t *testing.T) {
+	t.Parallel()
+	dataDir, s := newSession(t)
+	if !strings.HasPrefix(s.ID, "s_") || s.ID != strings.ToLower(s.ID) {
+		t.Fatalf("id %q: want lowercase s_<ulid>", s.ID)
+	}
+	ev, err := s.Append("user", "", json.RawMessage(`{"text":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Seq != 1 || ev.V != EventVersion {
+		t.Fatalf("first event = %+v, want seq 1 v %d", ev, EventVersion)
+	}
+	appendN(t, s, 4)
+	if _, err := s.Append("x", "", json.RawMessage(`{bad`)); err == nil {
+		t.Fatal("invalid raw JSON accepted")
+	}
+	if got := s.LastSeq(); got != 5 {
+		t.Fatalf("LastSeq = %d, want 5", got)
+	}
+	ws := s.Workspace()
+	ws.Title = "renamed"
+	if err := s.SaveWorkspace(ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s2, err := Open(dataDir, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	evs := s2.Events()
+	if len(evs) != 5 {
+		t.Fatalf("reopened with %d events, want 5", len(evs))
+	}
+	for i, e := range evs {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("event %d has seq %d", i, e.Seq)
+		}
+	}
+	if string(evs[0].Data) != `{"text":"hi"}` || evs[1].Turn != "cp1" {
+		t.Fatalf("round trip lost data: %+v %+v", evs[0], evs[1])
+	}
+	if got := s2.Workspace(); got.Title != "renamed" || got.SessionID != s.ID || got.Created.IsZero() || !got.Updated.After(got.Created) && !got.Updated.Equal(got.Created) {
+		t.Fatalf("workspace after reopen = %+v", got)
+	}
+	if ro, why := s2.ReadOnly(); ro || len(s2.Repaired()) != 0 {
+		t.Fatalf("intact session: read-only=%v (%s), repaired=%v", ro, why, s2.Repaired())
+	}
+	next, err := s2.Append("message", "cp2", nil)
+	if err != nil || next.Seq != 6 {
+		t.Fatalf("append after reopen: %+v, %v", next, err)
+	}
+}
+
+func TestCreateRejects(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		ws   Workspace
+		want string
+	}{
+		{"unknown kind", Workspace{Kind: "x"}, "workspace kind"},
+		{"worktree without path", Workspace{Kind: KindWorktree}, "worktree path"},
+		{"path traversal id", Workspace{Kind: KindConversation, SessionID: "../evil"}, "invalid session id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dataDir := t.TempDir()
+			_, err := Create(dataDir, tt.ws)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want mention of %q", err, tt.want)
+			}
+			entries, _ := os.ReadDir(SessionsDir(dataDir))
+			if len(entries) != 0 {
+				t.Fatalf("a refused create left %d entries", len(entries))
+			}
+		})
+	}
+	dataDir, s := newSession(t)
+	ws := conversation()
+	ws.SessionID = s.ID
+	if _, err := Create(dataDir, ws); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Fatalf("duplicate create: %v", err)
+	}
+}
+
+func TestOpenNotFound(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	for _, open := range []func(string, string) (*Session, error){Open, OpenReadOnly} {
+		_, err := open(dataDir, "s_01jf0000000000000000000000")
+		if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "s_01jf0000000000000000000000") {
+			t.Fatalf("err = %v, want ErrNotFound naming the id", err)
+		}
+	}
+}
+
+func TestLockSameProcess(t *testing.T) {
+	t.Parallel()
+	dataDir, s := newSession(t)
+	appendN(t, s, 2)
+	before := snapshotDir(t, s.Dir)
+	_, err := Open(dataDir, s.ID)
+	var le *LockedError
+	if !errors.Is(err, ErrLocked) || !errors.As(err, &le) {
+		t.Fatalf("second Open: %v, want *LockedError", err)
+	}
+	if le.ID != s.ID || le.Holder != os.Getpid() || !strings.Contains(err.Error(), s.ID) {
+		t.Fatalf("LockedError = %+v (%v), want id %s holder %d", le, err, s.ID, os.Getpid())
+	}
+	if after := snapshotDir(t, s.Dir); after != before {
+		t.Fatalf("a refused Open changed the session:\n%s\n---\n%s", before, after)
+	}
+	// Read-only opens are never blocked.
+	ro, err := OpenReadOnly(dataDir, s.ID)
+	if err != nil || len(ro.Events()) != 2 {
+		t.Fatalf("OpenReadOnly while locked: %v", err)
+	}
+	if _, err := ro.Append("x", "", nil); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("append to read-only session: %v", err)
+	}
+	// After Close, the lock is free again.
+	s.Close()
+	s2, err := Open(dataDir, s.ID)
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	s2.Close()
+}
+
+func TestLockOtherProcess(t *testing.T) {
+	t.Parallel()
+	dataDir, s := newSession(t)
+	run := func() (string, int) {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), childLockEnv+"="+dataDir, childLockEnv+"_ID="+s.ID)
+		out, err := cmd.Output()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	out, code := run()
+	want := fmt.Sprintf("locked holder=%d ", os.Getpid())
+	if code != 3 || !strings.HasPrefix(out, want) || !strings.Contains(out, s.ID) {
+		t.Fatalf("child Open while held: exit %d, %q; want %q naming %s", code, out, want, s.ID)
+	}
+	s.Close()
+	if out, code := run(); code != 0 || out != "opened\n" {
+		t.Fatalf("child Open after release: exit %d, %q", code, out)
+	}
+}
+
+// snapshotDir renders names, modes and contents of a directory.
+func snapshotDir(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		fi, err := os.Lstat(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		fmt.Fprintf(&b, "%s %v %q\n", e.Name(), fi.Mode(), data)
+	}
+	return b.String()
+}
+
+func TestPermissionsReapplied(t *testing.T) {
+	t.Parallel()
+	dataDir, s := newSession(t)
+	appendN(t, s, 1)
+	s.Close()
+	extra := filepath.Join(s.Dir, TimelineFile)
+	if err := os.WriteFile(extra, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(s.Dir, 0o755)
+	for _, n := range []string{EventsFile, WorkspaceFile, lockName, TimelineFile} {
+		os.Chmod(filepath.Join(s.Dir, n), 0o644)
+	}
+	s2, err := Open(dataDir, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	checkMode(t, s.Dir, 0o700|os.ModeDir)
+	for _, n := range []string{EventsFile, WorkspaceFile, lockName, TimelineFile} {
+		checkMode(t, filepath.Join(s.Dir, n), 0o600)
+	}
+	checkMode(t, SessionsDir(dataDir), 0o700|os.ModeDir)
+}
+
+func checkMode(t *testing.T, path string, want os.FileMode) {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode() != want {
+		t.Errorf("%s: mode %v, want %v", path, fi.Mode(), want)
+	}
+}
+
+func TestSymlinkedLogRefused(t *testing.T) {
+	t.Parallel()
+	dataDir, s := newSession(t)
+	s.Close()
+	outside := filepath.Join(t.TempDir(), "elsewhere.jsonl")
+	if err := os.WriteFile(outside, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ev := filepath.Join(s.Dir, EventsFile)
+	os.Remove(ev)
+	if err := os.Symlink(outside, ev); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dataDir, s.ID); err == nil || !strings.Contains(err.Error(), "symlink") {
+		t.Fatalf("Open with symlinked events.jsonl: %v, want a refusal naming the symlink", err)
+	}
+	fi, _ := os.Stat(outside)
+	if fi.Mode().Perm() != 0o644 {
+		t.Fatalf("symlink target was chmod'ed to %v", fi.Mode())
+	}
+	// The failed Open released the lock.
+	os.Remove(ev)
+	os.WriteFile(ev, nil, 0o600)
+	s2, err := Open(dataDir, s.ID)
+	if err != nil {
+		t.Fatalf("Open after fixing the symlink: %v", err)
+	}
+	s2.Close()
+}
+
+// corrupt writes a session with n events, then applies mutate to
+// events.jsonl and reopens it.
+func corrupt(t *testing.T, n int, mutate func(data []byte) []byte) (*Session, []byte, string) {
+	t.Helper()
+	dataDir, s := newSession(t)
+	appendN(t, s, n)
+	s.Close()
+	path := filepath.Join(s.Dir, EventsFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutated := mutate(bytes.Clone(data))
+	if err := os.WriteFile(path, mutated, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(dataDir, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s2.Close() })
+	return s2, mutated, path
+}
+
+// lineStart is the offset of 0-based line i.
+func lineStart(data []byte, i int) int {
+	off := 0
+	for ; i > 0; i-- {
+		off += bytes.IndexByte(data[off:], '\n') + 1
+	}
+	return off
+}
+
+func TestCorruption(t *testing.T) {
+	t.Parallel()
+	const n = 60 // ~100 bytes per line: several 512-byte sectors
+	tests := []struct {
+		name     string
+		mutate   func([]byte) []byte
+		survive  int  // events kept
+		readOnly bool // mid-file corruption
+		repaired bool // a tail was kept aside
+		line     int  // CorruptError.Line when readOnly
+	}{
+		{"intact", func(d []byte) []byte { return d }, n, false, false, 0},
+		{"truncated mid-record", func(d []byte) []byte { return d[:lineStart(d, n-1)+17] }, n - 1, false, true, 0},
+		{"missing final newline", func(d []byte) []byte { return d[:len(d)-1] }, n - 1, false, true, 0},
+		{"garbled final line", func(d []byte) []byte { d[len(d)-3] = '#'; return d }, n - 1, false, true, 0},
+		{"zeroed tail sector", func(d []byte) []byte {
+			end := len(d) - len(d)%512
+			if end == len(d) {
+				end -= 512
+			}
+			for i := end; i < len(d); i++ {
+				d[i] = 0
+			}
+			return d
+		}, -1, false, true, 0},
+		{"zeroed blocks appended", func(d []byte) []byte { return append(d, make([]byte, 4096)...) }, n, false, true, 0},
+		{"garbled byte in prefix", func(d []byte) []byte { d[lineStart(d, 10)+3] = '#'; return d }, 10, true, false, 11},
+		{"zeroed sector in prefix", func(d []byte) []byte {
+			for i := 1024; i < 1536; i++ {
+				d[i] = 0
+			}
+			return d
+		}, -1, true, false, -1},
+		{"seq gap", func(d []byte) []byte {
+			return append(d[:lineStart(d, 20)], d[lineStart(d, 21):]...)
+		}, 20, true, false, 21},
+		{"repeated seq at end", func(d []byte) []byte {
+			return append(d, d[lineStart(d, n-1):]...)
+		}, n, true, false, n + 1},
+		{"newer version", func(d []byte) []byte {
+			return append(d, []byte(fmt.Sprintf(`{"v":9,"seq":%d,"type":"x","ts":"2026-01-01T00:00:00Z"}`+"\n", n+1))...)
+		}, n, true, false, n + 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, mutated, path := corrupt(t, n, tt.mutate)
+			got := len(s.Events())
+			if tt.survive >= 0 && got != tt.survive {
+				t.Fatalf("%d events survive, want %d", got, tt.survive)
+			}
+			if got == 0 || got > n {
+				t.Fatalf("%d events survive of %d", got, n)
+			}
+			ro, why := s.ReadOnly()
+			if ro != tt.readOnly {
+				t.Fatalf("read-only = %v (%s), want %v", ro, why, tt.readOnly)
+			}
+			after, _ := os.ReadFile(path)
+			kept, _ := filepath.Glob(path + ".corrupt-*")
+			if tt.readOnly {
+				ce := s.Corruption()
+				if ce == nil || !errors.Is(ce, ErrCorrupt) || (tt.line > 0 && ce.Line != tt.line) {
+					t.Fatalf("corruption = %v, want line %d", ce, tt.line)
+				}
+				if !strings.Contains(why, "yolop sessions fork "+s.ID) {
+					t.Fatalf("read-only reason %q does not say how to fork", why)
+				}
+				if !bytes.Equal(after, mutated) || len(kept) != 0 {
+					t.Fatal("a read-only session was modified")
+				}
+				_, err := s.Append("x", "", nil)
+				if !errors.Is(err, ErrReadOnly) || !strings.Contains(err.Error(), "sessions fork") {
+					t.Fatalf("Append on corrupt session: %v", err)
+				}
+				return
+			}
+			if tt.repaired != (len(kept) == 1) || tt.repaired != (len(s.Repaired()) == 1) {
+				t.Fatalf("repaired: kept=%v notes=%v, want repaired=%v", kept, s.Repaired(), tt.repaired)
+			}
+			if tt.repaired {
+				aside, _ := os.ReadFile(kept[0])
+				if !bytes.Equal(append(bytes.Clone(after), aside...), mutated) {
+					t.Fatal("valid prefix + kept tail != original bytes")
+				}
+				checkMode(t, kept[0], 0o600)
+			}
+			// The repaired log accepts appends and reopens cleanly.
+			ev, err := s.Append("after", "", nil)
+			if err != nil || ev.Seq != int64(got+1) {
+				t.Fatalf("append after repair: %+v %v", ev, err)
+			}
+			data, _ := os.ReadFile(path)
+			scan := ParseEvents(EventsFile, data)
+			if scan.Corrupt != nil || scan.Tail != 0 || len(scan.Events) != got+1 {
+				t.Fatalf("after repair+append: %+v", scan)
+			}
+		})
+	}
+}
+
+func TestList(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	if got, err := List(dataDir); err != nil || len(got) != 0 {
+		t.Fatalf("List of empty data dir = %v, %v", got, err)
+	}
+	var ids []string
+	for i := 0; i < 3; i++ {
+		s, err := Create(dataDir, conversation())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, s.ID)
+		s.Close()
+	}
+	// A broken workspace.json, a stray file and an incomplete dir.
+	os.WriteFile(filepath.Join(SessionsDir(dataDir), ids[1], WorkspaceFile), []byte("{"), 0o600)
+	os.WriteFile(filepath.Join(SessionsDir(dataDir), "notes.txt"), nil, 0o600)
+	os.Mkdir(filepath.Join(SessionsDir(dataDir), "s_half"), 0o700)
+
+	got, err := List(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 5 {
+		t.Fatalf("List returned %d entries, want 5: %+v", len(got), got)
+	}
+	problems := map[string]string{}
+	var order []string
+	for _, g := range got {
+		problems[g.ID] = g.Problem
+		if strings.HasPrefix(g.ID, "s_") && len(g.ID) > 10 {
+			order = append(order, g.ID)
+		}
+	}
+	if want := []string{ids[2], ids[1], ids[0]}; strings.Join(order, ",") != strings.Join(want, ",") {
+		t.Fatalf("order %v, want newest first %v", order, want)
+	}
+	if problems[ids[0]] != "" || problems[ids[2]] != "" {
+		t.Fatalf("healthy sessions reported problems: %v", problems)
+	}
+	for _, id := range []string{ids[1], "notes.txt", "s_half"} {
+		if problems[id] == "" {
+			t.Errorf("%s listed without its problem", id)
+		}
+	}
+}
+
+func TestDataDir(t *testing.T) {
+	// Not parallel: it sets environment variables.
+	t.Setenv("YOLOP_DATA_DIR", "")
+	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv("HOME", "/home/u")
+	tests := []struct {
+		flag, env, xdg, want string
+	}{
+		{"/f", "/e", "/x", "/f"},
+		{"", "/e", "/x", "/e"},
+		{"", "", "/x", "/x/yolop"},
+		{"", "", "relative", "/home/u/.local/share/yolop"},
+		{"", "", "", "/home/u/.local/share/yolop"},
+	}
+	for _, tt := range tests {
+		t.Setenv("YOLOP_DATA_DIR", tt.env)
+		t.Setenv("XDG_DATA_HOME", tt.xdg)
+		got, err := DataDir(tt.flag)
+		if err != nil || got != tt.want {
+			t.Errorf("DataDir(%q) env=%q xdg=%q = %q, %v; want %q", tt.flag, tt.env, tt.xdg, got, err, tt.want)
+		}
+	}
+	if got, _ := DataDir("rel"); !filepath.IsAbs(got) {
+		t.Errorf("relative flag gave %q, want absolute", got)
+	}
+}
+
+func TestNewIDSortsByCreation(t *testing.T) {
+	t.Parallel()
+	prev := NewID()
+	for i := 0; i < 1000; i++ {
+		id := NewID()
+		if id <= prev {
+			t.Fatalf("%s after %s: ids must sort by creation", id, prev)
+		}
+		if checkID(id) != nil {
+			t.Fatalf("NewID %q is not a valid id", id)
+		}
+		prev = id
+	}
+}
