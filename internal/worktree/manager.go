@@ -113,6 +113,14 @@ func (m *Manager) Create(ctx context.Context, repo *Repo, sessionID, title strin
 		return Info{}, err
 	}
 	r := git.New(repo.Root)
+	// A branch named exactly "yolop" makes every yolop/... branch impossible
+	// (a ref name cannot be both a file and a directory); say so plainly.
+	if blocked, err := refExists(ctx, r, "refs/heads/"+strings.TrimSuffix(BranchPrefix, "/")); err != nil {
+		return Info{}, fmt.Errorf("worktree: check branches in %s: %w", repo.Root, err)
+	} else if blocked {
+		return Info{}, fmt.Errorf("worktree: the branch %q in %s blocks session branches named %s...; rename it (git branch -m %s <new-name>)",
+			strings.TrimSuffix(BranchPrefix, "/"), repo.Root, BranchPrefix, strings.TrimSuffix(BranchPrefix, "/"))
+	}
 	base := BranchName(title, sessionID)
 	branch := base
 	for n := 2; ; n++ {
@@ -143,8 +151,11 @@ func (m *Manager) undoCreate(r *git.Runner, path, branch, head string) {
 	_ = os.RemoveAll(path)
 	_, _ = r.Run(ctx, "worktree", "prune")
 	// The branch did not exist before this call (Create checked); delete it
-	// only while it still points where git created it.
-	_, _ = r.Run(ctx, "update-ref", "-d", "refs/heads/"+branch, head)
+	// only while it still points where git created it. Checking first keeps
+	// a failed delete of a ref that was never made from retrying as a lock.
+	if ok, err := refExists(ctx, r, "refs/heads/"+branch); err == nil && ok {
+		_, _ = r.Run(ctx, "update-ref", "-d", "refs/heads/"+branch, head)
+	}
 }
 
 // Ensure makes info's worktree usable again when a session resumes. An

@@ -167,23 +167,38 @@ func TestCreateRejects(t *testing.T) {
 
 func TestCreateFailureLeavesNothing(t *testing.T) {
 	t.Parallel()
-	repo := gittest.NewRepo(t)
-	r := detect(t, repo)
-	// A branch named "yolop" makes every "yolop/..." branch impossible to
-	// create (a ref cannot be both a file and a directory).
-	gittest.Git(t, repo, "branch", "yolop")
-	before := allRefs(t, repo)
-	data := t.TempDir()
-	m := &Manager{DataDir: data}
-	if _, err := m.Create(context.Background(), r, "s_1", "x"); err == nil {
-		t.Fatal("Create succeeded")
-	}
-	equalLines(t, "refs", allRefs(t, repo), before)
-	if p, _ := m.PathFor(r, "s_1"); exists(p) {
-		t.Errorf("failed Create left %s", p)
-	}
-	if got := gittest.Git(t, repo, "worktree", "list", "--porcelain"); strings.Count(got, "worktree ") != 1 {
-		t.Errorf("failed Create left a worktree record:\n%s", got)
+	for _, tc := range []struct {
+		name      string
+		breakRepo func(t *testing.T, repo string)
+		mention   string
+	}{
+		// A branch named "yolop" makes every "yolop/..." branch impossible
+		// (a ref cannot be both a file and a directory).
+		{"branch named yolop", func(t *testing.T, repo string) { gittest.Git(t, repo, "branch", "yolop") }, "rename it"},
+		// git creates the branch, then fails to record the worktree and
+		// keeps the branch: Create must delete it again.
+		{"worktree cannot be recorded", func(t *testing.T, repo string) {
+			gittest.WriteFile(t, repo, ".git/worktrees", "not a directory")
+		}, "add the session worktree"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			repo := gittest.NewRepo(t)
+			r := detect(t, repo)
+			tc.breakRepo(t, repo)
+			before := allRefs(t, repo)
+			m := &Manager{DataDir: t.TempDir()}
+			if _, err := m.Create(context.Background(), r, "s_1", "x"); err == nil || !strings.Contains(err.Error(), tc.mention) {
+				t.Fatalf("Create: %v, want an error mentioning %q", err, tc.mention)
+			}
+			equalLines(t, "refs", allRefs(t, repo), before)
+			if p, _ := m.PathFor(r, "s_1"); exists(p) {
+				t.Errorf("failed Create left %s", p)
+			}
+			if got := gittest.Git(t, repo, "worktree", "list", "--porcelain"); strings.Count(got, "worktree ") != 1 {
+				t.Errorf("failed Create left a worktree record:\n%s", got)
+			}
+		})
 	}
 }
 
