@@ -1,0 +1,402 @@
+package acp
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/yolop-dev/yolop/internal/agent"
+	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/command"
+)
+
+// turnOut turns one turn's live updates into session/update notifications.
+type turnOut struct {
+	s       *server
+	session string
+	root    string // active root, to make tool paths absolute
+
+	mu       sync.Mutex // serializes updates; guards the fields below
+	started  map[string]bool
+	finished bool
+	sawError bool
+}
+
+func (t *turnOut) update(u agent.Update) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.finished {
+		// The response has been (or is being) sent; a late update would
+		// arrive after the turn ended.
+		t.s.log.Warn("dropping an update that arrived after the turn ended", "session", t.session, "kind", u.Kind)
+		return
+	}
+	switch u.Kind {
+	case agent.UpdateError:
+		t.sawError = true
+	case agent.UpdateToolStart:
+		if u.Tool != nil {
+			t.started[u.Tool.ID] = true
+		}
+	}
+	for _, su := range liveUpdate(u, t.root, t.started) {
+		t.s.send(t.session, su)
+	}
+}
+
+// finish stops forwarding updates and reports whether an error was shown.
+func (t *turnOut) finish() (sawError bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.finished = true
+	return t.sawError
+}
+
+// liveUpdate maps one live update. started holds the tool calls already
+// announced; an end without a start is announced whole.
+func liveUpdate(u agent.Update, root string, started map[string]bool) []sdk.SessionUpdate {
+	switch u.Kind {
+	case agent.UpdateText:
+		if u.Text != "" {
+			return []sdk.SessionUpdate{sdk.UpdateAgentMessageText(u.Text)}
+		}
+	case agent.UpdateReasoning:
+		if u.Text != "" {
+			return []sdk.SessionUpdate{sdk.UpdateAgentThoughtText(u.Text)}
+		}
+	case agent.UpdateToolStart:
+		if u.Tool != nil {
+			return []sdk.SessionUpdate{toolCall(u.Tool, root, false)}
+		}
+	case agent.UpdateToolEnd:
+		if u.Tool != nil {
+			if started[u.Tool.ID] {
+				return []sdk.SessionUpdate{toolCallUpdate(u.Tool, root)}
+			}
+			return []sdk.SessionUpdate{toolCall(u.Tool, root, true)}
+		}
+	case agent.UpdateNotice:
+		return []sdk.SessionUpdate{sdk.UpdateAgentMessageText(noticeText(u.Text))}
+	case agent.UpdateError:
+		return []sdk.SessionUpdate{sdk.UpdateAgentMessageText(errorText(u.Text))}
+	}
+	return nil
+}
+
+func noticeText(s string) string { return "\n" + s + "\n" }
+func errorText(s string) string  { return "\nError: " + s + "\n" }
+
+// replay maps the active branch's transcript for session/load.
+func replay(items []agent.Item, root string) []sdk.SessionUpdate {
+	var out []sdk.SessionUpdate
+	for _, it := range items {
+		switch it.Kind {
+		case agent.ItemUser:
+			out = append(out, sdk.UpdateUserMessageText(it.Text))
+		case agent.ItemAssistant:
+			if it.Text != "" {
+				out = append(out, sdk.UpdateAgentMessageText(it.Text))
+			}
+		case agent.ItemReasoning:
+			if it.Text != "" {
+				out = append(out, sdk.UpdateAgentThoughtText(it.Text))
+			}
+		case agent.ItemTool:
+			if it.Tool != nil {
+				out = append(out, toolCall(it.Tool, root, true))
+			}
+		case agent.ItemNotice:
+			out = append(out, sdk.UpdateAgentMessageText(noticeText(it.Text)))
+		case agent.ItemError:
+			out = append(out, sdk.UpdateAgentMessageText(errorText(it.Text)))
+		}
+	}
+	return out
+}
+
+// toolCall announces a tool call; final includes its outcome.
+func toolCall(ti *agent.ToolInfo, root string, final bool) sdk.SessionUpdate {
+	tc := sdk.SessionUpdateToolCall{
+		ToolCallId: sdk.ToolCallId(ti.ID),
+		Title:      toolTitle(ti),
+		Kind:       toolKind(ti.Kind),
+		RawInput:   rawArgs(ti.Args),
+		Locations:  toolLocations(ti, root),
+	}
+	if final {
+		tc.Status = finalStatus(ti)
+		tc.Content = toolContent(ti, root, true)
+	} else {
+		tc.Status = sdk.ToolCallStatusInProgress
+		if ti.Status == string(sdk.ToolCallStatusPending) {
+			tc.Status = sdk.ToolCallStatusPending
+		}
+		tc.Content = toolContent(ti, root, false)
+	}
+	return sdk.SessionUpdate{ToolCall: &tc}
+}
+
+// toolCallUpdate reports a finished tool call. Its content replaces what
+// the start announced, so it repeats the diff.
+func toolCallUpdate(ti *agent.ToolInfo, root string) sdk.SessionUpdate {
+	st := finalStatus(ti)
+	tu := sdk.SessionToolCallUpdate{
+		ToolCallId: sdk.ToolCallId(ti.ID),
+		Status:     &st,
+		Content:    toolContent(ti, root, true),
+		Locations:  toolLocations(ti, root),
+	}
+	if ti.Title != "" {
+		tu.Title = sdk.Ptr(ti.Title)
+	}
+	return sdk.SessionUpdate{ToolCallUpdate: &tu}
+}
+
+func toolTitle(ti *agent.ToolInfo) string {
+	if ti.Title != "" {
+		return ti.Title
+	}
+	return ti.Name
+}
+
+func toolKind(k string) sdk.ToolKind {
+	switch sdk.ToolKind(k) {
+	case sdk.ToolKindRead, sdk.ToolKindEdit, sdk.ToolKindDelete, sdk.ToolKindMove,
+		sdk.ToolKindSearch, sdk.ToolKindExecute, sdk.ToolKindThink, sdk.ToolKindFetch:
+		return sdk.ToolKind(k)
+	}
+	return sdk.ToolKindOther
+}
+
+func finalStatus(ti *agent.ToolInfo) sdk.ToolCallStatus {
+	if ti.IsError || ti.Status == string(sdk.ToolCallStatusFailed) {
+		return sdk.ToolCallStatusFailed
+	}
+	return sdk.ToolCallStatusCompleted
+}
+
+// rawArgs passes JSON arguments through as JSON, anything else as text.
+func rawArgs(args string) any {
+	switch {
+	case args == "":
+		return nil
+	case json.Valid([]byte(args)):
+		return json.RawMessage(args)
+	}
+	return args
+}
+
+// absPath makes a tool path absolute: ACP locations and diffs name files
+// by absolute path.
+func absPath(p, root string) string {
+	if p == "" || filepath.IsAbs(p) || root == "" {
+		return p
+	}
+	return filepath.Join(root, p)
+}
+
+func toolLocations(ti *agent.ToolInfo, root string) []sdk.ToolCallLocation {
+	if ti.Path == "" {
+		return nil
+	}
+	return []sdk.ToolCallLocation{{Path: absPath(ti.Path, root)}}
+}
+
+// toolContent is the diff of a file edit (ACP renders it natively) and,
+// once the call has finished, what the tool returned.
+func toolContent(ti *agent.ToolInfo, root string, final bool) []sdk.ToolCallContent {
+	var out []sdk.ToolCallContent
+	if ti.Path != "" && (ti.OldText != nil || ti.NewText != nil) {
+		newText := ""
+		if ti.NewText != nil {
+			newText = *ti.NewText // a deletion shows as the file emptied
+		}
+		d := sdk.ToolCallContentDiff{Type: "diff", Path: absPath(ti.Path, root), NewText: newText, OldText: ti.OldText}
+		out = append(out, sdk.ToolCallContent{Diff: &d})
+	}
+	if final && ti.Result != "" {
+		out = append(out, sdk.ToolContent(sdk.TextBlock(ti.Result)))
+	}
+	return out
+}
+
+// availableCommands advertises the slash commands offered to editors.
+func availableCommands() sdk.SessionUpdate {
+	cmds := []sdk.AvailableCommand{}
+	for _, d := range command.For(command.HostACP) {
+		c := sdk.AvailableCommand{Name: d.Name, Description: d.Description}
+		if d.Hint != "" {
+			c.Input = &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: d.Hint}}
+		}
+		cmds = append(cmds, c)
+	}
+	return sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: cmds}}
+}
+
+func acpCommandNames() string {
+	var n []string
+	for _, d := range command.For(command.HostACP) {
+		n = append(n, "/"+d.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// sessionNotes is what a client is told once about a freshly opened
+// session: repairs made on open and why it cannot run turns.
+func sessionNotes(info app.Info) string {
+	var b strings.Builder
+	if len(info.Repairs) > 0 {
+		b.WriteString("yolop repaired this session when opening it:\n")
+		for _, r := range info.Repairs {
+			fmt.Fprintf(&b, "- %s\n", r)
+		}
+	}
+	if info.ReadOnly {
+		fmt.Fprintf(&b, "This session is read-only: %s\n", info.ReadOnlyReason)
+	}
+	return b.String()
+}
+
+// firstLine shortens a prompt to a label.
+func firstLine(s string) string {
+	s, _, cut := strings.Cut(strings.TrimSpace(s), "\n")
+	const max = 72
+	if r := []rune(s); len(r) > max {
+		s, cut = string(r[:max]), true
+	}
+	if cut {
+		s += "…"
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// previewText presents a restore preview: what leaves, what changes, what
+// to watch out for, and the exact text that confirms it.
+func previewText(p *checkpoint.Preview) string {
+	var b strings.Builder
+	switch p.Action {
+	case checkpoint.ActionUndo:
+		fmt.Fprintf(&b, "Undo preview: restores the %s to before %s.\n", p.Mode.Describe(), p.Target)
+	case checkpoint.ActionRedo:
+		fmt.Fprintf(&b, "Redo preview: brings back the %s abandoned by the last restore (%s).\n", p.Mode.Describe(), p.Target)
+	default:
+		fmt.Fprintf(&b, "Rewind preview: restores the %s to before %s.\n", p.Mode.Describe(), p.Target)
+	}
+	if len(p.TurnsLeaving) > 0 {
+		fmt.Fprintf(&b, "\nTurns leaving the conversation (%d):\n", len(p.TurnsLeaving))
+		for _, t := range p.TurnsLeaving {
+			fmt.Fprintf(&b, "  %-5s %s\n", t.ID, firstLine(t.Prompt))
+		}
+	}
+	if len(p.TurnsReturning) > 0 {
+		fmt.Fprintf(&b, "\nTurns returning to the conversation (%d):\n", len(p.TurnsReturning))
+		for _, t := range p.TurnsReturning {
+			fmt.Fprintf(&b, "  %-5s %s\n", t.ID, firstLine(t.Prompt))
+		}
+	}
+	if p.Mode.HasWorkspace() {
+		if len(p.Paths) == 0 {
+			b.WriteString("\nNo files change.\n")
+		} else {
+			fmt.Fprintf(&b, "\nFiles that change (%d):\n", len(p.Paths))
+			for _, c := range p.Paths {
+				fmt.Fprintf(&b, "  %-12s %s\n", c.Change, c.Path)
+			}
+		}
+	}
+	if len(p.Warnings) > 0 {
+		b.WriteString("\nWarnings:\n")
+		for _, w := range p.Warnings {
+			switch w.Kind {
+			case "changed_outside_turns":
+				fmt.Fprintf(&b, "  %s changed outside agent turns since the last turn; restoring overwrites that change\n", w.Path)
+			default:
+				fmt.Fprintf(&b, "  %s: %s\n", w.Kind, w.Path)
+			}
+		}
+	}
+	if len(p.Excluded) > 0 {
+		fmt.Fprintf(&b, "\nLeft alone (ignored or excluded): %s\n", strings.Join(p.Excluded, ", "))
+	}
+	if p.NoOp() {
+		b.WriteString("\nThis restore changes nothing; confirming only records it.\n")
+	}
+	if p.Recovery != "" {
+		fmt.Fprintf(&b, "\nThe current state is saved as recovery checkpoint %s; /redo brings it back after confirming.\n", p.Recovery)
+	}
+	fmt.Fprintf(&b, "\nConfirmation token: %s\nTo apply, send exactly:\n%s\n\nTo cancel, send anything else.", p.Token, p.Command)
+	return b.String()
+}
+
+// resultText presents a command result.
+func resultText(r app.Result) string {
+	switch r.Kind {
+	case app.ResultList:
+		return listText(r.Rows)
+	case app.ResultPreview:
+		if r.Preview != nil {
+			return previewText(r.Preview)
+		}
+	case app.ResultRestored:
+		if r.Restored != nil {
+			return restoredText(r.Restored)
+		}
+	}
+	return r.Text
+}
+
+func listText(rows []checkpoint.Row) string {
+	if len(rows) == 0 {
+		return "No checkpoints yet: every prompt creates one before it runs."
+	}
+	var b strings.Builder
+	b.WriteString("Checkpoints, newest first:\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "  %-5s %-11s %-8s %s  %s", r.ID, r.Status, plural(r.FilesChanged, "file", "files"),
+			r.CreatedAt.Local().Format("2006-01-02 15:04"), firstLine(r.Prompt))
+		if !r.Workspace {
+			fmt.Fprintf(&b, "  [conversation only: %s]", r.Reason)
+		}
+		if r.Abandoned {
+			b.WriteString("  [abandoned]")
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString("\nPreview a restore with /rewind <checkpoint> [both|conversation|workspace].")
+	return b.String()
+}
+
+func restoredText(r *checkpoint.Restored) string {
+	var b strings.Builder
+	verb := map[checkpoint.Action]string{checkpoint.ActionUndo: "Undone", checkpoint.ActionRedo: "Redone"}[r.Action]
+	if verb == "" {
+		verb = "Rewound"
+	}
+	fmt.Fprintf(&b, "%s: restored the %s to before %s", verb, r.Mode.Describe(), r.Target)
+	if r.Mode.HasWorkspace() {
+		fmt.Fprintf(&b, "; %s changed", plural(r.PathsChanged, "path", "paths"))
+	}
+	b.WriteString(".\n")
+	if r.Notice != "" {
+		fmt.Fprintf(&b, "%s\n", r.Notice)
+	}
+	if r.Mode.HasConversation() {
+		b.WriteString("Turns shown above this point that were rewound are no longer part of the conversation; the model will not see them.\n")
+	}
+	if r.Prompt != "" {
+		fmt.Fprintf(&b, "\nRestored prompt (edit and resend):\n%s\n", r.Prompt)
+	}
+	return b.String()
+}
