@@ -53,6 +53,7 @@ type model struct {
 	lastEsc   time.Time // previous lone Esc while idle, for Esc Esc
 	quitArmed bool      // Ctrl+C pressed once while idle
 	completed int       // index into completion matches cycled by Tab
+	compBase  string    // what was typed before Tab started cycling
 }
 
 type runningTurn struct {
@@ -182,7 +183,7 @@ func (m *model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	m.lastEsc = time.Time{}
-	m.completed = 0
+	m.completed, m.compBase = 0, ""
 	var cmd tea.Cmd
 	m.composer, cmd = m.composer.Update(k)
 	m.layout()
@@ -240,7 +241,7 @@ func (m *model) submit() tea.Cmd {
 		return nil
 	}
 	m.composer.Reset()
-	m.completed = 0
+	m.completed, m.compBase = 0, ""
 	m.layout()
 	m.scroll = 0
 	if command.IsCommand(text) {
@@ -380,7 +381,7 @@ func (m *model) handleExecDone(msg execDoneMsg) tea.Cmd {
 			m.picker.err = text
 			if msg.cmd.Confirm {
 				// The token is spent or refused; Enter previews again.
-				m.picker.preview = nil
+				m.picker.refused, m.picker.preview = m.picker.preview, nil
 			}
 			return nil
 		}
@@ -407,7 +408,7 @@ func (m *model) handleExecDone(msg execDoneMsg) tea.Cmd {
 		m.picker.stage = stageConfirm
 		m.picker.preview = res.Preview
 		m.picker.request = msg.cmd
-		m.picker.err = ""
+		m.picker.err, m.picker.refused = "", nil
 	case app.ResultRestored:
 		m.picker = nil
 		m.applyRestore(res.Restored, msg)
@@ -447,20 +448,25 @@ func (m *model) applyRestore(r *checkpoint.Restored, msg execDoneMsg) {
 	}
 }
 
-// complete implements Tab completion of a command name.
+// complete implements Tab completion of a command name: first to the
+// longest common prefix, then cycling through the candidates for what was
+// typed before the first Tab.
 func (m *model) complete() {
-	matches := m.completions()
+	base := m.compBase
+	if base == "" {
+		base = m.composer.Value()
+	}
+	matches := matchCommands(base)
 	if len(matches) == 0 {
 		return
 	}
-	typed := strings.TrimPrefix(m.composer.Value(), "/")
-	if p := commonPrefix(matches); len(p) > len(typed) {
+	typed := strings.TrimPrefix(base, "/")
+	if p := commonPrefix(matches); m.compBase == "" && len(p) > len(typed) {
 		m.composer.SetValue("/" + p + suffixIfUnique(matches))
 		m.composer.MoveToEnd()
-		m.completed = 0
 		return
 	}
-	// Nothing more in common: cycle through the candidates.
+	m.compBase = base
 	name := matches[m.completed%len(matches)].Name
 	m.completed++
 	m.composer.SetValue("/" + name)
@@ -487,7 +493,10 @@ func commonPrefix(ds []command.Descriptor) string {
 // completions lists the commands matching what is typed while the composer
 // holds only "/name" (no argument yet).
 func (m *model) completions() []command.Descriptor {
-	v := m.composer.Value()
+	return matchCommands(m.composer.Value())
+}
+
+func matchCommands(v string) []command.Descriptor {
 	if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, " \t\n") {
 		return nil
 	}
@@ -527,7 +536,7 @@ func describeErr(err error) string {
 	case checkpoint.CodeWriterActive:
 		return err.Error() + " — stop it first (/tasks lists running tasks, /tasks stop <id> stops one), then try again"
 	case checkpoint.CodeStalePreview, checkpoint.CodeConversationMove:
-		return err.Error() + " — press Enter to preview again"
+		return err.Error() + " (press Enter for a fresh preview)"
 	case checkpoint.CodeTurnRunning:
 		return err.Error() + " — wait for the turn or press Ctrl+C to cancel it"
 	}

@@ -32,6 +32,9 @@ type picker struct {
 	preview *checkpoint.Preview
 	// request is the command that produced preview, to preview again.
 	request command.Command
+	// refused is the preview whose confirmation the session refused; it
+	// names what was not applied while the error is shown.
+	refused *checkpoint.Preview
 
 	loading bool
 	err     string
@@ -289,7 +292,11 @@ func (m *model) previewLines(p *picker) []string {
 	add := func(s string) { out = append(out, s) }
 	pv := p.preview
 	if pv == nil {
-		add(st.title.Render("Restore"))
+		if p.refused != nil {
+			add(st.title.Render(previewTitle(p.refused)) + " · not applied, nothing was changed")
+		} else {
+			add(st.title.Render("Restore"))
+		}
 		add("")
 		if p.loading {
 			add(st.dim.Render("previewing…"))
@@ -300,19 +307,7 @@ func (m *model) previewLines(p *picker) []string {
 		add(st.dim.Render("Enter preview again · Esc back"))
 		return out
 	}
-	var title string
-	switch pv.Action {
-	case checkpoint.ActionUndo:
-		title = "Undo"
-	case checkpoint.ActionRedo:
-		title = "Redo"
-	default:
-		title = "Rewind"
-	}
-	if pv.Target != "" {
-		title += " to before " + pv.Target
-	}
-	add(st.title.Render(title) + " · changes the " + pv.Mode.Describe())
+	add(st.title.Render(previewTitle(pv)) + " · changes the " + pv.Mode.Describe())
 	add("")
 	if pv.NoOp() {
 		add("Nothing will change: the conversation and files already match.")
@@ -364,6 +359,22 @@ func (m *model) previewLines(p *picker) []string {
 	}
 	add(st.dim.Render("Enter confirm · " + back))
 	return out
+}
+
+func previewTitle(pv *checkpoint.Preview) string {
+	var title string
+	switch pv.Action {
+	case checkpoint.ActionUndo:
+		title = "Undo"
+	case checkpoint.ActionRedo:
+		title = "Redo"
+	default:
+		title = "Rewind"
+	}
+	if pv.Target != "" {
+		title += " to before " + pv.Target
+	}
+	return title
 }
 
 func changeLabel(c string) string {

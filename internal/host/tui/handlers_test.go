@@ -1,0 +1,603 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/yolop-dev/yolop/internal/agent"
+	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/command"
+)
+
+func ptr(s string) *string { return &s }
+
+// streamingSession answers every prompt with text deltas, a tool call and a
+// notice, and counts the checkpoint it created.
+func streamingSession() *fakeSession {
+	f := &fakeSession{info: baseInfo()}
+	f.info.Checkpoints = 0
+	f.prompt = func(ctx context.Context, text string, on func(agent.Update)) (app.TurnResult, error) {
+		tool := &agent.ToolInfo{ID: "t1", Name: "write_file", Kind: "edit", Title: "write_file a.txt", Status: "in_progress", Path: "a.txt", NewText: ptr("hello\n")}
+		on(agent.Update{Kind: agent.UpdateReasoning, Text: "plan: write "})
+		on(agent.Update{Kind: agent.UpdateReasoning, Text: "the file"})
+		on(agent.Update{Kind: agent.UpdateToolStart, Tool: tool})
+		done := *tool
+		done.Status, done.Result = "completed", "wrote 6 bytes to a.txt\nline two\nline three"
+		on(agent.Update{Kind: agent.UpdateToolEnd, Tool: &done})
+		on(agent.Update{Kind: agent.UpdateText, Text: "done: 1 "})
+		on(agent.Update{Kind: agent.UpdateText, Text: "actions\nhello — ünïcødé 世界"})
+		f.mu.Lock()
+		f.info.Checkpoints++
+		f.mu.Unlock()
+		return app.TurnResult{CheckpointID: "cp1", Status: "completed", Text: "done: 1 actions\nhello — ünïcødé 世界"}, nil
+	}
+	return f
+}
+
+func TestPromptStreamsIntoTranscript(t *testing.T) {
+	t.Parallel()
+	f := streamingSession()
+	m, _ := newTestModel(t, f)
+	typeText(t, m, "write a.txt\nhello\nEOF")
+	press(t, m, "enter")
+
+	want := []string{
+		"user:write a.txt\nhello\nEOF",
+		"reasoning:plan: write the file",
+		"tool:write_file:completed",
+		"assistant:done: 1 actions\nhello — ünïcødé 世界",
+	}
+	if got := entryTexts(m); !slices.Equal(got, want) {
+		t.Fatalf("entries:\n%q\nwant\n%q", got, want)
+	}
+	if m.turn != nil || m.busy() {
+		t.Fatal("the turn is still marked running after its result")
+	}
+	if m.info.Checkpoints != 1 {
+		t.Fatalf("status bar checkpoints = %d, want 1 (re-read after the turn)", m.info.Checkpoints)
+	}
+	if m.composer.Value() != "" {
+		t.Fatalf("composer not cleared after sending: %q", m.composer.Value())
+	}
+	golden(t, "transcript", screen(m))
+}
+
+func TestComposerNewlineDoesNotSend(t *testing.T) {
+	t.Parallel()
+	f := streamingSession()
+	m, _ := newTestModel(t, f)
+	typeText(t, m, "line one")
+	press(t, m, "alt+enter")
+	typeText(t, m, "line two")
+	m.Update(tea.KeyPressMsg{Code: 'j', Mod: tea.ModCtrl})
+	if got := m.composer.Value(); got != "line one\nline two\n" {
+		t.Fatalf("composer = %q, want two lines and a trailing newline", got)
+	}
+	if len(m.entries) != 0 {
+		t.Fatalf("Alt+Enter/Ctrl+J sent the prompt: %q", entryTexts(m))
+	}
+}
+
+func TestBadInputStaysUsable(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, input, want string
+	}{
+		{"unknown command", "/frobnicate", "unknown command /frobnicate"},
+		{"bad checkpoint", "/rewind banana", `"banana" is not a checkpoint id`},
+		{"bad mode", "/rewind cp2 sideways", `unknown mode "sideways"`},
+		{"extra args", "/undo now", "usage: /undo [--confirm token]"},
+		{"bad token", "/redo --confirm a!b", "is not a confirmation token"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := streamingSession()
+			m, _ := newTestModel(t, f)
+			typeText(t, m, tt.input)
+			press(t, m, "enter")
+			got := entryTexts(m)
+			if len(got) != 2 || !strings.HasPrefix(got[1], "error:") || !strings.Contains(got[1], tt.want) {
+				t.Fatalf("entries %q: want a usage error containing %q", got, tt.want)
+			}
+			if log := f.execLog(); len(log) != 0 {
+				t.Fatalf("a malformed command reached the session: %q", log)
+			}
+			// Still usable: the next prompt runs.
+			typeText(t, m, "hello")
+			press(t, m, "enter")
+			if last := entryTexts(m); !strings.HasPrefix(last[len(last)-1], "assistant:done: 1 actions") {
+				t.Fatalf("after a bad command the next prompt did not run: %q", last)
+			}
+		})
+	}
+}
+
+func TestProviderErrorMidStream(t *testing.T) {
+	t.Parallel()
+	f := &fakeSession{info: baseInfo()}
+	f.prompt = func(ctx context.Context, text string, on func(agent.Update)) (app.TurnResult, error) {
+		if text == "fail" {
+			on(agent.Update{Kind: agent.UpdateText, Text: "partial "})
+			on(agent.Update{Kind: agent.UpdateError, Text: "provider: sim: injected failure"})
+			return app.TurnResult{CheckpointID: "cp4", Status: "failed", Error: "provider: sim: injected failure"}, nil
+		}
+		return app.TurnResult{Status: "completed", Text: "echo " + text}, nil
+	}
+	m, _ := newTestModel(t, f)
+	typeText(t, m, "fail")
+	press(t, m, "enter")
+	want := []string{"user:fail", "assistant:partial ", "error:provider: sim: injected failure"}
+	if got := entryTexts(m); !slices.Equal(got, want) {
+		t.Fatalf("entries %q, want %q (the failure shown once)", got, want)
+	}
+	typeText(t, m, "again")
+	press(t, m, "enter")
+	if got := entryTexts(m); got[len(got)-1] != "assistant:echo again" {
+		t.Fatalf("session not usable after a failed turn: %q", got)
+	}
+
+	// A Go error from Prompt (infrastructure) is shown too.
+	f.prompt = func(ctx context.Context, text string, on func(agent.Update)) (app.TurnResult, error) {
+		return app.TurnResult{}, fmt.Errorf("session: append event: disk full")
+	}
+	typeText(t, m, "x")
+	press(t, m, "enter")
+	if got := entryTexts(m); got[len(got)-1] != "error:session: append event: disk full" {
+		t.Fatalf("infrastructure error not shown: %q", got)
+	}
+}
+
+func TestCtrlCCancelsTurnThenQuits(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{})
+	f := &fakeSession{info: baseInfo()}
+	f.prompt = func(ctx context.Context, text string, on func(agent.Update)) (app.TurnResult, error) {
+		on(agent.Update{Kind: agent.UpdateText, Text: "working"})
+		close(started)
+		<-ctx.Done()
+		return app.TurnResult{Status: "cancelled"}, nil
+	}
+	m, _ := newTestModel(t, f)
+	typeText(t, m, "sleep 100000")
+	_, cmd := m.Update(keyMsg("enter"))
+	batch := cmd().(tea.BatchMsg)
+	promptDone := make(chan tea.Msg)
+	go func() { promptDone <- batch[0]() }()
+	<-started
+
+	// Enter while running keeps the text and explains.
+	typeText(t, m, "next")
+	press(t, m, "enter")
+	if m.composer.Value() != "next" {
+		t.Fatalf("text typed during a turn was lost: %q", m.composer.Value())
+	}
+	if quit := press(t, m, "ctrl+c"); quit {
+		t.Fatal("Ctrl+C during a turn quit instead of cancelling")
+	}
+	<-promptDone
+	drive(t, m, batch[1])
+	got := entryTexts(m)
+	if got[len(got)-1] != "notice:turn cancelled" || m.turn != nil {
+		t.Fatalf("entries after cancel %q (turn running: %v)", got, m.turn != nil)
+	}
+	if !slices.Contains(got, "error:a turn is running: wait for it or press Ctrl+C to cancel it (your text stays in the composer)") {
+		t.Fatalf("no message for Enter during a turn: %q", got)
+	}
+
+	// Idle: the first Ctrl+C clears the composer, the second quits.
+	if quit := press(t, m, "ctrl+c"); quit || m.composer.Value() != "" {
+		t.Fatalf("first idle Ctrl+C: quit=%v composer=%q", quit, m.composer.Value())
+	}
+	if !strings.Contains(screen(m), "press Ctrl+C again to quit") {
+		t.Fatal("no hint after the first idle Ctrl+C")
+	}
+	_, cmd = m.Update(keyMsg("ctrl+c"))
+	if cmd == nil {
+		t.Fatal("second idle Ctrl+C did not quit")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Fatal("second idle Ctrl+C did not quit")
+	}
+}
+
+func TestEscEscOpensPickerOnlyWhenQuick(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		gap  time.Duration
+		open bool
+	}{
+		{"quick", 400 * time.Millisecond, true},
+		{"slow", 1500 * time.Millisecond, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := rewindSession(nil)
+			m, clk := newTestModel(t, f)
+			press(t, m, "esc")
+			clk.advance(tt.gap)
+			press(t, m, "esc")
+			if (m.picker != nil) != tt.open {
+				t.Fatalf("picker open = %v, want %v", m.picker != nil, tt.open)
+			}
+			if tt.open && !slices.Equal(f.execLog(), []string{"/rewind"}) {
+				t.Fatalf("execs %q, want the list", f.execLog())
+			}
+		})
+	}
+}
+
+func TestPickerRewindRestoresConversation(t *testing.T) {
+	t.Parallel()
+	f := rewindSession(nil)
+	m, _ := newTestModel(t, f)
+	m.entries = append(m.entries, entry{kind: kindUser, text: "rm a.txt"}) // on screen before the restore
+	press(t, m, "esc")
+	press(t, m, "esc")
+	if m.picker == nil || m.picker.stage != stageList {
+		t.Fatal("Esc Esc did not open the list")
+	}
+	golden(t, "picker", screen(m))
+
+	press(t, m, "down") // cp2
+	press(t, m, "enter")
+	if m.picker == nil || m.picker.stage != stageConfirm {
+		t.Fatal("Enter on a checkpoint did not show its preview")
+	}
+	golden(t, "preview", screen(m))
+
+	press(t, m, "enter")
+	wantExecs := []string{"/rewind", "/rewind cp2 both", "/rewind cp2 both --confirm k3F9x2"}
+	if got := f.execLog(); !slices.Equal(got, wantExecs) {
+		t.Fatalf("execs %q, want %q", got, wantExecs)
+	}
+	if m.picker != nil {
+		t.Fatal("picker still open after the restore")
+	}
+	if got := m.composer.Value(); got != "write b.txt\nsecond file\nEOF" {
+		t.Fatalf("composer = %q, want turn 2's prompt back (not sent)", got)
+	}
+	want := []string{
+		"user:write a.txt", "assistant:done: 1 actions",
+		"notice:rewound to before cp2 (conversation and workspace): 2 turns left the branch, 2 paths restored",
+	}
+	if got := entryTexts(m); !slices.Equal(got, want) {
+		t.Fatalf("transcript after restore %q, want the branch plus one notice %q", got, want)
+	}
+	if !m.info.RedoAvailable || m.info.Checkpoints != 1 {
+		t.Fatalf("status not refreshed: %+v", m.info)
+	}
+	golden(t, "restored", screen(m))
+}
+
+func TestPickerModeChoice(t *testing.T) {
+	t.Parallel()
+	f := rewindSession(nil)
+	f.exec = func(c command.Command) (app.Result, error) {
+		if c.Target == "" {
+			r := rows()
+			r[0].Workspace, r[0].Reason = false, "repository lock held"
+			return app.Result{Kind: app.ResultList, Rows: r}, nil
+		}
+		return app.Result{Kind: app.ResultPreview, Preview: preview(c.Target, c.Mode)}, nil
+	}
+	m, _ := newTestModel(t, f)
+	typeText(t, m, "/rewind")
+	press(t, m, "enter")
+	// cp3 has no workspace snapshot: only conversation, and the list says why.
+	if _, mode, _ := m.picker.selected(); mode != checkpoint.ModeConversation {
+		t.Fatalf("default mode for a conversation-only checkpoint = %q", mode)
+	}
+	if s := screen(m); !strings.Contains(s, "conversation only: repository lock held") {
+		t.Fatalf("the list does not say why cp3 is conversation only:\n%s", s)
+	}
+	press(t, m, "tab")
+	if _, mode, _ := m.picker.selected(); mode != checkpoint.ModeConversation {
+		t.Fatalf("Tab offered %q on a conversation-only checkpoint", mode)
+	}
+	press(t, m, "down")
+	modes := []checkpoint.Mode{}
+	for range 3 {
+		_, mode, _ := m.picker.selected()
+		modes = append(modes, mode)
+		press(t, m, "right")
+	}
+	if !slices.Equal(modes, []checkpoint.Mode{checkpoint.ModeBoth, checkpoint.ModeConversation, checkpoint.ModeWorkspace}) {
+		t.Fatalf("modes cycled %q", modes)
+	}
+	// Back on both; pick workspace and preview: the pane names it.
+	press(t, m, "left")
+	press(t, m, "enter")
+	if got := f.execLog(); got[len(got)-1] != "/rewind cp2 workspace" {
+		t.Fatalf("preview asked for %q", got[len(got)-1])
+	}
+	if s := screen(m); !strings.Contains(s, "changes the workspace only") || !strings.Contains(s, "deleted      b.txt") {
+		t.Fatalf("preview does not name the mode or the paths:\n%s", s)
+	}
+	// Esc goes back to the list, Esc again closes; nothing confirmed.
+	press(t, m, "esc")
+	if m.picker == nil || m.picker.stage != stageList {
+		t.Fatal("Esc in the preview did not go back to the list")
+	}
+	press(t, m, "esc")
+	if m.picker != nil {
+		t.Fatal("Esc in the list did not close the picker")
+	}
+	for _, c := range f.execLog() {
+		if strings.Contains(c, "--confirm") {
+			t.Fatalf("cancelled picker confirmed: %q", f.execLog())
+		}
+	}
+}
+
+func TestWorkspaceOnlyRestoreKeepsTranscript(t *testing.T) {
+	t.Parallel()
+	f := &fakeSession{info: baseInfo()}
+	f.exec = func(c command.Command) (app.Result, error) {
+		if !c.Confirm {
+			return app.Result{Kind: app.ResultPreview, Preview: preview("cp2", checkpoint.ModeWorkspace)}, nil
+		}
+		return app.Result{Kind: app.ResultRestored, Restored: &checkpoint.Restored{
+			Action: checkpoint.ActionRewind, Target: "cp2", Mode: checkpoint.ModeWorkspace, PathsChanged: 2,
+			Notice: "files restored to before cp2 (workspace only): 2 paths changed",
+		}}, nil
+	}
+	m, _ := newTestModel(t, f)
+	m.entries = []entry{{kind: kindUser, text: "one"}, {kind: kindAssistant, text: "two"}}
+	typeText(t, m, "/rewind 2 workspace")
+	press(t, m, "enter")
+	press(t, m, "enter")
+	want := []string{"user:one", "assistant:two", "user:/rewind 2 workspace", "notice:files restored to before cp2 (workspace only): 2 paths changed"}
+	if got := entryTexts(m); !slices.Equal(got, want) {
+		t.Fatalf("entries %q, want %q", got, want)
+	}
+	if m.composer.Value() != "" {
+		t.Fatalf("workspace-only restore filled the composer: %q", m.composer.Value())
+	}
+}
+
+func TestRefusedConfirmations(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		err      error
+		want     string
+		reviewed bool // Enter previews again
+	}{
+		{"writer active", &checkpoint.Error{Code: checkpoint.CodeWriterActive, Msg: "a shell command is still running (task t1)"}, "stop it first (/tasks lists running tasks", false},
+		{"stale preview", &checkpoint.Error{Code: checkpoint.CodeStalePreview, Msg: "workspace changed since the preview; run the preview again"}, "press Enter for a fresh preview", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := rewindSession(tt.err)
+			m, _ := newTestModel(t, f)
+			typeText(t, m, "/rewind cp2")
+			press(t, m, "enter")
+			press(t, m, "enter")
+			if m.picker == nil {
+				t.Fatal("a refused restore closed the picker")
+			}
+			if !strings.Contains(m.picker.err, tt.want) || !strings.Contains(screen(m), "✗ "+tt.err.Error()[:20]) {
+				t.Fatalf("picker error %q, want it to contain %q\n%s", m.picker.err, tt.want, screen(m))
+			}
+			if tt.name == "writer active" {
+				golden(t, "refused", screen(m))
+			}
+			n := len(f.execLog())
+			press(t, m, "enter")
+			last := f.execLog()[len(f.execLog())-1]
+			if len(f.execLog()) != n+1 || last != "/rewind cp2" {
+				t.Fatalf("Enter after a refusal ran %q, want a fresh preview /rewind cp2", f.execLog())
+			}
+			if m.picker == nil || m.picker.preview == nil || m.picker.err != "" {
+				t.Fatal("the fresh preview is not shown")
+			}
+		})
+	}
+}
+
+func TestPendingPreviewFromTurn(t *testing.T) {
+	t.Parallel()
+	f := rewindSession(nil)
+	pv := &checkpoint.Preview{Action: checkpoint.ActionUndo, Target: "cp3", Mode: checkpoint.ModeBoth,
+		TurnsLeaving: []checkpoint.TurnRef{{ID: "cp4", Prompt: "undo the last turn"}, {ID: "cp3", Prompt: "rm a.txt"}},
+		Paths:        []checkpoint.PathChange{{Path: "a.txt", Change: "added"}}, Token: "tok_1", Command: "/undo --confirm tok_1"}
+	f.prompt = func(ctx context.Context, text string, on func(agent.Update)) (app.TurnResult, error) {
+		return app.TurnResult{CheckpointID: "cp4", Status: "completed", Text: "done: 1 actions", Pending: pv}, nil
+	}
+	var confirmed command.Command
+	f.exec = func(c command.Command) (app.Result, error) {
+		confirmed = c
+		return app.Result{Kind: app.ResultRestored, Restored: &checkpoint.Restored{Action: checkpoint.ActionUndo, Target: "cp3", Mode: checkpoint.ModeBoth, Prompt: "rm a.txt", Notice: "undid cp3 and cp4"}}, nil
+	}
+	m, _ := newTestModel(t, f)
+	typeText(t, m, "undo the last turn")
+	press(t, m, "enter")
+	if m.picker == nil || m.picker.stage != stageConfirm || m.picker.preview != pv {
+		t.Fatal("a pending preview did not open the confirmation")
+	}
+	if len(f.execLog()) != 0 {
+		t.Fatal("the pending preview was applied without confirmation")
+	}
+	golden(t, "pending", screen(m))
+	press(t, m, "enter")
+	if confirmed.Name != "undo" || confirmed.Token != "tok_1" || !confirmed.Confirm {
+		t.Fatalf("confirmed %+v, want /undo --confirm tok_1", confirmed)
+	}
+	if m.composer.Value() != "rm a.txt" {
+		t.Fatalf("composer = %q after undo", m.composer.Value())
+	}
+}
+
+func TestUndoRedoFromComposerCanBeCancelled(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"undo", "redo"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := &fakeSession{info: baseInfo()}
+			f.exec = func(c command.Command) (app.Result, error) {
+				pv := preview("cp3", checkpoint.ModeBoth)
+				pv.Action, pv.Command = checkpoint.Action(c.Name), "/"+c.Name+" --confirm k3F9x2"
+				return app.Result{Kind: app.ResultPreview, Preview: pv}, nil
+			}
+			m, _ := newTestModel(t, f)
+			typeText(t, m, "/"+name)
+			press(t, m, "enter")
+			if m.picker == nil || m.picker.stage != stageConfirm {
+				t.Fatalf("/%s did not show its preview", name)
+			}
+			if s := screen(m); !strings.Contains(s, "Confirm token: k3F9x2") {
+				t.Fatalf("no token on the preview:\n%s", s)
+			}
+			press(t, m, "esc")
+			if m.picker != nil {
+				t.Fatal("Esc did not cancel")
+			}
+			got := entryTexts(m)
+			if got[len(got)-1] != "notice:restore cancelled: nothing was changed" || len(f.execLog()) != 1 {
+				t.Fatalf("after Esc: entries %q execs %q", got, f.execLog())
+			}
+		})
+	}
+}
+
+func TestLocalCommands(t *testing.T) {
+	t.Parallel()
+	f := &fakeSession{info: baseInfo()}
+	f.exec = func(c command.Command) (app.Result, error) {
+		if c.Name == "tasks" {
+			return app.Result{Kind: app.ResultTasks, Text: "no background tasks"}, nil
+		}
+		return app.Result{Kind: app.ResultList}, nil
+	}
+	m, _ := newTestModel(t, f)
+	typeText(t, m, "/help")
+	press(t, m, "enter")
+	if s := strings.Join(entryTexts(m), "\n"); !strings.Contains(s, "/rewind [checkpoint]") || !strings.Contains(s, "/quit") {
+		t.Fatalf("/help does not list the registry:\n%s", s)
+	}
+	typeText(t, m, "/tasks")
+	press(t, m, "enter")
+	if got := entryTexts(m); got[len(got)-1] != "info:no background tasks" {
+		t.Fatalf("/tasks output %q", got)
+	}
+	typeText(t, m, "/rewind")
+	press(t, m, "enter")
+	if got := entryTexts(m); m.picker != nil || !strings.HasPrefix(got[len(got)-1], "notice:no checkpoints yet") {
+		t.Fatalf("/rewind with no checkpoints: %q", got)
+	}
+	typeText(t, m, "/clear")
+	press(t, m, "enter")
+	if len(m.entries) != 0 {
+		t.Fatalf("/clear left %q", entryTexts(m))
+	}
+	if got := f.execLog(); !slices.Equal(got, []string{"/tasks", "/rewind"}) {
+		t.Fatalf("display-only commands reached the session: %q", got)
+	}
+	typeText(t, m, "/quit")
+	_, cmd := m.Update(keyMsg("enter"))
+	if !drive(t, m, cmd) {
+		t.Fatal("/quit did not quit")
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		typed string
+		shown []string // commands listed
+		tabs  []string // composer after each Tab
+	}{
+		{"/re", []string{"/rewind", "/redo"}, []string{"/rewind", "/redo", "/rewind"}},
+		{"/u", []string{"/undo"}, []string{"/undo "}},
+		{"/c", []string{"/compact", "/clear"}, []string{"/compact", "/clear"}},
+		{"/", []string{"/rewind", "/undo", "/redo", "/compact", "/tasks", "/help", "/clear", "/quit"}, nil},
+		{"/zz", nil, []string{"/zz"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.typed, func(t *testing.T) {
+			t.Parallel()
+			m, _ := newTestModel(t, &fakeSession{info: baseInfo()})
+			typeText(t, m, tt.typed)
+			var shown []string
+			for _, d := range m.completions() {
+				shown = append(shown, "/"+d.Name)
+			}
+			if !slices.Equal(shown, tt.shown) {
+				t.Fatalf("completions %q, want %q", shown, tt.shown)
+			}
+			if len(tt.shown) == 0 && !strings.Contains(screen(m), "no command matches "+tt.typed) {
+				t.Fatalf("no message for an unknown prefix:\n%s", screen(m))
+			}
+			for i, want := range tt.tabs {
+				press(t, m, "tab")
+				if got := m.composer.Value(); got != want {
+					t.Fatalf("after Tab %d composer = %q, want %q", i+1, got, want)
+				}
+			}
+		})
+	}
+	m, _ := newTestModel(t, &fakeSession{info: baseInfo()})
+	typeText(t, m, "/re")
+	golden(t, "completion", screen(m))
+}
+
+func TestRenderFitsAnySize(t *testing.T) {
+	t.Parallel()
+	f := streamingSession()
+	m, _ := newTestModel(t, f)
+	typeText(t, m, "write a.txt")
+	press(t, m, "enter")
+	long := strings.Repeat("wide 世界 text ", 40) + "\n" + strings.Repeat("x", 300)
+	m.entries = append(m.entries, entry{kind: kindAssistant, text: long},
+		entry{kind: kindTool, tool: &agent.ToolInfo{ID: "t9", Name: "bash", Title: "bash: " + strings.Repeat("echo 很长 ", 30), Status: "failed", IsError: true, Result: strings.Repeat("err ", 100)}})
+	for _, size := range [][2]int{{80, 24}, {30, 10}, {41, 12}, {200, 50}, {29, 10}, {80, 5}} {
+		m.Update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		lines := strings.Split(m.render(), "\n")
+		if len(lines) > size[1] && !m.tooSmall() {
+			t.Errorf("%dx%d: %d lines rendered", size[0], size[1], len(lines))
+		}
+		for _, l := range lines {
+			if w := ansi.StringWidth(l); w > size[0] {
+				t.Errorf("%dx%d: line %q is %d cells wide", size[0], size[1], ansi.Strip(l), w)
+			}
+		}
+	}
+	m.Update(tea.WindowSizeMsg{Width: 25, Height: 8})
+	golden(t, "too-small", screen(m))
+	// Back to a usable size: the session is intact.
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if !strings.Contains(screen(m), "s_01jfz8k2m3") {
+		t.Fatal("status bar missing after resizing back")
+	}
+}
+
+func TestScrollback(t *testing.T) {
+	t.Parallel()
+	m, _ := newTestModel(t, &fakeSession{info: baseInfo()})
+	for i := range 60 {
+		m.entries = append(m.entries, entry{kind: kindAssistant, text: fmt.Sprintf("line %02d", i)})
+	}
+	if s := screen(m); !strings.Contains(s, "line 59") || strings.Contains(s, "line 40") {
+		t.Fatalf("the bottom is not shown:\n%s", s)
+	}
+	press(t, m, "pgup")
+	if s := screen(m); strings.Contains(s, "line 59") || !strings.Contains(s, "scrolled up") {
+		t.Fatalf("PgUp did not scroll:\n%s", s)
+	}
+	press(t, m, "pgdown")
+	if s := screen(m); !strings.Contains(s, "line 59") {
+		t.Fatalf("PgDn did not return to the bottom:\n%s", s)
+	}
+}
