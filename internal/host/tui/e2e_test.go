@@ -1,0 +1,223 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/yolop-dev/yolop/internal/git/gittest"
+)
+
+func TestMain(m *testing.M) { os.Exit(gittest.Main(m)) }
+
+// tmuxTerm is one yolop running in a private tmux server.
+type tmuxTerm struct {
+	t    *testing.T
+	sock string
+}
+
+func (tm *tmuxTerm) tmux(args ...string) string {
+	tm.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", tm.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		tm.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func (tm *tmuxTerm) capture() string { return tm.tmux("capture-pane", "-p", "-t", "yolop") }
+
+// keys sends tmux key names (Enter, Escape, C-j, Down).
+func (tm *tmuxTerm) keys(k ...string) {
+	tm.t.Helper()
+	tm.tmux(append([]string{"send-keys", "-t", "yolop"}, k...)...)
+}
+
+// typeLines types text; a newline inside becomes Ctrl+J (a newline in the
+// composer, not a send).
+func (tm *tmuxTerm) typeLines(text string) {
+	tm.t.Helper()
+	for i, line := range strings.Split(text, "\n") {
+		if i > 0 {
+			tm.keys("C-j")
+		}
+		if line != "" {
+			tm.tmux("send-keys", "-t", "yolop", "-l", line)
+		}
+	}
+}
+
+// waitFor polls the screen until cond holds; a terminal program renders
+// asynchronously, so this is the only way to observe it.
+func (tm *tmuxTerm) waitFor(what string, cond func(screen string) bool) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	var s string
+	for time.Now().Before(deadline) {
+		s = tm.capture()
+		if cond(s) {
+			return s
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tm.t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
+	return ""
+}
+
+func (tm *tmuxTerm) waitText(sub string) string {
+	tm.t.Helper()
+	return tm.waitFor(fmt.Sprintf("%q", sub), func(s string) bool { return strings.Contains(s, sub) })
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" {
+		t.Fatalf("locate go.mod: %v", err)
+	}
+	return filepath.Dir(strings.TrimSpace(string(out)))
+}
+
+// waitFile polls until path holds want ("" with gone=true: absent).
+func waitFile(t *testing.T, path, want string, gone bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	var got string
+	var err error
+	for time.Now().Before(deadline) {
+		var b []byte
+		b, err = os.ReadFile(path)
+		got = string(b)
+		if gone && os.IsNotExist(err) || !gone && err == nil && got == want {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if gone {
+		t.Fatalf("%s still exists (content %q), want it removed", path, got)
+	}
+	t.Fatalf("%s = %q (err %v), want %q", path, got, err, want)
+}
+
+// TestTmuxRewindEndToEnd drives the built binary in a real terminal: three
+// sim turns, Esc Esc, the picker, cp2, its preview, Enter; turn 2's prompt
+// comes back in the composer and the files are restored; then /redo.
+func TestTmuxRewindEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test in tmux; skipped with -short")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "yolop")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/yolop")
+	build.Dir = moduleRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build yolop: %v\n%s", err, out)
+	}
+	repo := gittest.NewRepo(t)
+	data := filepath.Join(tmp, "data")
+
+	// The script keeps the pane open after yolop exits so the exit code
+	// and the resume hint can be read.
+	script := filepath.Join(tmp, "run.sh")
+	body := "#!/bin/sh\n" +
+		"export NO_COLOR=1 XDG_CONFIG_HOME='" + filepath.Join(tmp, "config") + "' YOLOP_DATA_DIR='" + data + "'\n" +
+		"unset OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY\n" +
+		"cd '" + repo + "' || exit 1\n" +
+		"'" + bin + "' --provider sim --data-dir '" + data + "'\n" +
+		"echo \"yolop-exit=$?\"\n" +
+		"sleep 120\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tm := &tmuxTerm{t: t, sock: filepath.Join(tmp, "tmux.sock")}
+	tm.tmux("-f", "/dev/null", "new-session", "-d", "-s", "yolop", "-x", "110", "-y", "32", "sh "+script)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", tm.sock, "kill-server").Run() })
+
+	tm.waitText("Type a prompt")
+	turns := []string{"write a.txt\nhello\nEOF", "write b.txt\nsecond\nEOF", "rm a.txt"}
+	for i, p := range turns {
+		tm.typeLines(p)
+		tm.keys("Enter")
+		want := regexp.MustCompile(fmt.Sprintf(`│ %d checkpoints?\b`, i+1))
+		tm.waitFor(fmt.Sprintf("turn %d to finish", i+1), func(s string) bool {
+			return want.MatchString(s) && strings.Contains(s, "Enter send")
+		})
+	}
+	screen := tm.capture()
+	id := regexp.MustCompile(`s_[0-9a-z]+`).FindString(screen)
+	if id == "" {
+		t.Fatalf("no session id in the status bar:\n%s", screen)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, "--data-dir", data, "sessions", "show", id, "--output-format", "json").Output()
+	if err != nil {
+		t.Fatalf("yolop sessions show %s: %v", id, err)
+	}
+	var show struct {
+		ActiveRoot string `json:"active_root"`
+	}
+	if err := json.Unmarshal(out, &show); err != nil || show.ActiveRoot == "" {
+		t.Fatalf("sessions show: %v: %s", err, out)
+	}
+	root := show.ActiveRoot
+	waitFile(t, filepath.Join(root, "a.txt"), "", true)
+	waitFile(t, filepath.Join(root, "b.txt"), "second\n", false)
+
+	// Esc Esc opens the picker; cp2 is the second row (newest first).
+	tm.keys("Escape")
+	time.Sleep(150 * time.Millisecond) // two separate presses, well inside the 1 s window
+	tm.keys("Escape")
+	tm.waitText("Rewind: choose a checkpoint")
+	tm.keys("Down")
+	tm.waitText("› cp2")
+	tm.keys("Enter")
+	preview := tm.waitText("Confirm token")
+	for _, want := range []string{"Rewind to before cp2", "conversation and workspace", "cp3", "rm a.txt", "a.txt", "b.txt"} {
+		if !strings.Contains(preview, want) {
+			t.Errorf("preview lacks %q:\n%s", want, preview)
+		}
+	}
+	t.Logf("preview:\n%s", preview)
+	tm.keys("Enter")
+	restored := tm.waitFor("turn 2's prompt in the composer", func(s string) bool {
+		return strings.Contains(s, "> write b.txt") && strings.Contains(s, "redo available")
+	})
+	if !regexp.MustCompile(`(?m)^> write b\.txt\s*\n\s+second\s*\n\s+EOF`).MatchString(restored) {
+		t.Fatalf("the composer does not hold turn 2's prompt:\n%s", restored)
+	}
+	waitFile(t, filepath.Join(root, "a.txt"), "hello\n", false)
+	waitFile(t, filepath.Join(root, "b.txt"), "", true)
+
+	// Clear the composer (Ctrl+C once when idle), then /redo.
+	tm.keys("C-c")
+	tm.waitText("Type a prompt")
+	tm.typeLines("/redo")
+	tm.keys("Enter")
+	tm.waitText("Confirm token")
+	tm.keys("Enter")
+	tm.waitFor("redo to finish", func(s string) bool {
+		return regexp.MustCompile(`│ 3 checkpoints`).MatchString(s) && !strings.Contains(s, "Confirm token")
+	})
+	waitFile(t, filepath.Join(root, "a.txt"), "", true)
+	waitFile(t, filepath.Join(root, "b.txt"), "second\n", false)
+
+	// Ctrl+C twice quits cleanly.
+	tm.keys("C-c")
+	tm.waitText("press Ctrl+C again to quit")
+	tm.keys("C-c")
+	final := tm.waitText("yolop-exit=")
+	if !strings.Contains(final, "yolop-exit=0") {
+		t.Fatalf("yolop did not exit cleanly:\n%s", final)
+	}
+}
