@@ -92,6 +92,7 @@ func TestBadInputStaysUsable(t *testing.T) {
 		name, input, want string
 	}{
 		{"unknown command", "/frobnicate", "unknown command /frobnicate"},
+		{"ambiguous prefix", "/re", "unknown command /re"},
 		{"bad checkpoint", "/rewind banana", `"banana" is not a checkpoint id`},
 		{"bad mode", "/rewind cp2 sideways", `unknown mode "sideways"`},
 		{"extra args", "/undo now", "usage: /undo [--confirm token]"},
@@ -599,5 +600,29 @@ func TestScrollback(t *testing.T) {
 	press(t, m, "pgdown")
 	if s := screen(m); !strings.Contains(s, "line 59") {
 		t.Fatalf("PgDn did not return to the bottom:\n%s", s)
+	}
+}
+
+func TestEnterExpandsUnambiguousPrefix(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ typed, ran string }{
+		{"/und", "/undo"},
+		{"/rew 2 conv", "/rewind cp2 conversation"},
+		{"/REDO", "/redo"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.typed, func(t *testing.T) {
+			t.Parallel()
+			f := &fakeSession{info: baseInfo()}
+			f.exec = func(c command.Command) (app.Result, error) {
+				return app.Result{Kind: app.ResultPreview, Preview: preview("cp2", checkpoint.ModeConversation)}, nil
+			}
+			m, _ := newTestModel(t, f)
+			typeText(t, m, tt.typed)
+			press(t, m, "enter")
+			if got := f.execLog(); !slices.Equal(got, []string{tt.ran}) {
+				t.Fatalf("ran %q, want %q", got, tt.ran)
+			}
+		})
 	}
 }

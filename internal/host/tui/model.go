@@ -245,6 +245,7 @@ func (m *model) submit() tea.Cmd {
 	m.layout()
 	m.scroll = 0
 	if command.IsCommand(text) {
+		text = expandCommandName(text)
 		cmd, err := command.Parse(text)
 		if err != nil {
 			m.addEntry(entry{kind: kindUser, text: strings.TrimSpace(text)})
@@ -471,6 +472,24 @@ func (m *model) complete() {
 	m.completed++
 	m.composer.SetValue("/" + name)
 	m.composer.MoveToEnd()
+}
+
+// expandCommandName completes an unambiguous command prefix on Enter, the
+// way Tab would ("/und" runs /undo); anything else is left to the parser,
+// which explains what is wrong.
+func expandCommandName(text string) string {
+	line := strings.TrimSpace(text)
+	name, rest, _ := strings.Cut(line[1:], " ")
+	if _, ok := command.Lookup(strings.ToLower(name)); ok || name == "" || strings.Contains(name, "\n") {
+		return text
+	}
+	if ms := matchCommands("/" + name); len(ms) == 1 {
+		if rest != "" {
+			return "/" + ms[0].Name + " " + rest
+		}
+		return "/" + ms[0].Name
+	}
+	return text
 }
 
 func suffixIfUnique(ds []command.Descriptor) string {
