@@ -74,9 +74,13 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opener Opener, log 
 		base:     base,
 		out:      newOutbound(out),
 		sessions: make(map[string]*live),
+		ready:    make(chan struct{}),
 	}
+	// The connection starts reading at once; handlers wait for ready so
+	// they never see s.conn unset.
 	s.conn = sdk.NewConnection(s.handle, s.out, newInbound(in, s.out, lg))
 	s.conn.SetLogger(lg)
+	close(s.ready)
 
 	var result error
 	select {
@@ -96,7 +100,8 @@ type server struct {
 	log    *slog.Logger
 	base   context.Context // cancelled when Serve stops: ends every turn
 	out    *outbound
-	conn   *sdk.Connection
+	conn   *sdk.Connection // set before ready is closed
+	ready  chan struct{}
 
 	mu       sync.Mutex // guards sessions and closing; wg.Add happens under it
 	sessions map[string]*live

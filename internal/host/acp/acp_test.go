@@ -308,7 +308,7 @@ func TestPromptStreamsTurnAsUpdates(t *testing.T) {
 func TestFailedTurnIsShownAndEndsNormally(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ prompt, want string }{
-		{"fail", "\nError: provider said no\n"},                // streamed error, not repeated
+		{"fail", "\nError: provider said no\n"},                   // streamed error, not repeated
 		{"fail quietly", "\nThe turn failed: connection reset\n"}, // only in the result
 	}
 	for _, tt := range tests {

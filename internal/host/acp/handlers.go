@@ -34,6 +34,7 @@ const supported = "initialize, session/new, session/load, session/prompt, sessio
 // after idSep for requests (see inbound); notifications have none.
 func (s *server) handle(ctx context.Context, method string, params json.RawMessage) (any, *sdk.RequestError) {
 	name, id, _ := strings.Cut(method, idSep)
+	<-s.ready
 	if !s.enter() {
 		return nil, rpcError(codeInternal, "yolop is shutting down")
 	}
