@@ -1,0 +1,96 @@
+package snapshot
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/yolop-dev/yolop/internal/snapshot/internal/synth"
+)
+
+// benchFiles is the generated tree size; SNAPBENCH_FILES overrides it (the
+// 10k/100k runs live in scripts/bench-snapshot.sh).
+func benchFiles(b *testing.B) int {
+	if s := os.Getenv("SNAPBENCH_FILES"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			b.Fatalf("SNAPBENCH_FILES=%q: %v", s, err)
+		}
+		return n
+	}
+	return 5000
+}
+
+func benchRepo(b *testing.B) (*Engine, string, int) {
+	b.Helper()
+	n := benchFiles(b)
+	dir := filepath.Join(b.TempDir(), "synth")
+	if _, err := synth.Generate(context.Background(), dir, n, 42); err != nil {
+		b.Fatal(err)
+	}
+	e := openEngine(b, dir)
+	capture(b, e, "seed")
+	time.Sleep(1200 * time.Millisecond) // let the seeded index settle
+	capture(b, e, "settled")
+	return e, dir, n
+}
+
+func BenchmarkCapture(b *testing.B) {
+	e, dir, n := benchRepo(b)
+	ctx := context.Background()
+	b.Run("unchanged", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := e.Capture(ctx, "c"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("one-changed", func(b *testing.B) {
+		p := filepath.Join(dir, synth.Path(n/2))
+		i := 0
+		for b.Loop() {
+			b.StopTimer()
+			i++
+			if err := os.WriteFile(p, []byte(fmt.Sprintf("change %d\n", i)), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			if _, err := e.Capture(ctx, "c"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkRestore(b *testing.B) {
+	e, dir, n := benchRepo(b)
+	ctx := context.Background()
+	target := capture(b, e, "target")
+	for _, k := range []int{1, 10, 100, 1000} {
+		if k > n/2 {
+			continue
+		}
+		b.Run(fmt.Sprintf("paths=%d", k), func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				b.StopTimer()
+				i++
+				for j := 0; j < k; j++ {
+					p := filepath.Join(dir, synth.Path((j*7919+13)%n))
+					if err := os.WriteFile(p, []byte(fmt.Sprintf("bench %d %d\n", i, j)), 0o644); err != nil {
+						b.Fatal(err)
+					}
+				}
+				cur := capture(b, e, "")
+				b.StartTimer()
+				if _, err := e.Restore(ctx, cur, target.Tree); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,225 @@
+// Command snapbench times the snapshot engine against the `git status`
+// floor on generated work trees and prints a Markdown table.
+//
+//	go run ./internal/snapshot/cmd/snapbench [-runs 10] [-keep DIR] N...
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/snapshot"
+	"github.com/yolop-dev/yolop/internal/snapshot/internal/synth"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "snapbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("snapbench", flag.ContinueOnError)
+	runs := fs.Int("runs", 10, "timed runs per measurement (the median is reported)")
+	work := fs.String("dir", "", "directory for generated trees (default: a new temporary directory, removed afterwards)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	sizes := []int{10000, 100000}
+	if fs.NArg() > 0 {
+		sizes = nil
+		for _, a := range fs.Args() {
+			n, err := strconv.Atoi(a)
+			if err != nil || n < 100 {
+				return fmt.Errorf("size %q: want a number of files >= 100", a)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	base := *work
+	if base == "" {
+		d, err := os.MkdirTemp("", "snapbench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		base = d
+	}
+	ctx := context.Background()
+	v, err := git.CheckVersion(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "git %s, %d runs per row, median; ratio = median / median of `git status --porcelain --untracked-files=all`\n\n", v, *runs)
+	fmt.Fprintln(stdout, "| files | measurement | median | ratio to floor |")
+	fmt.Fprintln(stdout, "|---|---|---|---|")
+	for _, n := range sizes {
+		rows, err := benchSize(ctx, base, n, *runs, stderr)
+		if err != nil {
+			return fmt.Errorf("%d files: %w", n, err)
+		}
+		floor := rows[0].d
+		for _, r := range rows {
+			fmt.Fprintf(stdout, "| %d | %s | %s | %.2fx |\n", n, r.name, fmtDur(r.d), float64(r.d)/float64(floor))
+		}
+	}
+	return nil
+}
+
+type row struct {
+	name string
+	d    time.Duration
+}
+
+func fmtDur(d time.Duration) string {
+	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+}
+
+func median(ds []time.Duration) time.Duration {
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+// timeIt runs setup (untimed) then f (timed) runs times after one warm-up.
+func timeIt(runs int, setup func(i int) error, f func() (time.Duration, error)) (time.Duration, error) {
+	var ds []time.Duration
+	for i := 0; i <= runs; i++ {
+		if setup != nil {
+			if err := setup(i); err != nil {
+				return 0, err
+			}
+		}
+		d, err := f()
+		if err != nil {
+			return 0, err
+		}
+		if i > 0 {
+			ds = append(ds, d)
+		}
+	}
+	return median(ds), nil
+}
+
+func timed(f func() error) func() (time.Duration, error) {
+	return func() (time.Duration, error) {
+		t := time.Now()
+		err := f()
+		return time.Since(t), err
+	}
+}
+
+func benchSize(ctx context.Context, base string, n, runs int, log io.Writer) ([]row, error) {
+	dir := filepath.Join(base, fmt.Sprintf("synth-%d", n))
+	fmt.Fprintf(log, "generating %d files in %s\n", n, dir)
+	if _, err := synth.Generate(ctx, dir, n, 42); err != nil {
+		return nil, err
+	}
+	e, err := snapshot.Open(ctx, snapshot.Options{Worktree: dir, SessionID: "bench", StateDir: filepath.Join(base, fmt.Sprintf("state-%d", n))})
+	if err != nil {
+		return nil, err
+	}
+	g := git.New(dir)
+	var rows []row
+	add := func(name string, d time.Duration, err error) error {
+		if err == nil {
+			fmt.Fprintf(log, "%d files: %s: %s\n", n, name, fmtDur(d))
+			rows = append(rows, row{name, d})
+		}
+		return err
+	}
+	d, err := timeIt(runs, nil, timed(func() error {
+		_, err := g.Run(ctx, "status", "--porcelain", "--untracked-files=all")
+		return err
+	}))
+	if err := add("`git status --porcelain --untracked-files=all` (floor)", d, err); err != nil {
+		return nil, err
+	}
+	// First capture seeds the private index; then let it settle.
+	if _, err := e.Capture(ctx, "seed"); err != nil {
+		return nil, err
+	}
+	time.Sleep(1200 * time.Millisecond)
+	if _, err := e.Capture(ctx, "settled"); err != nil {
+		return nil, err
+	}
+	d, err = timeIt(runs, nil, timed(func() error { _, err := e.Capture(ctx, "c"); return err }))
+	if err := add("capture, nothing changed", d, err); err != nil {
+		return nil, err
+	}
+	one := filepath.Join(dir, synth.Path(n/2))
+	d, err = timeIt(runs, func(i int) error {
+		return os.WriteFile(one, []byte("one change "+strconv.Itoa(i)+"\n"), 0o644)
+	}, timed(func() error { _, err := e.Capture(ctx, "c"); return err }))
+	if err := add("capture, 1 file changed", d, err); err != nil {
+		return nil, err
+	}
+	target, err := e.Capture(ctx, "target")
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range []int{1, 10, 100, 1000} {
+		if k > n/2 {
+			break
+		}
+		var cur snapshot.Snapshot
+		var applies []time.Duration
+		d, err := timeIt(runs, func(i int) error {
+			for j := 0; j < k; j++ {
+				p := filepath.Join(dir, synth.Path((j*7919+13)%n))
+				if err := os.WriteFile(p, []byte(fmt.Sprintf("restore bench %d %d\n", i, j)), 0o644); err != nil && !os.IsNotExist(err) {
+					return err
+				}
+			}
+			var err error
+			cur, err = e.Capture(ctx, "")
+			return err
+		}, func() (time.Duration, error) {
+			t := time.Now()
+			res, err := e.Restore(ctx, cur, target.Tree)
+			applies = append(applies, res.ApplyTime)
+			return time.Since(t), err
+		})
+		if err := add(fmt.Sprintf("restore %d changed paths (incl. verify)", k), d, err); err != nil {
+			return nil, err
+		}
+		// The file system's own cost for the same writes, no git at all.
+		d, err = timeIt(runs, nil, timed(func() error { return rawWrites(dir, n, k) }))
+		if err := add(fmt.Sprintf("file system only: %d temp-file writes + renames", k), d, err); err != nil {
+			return nil, err
+		}
+		if err := add(fmt.Sprintf("restore %d changed paths, apply only", k), median(applies[1:]), nil); err != nil {
+			return nil, err
+		}
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+// rawWrites writes k files the way a restore does (temp file + rename) and
+// renames them away again, leaving the tree as it was.
+func rawWrites(dir string, n, k int) error {
+	for j := 0; j < k; j++ {
+		p := filepath.Join(dir, synth.Path((j*7919+13)%n))
+		tmp := p + ".fsfloor"
+		if err := os.WriteFile(tmp, []byte("floor\n"), 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, tmp+"2"); err != nil {
+			return err
+		}
+		if err := os.Remove(tmp + "2"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
