@@ -199,14 +199,12 @@ func benchSize(ctx context.Context, base string, n, runs int, log io.Writer) ([]
 		if err := add(fmt.Sprintf("restore %d changed paths, apply only", k), median(applies[1:]), nil); err != nil {
 			return nil, err
 		}
-			return nil, err
-		}
 	}
 	return rows, nil
 }
 
-// rawWrites writes k files the way a restore does (temp file + rename) and
-// renames them away again, leaving the tree as it was.
+// rawWrites replaces k files the way a restore does (temp file + rename);
+// the next restore measurement puts their content back.
 func rawWrites(dir string, n, k int) error {
 	for j := 0; j < k; j++ {
 		p := filepath.Join(dir, synth.Path((j*7919+13)%n))
@@ -214,10 +212,7 @@ func rawWrites(dir string, n, k int) error {
 		if err := os.WriteFile(tmp, []byte("floor\n"), 0o644); err != nil {
 			return err
 		}
-		if err := os.Rename(tmp, tmp+"2"); err != nil {
-			return err
-		}
-		if err := os.Remove(tmp + "2"); err != nil {
+		if err := os.Rename(tmp, p); err != nil {
 			return err
 		}
 	}
