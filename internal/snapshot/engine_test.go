@@ -329,7 +329,12 @@ func TestCaptureLockAndBudget(t *testing.T) {
 	if _, rerr := e.ResolveRef(ctx, "cp3"); !errors.Is(rerr, ErrNoRef) {
 		t.Fatalf("a failed capture left a ref: %v", rerr)
 	}
-	os.Remove(e.privIndex + ".lock")
+	// Reopening (after a crash) clears the lock the dead process left.
+	reopened, err := Open(ctx, Options{Worktree: wt, SessionID: "s_test", StateDir: e.stateDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	capture(t, reopened, "cp3")
 	// Over budget: a capture error, never a tree.
 	e.budget = time.Nanosecond
 	s, err := e.Capture(ctx, "cp4")

@@ -33,7 +33,7 @@ const tmpPrefix = ".yolop-tmp-"
 type Options struct {
 	Worktree  string        // absolute path of the session-owned worktree (its top level)
 	SessionID string        // refs live at refs/yolop/checkpoints/<SessionID>/<name>
-	StateDir  string        // private dir owned by the session, outside the worktree; created 0700
+	StateDir  string        // private dir owned by the session, outside the worktree; created 0700; one Engine at a time
 	Budget    time.Duration // capture time budget; 0 = DefaultBudget
 }
 
@@ -159,6 +159,12 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 		"GIT_OPTIONAL_LOCKS=1",
 	}
 	e.priv = git.New(root).With(env...)
+	// Only one Engine uses a state dir at a time (the session's single-writer
+	// lock guarantees it), so an index.lock found now was left by a process
+	// that died mid-capture; without removing it every capture would fail.
+	if err := os.Remove(e.privIndex + ".lock"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("snapshot: remove stale lock in %s: %w", e.stateDir, err)
+	}
 	return e, nil
 }
 
