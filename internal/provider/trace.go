@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"sync"
@@ -106,3 +108,30 @@ func redactURL(raw string) string {
 	u.Fragment = ""
 	return u.String()
 }
+
+// Middleware returns an HTTP middleware (the shape both SDKs accept) that
+// appends each outgoing request body to t before sending it. It records
+// exactly the bytes on the wire and nothing from the headers, where the
+// credentials live. Retries are separate requests and get separate lines.
+func (t *Trace) Middleware(providerName, op string) func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	return func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		if t == nil || req.Body == nil {
+			return next(req)
+		}
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read request body for trace: %w", err)
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		if err := t.Append(providerName, op, req.URL.String(), body); err != nil {
+			return nil, err
+		}
+		return next(req)
+	}
+}
+
+// CompactInstruction is the request appended to the conversation when an
+// HTTP provider is asked to compact it.
+const CompactInstruction = "Summarize the conversation so far for your own later use: the user's goals, decisions made, files touched and their current state, open problems and next steps. Reply with the summary only."
