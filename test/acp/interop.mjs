@@ -136,7 +136,7 @@ async function main() {
   let sessionId;
   const a = startAgent("first agent");
   await a.run(async (ctx) => {
-    const init = await withTimeout(ctx.request("initialize", { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} }), "initialize");
+    const init = await withTimeout(ctx.request("initialize", { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {}, clientInfo: { name: "yolop-interop", version: "1" } }), "initialize");
     check(init.protocolVersion === 1, "initialize answers protocol version 1", init);
     check(init.agentCapabilities?.loadSession === true, "initialize advertises loadSession", init);
 
@@ -206,14 +206,14 @@ async function main() {
     // A second process cannot load a session this one holds.
     const b = startAgent("second agent (lock check)");
     await b.run(async (ctx2) => {
-      await withTimeout(ctx2.request("initialize", { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} }), "initialize (second agent)");
+      await withTimeout(ctx2.request("initialize", { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {}, clientInfo: { name: "yolop-interop", version: "1" } }), "initialize (second agent)");
       let err = null;
       try {
         await withTimeout(ctx2.request("session/load", { sessionId, cwd: repo, mcpServers: [] }), "session/load of a locked session");
       } catch (e) {
         err = e;
       }
-      check(err !== null && !(err instanceof CheckFailed) && /locked/i.test(String(err.message)), "session/load of a session held by another process fails and says it is locked", String(err?.message ?? err));
+      check(err !== null && !(err instanceof CheckFailed) && /locked|in use/i.test(String(err.message)), "session/load of a session held by another process fails and says it is locked (in use)", String(err?.message ?? err));
     });
     await kill(b);
   });
@@ -222,7 +222,7 @@ async function main() {
   // A new process resumes the session from disk.
   const c = startAgent("third agent (reload)");
   await c.run(async (ctx) => {
-    await withTimeout(ctx.request("initialize", { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} }), "initialize (reload)");
+    await withTimeout(ctx.request("initialize", { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {}, clientInfo: { name: "yolop-interop", version: "1" } }), "initialize (reload)");
     const loaded = await withTimeout(ctx.request("session/load", { sessionId, cwd: repo, mcpServers: [] }), "session/load");
     check(loaded !== undefined, "session/load succeeds in a new process");
     const replay = c.updates.filter((n) => n.sessionId === sessionId);
