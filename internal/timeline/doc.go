@@ -1,36 +1,73 @@
 // Package timeline is the append-only journal that says which turns form a
 // session's active branch, and the store of model-context compaction
-// checkpoints.
+// checkpoints. Materialization (Build, Chain, InActiveRange, Select) is
+// pure: it never touches the disk.
 //
-// # Format
+// # timeline.jsonl
 //
-// <session>/timeline.jsonl holds one JSON object per line, each with "v"
-// (format version, 1), "type" and "ts". The types are:
+// One JSON object per line, each with "v" (format version, 1), "type" and
+// "ts" (RFC 3339, UTC):
 //
-//   - checkpoint.created: checkpoint, parent, seq_before, prompt, snapshot
-//     {tree, ref} or capture_error. Written and fsynced before the turn runs.
+//   - checkpoint.created: checkpoint ("cpN", N growing across branches),
+//     parent (the head when it was made, "" = root), seq_before (last event
+//     seq before the turn), prompt, snapshot {tree, ref} or capture_error.
+//     Fsynced before the turn runs. It opens the turn and empties the redo
+//     slot.
 //   - turn.completed: checkpoint, final_seq, status (completed, failed,
-//     cancelled, interrupted), end {tree, ref}. It advances the head to the
-//     checkpoint.
-//   - restore.started: the intent of a restore (restore, target, mode,
-//     old_head, new_head, abandoned_head, recovery, target_tree, redo),
-//     fsynced before the workspace is touched.
+//     cancelled, interrupted), end {tree, ref}. It closes the open turn and
+//     makes it the head.
+//   - restore.started: the intent of a restore (restore id, target, mode
+//     both|conversation|workspace, old_head, new_head, abandoned_head,
+//     recovery {tree, ref}, target_tree, redo), fsynced before any file is
+//     touched.
 //   - head.moved: the same fields, fsynced after the restored tree was
-//     verified. It moves the head and fills the redo slot.
-//   - restore.aborted: closes an intent whose restore failed and was rolled
-//     back (also written by the repair of an interrupted restore).
-//   - redo.cleared: the redo slot is no longer the implicit redo target.
+//     verified. It sets the head to new_head (unchanged in workspace mode)
+//     and fills the redo slot with abandoned_head and recovery. It normally
+//     completes a restore.started with the same id; one without an intent
+//     is accepted too.
+//   - restore.aborted: closes an intent whose restore was rolled back (also
+//     written when an interrupted restore is repaired on open).
+//   - redo.cleared: empties the redo slot.
 //
-// <session>/compaction-checkpoints.jsonl holds one Compaction per line.
+// Every record must fit the ones before it: ids unique and growing,
+// parents and heads known, old_head equal to the current head, seq_before
+// not behind any recorded seq, no turn or restore started while another is
+// unresolved, and so on (see State.Check). Log.Append checks a record
+// before writing it, so a bug in a caller cannot damage the journal.
+//
+// # Active branch
+//
+// The active branch is the chain of parents from the head to the root,
+// plus the open turn. An event tagged with turn X is active when X is on
+// that branch and its seq lies after X.seq_before and not after the
+// seq_before of X's active child (unbounded for the newest turn): X's own
+// events plus those written between turns while X was the head.
+//
+// # compaction-checkpoints.jsonl
+//
+// One Compaction per line: provider, model, format, source_seq, turn (the
+// checkpoint source_seq belongs to), replacement (provider-opaque JSON,
+// which may hold message text: the file is 0600). Select picks the latest
+// compatible record on the active branch, never one whose source lies on
+// an abandoned suffix, and only moves forward in source_seq.
 //
 // # Crash model and recovery
 //
-// A record is one write of one line. A crash can leave a torn last line: it
-// is kept aside in "<file>.corrupt-<time>" and truncated away on open, so
-// the journal ends at the last complete record. A bad line followed by good
-// ones is corruption of the committed prefix: nothing is repaired, and
-// Build marks the state read-only with the reason, because guessing a
-// branch would be unsafe.
+// A record is one write of one line followed by fsync; a failed write is
+// truncated away. A crash can therefore only leave a torn last line:
+// bytes without a final newline, or trailing lines that are not JSON
+// objects (for example a zero-filled block). On open it is kept aside in
+// "<file>.corrupt-<time>" (0600, fsynced), the file is truncated to its
+// last complete record and fsynced.
 //
-// Build is a pure function of the records; it never touches the disk.
+// Anything else is corruption of the committed prefix and is never
+// repaired or skipped: a bad line followed by a good one, or a well-formed
+// record that does not fit (including an unknown type or a newer version,
+// which a newer yolop may have written). The records before it are
+// materialized so replay works, the state is read-only with a reason
+// naming file, line and problem, and appends are refused; the user forks
+// the session from its valid prefix ("yolop sessions fork <id>") or repairs
+// the file by hand. Guessing a branch would be unsafe. A damaged
+// compaction store likewise keeps its valid prefix and refuses appends;
+// model context then falls back to the surviving records and raw events.
 package timeline

@@ -2,19 +2,22 @@ package timeline
 
 import (
 	"fmt"
+	"maps"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// Checkpoint is a turn boundary as the journal describes it.
+// Checkpoint is a materialized turn: the state before it and how it ended.
 type Checkpoint struct {
 	ID           string
 	Parent       string
 	Prompt       string
 	Created      time.Time
 	SeqBefore    int64
-	FinalSeq     int64
+	FinalSeq     int64  // 0 while open
 	Status       string // "" while open
 	Open         bool   // no turn.completed yet
 	Snapshot     *SnapshotRef
@@ -22,196 +25,405 @@ type Checkpoint struct {
 	End          *SnapshotRef
 }
 
-// Redo is the one-slot redo target: what the most recent restore abandoned.
+// Redo is the one redo slot: what the most recent restore abandoned.
 type Redo struct {
-	Head     string       // abandoned head (for modes with conversation)
-	Recovery *SnapshotRef // files before the restore (for modes with workspace)
+	Head     string       // abandoned head to go back to (modes with conversation)
+	Recovery *SnapshotRef // workspace before the restore (modes with workspace)
 	Mode     string
 	From     string // restore id of the head.moved that filled the slot
 }
 
 // State is the timeline materialized from its records.
 type State struct {
-	Checkpoints    map[string]*Checkpoint
-	Order          []string // creation order
-	Head           string
-	Redo           *Redo
-	PendingRestore *Record     // restore.started without head.moved or restore.aborted
-	OpenTurn       *Checkpoint // checkpoint.created without turn.completed
+	Checkpoints map[string]*Checkpoint
+	Order       []string // checkpoint ids in creation order
+	// Head is the newest finished turn on the active branch ("" = root).
+	Head string
+	// Redo is the redo slot, nil when empty.
+	Redo *Redo
+	// PendingRestore is a restore.started without head.moved or
+	// restore.aborted: a restore was interrupted and must be resolved.
+	PendingRestore *Record
+	// OpenTurn is a checkpoint without turn.completed (running, or
+	// interrupted by a crash).
+	OpenTurn *Checkpoint
+	// ReadOnly is set when a record of the committed prefix is damaged or
+	// inconsistent; the state reflects the records before it.
 	ReadOnly       bool
 	ReadOnlyReason string
-	NextCheckpoint int // number for the next cpN
+	Corrupt        *CorruptError
+	// NextCheckpoint and NextRestore are the numbers for the next "cpN"
+	// and "rN" ids (1 on an empty timeline).
+	NextCheckpoint int
 	NextRestore    int
+	// Records is the number of records applied.
+	Records int
+
+	maxSeq int64
+	// upper maps each active checkpoint id ("" for the root) to the
+	// highest seq of the events it owns; see InActiveRange.
+	upper map[string]int64
 }
 
-// Build validates records and materializes the state. It never guesses: the
-// first inconsistent record makes the state read-only, with the state as
-// of the records before it (so replay still works).
-func Build(records []Record) *State {
+// New returns the state of an empty timeline.
+func New() *State {
 	s := &State{Checkpoints: map[string]*Checkpoint{}, NextCheckpoint: 1, NextRestore: 1}
+	s.refresh()
+	return s
+}
+
+// Build materializes records. It is pure and never guesses: at the first
+// record that is damaged or inconsistent with the ones before it, it
+// stops, and the state of the valid prefix is marked read-only with a
+// reason naming the record.
+func Build(records []Record) *State {
+	s := New()
 	for i, r := range records {
-		if err := s.apply(r); err != nil {
-			s.ReadOnly = true
-			s.ReadOnlyReason = fmt.Sprintf("record %d (%s): %v", i+1, r.Type, err)
-			return s
+		if r.Type == typeCorrupt && r.corrupt != nil {
+			s.MarkReadOnly(r.corrupt)
+			break
+		}
+		if err := s.Apply(r); err != nil {
+			s.MarkReadOnly(&CorruptError{File: FileName, Line: i + 1, Reason: err.Error()})
+			break
 		}
 	}
 	return s
 }
 
-func cpNumber(id string) (int, bool) {
-	n, err := strconv.Atoi(strings.TrimPrefix(id, "cp"))
-	return n, strings.HasPrefix(id, "cp") && err == nil && n > 0
+// MarkReadOnly records why the timeline cannot be extended. The first
+// reason wins.
+func (s *State) MarkReadOnly(c *CorruptError) {
+	if s.ReadOnly {
+		return
+	}
+	s.ReadOnly = true
+	s.Corrupt = c
+	s.ReadOnlyReason = c.Error()
+}
+
+// Check reports whether r may follow the records applied so far, without
+// changing the state.
+func (s *State) Check(r Record) error {
+	if s.ReadOnly {
+		return fmt.Errorf("timeline is read-only: %s", s.ReadOnlyReason)
+	}
+	_, err := s.plan(r)
+	return err
+}
+
+// Apply validates r against the state and applies it. On error the state
+// is unchanged.
+func (s *State) Apply(r Record) error {
+	if s.ReadOnly {
+		return fmt.Errorf("timeline is read-only: %s", s.ReadOnlyReason)
+	}
+	do, err := s.plan(r)
+	if err != nil {
+		return err
+	}
+	do()
+	s.Records++
+	s.refresh()
+	return nil
+}
+
+// idNumber parses prefix+N (N >= 1, canonical decimal).
+func idNumber(prefix, id string) (int, bool) {
+	rest, ok := strings.CutPrefix(id, prefix)
+	if !ok || rest == "" || len(rest) > 9 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n < 1 || strconv.Itoa(n) != rest {
+		return 0, false
+	}
+	return n, true
 }
 
 func (s *State) known(id string) bool {
-	if id == "" {
-		return true
-	}
 	_, ok := s.Checkpoints[id]
-	return ok
+	return id == "" || ok
 }
 
-func (s *State) apply(r Record) error {
-	switch r.Type {
-	case typeCorrupt:
-		return fmt.Errorf("%s", r.Reason)
-	case TypeCheckpointCreated:
-		n, ok := cpNumber(r.Checkpoint)
-		if !ok {
-			return fmt.Errorf("bad checkpoint id %q", r.Checkpoint)
-		}
-		if s.Checkpoints[r.Checkpoint] != nil {
-			return fmt.Errorf("checkpoint %s created twice", r.Checkpoint)
-		}
-		if n < s.NextCheckpoint {
-			return fmt.Errorf("checkpoint %s is not newer than cp%d", r.Checkpoint, s.NextCheckpoint-1)
-		}
-		if s.OpenTurn != nil {
-			return fmt.Errorf("checkpoint %s created while turn %s is open", r.Checkpoint, s.OpenTurn.ID)
-		}
-		if s.PendingRestore != nil {
-			return fmt.Errorf("checkpoint %s created during restore %s", r.Checkpoint, s.PendingRestore.Restore)
-		}
-		if r.Parent != s.Head {
-			return fmt.Errorf("checkpoint %s has parent %q but the head is %q", r.Checkpoint, r.Parent, s.Head)
-		}
-		if prev := s.lastSeq(); r.SeqBefore < prev {
-			return fmt.Errorf("checkpoint %s starts at seq %d, before seq %d", r.Checkpoint, r.SeqBefore, prev)
-		}
-		cp := &Checkpoint{ID: r.Checkpoint, Parent: r.Parent, Prompt: r.Prompt, Created: r.Time, SeqBefore: r.SeqBefore, Open: true, Snapshot: r.Snapshot, CaptureError: r.CaptureError}
-		s.Checkpoints[cp.ID] = cp
-		s.Order = append(s.Order, cp.ID)
-		s.OpenTurn = cp
-		s.NextCheckpoint = n + 1
-		s.Redo = nil
-	case TypeTurnCompleted:
-		cp := s.Checkpoints[r.Checkpoint]
-		if cp == nil {
-			return fmt.Errorf("turn %s completed but never created", r.Checkpoint)
-		}
-		if !cp.Open {
-			return fmt.Errorf("turn %s completed twice", r.Checkpoint)
-		}
-		if r.FinalSeq < cp.SeqBefore {
-			return fmt.Errorf("turn %s ends at seq %d before it began (%d)", r.Checkpoint, r.FinalSeq, cp.SeqBefore)
-		}
-		cp.Open, cp.FinalSeq, cp.Status, cp.End = false, r.FinalSeq, r.Status, r.End
-		if cp.Status == "" {
-			cp.Status = "completed"
-		}
-		s.OpenTurn = nil
-		s.Head = cp.ID
-	case TypeRestoreStarted:
-		if s.PendingRestore != nil {
-			return fmt.Errorf("restore %s started while %s is unfinished", r.Restore, s.PendingRestore.Restore)
-		}
-		if s.OpenTurn != nil {
-			return fmt.Errorf("restore %s started during turn %s", r.Restore, s.OpenTurn.ID)
-		}
-		if r.OldHead != s.Head {
-			return fmt.Errorf("restore %s starts from head %q but the head is %q", r.Restore, r.OldHead, s.Head)
-		}
-		if !s.known(r.NewHead) {
-			return fmt.Errorf("restore %s targets unknown head %q", r.Restore, r.NewHead)
-		}
-		rec := r
-		s.PendingRestore = &rec
-	case TypeHeadMoved:
-		p := s.PendingRestore
-		if p == nil || p.Restore != r.Restore {
-			return fmt.Errorf("head moved by restore %s that never started", r.Restore)
-		}
-		if r.NewHead != p.NewHead || r.OldHead != s.Head {
-			return fmt.Errorf("head.moved of %s does not match its intent", r.Restore)
-		}
-		s.Head = r.NewHead
-		s.Redo = &Redo{Head: r.AbandonedHead, Recovery: r.Recovery, Mode: r.Mode, From: r.Restore}
-		s.PendingRestore = nil
-		s.bumpRestore(r.Restore)
-	case TypeRestoreAborted:
-		p := s.PendingRestore
-		if p == nil || p.Restore != r.Restore {
-			return fmt.Errorf("restore %s aborted but never started", r.Restore)
-		}
-		s.PendingRestore = nil
-		s.bumpRestore(r.Restore)
-	case TypeRedoCleared:
-		s.Redo = nil
-	default:
-		return fmt.Errorf("unknown record type %q", r.Type)
+func checkSnapshot(what string, ref *SnapshotRef) error {
+	if ref != nil && (ref.Tree == "" || ref.Ref == "") {
+		return fmt.Errorf("%s snapshot needs both tree and ref", what)
 	}
 	return nil
 }
 
+func checkMode(m string) error {
+	switch m {
+	case ModeBoth, ModeConversation, ModeWorkspace:
+		return nil
+	}
+	return fmt.Errorf("unknown restore mode %q", m)
+}
+
+// plan validates r and returns the mutation to apply. Every check happens
+// before anything changes.
+func (s *State) plan(r Record) (func(), error) {
+	if r.Type == typeCorrupt {
+		return nil, fmt.Errorf("%s", r.Reason)
+	}
+	if r.V != RecordVersion {
+		return nil, fmt.Errorf("%s record has version %d; this yolop reads version %d (upgrade yolop)", r.Type, r.V, RecordVersion)
+	}
+	switch r.Type {
+	case TypeCheckpointCreated:
+		return s.planCreated(r)
+	case TypeTurnCompleted:
+		return s.planCompleted(r)
+	case TypeRestoreStarted:
+		return s.planRestoreStarted(r)
+	case TypeHeadMoved:
+		return s.planHeadMoved(r)
+	case TypeRestoreAborted:
+		switch {
+		case s.PendingRestore == nil:
+			return nil, fmt.Errorf("restore.aborted %q without a restore in progress", r.Restore)
+		case r.Restore != s.PendingRestore.Restore:
+			return nil, fmt.Errorf("restore.aborted %q does not match the restore in progress (%s)", r.Restore, s.PendingRestore.Restore)
+		}
+		return func() { s.PendingRestore = nil }, nil
+	case TypeRedoCleared:
+		return func() { s.Redo = nil }, nil
+	default:
+		return nil, fmt.Errorf("unknown record type %q", r.Type)
+	}
+}
+
+func (s *State) planCreated(r Record) (func(), error) {
+	n, ok := idNumber("cp", r.Checkpoint)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("checkpoint id %q: want cp<N>", r.Checkpoint)
+	case s.Checkpoints[r.Checkpoint] != nil:
+		return nil, fmt.Errorf("checkpoint %s created twice", r.Checkpoint)
+	case n < s.NextCheckpoint:
+		return nil, fmt.Errorf("checkpoint %s created after cp%d: ids must grow", r.Checkpoint, s.NextCheckpoint-1)
+	case s.OpenTurn != nil:
+		return nil, fmt.Errorf("checkpoint %s created while turn %s is still open", r.Checkpoint, s.OpenTurn.ID)
+	case s.PendingRestore != nil:
+		return nil, fmt.Errorf("checkpoint %s created while restore %s is unresolved", r.Checkpoint, s.PendingRestore.Restore)
+	case r.Parent != s.Head:
+		return nil, fmt.Errorf("checkpoint %s has parent %q but the head is %q", r.Checkpoint, r.Parent, s.Head)
+	case r.SeqBefore < s.maxSeq:
+		return nil, fmt.Errorf("checkpoint %s starts at seq %d, before seq %d already recorded", r.Checkpoint, r.SeqBefore, s.maxSeq)
+	case r.Snapshot != nil && r.CaptureError != "":
+		return nil, fmt.Errorf("checkpoint %s has both a snapshot and a capture error", r.Checkpoint)
+	}
+	if err := checkSnapshot("checkpoint "+r.Checkpoint, r.Snapshot); err != nil {
+		return nil, err
+	}
+	return func() {
+		cp := &Checkpoint{
+			ID: r.Checkpoint, Parent: r.Parent, Prompt: r.Prompt, Created: r.Time,
+			SeqBefore: r.SeqBefore, Open: true, Snapshot: r.Snapshot, CaptureError: r.CaptureError,
+		}
+		s.Checkpoints[cp.ID] = cp
+		s.Order = append(s.Order, cp.ID)
+		s.OpenTurn = cp
+		s.NextCheckpoint = n + 1
+		s.maxSeq = r.SeqBefore
+		// Starting a turn empties the redo slot (the branch stays).
+		s.Redo = nil
+	}, nil
+}
+
+func (s *State) planCompleted(r Record) (func(), error) {
+	switch {
+	case s.OpenTurn == nil:
+		return nil, fmt.Errorf("turn.completed for %q but no turn is open", r.Checkpoint)
+	case r.Checkpoint != s.OpenTurn.ID:
+		return nil, fmt.Errorf("turn.completed for %q but the open turn is %s", r.Checkpoint, s.OpenTurn.ID)
+	case r.FinalSeq < s.OpenTurn.SeqBefore:
+		return nil, fmt.Errorf("turn %s ends at seq %d, before its start (%d)", r.Checkpoint, r.FinalSeq, s.OpenTurn.SeqBefore)
+	}
+	switch r.Status {
+	case StatusCompleted, StatusFailed, StatusCancelled, StatusInterrupted:
+	default:
+		return nil, fmt.Errorf("turn %s has unknown status %q", r.Checkpoint, r.Status)
+	}
+	if err := checkSnapshot("end of turn "+r.Checkpoint, r.End); err != nil {
+		return nil, err
+	}
+	return func() {
+		cp := s.OpenTurn
+		cp.FinalSeq, cp.Status, cp.End, cp.Open = r.FinalSeq, r.Status, r.End, false
+		s.OpenTurn = nil
+		s.Head = cp.ID
+		s.maxSeq = r.FinalSeq
+	}, nil
+}
+
+// checkRestore holds the checks shared by restore.started and head.moved.
+func (s *State) checkRestore(r Record) error {
+	switch {
+	case r.Restore == "":
+		return fmt.Errorf("%s without a restore id", r.Type)
+	case s.OpenTurn != nil:
+		return fmt.Errorf("%s (%s) while turn %s is open", r.Type, r.Restore, s.OpenTurn.ID)
+	case r.OldHead != s.Head:
+		return fmt.Errorf("%s (%s) from head %q but the head is %q", r.Type, r.Restore, r.OldHead, s.Head)
+	case !s.known(r.Target):
+		return fmt.Errorf("%s (%s) targets unknown checkpoint %q", r.Type, r.Restore, r.Target)
+	case !s.known(r.NewHead):
+		return fmt.Errorf("%s (%s) moves the head to unknown checkpoint %q", r.Type, r.Restore, r.NewHead)
+	case !s.known(r.AbandonedHead):
+		return fmt.Errorf("%s (%s) abandons unknown checkpoint %q", r.Type, r.Restore, r.AbandonedHead)
+	case r.Mode == ModeWorkspace && r.NewHead != r.OldHead:
+		return fmt.Errorf("%s (%s) in workspace mode changes the head from %q to %q", r.Type, r.Restore, r.OldHead, r.NewHead)
+	case r.Redo && s.Redo == nil:
+		return fmt.Errorf("%s (%s) is a redo but the redo slot is empty", r.Type, r.Restore)
+	}
+	if err := checkMode(r.Mode); err != nil {
+		return fmt.Errorf("%s (%s): %w", r.Type, r.Restore, err)
+	}
+	return checkSnapshot("recovery "+r.Restore, r.Recovery)
+}
+
 func (s *State) bumpRestore(id string) {
-	if n, err := strconv.Atoi(strings.TrimPrefix(id, "r")); err == nil && n >= s.NextRestore {
+	if n, ok := idNumber("r", id); ok && n >= s.NextRestore {
 		s.NextRestore = n + 1
 	}
 }
 
-func (s *State) lastSeq() int64 {
-	var m int64
-	for _, cp := range s.Checkpoints {
-		if cp.SeqBefore > m {
-			m = cp.SeqBefore
-		}
-		if cp.FinalSeq > m {
-			m = cp.FinalSeq
-		}
+func (s *State) planRestoreStarted(r Record) (func(), error) {
+	if s.PendingRestore != nil {
+		return nil, fmt.Errorf("restore %s started while restore %s is unresolved", r.Restore, s.PendingRestore.Restore)
 	}
-	return m
+	if err := s.checkRestore(r); err != nil {
+		return nil, err
+	}
+	return func() {
+		rec := r
+		s.PendingRestore = &rec
+		s.bumpRestore(r.Restore)
+	}, nil
 }
 
-// Chain returns the checkpoints from the root to head, oldest first.
+// planHeadMoved accepts a head.moved that completes the pending intent, or
+// one without an intent (a restore that touches no files needs none).
+func (s *State) planHeadMoved(r Record) (func(), error) {
+	if p := s.PendingRestore; p != nil {
+		if p.Restore != r.Restore {
+			return nil, fmt.Errorf("head.moved for %s while restore %s is unresolved", r.Restore, p.Restore)
+		}
+		if p.NewHead != r.NewHead || p.Mode != r.Mode || p.Target != r.Target {
+			return nil, fmt.Errorf("head.moved for %s does not match its restore.started (head %q mode %q target %q, intent head %q mode %q target %q)",
+				r.Restore, r.NewHead, r.Mode, r.Target, p.NewHead, p.Mode, p.Target)
+		}
+	}
+	if err := s.checkRestore(r); err != nil {
+		return nil, err
+	}
+	return func() {
+		s.Head = r.NewHead
+		s.Redo = &Redo{Head: r.AbandonedHead, Recovery: r.Recovery, Mode: r.Mode, From: r.Restore}
+		s.PendingRestore = nil
+		s.bumpRestore(r.Restore)
+	}, nil
+}
+
+// refresh recomputes the active-range index after a change.
+func (s *State) refresh() {
+	chain := s.ActiveChain()
+	s.upper = make(map[string]int64, len(chain)+1)
+	// Each active checkpoint owns its events up to the start of its active
+	// child; the newest one (or the root of an empty chain) owns everything
+	// after it, which covers events written between turns.
+	prev := ""
+	for _, cp := range chain {
+		s.upper[prev] = cp.SeqBefore
+		prev = cp.ID
+	}
+	s.upper[prev] = math.MaxInt64
+}
+
+// Chain returns the checkpoints from the root to head, oldest first; nil
+// for the root or an unknown id.
 func (s *State) Chain(head string) []*Checkpoint {
-	var rev []*Checkpoint
-	seen := map[string]bool{}
+	var out []*Checkpoint
 	for id := head; id != ""; {
 		cp := s.Checkpoints[id]
-		if cp == nil || seen[id] {
-			break
+		// Parents are always created before their children, so there is
+		// no cycle; the length bound guards hand-built states.
+		if cp == nil || len(out) > len(s.Checkpoints) {
+			return nil
 		}
-		seen[id] = true
-		rev = append(rev, cp)
+		out = append(out, cp)
 		id = cp.Parent
 	}
-	out := make([]*Checkpoint, len(rev))
-	for i, cp := range rev {
-		out[len(rev)-1-i] = cp
-	}
+	slices.Reverse(out)
 	return out
 }
 
-// ActiveChain returns the active branch, oldest first.
-func (s *State) ActiveChain() []*Checkpoint { return s.Chain(s.Head) }
-
-// Active reports whether checkpoint id is on the active branch.
-func (s *State) Active(id string) bool {
-	for _, cp := range s.ActiveChain() {
-		if cp.ID == id {
-			return true
-		}
+// ActiveChain is the active branch, oldest first: the chain to Head, plus
+// the open turn (whose parent is always Head) while one exists.
+func (s *State) ActiveChain() []*Checkpoint {
+	chain := s.Chain(s.Head)
+	if s.OpenTurn != nil {
+		chain = append(chain, s.OpenTurn)
 	}
-	return false
+	return chain
+}
+
+// Active reports whether a checkpoint is on the active branch (the open
+// turn included). The root ("") is always active.
+func (s *State) Active(id string) bool {
+	_, ok := s.upper[id]
+	return ok
+}
+
+// InActiveRange reports whether an event tagged with turn and numbered seq
+// belongs to the active branch, i.e. is replayed and sent to the model.
+//
+// An event belongs to checkpoint X when it is tagged X and seq lies in
+// (X.SeqBefore, U], where U is the SeqBefore of X's child on the active
+// branch, or unbounded when X is the newest active turn. That is X's own
+// range (SeqBefore, FinalSeq] plus the events written between turns while
+// X was the head (restore notices): they live and die with X, and a
+// notice written at X before a later redo does not leak into the branch
+// the redo brings back. Root events (turn "") follow the same rule with
+// SeqBefore 0.
+func (s *State) InActiveRange(turn string, seq int64) bool {
+	up, ok := s.upper[turn]
+	if !ok {
+		return false
+	}
+	var lo int64
+	if turn != "" {
+		lo = s.Checkpoints[turn].SeqBefore
+	}
+	return seq > lo && seq <= up
+}
+
+// Clone returns a deep copy.
+func (s *State) Clone() *State {
+	c := *s
+	c.Checkpoints = make(map[string]*Checkpoint, len(s.Checkpoints))
+	for id, cp := range s.Checkpoints {
+		cc := *cp
+		c.Checkpoints[id] = &cc
+	}
+	c.Order = slices.Clone(s.Order)
+	if s.Redo != nil {
+		r := *s.Redo
+		c.Redo = &r
+	}
+	if s.PendingRestore != nil {
+		r := *s.PendingRestore
+		c.PendingRestore = &r
+	}
+	if s.OpenTurn != nil {
+		c.OpenTurn = c.Checkpoints[s.OpenTurn.ID]
+	}
+	if s.Corrupt != nil {
+		ce := *s.Corrupt
+		c.Corrupt = &ce
+	}
+	c.upper = maps.Clone(s.upper)
+	return &c
 }
