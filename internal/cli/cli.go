@@ -1,20 +1,270 @@
 // Package cli is yolop's command line: flags, subcommands and exit codes.
+// Exit codes are mapped here, at one edge, from typed errors.
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/command"
+	printhost "github.com/yolop-dev/yolop/internal/host/print"
+	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/session"
 )
 
 // Version is set at build time with -ldflags "-X .../cli.Version=...".
 var Version = "0.1.0-dev"
 
+// exitError carries an exit code to Main.
+type exitError struct {
+	code int
+	err  error // already reported when nil
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+// IO are the streams a command writes to; nothing writes to os.Stdout
+// directly, so ACP mode can keep stdout for protocol messages.
+type IO struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// rootOptions are the global flags.
+type rootOptions struct {
+	io           IO
+	print        string
+	printSet     bool
+	outputFormat string
+	sessionID    string
+	cont         bool
+	dir          string
+	provider     string
+	model        string
+	baseURL      string
+	acp          bool
+	worktree     string
+	dataDir      string
+}
+
 // Main runs yolop and returns the process exit code.
 func Main() int {
-	if len(os.Args) > 1 && os.Args[1] == "version" {
-		fmt.Println("yolop", Version)
+	return Run(os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+}
+
+// Run runs yolop with args and streams; it returns the exit code.
+func Run(args []string, streams IO) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRoot(streams)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(os.Stderr, "yolop: not yet wired")
-	return 2
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(streams.ErrOut, "yolop:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(streams.ErrOut, "yolop:", err)
+	if isUsage(err) {
+		fmt.Fprintln(streams.ErrOut, "Run 'yolop --help' for usage.")
+		return 2
+	}
+	if ctx.Err() != nil {
+		return 130
+	}
+	return 1
+}
+
+// isUsage recognises cobra's flag and argument errors.
+func isUsage(err error) bool {
+	var ue *command.UsageError
+	if errors.As(err, &ue) {
+		return true
+	}
+	s := err.Error()
+	for _, p := range []string{"unknown flag", "unknown shorthand flag", "unknown command", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "requires exactly", "usage:", "--output-format", "--worktree"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func usagef(format string, args ...any) error {
+	return &command.UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+func newRoot(streams IO) *cobra.Command {
+	o := &rootOptions{io: streams}
+	cmd := &cobra.Command{
+		Use:   "yolop [flags]",
+		Short: "A terminal coding agent with checkpoints you can rewind",
+		Long: `yolop is a terminal coding agent. Before every turn it records a checkpoint of
+the conversation and of the session's own git worktree, so any turn can be
+undone exactly (files changed by shell commands included) and redone.
+
+Run without flags for the interactive terminal UI, with -p for one turn, or
+with --acp to serve an editor over the Agent Client Protocol.`,
+		Example: `  yolop demo                                   # a 10-second offline tour
+  yolop -p 'write hello.txt
+hi
+EOF'                                             # one turn with the offline sim provider
+  yolop -c -p /rewind                          # list checkpoints of the latest session
+  yolop --session s_… -p '/rewind cp2 both'    # preview a rewind (prints the confirm command)`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			o.printSet = c.Flags().Changed("print")
+			return runRoot(c.Context(), o)
+		},
+	}
+	cmd.SetIn(streams.In)
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
+	f := cmd.PersistentFlags()
+	cmd.Flags().StringVarP(&o.print, "print", "p", "", "run one prompt or slash command and print the result (- reads it from stdin)")
+	cmd.Flags().StringVar(&o.outputFormat, "output-format", "text", "print mode output: text or json")
+	cmd.Flags().StringVar(&o.sessionID, "session", "", "resume the session with this id")
+	cmd.Flags().BoolVarP(&o.cont, "continue", "c", false, "resume the most recent session of this repository")
+	cmd.Flags().StringVarP(&o.dir, "cd", "C", "", "run as if started in this directory")
+	cmd.Flags().StringVar(&o.provider, "provider", "", "model provider: sim, openai or anthropic (default: sim unless an API key is configured)")
+	cmd.Flags().StringVar(&o.model, "model", "", "model id")
+	cmd.Flags().StringVar(&o.baseURL, "base-url", "", "OpenAI-compatible API base URL (OpenRouter, Ollama, vLLM, llama.cpp)")
+	cmd.Flags().BoolVar(&o.acp, "acp", false, "serve the Agent Client Protocol on stdin/stdout")
+	cmd.Flags().StringVar(&o.worktree, "worktree", app.WorktreeAlways, "session worktree: always (inside a git repository) or off")
+	f.StringVar(&o.dataDir, "data-dir", "", "data directory (default $YOLOP_DATA_DIR or $XDG_DATA_HOME/yolop)")
+	cmd.AddCommand(newVersionCmd(o), newSessionsCmd(o), newCheckpointsCmd(o), newWorktreeCmd(o), newDemoCmd(o))
+	return cmd
+}
+
+func (o *rootOptions) resolveDataDir() (string, error) {
+	return session.DataDir(o.dataDir)
+}
+
+func (o *rootOptions) providerConfig() (provider.Config, error) {
+	flags := provider.Config{Provider: o.provider, Model: o.model, BaseURL: o.baseURL}
+	home, _ := os.UserConfigDir()
+	settings := ""
+	if home != "" {
+		settings = home + "/yolop/settings.toml"
+	}
+	return provider.Resolve(flags, os.Getenv, settings)
+}
+
+func runRoot(ctx context.Context, o *rootOptions) error {
+	if o.outputFormat != "text" && o.outputFormat != "json" {
+		return usagef("--output-format must be text or json, not %q", o.outputFormat)
+	}
+	if o.worktree != app.WorktreeAlways && o.worktree != app.WorktreeOff {
+		return usagef("--worktree must be always or off, not %q", o.worktree)
+	}
+	if o.sessionID != "" && o.cont {
+		return usagef("use either --session or --continue, not both")
+	}
+	if o.acp && (o.printSet || o.sessionID != "" || o.cont) {
+		return usagef("--acp serves an editor; it cannot be combined with -p, --session or --continue")
+	}
+	dataDir, err := o.resolveDataDir()
+	if err != nil {
+		return err
+	}
+	pcfg, err := o.providerConfig()
+	if err != nil {
+		return o.report(err, 1)
+	}
+	opts := app.Options{DataDir: dataDir, Dir: o.dir, SessionID: o.sessionID, Continue: o.cont, Worktree: o.worktree, Provider: pcfg}
+	if o.acp {
+		return runACP(ctx, o, opts)
+	}
+	if !o.printSet {
+		return runTUI(ctx, o, opts)
+	}
+	prompt := o.print
+	if prompt == "-" {
+		b, err := io.ReadAll(o.io.In)
+		if err != nil {
+			return err
+		}
+		prompt = string(b)
+	}
+	if strings.TrimSpace(prompt) == "" {
+		return o.report(usagef("-p needs a prompt (or - to read it from stdin)"), 2)
+	}
+	s, err := app.Open(ctx, opts)
+	if err != nil {
+		return o.report(err, 1)
+	}
+	defer s.Close()
+	prefix := "yolop"
+	if o.dataDir != "" {
+		prefix += " --data-dir " + shellQuote(o.dataDir)
+	}
+	prefix += " --session " + s.ID()
+	code := printhost.Run(ctx, s, printhost.Options{Prompt: prompt, JSON: o.outputFormat == "json", Stdout: o.io.Out, Stderr: o.io.ErrOut, ConfirmPrefix: prefix})
+	if code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// report prints err in the selected format and returns an exitError.
+func (o *rootOptions) report(err error, code int) error {
+	var ue *command.UsageError
+	if errors.As(err, &ue) {
+		code = 2
+	}
+	if o.outputFormat == "json" {
+		c := "error"
+		if code == 2 {
+			c = "usage"
+		}
+		if errors.Is(err, session.ErrLocked) {
+			c = "locked"
+		}
+		fmt.Fprintf(o.io.Out, "{\"error\":%q,\"code\":%q}\n", err.Error(), c)
+		return &exitError{code: code}
+	}
+	return &exitError{code: code, err: err}
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func newVersionCmd(o *rootOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print yolop's version",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			fmt.Fprintln(o.io.Out, "yolop", Version)
+			return nil
+		},
+	}
 }

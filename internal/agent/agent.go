@@ -1,0 +1,322 @@
+// Package agent runs turns: it streams a model's answer, runs the tool calls
+// it asks for in the session's active root, persists every step to the
+// event log, and keeps exactly the active branch in the model's context.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/yolop-dev/yolop/internal/agent/tools"
+	"github.com/yolop-dev/yolop/internal/failpoint"
+	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/session"
+	"github.com/yolop-dev/yolop/internal/timeline"
+)
+
+// Log is the part of the session store the agent writes to.
+type Log interface {
+	Append(typ, turn string, data any) (session.Event, error)
+}
+
+// CompactionStore persists model-context checkpoints.
+type CompactionStore interface {
+	Append(timeline.Compaction) error
+}
+
+// Turn statuses.
+const (
+	StatusCompleted   = "completed"
+	StatusFailed      = "failed"
+	StatusCancelled   = "cancelled"
+	StatusInterrupted = "interrupted"
+)
+
+// Outcome is how a turn ended.
+type Outcome struct {
+	Status string
+	Text   string // final assistant text
+	Err    error  // why it failed (nil when completed or cancelled)
+}
+
+// Config configures an Agent.
+type Config struct {
+	Log         Log
+	Provider    provider.Provider
+	Tools       *tools.Set
+	System      string
+	MaxSteps    int // model steps per turn; 0 = 50
+	Compactions CompactionStore
+	// CompactAt triggers an automatic compaction before a model step whose
+	// estimated context exceeds this many tokens (4 bytes a token); 0 = off.
+	CompactAt int
+}
+
+// Agent is the runtime of one session. It owns the live message store.
+type Agent struct {
+	cfg Config
+
+	mu sync.Mutex // guards the message store below
+	// events are the active branch's events; the model context is derived
+	// from them and the installed compaction.
+	events     []session.Event
+	compaction *timeline.Compaction
+	lastSeq    int64
+	lastTurn   string
+	all        []timeline.Compaction
+	isActive   func(turn string, seq int64) bool
+}
+
+// New returns an agent with an empty message store; call Reseed to load the
+// active branch.
+func New(cfg Config) *Agent {
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = 50
+	}
+	return &Agent{cfg: cfg}
+}
+
+// Provider returns the agent's provider.
+func (a *Agent) Provider() provider.Provider { return a.cfg.Provider }
+
+// Reseed replaces the live message store with the active branch: its
+// events, and the compaction checkpoints known for the session (the latest
+// compatible one on the active branch is installed). It runs on resume and
+// after every conversation restore; no restart is needed.
+func (a *Agent) Reseed(active []session.Event, compactions []timeline.Compaction, isActive func(turn string, seq int64) bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.events = append([]session.Event(nil), active...)
+	a.all = append([]timeline.Compaction(nil), compactions...)
+	a.isActive = isActive
+	a.compaction = nil
+	a.lastSeq, a.lastTurn = 0, ""
+	if n := len(active); n > 0 {
+		a.lastSeq, a.lastTurn = active[n-1].Seq, active[n-1].Turn
+	}
+	if isActive != nil {
+		p := a.cfg.Provider
+		a.compaction = timeline.Select(a.all, p.Name(), p.Model(), compactionFormat, isActive)
+	}
+}
+
+// Context returns the model input: the installed compaction's replacement,
+// then the raw active-branch messages after its boundary.
+func (a *Agent) Context() []provider.Message {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.contextLocked()
+}
+
+func (a *Agent) contextLocked() []provider.Message {
+	evs := a.events
+	var head []provider.Message
+	if c := a.compaction; c != nil {
+		var r replacement
+		if json.Unmarshal(c.Replacement, &r) == nil {
+			head = []provider.Message{{Role: provider.RoleUser, Text: summaryPrefix + r.Summary}}
+		}
+		i := 0
+		for i < len(evs) && evs[i].Seq <= c.SourceSeq {
+			i++
+		}
+		evs = evs[i:]
+	}
+	msgs := Messages(evs)
+	if len(head) > 0 && len(msgs) > 0 && msgs[0].Role == provider.RoleUser {
+		msgs[0].Text = head[0].Text + "\n\n" + msgs[0].Text
+		return msgs
+	}
+	return append(head, msgs...)
+}
+
+// Transcript returns the active branch as transcript items.
+func (a *Agent) Transcript() []Item {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return Items(a.events)
+}
+
+func (a *Agent) record(typ, turn string, data any) (session.Event, error) {
+	ev, err := a.cfg.Log.Append(typ, turn, data)
+	if err != nil {
+		return ev, err
+	}
+	a.mu.Lock()
+	a.events = append(a.events, ev)
+	a.lastSeq, a.lastTurn = ev.Seq, ev.Turn
+	a.mu.Unlock()
+	return ev, nil
+}
+
+// Note appends a notice event to the active branch (tagged with turn).
+func (a *Agent) Note(turn string, n NoticeData) error {
+	_, err := a.record(EventNotice, turn, n)
+	return err
+}
+
+// RunTurn runs one turn for the checkpoint turnID. Every event is persisted
+// before the next step starts; a cancelled ctx ends the turn as cancelled.
+func (a *Agent) RunTurn(ctx context.Context, turnID, prompt string, onUpdate func(Update)) Outcome {
+	if onUpdate == nil {
+		onUpdate = func(Update) {}
+	}
+	if _, err := a.record(EventUser, turnID, UserData{Text: prompt}); err != nil {
+		return Outcome{Status: StatusFailed, Err: fmt.Errorf("record prompt: %w", err)}
+	}
+	fail := func(status string, err error) Outcome {
+		msg := err.Error()
+		if status == StatusCancelled {
+			msg = "cancelled by the user"
+		}
+		_, _ = a.record(EventTurnError, turnID, TurnErrorData{Status: status, Error: msg})
+		if status == StatusCancelled {
+			return Outcome{Status: status}
+		}
+		onUpdate(Update{Kind: UpdateError, Text: msg})
+		return Outcome{Status: status, Err: err}
+	}
+	hitTool := false
+	for step := 0; step < a.cfg.MaxSteps; step++ {
+		if ctx.Err() != nil {
+			return fail(StatusCancelled, ctx.Err())
+		}
+		if a.cfg.CompactAt > 0 && a.estimate() > a.cfg.CompactAt {
+			if _, err := a.Compact(ctx); err != nil && ctx.Err() == nil {
+				onUpdate(Update{Kind: UpdateNotice, Text: "automatic compaction failed, continuing with the full context: " + err.Error()})
+			}
+		}
+		req := provider.Request{Model: a.cfg.Provider.Model(), System: a.cfg.System, Messages: a.Context(), Tools: a.specs()}
+		resp, err := a.cfg.Provider.Stream(ctx, req, func(d provider.Delta) {
+			if d.Text != "" {
+				onUpdate(Update{Kind: UpdateText, Text: d.Text})
+			}
+			if d.Reasoning != "" {
+				onUpdate(Update{Kind: UpdateReasoning, Text: d.Reasoning})
+			}
+		})
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+				return fail(StatusCancelled, err)
+			}
+			return fail(StatusFailed, fmt.Errorf("%s: %w", a.cfg.Provider.Name(), err))
+		}
+		msg := resp.Message
+		msg.Role = provider.RoleAssistant
+		if _, err := a.record(EventAssistant, turnID, AssistantData{Provider: a.cfg.Provider.Name(), Model: a.cfg.Provider.Model(), Message: msg, StopReason: resp.StopReason}); err != nil {
+			return Outcome{Status: StatusFailed, Err: fmt.Errorf("record reply: %w", err)}
+		}
+		if len(msg.ToolCalls) == 0 {
+			return Outcome{Status: StatusCompleted, Text: msg.Text}
+		}
+		for _, call := range msg.ToolCalls {
+			if ctx.Err() != nil {
+				_, _ = a.record(EventToolResult, turnID, ToolResultData{CallID: call.ID, Name: call.Name, Content: "cancelled before it ran", IsError: true})
+				continue
+			}
+			info := a.toolInfo(call)
+			info.Status = "in_progress"
+			onUpdate(Update{Kind: UpdateToolStart, Tool: &info})
+			res, err := a.cfg.Tools.Run(ctx, call.Name, call.Arguments)
+			if err != nil {
+				res = tools.Result{Content: "tool failed: " + err.Error(), IsError: true}
+			}
+			done := info
+			applyDisplay(&done, res.Display)
+			done.Result, done.IsError, done.Status = res.Content, res.IsError, "completed"
+			if res.IsError {
+				done.Status = "failed"
+			}
+			stored := done
+			stored.Result = ""
+			if _, err := a.record(EventToolResult, turnID, ToolResultData{CallID: call.ID, Name: call.Name, Content: res.Content, IsError: res.IsError, Info: &stored}); err != nil {
+				return Outcome{Status: StatusFailed, Err: fmt.Errorf("record tool result: %w", err)}
+			}
+			onUpdate(Update{Kind: UpdateToolEnd, Tool: &done})
+			if !hitTool {
+				hitTool = true
+				failpoint.Hit("turn.after_tool")
+			}
+		}
+	}
+	return fail(StatusFailed, fmt.Errorf("the model used %d steps without finishing; ask it to continue", a.cfg.MaxSteps))
+}
+
+func (a *Agent) specs() []provider.ToolSpec {
+	if a.cfg.Tools == nil {
+		return nil
+	}
+	var out []provider.ToolSpec
+	for _, s := range a.cfg.Tools.Specs() {
+		out = append(out, provider.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Parameters})
+	}
+	return out
+}
+
+func (a *Agent) toolInfo(call provider.ToolCall) ToolInfo {
+	info := ToolInfo{ID: call.ID, Name: call.Name, Args: call.Arguments, Kind: tools.KindOther, Title: call.Name}
+	if a.cfg.Tools != nil {
+		if t, ok := a.cfg.Tools.Lookup(call.Name); ok {
+			info.Kind = t.Kind()
+		}
+	}
+	var args map[string]any
+	if json.Unmarshal([]byte(call.Arguments), &args) == nil {
+		for _, k := range []string{"command", "path", "pattern", "action"} {
+			if v, ok := args[k].(string); ok && v != "" {
+				info.Title = call.Name + ": " + firstLine(v, 80)
+				if k == "path" {
+					info.Path = v
+				}
+				break
+			}
+		}
+	}
+	return info
+}
+
+func applyDisplay(info *ToolInfo, d *tools.Display) {
+	if d == nil {
+		return
+	}
+	if d.Kind != "" {
+		info.Kind = d.Kind
+	}
+	if d.Path != "" {
+		info.Path = d.Path
+	}
+	if d.Title != "" {
+		info.Title = d.Title
+	}
+	info.OldText, info.NewText = d.OldText, d.NewText
+}
+
+func firstLine(s string, max int) string {
+	for i, r := range s {
+		if r == '\n' {
+			s = s[:i] + " …"
+			break
+		}
+	}
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return s
+}
+
+func (a *Agent) estimate() int {
+	n := 0
+	for _, m := range a.Context() {
+		n += len(m.Text)
+		for _, c := range m.ToolCalls {
+			n += len(c.Arguments)
+		}
+		for _, r := range m.Reasoning {
+			n += len(r.Text) + len(r.Redacted)
+		}
+	}
+	return n / 4
+}

@@ -1,0 +1,192 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/session"
+)
+
+// Event types the agent writes to events.jsonl. Their data payloads are the
+// structs below; the session package stores them opaquely.
+const (
+	EventUser       = "user.message"
+	EventAssistant  = "assistant.message"
+	EventToolResult = "tool.result"
+	EventNotice     = "notice"
+	EventTurnError  = "turn.error"
+)
+
+// UserData is the payload of a user.message event.
+type UserData struct {
+	Text string `json:"text"`
+}
+
+// AssistantData is the payload of an assistant.message event.
+type AssistantData struct {
+	Provider   string           `json:"provider"`
+	Model      string           `json:"model"`
+	Message    provider.Message `json:"message"`
+	StopReason string           `json:"stop_reason,omitempty"`
+}
+
+// ToolResultData is the payload of a tool.result event.
+type ToolResultData struct {
+	CallID  string    `json:"call_id"`
+	Name    string    `json:"name"`
+	Content string    `json:"content"`
+	IsError bool      `json:"is_error,omitempty"`
+	Info    *ToolInfo `json:"info,omitempty"`
+}
+
+// NoticeData is the payload of a notice event. Model notices are shown to
+// the model as a short user-role note (e.g. after a workspace-only restore,
+// so it knows the files changed under it).
+type NoticeData struct {
+	Kind  string `json:"kind"`
+	Text  string `json:"text"`
+	Model bool   `json:"model,omitempty"`
+}
+
+// TurnErrorData is the payload of a turn.error event.
+type TurnErrorData struct {
+	Status string `json:"status"`
+	Error  string `json:"error"`
+}
+
+// noticePrefix marks yolop's own notes in model context.
+const noticePrefix = "[yolop notice] "
+
+// interruptedResult is the tool result the model sees for a call whose
+// result was never recorded (the process stopped mid-call).
+const interruptedResult = "interrupted: the turn stopped before this tool call finished; no result was recorded"
+
+// Messages materializes model context from events of the active branch, in
+// order. Calls without a recorded result get a synthetic interrupted result
+// so that providers always see complete call/result pairs; consecutive
+// user-role texts are merged because some APIs require alternating roles.
+func Messages(events []session.Event) []provider.Message {
+	var out []provider.Message
+	var open []provider.ToolCall // calls of the last assistant message still waiting for results
+	closeOpen := func() {
+		for _, c := range open {
+			out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, ToolName: c.Name, Text: interruptedResult, IsError: true})
+		}
+		open = nil
+	}
+	addUser := func(text string) {
+		closeOpen()
+		if n := len(out); n > 0 && out[n-1].Role == provider.RoleUser {
+			out[n-1].Text += "\n\n" + text
+			return
+		}
+		out = append(out, provider.Message{Role: provider.RoleUser, Text: text})
+	}
+	for _, ev := range events {
+		switch ev.Type {
+		case EventUser:
+			var d UserData
+			if json.Unmarshal(ev.Data, &d) == nil {
+				addUser(d.Text)
+			}
+		case EventAssistant:
+			var d AssistantData
+			if json.Unmarshal(ev.Data, &d) != nil {
+				continue
+			}
+			closeOpen()
+			m := d.Message
+			m.Role = provider.RoleAssistant
+			out = append(out, m)
+			open = append([]provider.ToolCall(nil), m.ToolCalls...)
+		case EventToolResult:
+			var d ToolResultData
+			if json.Unmarshal(ev.Data, &d) != nil {
+				continue
+			}
+			idx := -1
+			for i, c := range open {
+				if c.ID == d.CallID {
+					idx = i
+					break
+				}
+			}
+			if idx < 0 {
+				continue // a result for a call that is not in context
+			}
+			open = append(open[:idx], open[idx+1:]...)
+			out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: d.CallID, ToolName: d.Name, Text: d.Content, IsError: d.IsError})
+		case EventNotice:
+			var d NoticeData
+			if json.Unmarshal(ev.Data, &d) == nil && d.Model {
+				addUser(noticePrefix + d.Text)
+			}
+		}
+	}
+	closeOpen()
+	return out
+}
+
+// Items materializes the transcript of the active branch from its events.
+func Items(events []session.Event) []Item {
+	var out []Item
+	pending := map[string]*ToolInfo{}
+	for _, ev := range events {
+		switch ev.Type {
+		case EventUser:
+			var d UserData
+			if json.Unmarshal(ev.Data, &d) == nil {
+				out = append(out, Item{Kind: ItemUser, Turn: ev.Turn, Text: d.Text})
+			}
+		case EventAssistant:
+			var d AssistantData
+			if json.Unmarshal(ev.Data, &d) != nil {
+				continue
+			}
+			for _, r := range d.Message.Reasoning {
+				if r.Text != "" {
+					out = append(out, Item{Kind: ItemReasoning, Turn: ev.Turn, Text: r.Text})
+				}
+			}
+			if strings.TrimSpace(d.Message.Text) != "" {
+				out = append(out, Item{Kind: ItemAssistant, Turn: ev.Turn, Text: d.Message.Text})
+			}
+			for _, c := range d.Message.ToolCalls {
+				pending[c.ID] = &ToolInfo{ID: c.ID, Name: c.Name, Args: c.Arguments, Status: "pending", Title: c.Name}
+			}
+		case EventToolResult:
+			var d ToolResultData
+			if json.Unmarshal(ev.Data, &d) != nil {
+				continue
+			}
+			info := d.Info
+			if info == nil {
+				info = pending[d.CallID]
+			}
+			if info == nil {
+				info = &ToolInfo{ID: d.CallID, Name: d.Name, Title: d.Name}
+			}
+			ti := *info
+			ti.Result, ti.IsError = d.Content, d.IsError
+			ti.Status = "completed"
+			if d.IsError {
+				ti.Status = "failed"
+			}
+			delete(pending, d.CallID)
+			out = append(out, Item{Kind: ItemTool, Turn: ev.Turn, Tool: &ti})
+		case EventNotice:
+			var d NoticeData
+			if json.Unmarshal(ev.Data, &d) == nil {
+				out = append(out, Item{Kind: ItemNotice, Turn: ev.Turn, Text: d.Text})
+			}
+		case EventTurnError:
+			var d TurnErrorData
+			if json.Unmarshal(ev.Data, &d) == nil {
+				out = append(out, Item{Kind: ItemError, Turn: ev.Turn, Text: fmt.Sprintf("turn %s: %s", d.Status, d.Error)})
+			}
+		}
+	}
+	return out
+}

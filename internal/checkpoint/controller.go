@@ -1,0 +1,553 @@
+// Package checkpoint is the one place where checkpoints are made and
+// restores happen. Every host (print, ACP, TUI) and the model-facing
+// checkpoint tool call the Controller; none re-implements any of it.
+//
+// A turn is bracketed: before it, the workspace is captured and a durable
+// checkpoint.created record is fsynced; after it, turn.completed records its
+// final event sequence, status and end-of-turn snapshot. A restore is a
+// small transaction: preview (recovery capture, exact description, token),
+// then confirm (writer check, token check, restore.started intent,
+// materialize, verify, head.moved). A crash at any step leaves a state that
+// Repair turns into a consistent (conversation head, workspace) pair.
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/yolop-dev/yolop/internal/agent"
+	"github.com/yolop-dev/yolop/internal/agent/tools"
+	"github.com/yolop-dev/yolop/internal/failpoint"
+	"github.com/yolop-dev/yolop/internal/session"
+	"github.com/yolop-dev/yolop/internal/snapshot"
+	"github.com/yolop-dev/yolop/internal/timeline"
+)
+
+// Snapshots is what the controller needs from the snapshot engine.
+type Snapshots interface {
+	Capture(ctx context.Context, name string) (snapshot.Snapshot, error)
+	Diff(ctx context.Context, fromTree, toTree string) ([]snapshot.Change, error)
+	Restore(ctx context.Context, from snapshot.Snapshot, target string) (snapshot.RestoreResult, error)
+}
+
+// Runtime is what the controller needs from the agent runtime: run a turn,
+// and reseed the live message store after a conversation restore.
+type Runtime interface {
+	RunTurn(ctx context.Context, turnID, prompt string, onUpdate func(agent.Update)) agent.Outcome
+	Reseed(active []session.Event, compactions []timeline.Compaction, isActive func(turn string, seq int64) bool)
+	Note(turn string, n agent.NoticeData) error
+}
+
+// Writers reports processes that can still write the workspace.
+type Writers interface {
+	Active() []tools.Writer
+}
+
+// Store is what the controller needs from the session store.
+type Store interface {
+	Append(typ, turn string, data any) (session.Event, error)
+	Events() []session.Event
+	LastSeq() int64
+}
+
+// Timeline is the append-only timeline journal.
+type Timeline interface {
+	Append(r timeline.Record) error
+}
+
+// Compactions lists the session's compaction checkpoints.
+type Compactions interface {
+	All() []timeline.Compaction
+}
+
+// Config assembles a Controller.
+type Config struct {
+	SessionID string
+	Dir       string // session directory (previews.json lives here)
+	Store     Store
+	Timeline  Timeline
+	Records   []timeline.Record // records read when the timeline was opened
+	// Snapshots is nil when the session has no workspace snapshots;
+	// NoWorkspace then says why ("worktrees are off", "not a git
+	// repository", ...).
+	Snapshots   Snapshots
+	NoWorkspace string
+	Runtime     Runtime
+	Writers     Writers
+	Compactions Compactions
+	// ReadOnly makes every mutation refuse with this reason (corrupt
+	// committed prefix of the event log).
+	ReadOnly string
+	Now      func() time.Time
+}
+
+// Controller is the session's checkpoint controller.
+type Controller struct {
+	cfg Config
+
+	mu sync.Mutex // guards every field below and serializes restores
+	// records and state are the timeline as journaled; state is rebuilt from
+	// records after every append (Build is pure and cheap).
+	records []timeline.Record
+	state   *timeline.State
+	// running is the checkpoint id of the turn in progress, "" when idle.
+	running string
+	// queued is a preview the model asked for during the running turn; it
+	// is built after the turn ends.
+	queued     *Request
+	queuedHead string
+	// filesChanged caches per-turn changed-path counts (trees are immutable).
+	filesChanged map[string]int
+}
+
+// New builds a controller over an opened session. Call Repair next.
+func New(cfg Config) *Controller {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	c := &Controller{cfg: cfg, records: append([]timeline.Record(nil), cfg.Records...), filesChanged: map[string]int{}}
+	c.state = timeline.Build(c.records)
+	return c
+}
+
+// readOnly returns why mutations are refused, or "".
+func (c *Controller) readOnly() string {
+	if c.cfg.ReadOnly != "" {
+		return c.cfg.ReadOnly
+	}
+	if c.state.ReadOnly {
+		return "the timeline is damaged before its last record: " + c.state.ReadOnlyReason
+	}
+	return ""
+}
+
+func (c *Controller) refuseReadOnly() error {
+	if r := c.readOnly(); r != "" {
+		return &Error{Code: CodeReadOnly, Msg: fmt.Sprintf("session %s is read-only (%s); replay works, but turns and restores are refused. Start a new session from its valid prefix with `yolop sessions fork %s`", c.cfg.SessionID, r, c.cfg.SessionID)}
+	}
+	return nil
+}
+
+// append journals a record (fsynced by the timeline) and rebuilds state.
+func (c *Controller) append(r timeline.Record) error {
+	r.V = 1
+	if r.Time.IsZero() {
+		r.Time = c.cfg.Now().UTC()
+	}
+	if err := c.cfg.Timeline.Append(r); err != nil {
+		return fmt.Errorf("journal %s: %w", r.Type, err)
+	}
+	c.records = append(c.records, r)
+	c.state = timeline.Build(c.records)
+	return nil
+}
+
+// Head returns the active conversation head ("" before the first turn).
+func (c *Controller) Head() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state.Head
+}
+
+// RedoAvailable reports whether /redo has a target.
+func (c *Controller) RedoAvailable() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state.Redo != nil
+}
+
+// Running returns the id of the turn in progress, or "".
+func (c *Controller) Running() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.running
+}
+
+// ActiveCount returns the number of turns on the active branch.
+func (c *Controller) ActiveCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.state.ActiveChain())
+}
+
+// WorkspaceAvailable reports whether workspace snapshots exist for this
+// session, and why not.
+func (c *Controller) WorkspaceAvailable() (bool, string) {
+	return c.cfg.Snapshots != nil, c.cfg.NoWorkspace
+}
+
+// ReadOnly returns the read-only reason, or "".
+func (c *Controller) ReadOnly() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.readOnly()
+}
+
+// activeSetLocked returns the active chain as a set with its ranges.
+func (c *Controller) activeSetLocked() map[string]*timeline.Checkpoint {
+	set := map[string]*timeline.Checkpoint{}
+	for _, cp := range c.state.ActiveChain() {
+		set[cp.ID] = cp
+	}
+	if c.running != "" {
+		if cp := c.state.Checkpoints[c.running]; cp != nil {
+			set[cp.ID] = cp
+		}
+	}
+	return set
+}
+
+// isActiveFunc reports whether an event (turn, seq) is on the active branch:
+// its turn is on the chain and it was written after that turn began.
+// Events of no turn belong to the session itself and are always active.
+func isActiveFunc(set map[string]*timeline.Checkpoint) func(turn string, seq int64) bool {
+	return func(turn string, seq int64) bool {
+		if turn == "" {
+			return true
+		}
+		cp, ok := set[turn]
+		return ok && seq > cp.SeqBefore
+	}
+}
+
+// ActiveEvents returns the events of the active branch, in order.
+func (c *Controller) ActiveEvents() []session.Event {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.activeEventsLocked()
+}
+
+func (c *Controller) activeEventsLocked() []session.Event {
+	in := isActiveFunc(c.activeSetLocked())
+	var out []session.Event
+	for _, ev := range c.cfg.Store.Events() {
+		if in(ev.Turn, ev.Seq) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// Reseed loads the active branch into the runtime's message store.
+func (c *Controller) Reseed() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reseedLocked()
+}
+
+func (c *Controller) reseedLocked() {
+	var comps []timeline.Compaction
+	if c.cfg.Compactions != nil {
+		comps = c.cfg.Compactions.All()
+	}
+	c.cfg.Runtime.Reseed(c.activeEventsLocked(), comps, isActiveFunc(c.activeSetLocked()))
+}
+
+// TurnOutcome is the result of RunTurn.
+type TurnOutcome struct {
+	ID      string
+	Status  string
+	Text    string
+	Err     error
+	Pending *Preview // a preview queued by the model's checkpoint tool
+	// PendingErr says why a queued preview could not be built.
+	PendingErr error
+}
+
+// RunTurn brackets one turn: capture, checkpoint.created (fsynced) before
+// it, turn.completed with the end snapshot after it.
+func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(agent.Update)) (TurnOutcome, error) {
+	c.mu.Lock()
+	if err := c.refuseReadOnly(); err != nil {
+		c.mu.Unlock()
+		return TurnOutcome{}, err
+	}
+	if c.running != "" {
+		c.mu.Unlock()
+		return TurnOutcome{}, &Error{Code: CodeTurnRunning, Msg: fmt.Sprintf("turn %s is still running; wait for it to end or cancel it", c.running)}
+	}
+	id := fmt.Sprintf("cp%d", c.state.NextCheckpoint)
+	parent := c.state.Head
+	hadRedo := c.state.Redo != nil
+	c.running = id
+	c.queued = nil
+	c.mu.Unlock()
+
+	release := func() {
+		c.mu.Lock()
+		c.running = ""
+		c.mu.Unlock()
+	}
+
+	rec := timeline.Record{Type: timeline.TypeCheckpointCreated, Checkpoint: id, Parent: parent, Prompt: prompt}
+	if c.cfg.Snapshots != nil {
+		snap, err := c.cfg.Snapshots.Capture(ctx, id)
+		if err != nil {
+			rec.CaptureError = captureReason(err)
+		} else {
+			rec.Snapshot = &timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}
+		}
+	} else {
+		rec.CaptureError = c.cfg.NoWorkspace
+	}
+	failpoint.Hit("turn.after_capture")
+
+	c.mu.Lock()
+	rec.SeqBefore = c.cfg.Store.LastSeq()
+	err := c.append(rec)
+	if err == nil && hadRedo {
+		err = c.append(timeline.Record{Type: timeline.TypeRedoCleared, Reason: "a new turn started (" + id + ")"})
+	}
+	c.mu.Unlock()
+	if err != nil {
+		release()
+		return TurnOutcome{}, err
+	}
+	failpoint.Hit("turn.after_checkpoint")
+
+	out := c.cfg.Runtime.RunTurn(ctx, id, prompt, onUpdate)
+	failpoint.Hit("turn.before_complete")
+
+	// The end-of-turn snapshot defines files_changed and lets a later
+	// preview warn about edits made outside agent turns. It must be taken
+	// even when the turn was cancelled, so use a fresh context.
+	done := timeline.Record{Type: timeline.TypeTurnCompleted, Checkpoint: id, Status: out.Status}
+	if c.cfg.Snapshots != nil && rec.Snapshot != nil {
+		if snap, err := c.cfg.Snapshots.Capture(context.WithoutCancel(ctx), "end-"+id); err == nil {
+			done.End = &timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}
+		}
+	}
+	c.mu.Lock()
+	done.FinalSeq = c.cfg.Store.LastSeq()
+	err = c.append(done)
+	c.running = ""
+	queued, qhead := c.queued, c.queuedHead
+	c.queued = nil
+	c.mu.Unlock()
+	if err != nil {
+		return TurnOutcome{}, err
+	}
+	res := TurnOutcome{ID: id, Status: out.Status, Text: out.Text, Err: out.Err}
+	if queued != nil {
+		req := *queued
+		if req.Action == ActionUndo {
+			// "Undo the last turn" asked during turn N means the turn that
+			// was last when it asked; confirming removes it and turn N.
+			req = Request{Action: ActionRewind, Target: qhead}
+			if qhead == "" {
+				req.Target = id
+			}
+			req.Action = ActionUndo
+		}
+		res.Pending, res.PendingErr = c.Preview(context.WithoutCancel(ctx), req)
+	}
+	return res, nil
+}
+
+func captureReason(err error) string {
+	var ce *snapshot.CaptureError
+	if errors.As(err, &ce) && ce.Reason != "" {
+		return ce.Reason
+	}
+	return err.Error()
+}
+
+// List returns one row per turn on the active branch, newest first; with
+// all, abandoned turns too (marked).
+func (c *Controller) List(ctx context.Context, all bool) ([]Row, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	active := c.activeSetLocked()
+	var ids []string
+	if all {
+		ids = append(ids, c.state.Order...)
+	} else {
+		for _, cp := range c.state.ActiveChain() {
+			ids = append(ids, cp.ID)
+		}
+	}
+	rows := make([]Row, 0, len(ids))
+	for i := len(ids) - 1; i >= 0; i-- {
+		cp := c.state.Checkpoints[ids[i]]
+		if cp == nil {
+			continue
+		}
+		row := Row{ID: cp.ID, Prompt: label(cp.Prompt), CreatedAt: cp.Created.UTC(), Status: cp.Status, Workspace: cp.Snapshot != nil && c.cfg.Snapshots != nil}
+		if cp.Open {
+			row.Status = "running"
+		}
+		if _, ok := active[cp.ID]; !ok {
+			row.Abandoned = true
+		}
+		if !row.Workspace {
+			row.Reason = cp.CaptureError
+			if row.Reason == "" {
+				row.Reason = c.cfg.NoWorkspace
+			}
+			if row.Reason == "" {
+				row.Reason = "no workspace snapshot"
+			}
+		}
+		row.FilesChanged = c.filesChangedLocked(ctx, cp)
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+func (c *Controller) filesChangedLocked(ctx context.Context, cp *timeline.Checkpoint) int {
+	if cp.Snapshot == nil || cp.End == nil || c.cfg.Snapshots == nil {
+		return 0
+	}
+	if n, ok := c.filesChanged[cp.ID]; ok {
+		return n
+	}
+	if cp.Snapshot.Tree == cp.End.Tree {
+		c.filesChanged[cp.ID] = 0
+		return 0
+	}
+	ch, err := c.cfg.Snapshots.Diff(ctx, cp.Snapshot.Tree, cp.End.Tree)
+	if err != nil {
+		return 0
+	}
+	c.filesChanged[cp.ID] = len(ch)
+	return len(ch)
+}
+
+// label shortens a prompt to its first line for listings.
+func label(p string) string {
+	first, rest, more := strings.Cut(strings.TrimSpace(p), "\n")
+	if len([]rune(first)) > 72 {
+		first = string([]rune(first)[:71]) + "…"
+	} else if more && strings.TrimSpace(rest) != "" {
+		first += " …"
+	}
+	return first
+}
+
+// ListForModel implements the checkpoint tool's list action.
+func (c *Controller) ListForModel(ctx context.Context) (string, error) {
+	rows, err := c.List(ctx, false)
+	if err != nil {
+		return "", err
+	}
+	if len(rows) == 0 {
+		return "No checkpoints yet on the active branch.", nil
+	}
+	var b strings.Builder
+	b.WriteString("Checkpoints on the active branch, newest first (each is the state before that turn):\n")
+	for _, r := range rows {
+		ws := "conversation+workspace"
+		if !r.Workspace {
+			ws = "conversation only: " + r.Reason
+		}
+		fmt.Fprintf(&b, "- %s [%s] %q, %d files changed, %s\n", r.ID, r.Status, r.Prompt, r.FilesChanged, ws)
+	}
+	return b.String(), nil
+}
+
+// QueuePreview implements the checkpoint tool's rewind/undo/redo actions:
+// it validates the request and queues a preview that is built after the
+// current turn ends. It never mutates anything.
+func (c *Controller) QueuePreview(ctx context.Context, tr tools.CheckpointRequest) (string, error) {
+	mode, err := ParseMode(tr.Mode)
+	if err != nil {
+		return err.Error(), nil
+	}
+	req := Request{Action: Action(tr.Action), Target: normalizeID(tr.Target), Mode: mode}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running == "" {
+		return "", errors.New("checkpoint: the checkpoint tool can only be used during a turn")
+	}
+	switch req.Action {
+	case ActionRewind:
+		if _, _, err := c.resolveRewindLocked(req); err != nil {
+			return err.Error(), nil
+		}
+	case ActionUndo:
+	case ActionRedo:
+		if c.state.Redo == nil {
+			return "Nothing to redo: no restore happened since the last turn started.", nil
+		}
+		// A redo target is cleared by this very turn's start; it can only
+		// be queued if the slot survives, which it does not.
+	default:
+		return fmt.Sprintf("unknown checkpoint action %q: use list, rewind, undo or redo", tr.Action), nil
+	}
+	c.queued = &req
+	c.queuedHead = c.state.Head
+	return fmt.Sprintf("Queued a %s preview. It will be shown to the user after this turn ends; only the user can confirm it. Nothing has changed yet.", req.Action), nil
+}
+
+func normalizeID(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" {
+		return s
+	}
+	if _, err := strconv.Atoi(s); err == nil {
+		return "cp" + s
+	}
+	return s
+}
+
+// Repair brings a session opened after a crash back to a consistent
+// (conversation head, workspace) pair: an interrupted restore is rolled back
+// from its recovery snapshot, an interrupted turn is closed as interrupted
+// at its last persisted event. It returns notes for the user.
+func (c *Controller) Repair(ctx context.Context) ([]string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.readOnly() != "" {
+		return nil, nil
+	}
+	var notes []string
+	if p := c.state.PendingRestore; p != nil {
+		note := fmt.Sprintf("A restore (%s) was interrupted before it finished; the conversation stays at its previous head", p.Restore)
+		if c.cfg.Snapshots != nil && p.Recovery != nil && Mode(p.Mode).HasWorkspace() {
+			cur, err := c.cfg.Snapshots.Capture(ctx, "repair-"+p.Restore)
+			if err != nil {
+				return nil, fmt.Errorf("repair interrupted restore %s: capture: %w (the files before it are kept at %s)", p.Restore, err, p.Recovery.Ref)
+			}
+			if cur.Tree != p.Recovery.Tree {
+				if _, err := c.cfg.Snapshots.Restore(ctx, cur, p.Recovery.Tree); err != nil {
+					return nil, fmt.Errorf("repair interrupted restore %s: %w (the files before it are kept at %s)", p.Restore, err, p.Recovery.Ref)
+				}
+			}
+			note += fmt.Sprintf(" and the files were put back as they were before it (recovery snapshot %s)", p.Recovery.Ref)
+		}
+		if err := c.append(timeline.Record{Type: timeline.TypeRestoreAborted, Restore: p.Restore, Reason: "interrupted; rolled back on open"}); err != nil {
+			return nil, err
+		}
+		notes = append(notes, note+".")
+	}
+	if t := c.state.OpenTurn; t != nil {
+		final := t.SeqBefore
+		for _, ev := range c.cfg.Store.Events() {
+			if ev.Turn == t.ID && ev.Seq > final {
+				final = ev.Seq
+			}
+		}
+		rec := timeline.Record{Type: timeline.TypeTurnCompleted, Checkpoint: t.ID, Status: agent.StatusInterrupted, FinalSeq: final}
+		if c.cfg.Snapshots != nil && t.Snapshot != nil {
+			if snap, err := c.cfg.Snapshots.Capture(ctx, "end-"+t.ID); err == nil {
+				rec.End = &timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}
+			}
+		}
+		if err := c.append(rec); err != nil {
+			return nil, err
+		}
+		notes = append(notes, fmt.Sprintf("Turn %s was interrupted (the process stopped during it); it was closed as interrupted and stays rewindable.", t.ID))
+	}
+	return notes, nil
+}
+
+// sortChanges orders path changes for stable output.
+func sortChanges(p []PathChange) {
+	sort.Slice(p, func(i, j int) bool { return p[i].Path < p[j].Path })
+}

@@ -1,0 +1,135 @@
+package checkpoint
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/yolop-dev/yolop/internal/timeline"
+)
+
+// previewsFile holds outstanding confirmation tokens so that a preview made
+// by one process (print mode, ACP) can be confirmed by a later one.
+const previewsFile = "previews.json"
+
+// maxPreviews bounds the file; older previews expire.
+const maxPreviews = 32
+
+// previewRecord binds a token to exactly one restore.
+type previewRecord struct {
+	Token        string                `json:"token"`
+	Session      string                `json:"session"`
+	Action       Action                `json:"action"`
+	Target       string                `json:"target"`
+	Mode         Mode                  `json:"mode"`
+	Head         string                `json:"head"`     // conversation head at preview time
+	NewHead      string                `json:"new_head"` // head after a restore with conversation
+	TargetTree   string                `json:"target_tree,omitempty"`
+	Recovery     *timeline.SnapshotRef `json:"recovery,omitempty"`
+	RecoveryName string                `json:"recovery_name,omitempty"`
+	Prompt       string                `json:"prompt,omitempty"`
+	Created      time.Time             `json:"created"`
+	Used         bool                  `json:"used,omitempty"`
+}
+
+type previewStore struct {
+	NextRecovery int             `json:"next_recovery"`
+	Previews     []previewRecord `json:"previews"`
+}
+
+func loadPreviews(dir string) (*previewStore, error) {
+	b, err := os.ReadFile(filepath.Join(dir, previewsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return &previewStore{NextRecovery: 1}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read previews: %w", err)
+	}
+	var s previewStore
+	if err := json.Unmarshal(b, &s); err != nil {
+		// Outstanding tokens are convenience state: a damaged file only
+		// means previews must be made again. Start over rather than block.
+		return &previewStore{NextRecovery: 1}, nil
+	}
+	if s.NextRecovery < 1 {
+		s.NextRecovery = 1
+	}
+	return &s, nil
+}
+
+func (s *previewStore) save(dir string) error {
+	if len(s.Previews) > maxPreviews {
+		s.Previews = s.Previews[len(s.Previews)-maxPreviews:]
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, previewsFile), b)
+}
+
+func (s *previewStore) find(token string) *previewRecord {
+	for i := range s.Previews {
+		if s.Previews[i].Token == token {
+			return &s.Previews[i]
+		}
+	}
+	return nil
+}
+
+// writeFileAtomic writes a small owner-only file: temp file in the same
+// directory, fsync, rename, fsync the directory.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+const tokenAlphabet = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+// newToken returns a short random token matching [A-Za-z0-9_-]+.
+func newToken() string {
+	b := make([]byte, 8)
+	max := big.NewInt(int64(len(tokenAlphabet)))
+	for i := range b {
+		n, err := rand.Int(rand.Reader, max)
+		if err != nil {
+			panic(err)
+		}
+		b[i] = tokenAlphabet[n.Int64()]
+	}
+	return string(b)
+}

@@ -1,0 +1,376 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/yolop-dev/yolop/internal/agent"
+	"github.com/yolop-dev/yolop/internal/failpoint"
+	"github.com/yolop-dev/yolop/internal/snapshot"
+	"github.com/yolop-dev/yolop/internal/timeline"
+)
+
+// plan is a resolved restore request.
+type plan struct {
+	action     Action
+	target     string // checkpoint id ("" for redo)
+	mode       Mode
+	newHead    string
+	targetTree string
+	prompt     string // prompt put back in the composer
+}
+
+// resolveRewindLocked validates a rewind target and picks the default mode.
+func (c *Controller) resolveRewindLocked(req Request) (*timelineCheckpoint, Mode, error) {
+	id := normalizeID(req.Target)
+	if id == "" {
+		return nil, "", &Error{Code: CodeUnknownCheckpt, Msg: "which checkpoint? run /rewind to list them"}
+	}
+	cp := c.state.Checkpoints[id]
+	if cp == nil {
+		return nil, "", &Error{Code: CodeUnknownCheckpt, Msg: fmt.Sprintf("unknown checkpoint %s: run /rewind to list the checkpoints of this session", id)}
+	}
+	if cp.ID == c.running || cp.Open {
+		return nil, "", &Error{Code: CodeTurnRunning, Msg: fmt.Sprintf("checkpoint %s belongs to the turn that is still running; wait for it to end", id)}
+	}
+	if !c.state.Active(id) {
+		return nil, "", &Error{Code: CodeAbandoned, Msg: fmt.Sprintf("checkpoint %s is on an abandoned branch, so it is not a rewind target; /redo brings back the most recently abandoned branch", id)}
+	}
+	hasWS := cp.Snapshot != nil && c.cfg.Snapshots != nil
+	mode := req.Mode
+	if mode == "" {
+		mode = ModeConversation
+		if hasWS {
+			mode = ModeBoth
+		}
+	}
+	if mode.HasWorkspace() && !hasWS {
+		why := cp.CaptureError
+		if why == "" {
+			why = c.cfg.NoWorkspace
+		}
+		return nil, "", &Error{Code: CodeNoWorkspace, Msg: fmt.Sprintf("checkpoint %s has no workspace snapshot (%s), so only `/rewind %s conversation` is possible", id, why, id)}
+	}
+	return cp, mode, nil
+}
+
+type timelineCheckpoint = timeline.Checkpoint
+
+// planLocked resolves a request against the current state.
+func (c *Controller) planLocked(req Request) (*plan, error) {
+	switch req.Action {
+	case ActionRewind, ActionUndo:
+		if req.Action == ActionUndo && req.Target == "" {
+			if c.state.Head == "" {
+				return nil, &Error{Code: CodeNothingToUndo, Msg: "nothing to undo: no turn has finished on the active branch"}
+			}
+			req.Target = c.state.Head
+		}
+		if req.Action == ActionUndo && req.Mode != "" {
+			return nil, &Error{Code: CodeBadMode, Msg: "/undo takes no mode; use /rewind <checkpoint> <mode>"}
+		}
+		cp, mode, err := c.resolveRewindLocked(req)
+		if err != nil {
+			return nil, err
+		}
+		p := &plan{action: req.Action, target: cp.ID, mode: mode, newHead: c.state.Head}
+		if mode.HasConversation() {
+			p.newHead = cp.Parent
+			p.prompt = cp.Prompt
+		}
+		if mode.HasWorkspace() {
+			p.targetTree = cp.Snapshot.Tree
+		}
+		return p, nil
+	case ActionRedo:
+		r := c.state.Redo
+		if r == nil {
+			return nil, &Error{Code: CodeNothingToRedo, Msg: "nothing to redo: /redo restores what the last /rewind or /undo abandoned, until a new turn starts"}
+		}
+		if req.Mode != "" {
+			return nil, &Error{Code: CodeBadMode, Msg: "/redo takes no mode; it restores exactly what the last restore changed"}
+		}
+		p := &plan{action: ActionRedo, mode: Mode(r.Mode), newHead: c.state.Head}
+		if p.mode.HasConversation() {
+			p.newHead = r.Head
+		}
+		if p.mode.HasWorkspace() {
+			if r.Recovery == nil || c.cfg.Snapshots == nil {
+				return nil, &Error{Code: CodeNoWorkspace, Msg: "the last restore has no recovery snapshot of the files, so there is nothing to redo for the workspace"}
+			}
+			p.targetTree = r.Recovery.Tree
+		}
+		return p, nil
+	}
+	return nil, &Error{Code: CodeBadMode, Msg: fmt.Sprintf("unknown action %q", req.Action)}
+}
+
+// chainIDs returns the ids from the root to head.
+func (c *Controller) chainLocked(head string) []*timelineCheckpoint {
+	if head == "" {
+		return nil
+	}
+	return c.state.Chain(head)
+}
+
+func (c *Controller) turnsDiffLocked(from, to string) []TurnRef {
+	keep := map[string]bool{}
+	for _, cp := range c.chainLocked(to) {
+		keep[cp.ID] = true
+	}
+	out := []TurnRef{}
+	for _, cp := range c.chainLocked(from) {
+		if !keep[cp.ID] {
+			out = append(out, TurnRef{ID: cp.ID, Prompt: label(cp.Prompt)})
+		}
+	}
+	return out
+}
+
+// Preview describes exactly what a restore will change and issues a token.
+// It first captures a durable recovery checkpoint of the current workspace;
+// if that fails nothing else happens.
+func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.refuseReadOnly(); err != nil {
+		return nil, err
+	}
+	p, err := c.planLocked(req)
+	if err != nil {
+		return nil, err
+	}
+	store, err := loadPreviews(c.cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	rec := previewRecord{Session: c.cfg.SessionID, Action: p.action, Target: p.target, Mode: p.mode, Head: c.state.Head, NewHead: p.newHead, TargetTree: p.targetTree, Prompt: p.prompt, Created: c.cfg.Now().UTC()}
+	pv := &Preview{Action: p.action, Target: p.target, Mode: p.mode, TurnsLeaving: []TurnRef{}, Paths: []PathChange{}, Warnings: []Warning{}, Excluded: []string{}}
+	if p.mode.HasConversation() {
+		pv.TurnsLeaving = c.turnsDiffLocked(c.state.Head, p.newHead)
+		pv.TurnsReturning = c.turnsDiffLocked(p.newHead, c.state.Head)
+	}
+	if c.cfg.Snapshots != nil {
+		name := fmt.Sprintf("r%d", store.NextRecovery)
+		snap, err := c.cfg.Snapshots.Capture(ctx, name)
+		if err != nil {
+			return nil, &Error{Code: CodeCaptureFailed, Msg: fmt.Sprintf("could not capture a recovery checkpoint of the current files (%s); nothing was changed", captureReason(err)), Err: err}
+		}
+		failpoint.Hit("preview.after_capture")
+		store.NextRecovery++
+		rec.Recovery = &timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}
+		rec.RecoveryName = name
+		pv.Recovery = name
+		if p.mode.HasWorkspace() {
+			changes, err := c.cfg.Snapshots.Diff(ctx, snap.Tree, p.targetTree)
+			if err != nil {
+				return nil, &Error{Code: CodeCaptureFailed, Msg: "could not compare the files with the checkpoint: " + err.Error() + "; nothing was changed", Err: err}
+			}
+			for _, ch := range changes {
+				pv.Paths = append(pv.Paths, PathChange{Path: ch.Path, Change: string(ch.Kind)})
+			}
+			sortChanges(pv.Paths)
+			// Paths changed since the last turn ended were not made by the
+			// agent; the recovery checkpoint keeps them, but say so.
+			if head := c.state.Checkpoints[c.state.Head]; head != nil && head.End != nil && head.End.Tree != snap.Tree {
+				if outside, err := c.cfg.Snapshots.Diff(ctx, head.End.Tree, snap.Tree); err == nil {
+					for _, ch := range outside {
+						pv.Warnings = append(pv.Warnings, Warning{Kind: "changed_outside_turns", Path: ch.Path})
+					}
+				}
+			}
+			if ex, ok := c.cfg.Snapshots.(interface {
+				Excluded(ctx context.Context) ([]string, error)
+			}); ok {
+				if list, err := ex.Excluded(ctx); err == nil && list != nil {
+					pv.Excluded = list
+				}
+			}
+		}
+	}
+	rec.Token = newToken()
+	pv.Token = rec.Token
+	pv.Command = confirmCommand(p, rec.Token)
+	store.Previews = append(store.Previews, rec)
+	if err := store.save(c.cfg.Dir); err != nil {
+		return nil, fmt.Errorf("save preview: %w", err)
+	}
+	return pv, nil
+}
+
+func confirmCommand(p *plan, token string) string {
+	switch p.action {
+	case ActionUndo:
+		return "/undo --confirm " + token
+	case ActionRedo:
+		return "/redo --confirm " + token
+	}
+	return fmt.Sprintf("/rewind %s %s --confirm %s", p.target, p.mode, token)
+}
+
+func describe(r previewRecord) string {
+	switch r.Action {
+	case ActionUndo:
+		return "/undo"
+	case ActionRedo:
+		return "/redo"
+	}
+	return fmt.Sprintf("/rewind %s %s", r.Target, r.Mode)
+}
+
+// Confirm applies a previewed restore. It refuses, changing nothing, while
+// something can still write the workspace, or when the token is unknown,
+// used, for another restore, or stale.
+func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*Restored, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.refuseReadOnly(); err != nil {
+		return nil, err
+	}
+	if c.running != "" {
+		return nil, &Error{Code: CodeTurnRunning, Msg: fmt.Sprintf("turn %s is still running and can write the workspace; wait for it to end or cancel it (Ctrl+C in the TUI, session/cancel from an editor), then confirm again", c.running)}
+	}
+	if c.cfg.Writers != nil {
+		if ws := c.cfg.Writers.Active(); len(ws) > 0 {
+			var parts []string
+			for _, w := range ws {
+				parts = append(parts, fmt.Sprintf("%s %q (task %s, running for %s)", w.Kind, w.Command, w.ID, c.cfg.Now().Sub(w.Started).Round(time.Second)))
+			}
+			return nil, &Error{Code: CodeWriterActive, Msg: "a process can still write the workspace: " + strings.Join(parts, "; ") + ". Stop it with `/tasks stop <id>` or wait for it to finish, then confirm again"}
+		}
+	}
+	store, err := loadPreviews(c.cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	rec := store.find(token)
+	if rec == nil || rec.Session != c.cfg.SessionID {
+		return nil, &Error{Code: CodeUnknownToken, Msg: fmt.Sprintf("unknown confirmation token %q for session %s: run the preview again to get a token", token, c.cfg.SessionID)}
+	}
+	if rec.Used {
+		return nil, &Error{Code: CodeTokenUsed, Msg: fmt.Sprintf("token %s was already used; each preview confirms once. Run the preview again", token)}
+	}
+	if !sameRequest(*rec, req) {
+		return nil, &Error{Code: CodeTokenMismatch, Msg: fmt.Sprintf("token %s confirms `%s`, not this command; send `%s --confirm %s` or run a new preview", token, describe(*rec), describe(*rec), token)}
+	}
+	if rec.Head != c.state.Head {
+		return nil, &Error{Code: CodeConversationMove, Msg: "the conversation moved since the preview (a turn ran or another restore happened); run the preview again"}
+	}
+	var current snapshot.Snapshot
+	if c.cfg.Snapshots != nil && rec.Recovery != nil {
+		current, err = c.cfg.Snapshots.Capture(ctx, "confirm")
+		if err != nil {
+			return nil, &Error{Code: CodeCaptureFailed, Msg: fmt.Sprintf("could not check the files before restoring (%s); nothing was changed", captureReason(err)), Err: err}
+		}
+		if rec.Mode.HasWorkspace() && current.Tree != rec.Recovery.Tree {
+			return nil, &Error{Code: CodeStalePreview, Msg: "workspace changed since the preview; run the preview again"}
+		}
+	}
+	rec.Used = true
+	if err := store.save(c.cfg.Dir); err != nil {
+		return nil, fmt.Errorf("save preview: %w", err)
+	}
+	restoreID := rec.RecoveryName
+	if restoreID == "" {
+		restoreID = "r-" + token
+	}
+	intent := timeline.Record{Type: timeline.TypeRestoreStarted, Restore: restoreID, Target: rec.Target, Mode: string(rec.Mode), OldHead: rec.Head, NewHead: rec.NewHead, AbandonedHead: rec.Head, Recovery: rec.Recovery, TargetTree: rec.TargetTree, Redo: rec.Action == ActionRedo}
+	if err := c.append(intent); err != nil {
+		return nil, err
+	}
+	failpoint.Hit("restore.after_intent")
+
+	changed := 0
+	if rec.Mode.HasWorkspace() {
+		res, err := c.cfg.Snapshots.Restore(ctx, snapshot.Snapshot{Tree: rec.Recovery.Tree, Ref: rec.Recovery.Ref}, rec.TargetTree)
+		if err != nil {
+			return nil, c.rollbackLocked(ctx, restoreID, rec, err)
+		}
+		changed = len(res.Changes)
+	}
+	failpoint.Hit("restore.before_head")
+	moved := intent
+	moved.Type = timeline.TypeHeadMoved
+	moved.Time = time.Time{}
+	if err := c.append(moved); err != nil {
+		return nil, c.rollbackLocked(ctx, restoreID, rec, err)
+	}
+	failpoint.Hit("restore.after_head")
+
+	out := &Restored{Action: rec.Action, Target: rec.Target, Mode: rec.Mode, PathsChanged: changed}
+	if rec.Mode.HasConversation() && rec.Action != ActionRedo {
+		out.Prompt = rec.Prompt
+	}
+	out.Notice = c.noticeText(*rec, intent, changed)
+	// Workspace-only restores tell the model that files changed under it;
+	// conversation restores replace the context itself.
+	_ = c.cfg.Runtime.Note(c.state.Head, agent.NoticeData{Kind: "restore", Text: out.Notice, Model: rec.Mode == ModeWorkspace})
+	c.reseedLocked()
+	return out, nil
+}
+
+func sameRequest(r previewRecord, req Request) bool {
+	if r.Action != req.Action {
+		return false
+	}
+	if req.Action == ActionRewind {
+		if normalizeID(req.Target) != r.Target {
+			return false
+		}
+		if req.Mode != "" && req.Mode != r.Mode {
+			return false
+		}
+	}
+	return true
+}
+
+// rollbackLocked puts the files back from the recovery snapshot after a
+// failed restore and closes the intent. The head never moved.
+func (c *Controller) rollbackLocked(ctx context.Context, restoreID string, rec *previewRecord, cause error) error {
+	msg := fmt.Sprintf("restore failed (%v)", cause)
+	if rec.Mode.HasWorkspace() && rec.Recovery != nil {
+		ctx = context.WithoutCancel(ctx)
+		cur, err := c.cfg.Snapshots.Capture(ctx, "rollback-"+restoreID)
+		if err == nil && cur.Tree != rec.Recovery.Tree {
+			_, err = c.cfg.Snapshots.Restore(ctx, cur, rec.Recovery.Tree)
+		}
+		if err != nil {
+			msg += fmt.Sprintf("; putting the files back also failed (%v): they are kept at %s (git read-tree/checkout of that tree recovers them)", err, rec.Recovery.Ref)
+		} else {
+			msg += "; the files were put back as they were before the preview and the conversation is unchanged"
+		}
+	}
+	_ = c.append(timeline.Record{Type: timeline.TypeRestoreAborted, Restore: restoreID, Reason: cause.Error()})
+	return &Error{Code: CodeRestoreFailed, Msg: msg, Err: cause}
+}
+
+func (c *Controller) noticeText(rec previewRecord, intent timeline.Record, changed int) string {
+	var what string
+	switch rec.Action {
+	case ActionRedo:
+		what = "Redo: restored the state abandoned by the last restore"
+	case ActionUndo:
+		what = fmt.Sprintf("Undo: rewound to %s", rec.Target)
+	default:
+		what = fmt.Sprintf("Rewound to %s", rec.Target)
+	}
+	var parts []string
+	if rec.Mode.HasConversation() {
+		left := len(c.turnsDiffLocked(intent.OldHead, intent.NewHead))
+		back := len(c.turnsDiffLocked(intent.NewHead, intent.OldHead))
+		if back > 0 {
+			parts = append(parts, fmt.Sprintf("%d turn(s) returned to the conversation", back))
+		}
+		parts = append(parts, fmt.Sprintf("%d turn(s) left the active conversation", left))
+	} else {
+		parts = append(parts, "conversation unchanged")
+	}
+	if rec.Mode.HasWorkspace() {
+		parts = append(parts, fmt.Sprintf("%d path(s) restored in the workspace", changed))
+	} else {
+		parts = append(parts, "files unchanged")
+	}
+	return fmt.Sprintf("%s (%s): %s. /redo undoes this until the next turn.", what, rec.Mode.Describe(), strings.Join(parts, ", "))
+}

@@ -1,0 +1,173 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/command"
+	printhost "github.com/yolop-dev/yolop/internal/host/print"
+	"github.com/yolop-dev/yolop/internal/provider"
+)
+
+func newDemoCmd(o *rootOptions) *cobra.Command {
+	var keep string
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "A short offline tour: three turns, a rewind, and a redo, in a temporary git repository",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runDemo(c.Context(), o, keep)
+		},
+	}
+	cmd.Flags().StringVar(&keep, "dir", "", "create the demo repository here instead of a temporary directory")
+	return cmd
+}
+
+// demoTurns are sim-provider prompts: edits through the file tools and
+// through shell commands, a deletion, a rename and a binary file.
+var demoTurns = []string{
+	"write notes.md\n# Plan\n- parse the config\nEOF\n$ printf 'version=1\\n' > app.conf\nStarted the plan and a config file.",
+	"$ sed -i 's/parse/validate/' notes.md && git mv -f README.md GUIDE.md 2>/dev/null || mv README.md GUIDE.md\n$ chmod +x GUIDE.md\nRenamed the readme and reworded the plan with shell commands.",
+	"rm app.conf\n$ printf 'PK\\003\\004\\000\\001binary' > bundle.zip && ln -s GUIDE.md LINK\nDeleted the config, added a binary file and a symlink.",
+}
+
+func runDemo(ctx context.Context, o *rootOptions, dir string) error {
+	out := o.io.Out
+	dataDir, err := o.resolveDataDir()
+	if err != nil {
+		return err
+	}
+	if dir == "" {
+		dir, err = os.MkdirTemp("", "yolop-demo-")
+		if err != nil {
+			return err
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	repo := filepath.Join(dir, "project")
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		return err
+	}
+	git := func(args ...string) error {
+		cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "user.name=yolop demo", "-c", "user.email=demo@example.invalid", "-c", "commit.gpgSign=false", "-c", "core.hooksPath=/dev/null"}, args...)...)
+		cmd.Dir = repo
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, b)
+		}
+		return nil
+	}
+	if err := os.WriteFile(filepath.Join(repo, "README.md"), []byte("# demo project\n"), 0o644); err != nil {
+		return err
+	}
+	for _, a := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "initial"}} {
+		if err := git(a...); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(out, "yolop demo — a git repository at %s\nThe offline sim provider turns prompt lines into real tool calls ($ runs a shell command, write/rm edit files).\n", repo)
+
+	s, err := app.Open(ctx, app.Options{DataDir: dataDir, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	run := func(prompt string) error {
+		prefix := "yolop --session " + s.ID()
+		if o.dataDir != "" {
+			prefix = "yolop --data-dir " + shellQuote(o.dataDir) + " --session " + s.ID()
+		}
+		code := printhost.Run(ctx, s, printhost.Options{Prompt: prompt, Stdout: out, Stderr: out, ConfirmPrefix: prefix})
+		if code != 0 {
+			return &exitError{code: code, err: fmt.Errorf("demo step %q failed", firstLineOf(prompt))}
+		}
+		return nil
+	}
+	for i, p := range demoTurns {
+		fmt.Fprintf(out, "\n━━ Turn %d ━━ prompt:\n%s\n\n", i+1, indentLines(p))
+		if err := run(p); err != nil {
+			return err
+		}
+	}
+	root := s.Info().ActiveRoot
+	fmt.Fprintf(out, "\nThe session works in its own worktree %s (branch %s); your checkout is untouched.\nFiles now:\n%s", root, s.Info().Branch, listFiles(root))
+
+	fmt.Fprint(out, "\n━━ /rewind ━━ every turn left a checkpoint (the state before it):\n")
+	if err := run("/rewind"); err != nil {
+		return err
+	}
+	fmt.Fprint(out, "\n━━ /rewind cp2 both ━━ preview going back to before turn 2:\n")
+	res, err := s.Exec(ctx, command.Command{Name: "rewind", Target: "cp2"})
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(out, printhost.PreviewText(res.Preview))
+	fmt.Fprintf(out, "\n━━ %s ━━ confirm it:\n", res.Preview.Command)
+	if err := run(res.Preview.Command); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nFiles after the rewind (shell-made renames, deletions, the binary file and the symlink are undone):\n%s", listFiles(root))
+
+	fmt.Fprint(out, "\n━━ /redo ━━ nothing is lost: the abandoned turns and files come back:\n")
+	res, err = s.Exec(ctx, command.Command{Name: "redo"})
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(out, printhost.PreviewText(res.Preview))
+	if err := run(res.Preview.Command); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nFiles after the redo:\n%s", listFiles(root))
+	fmt.Fprintf(out, "\nDone. Continue this session interactively with:\n  yolop --session %s\nRemove it with:\n  yolop sessions rm %s --force && rm -rf %s\n", s.ID(), s.ID(), dir)
+	return nil
+}
+
+func firstLineOf(s string) string {
+	f, _, _ := strings.Cut(s, "\n")
+	return f
+}
+
+func indentLines(s string) string {
+	return "  " + strings.ReplaceAll(s, "\n", "\n  ")
+}
+
+// listFiles prints the tree under root (skipping .git) with modes.
+func listFiles(root string) string {
+	var lines []string
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if p == root || d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		info, err := os.Lstat(p)
+		if err != nil {
+			return nil
+		}
+		desc := fmt.Sprintf("%d bytes", info.Size())
+		if info.Mode()&os.ModeSymlink != 0 {
+			t, _ := os.Readlink(p)
+			desc = "symlink → " + t
+		} else if info.Mode()&0o111 != 0 {
+			desc += ", executable"
+		}
+		lines = append(lines, fmt.Sprintf("  %-12s %s", rel, desc))
+		return nil
+	})
+	sort.Strings(lines)
+	return strings.Join(lines, "\n") + "\n"
+}

@@ -1,0 +1,215 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/host/acp"
+	printhost "github.com/yolop-dev/yolop/internal/host/print"
+	"github.com/yolop-dev/yolop/internal/host/tui"
+	"github.com/yolop-dev/yolop/internal/session"
+	"github.com/yolop-dev/yolop/internal/worktree"
+)
+
+func newCheckpointsCmd(o *rootOptions) *cobra.Command {
+	var format string
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "checkpoints ID",
+		Short: "List a session's checkpoints (the same as /rewind)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return usagef("--output-format must be text or json, not %q", format)
+			}
+			o.outputFormat = format
+			dataDir, err := o.resolveDataDir()
+			if err != nil {
+				return err
+			}
+			pcfg, err := o.providerConfig()
+			if err != nil {
+				return err
+			}
+			s, err := app.Open(c.Context(), app.Options{DataDir: dataDir, SessionID: args[0], Provider: pcfg})
+			if err != nil {
+				return o.report(err, 1)
+			}
+			defer s.Close()
+			line := "/rewind"
+			if all {
+				line += " --all"
+			}
+			code := printhost.Run(c.Context(), s, printhost.Options{Prompt: line, JSON: format == "json", Stdout: o.io.Out, Stderr: o.io.ErrOut, ConfirmPrefix: "yolop --session " + s.ID()})
+			if code != 0 {
+				return &exitError{code: code}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "output-format", "text", "text or json")
+	cmd.Flags().BoolVar(&all, "all", false, "include checkpoints of abandoned branches")
+	return cmd
+}
+
+func newWorktreeCmd(o *rootOptions) *cobra.Command {
+	cmd := &cobra.Command{Use: "worktree", Short: "Session worktrees: list and prune"}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List session worktrees under the data directory",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			dataDir, err := o.resolveDataDir()
+			if err != nil {
+				return err
+			}
+			m := &worktree.Manager{DataDir: dataDir}
+			entries, err := m.List(c.Context())
+			if err != nil {
+				return err
+			}
+			if len(entries) == 0 {
+				fmt.Fprintln(o.io.Out, "No session worktrees.")
+				return nil
+			}
+			refd := referenced(dataDir)
+			tw := tabwriter.NewWriter(o.io.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SESSION\tBRANCH\tSTATE\tPATH")
+			for _, e := range entries {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.SessionID, e.Branch, entryState(e, refd(e.SessionID)), e.Path)
+			}
+			return tw.Flush()
+		},
+	}
+	var dry, force bool
+	prune := &cobra.Command{
+		Use:   "prune",
+		Short: "Remove worktrees no session references, and their checkpoint refs (branches are kept)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			dataDir, err := o.resolveDataDir()
+			if err != nil {
+				return err
+			}
+			m := &worktree.Manager{DataDir: dataDir}
+			rep, err := m.Prune(c.Context(), worktree.PruneOptions{DryRun: dry, Force: force, Referenced: referenced(dataDir)})
+			if err != nil {
+				return err
+			}
+			verb := "removed"
+			list := rep.Removed
+			if dry {
+				verb, list = "would remove", rep.WouldRemove
+			}
+			for _, e := range list {
+				fmt.Fprintf(o.io.Out, "%s worktree %s (session %s, branch %s kept)\n", verb, e.Path, e.SessionID, e.Branch)
+				for _, r := range rep.RefsDeleted[e.SessionID] {
+					fmt.Fprintf(o.io.Out, "  %s ref %s\n", verb, r)
+				}
+			}
+			for _, e := range rep.KeptDirty {
+				fmt.Fprintf(o.io.Out, "kept %s: uncommitted changes (%s); use --force to remove it anyway\n", e.Path, strings.Join(e.DirtyPaths, ", "))
+			}
+			for _, s := range rep.Errors {
+				fmt.Fprintln(o.io.ErrOut, "yolop:", s)
+			}
+			if len(list) == 0 && len(rep.KeptDirty) == 0 {
+				fmt.Fprintln(o.io.Out, "Nothing to prune.")
+			}
+			if len(rep.Errors) > 0 {
+				return &exitError{code: 1}
+			}
+			return nil
+		},
+	}
+	prune.Flags().BoolVar(&dry, "dry-run", false, "report what would be removed and change nothing")
+	prune.Flags().BoolVar(&force, "force", false, "also remove worktrees with uncommitted changes")
+	cmd.AddCommand(list, prune)
+	return cmd
+}
+
+func entryState(e worktree.Entry, refd bool) string {
+	var parts []string
+	if refd {
+		parts = append(parts, "in use")
+	} else {
+		parts = append(parts, "unreferenced")
+	}
+	if e.Missing {
+		parts = append(parts, "missing")
+	}
+	if e.Dirty {
+		parts = append(parts, "dirty")
+	}
+	if e.Problem != "" {
+		parts = append(parts, e.Problem)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// referenced reports whether a saved session refers to a worktree.
+func referenced(dataDir string) func(string) bool {
+	ids := map[string]bool{}
+	if list, err := session.List(dataDir); err == nil {
+		for _, sm := range list {
+			ids[sm.ID] = true
+		}
+	}
+	return func(id string) bool { return ids[id] }
+}
+
+// acpOpener opens app sessions for the ACP host.
+type acpOpener struct{ base app.Options }
+
+func (a acpOpener) New(ctx context.Context, cwd string) (acp.Session, error) {
+	o := a.base
+	o.Dir, o.Create = cwd, true
+	s, err := app.Open(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (a acpOpener) Load(ctx context.Context, id, cwd string) (acp.Session, error) {
+	o := a.base
+	o.SessionID = id
+	if cwd != "" {
+		o.Dir = cwd
+	}
+	s, err := app.Open(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func runACP(ctx context.Context, o *rootOptions, opts app.Options) error {
+	err := acp.Serve(ctx, o.io.In, o.io.Out, acpOpener{base: opts}, o.io.ErrOut)
+	if err != nil && ctx.Err() == nil {
+		return err
+	}
+	return nil
+}
+
+func runTUI(ctx context.Context, o *rootOptions, opts app.Options) error {
+	s, err := app.Open(ctx, opts)
+	if err != nil {
+		return err
+	}
+	_, noColor := os.LookupEnv("NO_COLOR")
+	err = tui.Run(ctx, s, tui.Options{In: o.io.In, Out: o.io.Out, NoColor: noColor})
+	existed := s.Exists()
+	id := s.ID()
+	s.Close()
+	if existed {
+		fmt.Fprintf(o.io.ErrOut, "Continue this session with: yolop --session %s\n", id)
+	}
+	return err
+}

@@ -1,0 +1,305 @@
+// Package print is yolop's one-shot host: `yolop -p PROMPT` runs one turn
+// or one slash command and prints the result as text or as exactly one JSON
+// object on one line.
+package print
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/yolop-dev/yolop/internal/agent"
+	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/command"
+)
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1
+	ExitUsage       = 2
+	ExitInterrupted = 130
+)
+
+// Session is what print mode needs from a live session.
+type Session interface {
+	ID() string
+	Exists() bool
+	Info() app.Info
+	Prompt(ctx context.Context, text string, onUpdate func(agent.Update)) (app.TurnResult, error)
+	Exec(ctx context.Context, cmd command.Command) (app.Result, error)
+}
+
+// Options configures one print-mode run.
+type Options struct {
+	Prompt string
+	JSON   bool
+	Stdout io.Writer
+	Stderr io.Writer
+	// ConfirmPrefix is the command line that reaches this session again,
+	// e.g. "yolop --session s_123"; a preview prints it with `-p '<cmd>'`.
+	ConfirmPrefix string
+}
+
+// Run executes the prompt or slash command and returns the exit code.
+func Run(ctx context.Context, s Session, o Options) int {
+	p := &printer{o: o, sid: s.ID()}
+	if command.IsCommand(o.Prompt) {
+		return p.command(ctx, s)
+	}
+	return p.turn(ctx, s)
+}
+
+type printer struct {
+	o   Options
+	sid string
+}
+
+func (p *printer) json(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = []byte(fmt.Sprintf(`{"error":%q,"code":"internal"}`, err.Error()))
+	}
+	fmt.Fprintln(p.o.Stdout, string(b))
+}
+
+// fail reports an error in the selected format and returns its exit code.
+func (p *printer) fail(err error, ctx context.Context) int {
+	code, exit := "error", ExitFailure
+	var ue *command.UsageError
+	switch {
+	case errors.As(err, &ue):
+		code, exit = "usage", ExitUsage
+	case checkpoint.CodeOf(err) != "":
+		code = checkpoint.CodeOf(err)
+	case ctx.Err() != nil:
+		code, exit = "interrupted", ExitInterrupted
+	}
+	if p.o.JSON {
+		p.json(map[string]string{"error": err.Error(), "code": code})
+	} else {
+		fmt.Fprintln(p.o.Stderr, "yolop:", err)
+	}
+	return exit
+}
+
+func (p *printer) confirmLine(cmd string) string {
+	return fmt.Sprintf("%s -p '%s'", p.o.ConfirmPrefix, cmd)
+}
+
+func (p *printer) command(ctx context.Context, s Session) int {
+	cmd, err := command.Parse(p.o.Prompt)
+	if err != nil {
+		return p.fail(err, ctx)
+	}
+	if d, _ := command.Lookup(cmd.Name); d.Hosts&command.HostPrint == 0 {
+		return p.fail(&command.UsageError{Msg: fmt.Sprintf("/%s is only available in the interactive terminal UI", cmd.Name)}, ctx)
+	}
+	if !s.Exists() && cmd.Name != "help" {
+		return p.fail(&command.UsageError{Msg: fmt.Sprintf("/%s needs a session: add --session <id> (see `yolop sessions`) or -c for the most recent one", cmd.Name)}, ctx)
+	}
+	res, err := s.Exec(ctx, cmd)
+	if err != nil {
+		return p.fail(err, ctx)
+	}
+	switch res.Kind {
+	case app.ResultList:
+		if p.o.JSON {
+			p.json(map[string]any{"session_id": p.sid, "checkpoints": res.Rows})
+			return ExitOK
+		}
+		p.printRows(res.Rows)
+	case app.ResultPreview:
+		if p.o.JSON {
+			p.json(map[string]any{"session_id": p.sid, "preview": res.Preview, "token": res.Preview.Token, "confirm": p.confirmLine(res.Preview.Command)})
+			return ExitOK
+		}
+		p.printPreview(res.Preview)
+	case app.ResultRestored:
+		r := res.Restored
+		if p.o.JSON {
+			p.json(map[string]any{"session_id": p.sid, "restored": r})
+			return ExitOK
+		}
+		fmt.Fprintln(p.o.Stdout, r.Notice)
+		if r.Prompt != "" {
+			fmt.Fprintf(p.o.Stdout, "\nRestored prompt (edit it and send it again if you like):\n%s\n", indent(r.Prompt))
+		}
+	default:
+		if p.o.JSON {
+			p.json(map[string]any{"session_id": p.sid, "result": string(res.Kind), "text": res.Text})
+			return ExitOK
+		}
+		fmt.Fprintln(p.o.Stdout, strings.TrimRight(res.Text, "\n"))
+	}
+	return ExitOK
+}
+
+func (p *printer) printRows(rows []checkpoint.Row) {
+	if len(rows) == 0 {
+		fmt.Fprintln(p.o.Stdout, "No checkpoints yet on the active branch.")
+		return
+	}
+	tw := tabwriter.NewWriter(p.o.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tWHEN\tSTATUS\tFILES\tWORKSPACE\tPROMPT")
+	for _, r := range rows {
+		ws := "yes"
+		if !r.Workspace {
+			ws = "conversation only: " + r.Reason
+		}
+		id := r.ID
+		if r.Abandoned {
+			id += " (abandoned)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", id, r.CreatedAt.Local().Format("Jan 2 15:04:05"), r.Status, r.FilesChanged, ws, r.Prompt)
+	}
+	tw.Flush()
+	fmt.Fprintln(p.o.Stdout, "\nPreview a restore with /rewind <id> [both|conversation|workspace] (each checkpoint is the state before its turn).")
+}
+
+// PreviewText renders a preview for humans (shared with other text hosts).
+func PreviewText(pv *checkpoint.Preview) string {
+	var b strings.Builder
+	switch pv.Action {
+	case checkpoint.ActionRedo:
+		fmt.Fprintf(&b, "Redo preview — restores: %s\n", pv.Mode.Describe())
+	case checkpoint.ActionUndo:
+		fmt.Fprintf(&b, "Undo preview — back to before %s — restores: %s\n", pv.Target, pv.Mode.Describe())
+	default:
+		fmt.Fprintf(&b, "Rewind preview — back to before %s — restores: %s\n", pv.Target, pv.Mode.Describe())
+	}
+	if pv.Mode.HasConversation() {
+		if len(pv.TurnsLeaving) == 0 && len(pv.TurnsReturning) == 0 {
+			b.WriteString("\nConversation: unchanged\n")
+		}
+		if len(pv.TurnsLeaving) > 0 {
+			fmt.Fprintf(&b, "\nTurns leaving the active conversation (%d; kept, /redo brings them back):\n", len(pv.TurnsLeaving))
+			for _, t := range pv.TurnsLeaving {
+				fmt.Fprintf(&b, "  %s  %s\n", t.ID, t.Prompt)
+			}
+		}
+		if len(pv.TurnsReturning) > 0 {
+			fmt.Fprintf(&b, "\nTurns returning to the conversation (%d):\n", len(pv.TurnsReturning))
+			for _, t := range pv.TurnsReturning {
+				fmt.Fprintf(&b, "  %s  %s\n", t.ID, t.Prompt)
+			}
+		}
+	}
+	if pv.Mode.HasWorkspace() {
+		if len(pv.Paths) == 0 {
+			b.WriteString("\nFiles: no changes (the workspace already matches)\n")
+		} else {
+			fmt.Fprintf(&b, "\nFiles that will change (%d):\n", len(pv.Paths))
+			for _, c := range pv.Paths {
+				fmt.Fprintf(&b, "  %-12s %s\n", c.Change, c.Path)
+			}
+		}
+		if len(pv.Warnings) > 0 {
+			b.WriteString("\nChanged outside agent turns since the last turn (kept in recovery checkpoint " + pv.Recovery + "):\n")
+			for _, w := range pv.Warnings {
+				fmt.Fprintf(&b, "  %s\n", w.Path)
+			}
+		}
+		if len(pv.Excluded) > 0 {
+			b.WriteString("\nLeft alone (ignored or excluded):\n")
+			for _, e := range pv.Excluded {
+				fmt.Fprintf(&b, "  %s\n", e)
+			}
+		}
+	} else {
+		b.WriteString("\nFiles: unchanged\n")
+	}
+	if pv.NoOp() {
+		b.WriteString("\nNothing would change; confirming records the restore point anyway.\n")
+	}
+	fmt.Fprintf(&b, "\nToken: %s\n", pv.Token)
+	return b.String()
+}
+
+func (p *printer) printPreview(pv *checkpoint.Preview) {
+	fmt.Fprint(p.o.Stdout, PreviewText(pv))
+	fmt.Fprintf(p.o.Stdout, "Confirm with:\n  %s\n", p.confirmLine(pv.Command))
+}
+
+// pendingJSON is a queued preview inside a turn result.
+type pendingJSON struct {
+	*checkpoint.Preview
+	Token   string `json:"token"`
+	Confirm string `json:"confirm"`
+}
+
+func (p *printer) turn(ctx context.Context, s Session) int {
+	text := !p.o.JSON
+	streamed := false
+	onUpdate := func(u agent.Update) {
+		if !text {
+			return
+		}
+		switch u.Kind {
+		case agent.UpdateText:
+			fmt.Fprint(p.o.Stdout, u.Text)
+			streamed = true
+		case agent.UpdateToolStart:
+			fmt.Fprintf(p.o.Stderr, "→ %s\n", u.Tool.Title)
+		case agent.UpdateToolEnd:
+			if u.Tool.IsError {
+				fmt.Fprintf(p.o.Stderr, "  ✗ %s\n", firstLine(u.Tool.Result))
+			}
+		case agent.UpdateNotice:
+			fmt.Fprintln(p.o.Stderr, "yolop:", u.Text)
+		}
+	}
+	res, err := s.Prompt(ctx, p.o.Prompt, onUpdate)
+	if err != nil {
+		return p.fail(err, ctx)
+	}
+	p.sid = s.ID()
+	info := s.Info()
+	exit := ExitOK
+	switch res.Status {
+	case agent.StatusCompleted:
+	case agent.StatusCancelled:
+		exit = ExitInterrupted
+	default:
+		exit = ExitFailure
+	}
+	if p.o.JSON {
+		out := map[string]any{"session_id": p.sid, "checkpoint_id": res.CheckpointID, "active_root": info.ActiveRoot, "status": res.Status, "text": res.Text, "pending": nil}
+		if res.Error != "" {
+			out["error"] = res.Error
+		}
+		if res.Pending != nil {
+			out["pending"] = pendingJSON{Preview: res.Pending, Token: res.Pending.Token, Confirm: p.confirmLine(res.Pending.Command)}
+		}
+		p.json(out)
+		return exit
+	}
+	if streamed && !strings.HasSuffix(res.Text, "\n") {
+		fmt.Fprintln(p.o.Stdout)
+	} else if !streamed && res.Text != "" {
+		fmt.Fprintln(p.o.Stdout, res.Text)
+	}
+	if res.Error != "" {
+		fmt.Fprintf(p.o.Stderr, "yolop: turn %s %s: %s\n", res.CheckpointID, res.Status, res.Error)
+	}
+	if res.Pending != nil {
+		fmt.Fprintln(p.o.Stdout, "\nThe agent asked for a restore. Nothing has changed yet.")
+		p.printPreview(res.Pending)
+	}
+	fmt.Fprintf(p.o.Stderr, "session %s · checkpoint %s · continue: %s -p '…'\n", p.sid, res.CheckpointID, p.o.ConfirmPrefix)
+	return exit
+}
+
+func firstLine(s string) string {
+	f, _, _ := strings.Cut(s, "\n")
+	return f
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}
