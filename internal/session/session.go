@@ -256,13 +256,13 @@ func readWorkspace(dir, id string) (Workspace, error) {
 		return ws, err
 	}
 	if err := json.Unmarshal(b, &ws); err != nil {
-		return ws, &CorruptError{File: path, Line: 1, Reason: "invalid JSON: " + err.Error()}
+		return ws, &CorruptError{File: path, Line: 1, Offset: -1, Reason: "invalid JSON: " + err.Error()}
 	}
 	if ws.SessionID != id {
-		return ws, &CorruptError{File: path, Line: 1, Reason: fmt.Sprintf("session_id %q does not match the directory name %q", ws.SessionID, id)}
+		return ws, &CorruptError{File: path, Line: 1, Offset: -1, Reason: fmt.Sprintf("session_id %q does not match the directory name %q", ws.SessionID, id)}
 	}
 	if ws.Version > WorkspaceVersion {
-		return ws, &CorruptError{File: path, Line: 1, Reason: fmt.Sprintf("version %d was written by a newer yolop; upgrade to open it", ws.Version)}
+		return ws, &CorruptError{File: path, Line: 1, Offset: -1, Reason: fmt.Sprintf("version %d was written by a newer yolop; upgrade to open it", ws.Version)}
 	}
 	return ws, nil
 }

@@ -84,7 +84,10 @@ func Build(records []Record) *State {
 			break
 		}
 		if err := s.Apply(r); err != nil {
-			s.MarkReadOnly(&CorruptError{File: FileName, Line: i + 1, Reason: err.Error()})
+			// Records come from the valid prefix of the file, one per
+			// line, so the index is the line number; the offset is not
+			// known here.
+			s.MarkReadOnly(&CorruptError{File: FileName, Line: i + 1, Offset: -1, Reason: err.Error()})
 			break
 		}
 	}

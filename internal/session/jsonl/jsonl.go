@@ -34,11 +34,14 @@ var ErrCorrupt = errors.New("jsonl: corrupt record")
 type CorruptError struct {
 	File   string // file name (base name for logs inside a session dir)
 	Line   int    // 1-based line number
-	Offset int64  // byte offset of the line's first byte
+	Offset int64  // byte offset of the line's first byte; -1 when unknown
 	Reason string
 }
 
 func (e *CorruptError) Error() string {
+	if e.Offset < 0 {
+		return fmt.Sprintf("%s line %d: %s", e.File, e.Line, e.Reason)
+	}
 	return fmt.Sprintf("%s line %d (byte %d): %s", e.File, e.Line, e.Offset, e.Reason)
 }
 

@@ -1,0 +1,81 @@
+package timeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+func encode(recs []Record) []byte {
+	var b bytes.Buffer
+	for _, r := range recs {
+		line, _ := json.Marshal(r)
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+func FuzzMaterialize(f *testing.F) {
+	valid := encode(cat(three(), rewind("r1", "cp2", ModeBoth, "cp3", "cp1")))
+	f.Add(valid, []byte(`{"v":1,"type":"turn.comp`))
+	f.Add(valid, []byte("\x00\x00\x00\x00"))
+	f.Add(valid[:100], valid[100:])
+	f.Add([]byte{}, []byte(`{"v":1,"type":"head.moved","restore":"r1","new_head":"cp9"}`+"\n"))
+	f.Add(valid, []byte(`{"v":1,"type":"checkpoint.created","checkpoint":"cp4","parent":"cp1","seq_before":16}`+"\n"))
+	f.Fuzz(func(t *testing.T, prefix, suffix []byte) {
+		data := append(bytes.Clone(prefix), suffix...)
+		st := Materialize(data) // must not panic
+		p := Parse(data)
+		if p.Valid+p.Tail > int64(len(data)) || (p.Corrupt != nil && p.Tail != 0) {
+			t.Fatalf("bad classification %+v of %d bytes", p, len(data))
+		}
+		if st.Records > len(p.Records) {
+			t.Fatalf("%d records applied of %d parsed", st.Records, len(p.Records))
+		}
+		if st.Head != "" && st.Checkpoints[st.Head] == nil {
+			t.Fatalf("head %q is not a known checkpoint", st.Head)
+		}
+		for _, cp := range st.ActiveChain() {
+			if !st.Active(cp.ID) {
+				t.Fatalf("%s on the active chain but not Active", cp.ID)
+			}
+		}
+		// The valid prefix of a good log survives anything appended.
+		good := Materialize(valid)
+		got := Materialize(append(bytes.Clone(valid), suffix...))
+		if got.Records < good.Records {
+			t.Fatalf("appending %q lost records: %d < %d", suffix, got.Records, good.Records)
+		}
+	})
+}
+
+func FuzzParseCompactions(f *testing.F) {
+	var b bytes.Buffer
+	for _, c := range []Compaction{comp("sim", 4, "cp1"), comp("sim", 9, "cp2")} {
+		c.V = 1
+		line, _ := json.Marshal(c)
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	valid := b.Bytes()
+	f.Add(valid, []byte(`{"v":1,"provider":"sim","mo`))
+	f.Add(valid, []byte("\x00\x00"))
+	f.Add([]byte{}, []byte("[]\n"))
+	f.Fuzz(func(t *testing.T, prefix, suffix []byte) {
+		data := append(bytes.Clone(prefix), suffix...)
+		s := ParseCompactions(data)
+		if s.Valid+s.Tail > int64(len(data)) || (s.Corrupt != nil && s.Tail != 0) {
+			t.Fatalf("bad classification %+v", s)
+		}
+		re := ParseCompactions(data[:s.Valid])
+		if re.Corrupt != nil || re.Tail != 0 || len(re.Records) != len(s.Records) {
+			t.Fatalf("valid prefix does not reparse cleanly: %+v", re)
+		}
+		Select(s.Records, "sim", "m", 1, func(string, int64) bool { return true })
+		got := ParseCompactions(append(bytes.Clone(valid), suffix...))
+		if len(got.Records) < 2 {
+			t.Fatalf("appending %q lost valid records", suffix)
+		}
+	})
+}
