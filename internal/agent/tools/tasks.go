@@ -47,7 +47,8 @@ type task struct {
 	exitCode  int    // -1 when killed by a signal
 	exitNote  string // "killed by signal 9", "stopped", ...
 	leftovers bool   // processes were left in the group and killed
-	ended     time.Time
+
+	ended time.Time // guarded by Tasks.mu
 }
 
 func (t *task) finished() bool {
@@ -303,8 +304,8 @@ func (t *Tasks) reap(tk *task, cmd *exec.Cmd) {
 	} else if err != nil {
 		tk.exitNote = "wait failed: " + err.Error()
 	}
-	tk.ended = time.Now()
 	t.mu.Lock()
+	tk.ended = time.Now()
 	if t.stopped[tk.w.ID] {
 		tk.exitNote = "stopped"
 		delete(t.stopped, tk.w.ID)
@@ -323,8 +324,6 @@ func (t *Tasks) reap(tk *task, cmd *exec.Cmd) {
 func (t *Tasks) pruneLocked() {
 	var ended []*task
 	for _, tk := range t.tasks {
-		// ended is written before reap takes the lock; reading it under
-		// the lock is ordered after that write.
 		if !tk.ended.IsZero() {
 			ended = append(ended, tk)
 		}

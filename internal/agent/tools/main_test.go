@@ -1,0 +1,20 @@
+package tools
+
+import (
+	"os"
+	"testing"
+)
+
+// TestMain gives the shell an empty home directory: `bash -l` sources the
+// user's profile, whose contents (version managers, slow rehash locks) would
+// otherwise make the tests depend on the machine they run on.
+func TestMain(m *testing.M) {
+	home, err := os.MkdirTemp("", "tools-home-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("HOME", home)
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
+}
