@@ -83,7 +83,7 @@ func Build(records []Record) *State {
 			s.MarkReadOnly(r.corrupt)
 			break
 		}
-		if err := s.Apply(r); err != nil {
+		if err := s.apply(r); err != nil {
 			// Records come from the valid prefix of the file, one per
 			// line, so the index is the line number; the offset is not
 			// known here.
@@ -91,6 +91,9 @@ func Build(records []Record) *State {
 			break
 		}
 	}
+	// One index rebuild at the end keeps Build linear in the records
+	// (refreshing per record would walk the chain each time).
+	s.refresh()
 	return s
 }
 
@@ -118,6 +121,15 @@ func (s *State) Check(r Record) error {
 // Apply validates r against the state and applies it. On error the state
 // is unchanged.
 func (s *State) Apply(r Record) error {
+	if err := s.apply(r); err != nil {
+		return err
+	}
+	s.refresh()
+	return nil
+}
+
+// apply is Apply without rebuilding the active-range index.
+func (s *State) apply(r Record) error {
 	if s.ReadOnly {
 		return fmt.Errorf("timeline is read-only: %s", s.ReadOnlyReason)
 	}
@@ -127,7 +139,6 @@ func (s *State) Apply(r Record) error {
 	}
 	do()
 	s.Records++
-	s.refresh()
 	return nil
 }
 
