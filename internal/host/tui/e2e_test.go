@@ -65,6 +65,9 @@ func (tm *tmuxTerm) waitFor(what string, cond func(screen string) bool) string {
 		if cond(s) {
 			return s
 		}
+		if strings.Contains(s, "yolop-exit=") {
+			tm.t.Fatalf("yolop exited while waiting for %s; screen:\n%s", what, s)
+		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	tm.t.Fatalf("timed out waiting for %s; screen:\n%s", what, s)
