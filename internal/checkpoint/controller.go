@@ -189,31 +189,12 @@ func (c *Controller) ReadOnly() string {
 	return c.readOnly()
 }
 
-// activeSetLocked returns the active chain as a set with its ranges.
-func (c *Controller) activeSetLocked() map[string]*timeline.Checkpoint {
-	set := map[string]*timeline.Checkpoint{}
-	for _, cp := range c.state.ActiveChain() {
-		set[cp.ID] = cp
-	}
-	if c.running != "" {
-		if cp := c.state.Checkpoints[c.running]; cp != nil {
-			set[cp.ID] = cp
-		}
-	}
-	return set
-}
-
-// isActiveFunc reports whether an event (turn, seq) is on the active branch:
-// its turn is on the chain and it was written after that turn began.
-// Events of no turn belong to the session itself and are always active.
-func isActiveFunc(set map[string]*timeline.Checkpoint) func(turn string, seq int64) bool {
-	return func(turn string, seq int64) bool {
-		if turn == "" {
-			return true
-		}
-		cp, ok := set[turn]
-		return ok && seq > cp.SeqBefore
-	}
+// isActiveLocked reports whether an event (turn, seq) is on the active
+// branch. The timeline owns the rule: a turn's events run from its
+// seq_before to the seq_before of its active child, so notices written
+// while a turn was the head live and die with it.
+func (c *Controller) isActiveLocked() func(turn string, seq int64) bool {
+	return c.state.Clone().InActiveRange
 }
 
 // ActiveEvents returns the events of the active branch, in order.
@@ -224,7 +205,7 @@ func (c *Controller) ActiveEvents() []session.Event {
 }
 
 func (c *Controller) activeEventsLocked() []session.Event {
-	in := isActiveFunc(c.activeSetLocked())
+	in := c.isActiveLocked()
 	var out []session.Event
 	for _, ev := range c.cfg.Store.Events() {
 		if in(ev.Turn, ev.Seq) {
@@ -246,7 +227,7 @@ func (c *Controller) reseedLocked() {
 	if c.cfg.Compactions != nil {
 		comps = c.cfg.Compactions.All()
 	}
-	c.cfg.Runtime.Reseed(c.activeEventsLocked(), comps, isActiveFunc(c.activeSetLocked()))
+	c.cfg.Runtime.Reseed(c.activeEventsLocked(), comps, c.isActiveLocked())
 }
 
 // TurnOutcome is the result of RunTurn.
@@ -363,7 +344,10 @@ func captureReason(err error) string {
 func (c *Controller) List(ctx context.Context, all bool) ([]Row, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	active := c.activeSetLocked()
+	active := map[string]bool{}
+	for _, cp := range c.state.ActiveChain() {
+		active[cp.ID] = true
+	}
 	var ids []string
 	if all {
 		ids = append(ids, c.state.Order...)

@@ -10,7 +10,7 @@
 // failed check; the last line is "N passed, 0 failed".
 
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, existsSync, writeFileSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, existsSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, isAbsolute } from "node:path";
 import { Readable, Writable } from "node:stream";
@@ -26,7 +26,23 @@ const tmp = mkdtempSync(join(tmpdir(), "yolop-acp-interop-"));
 const repo = join(tmp, "repo");
 const dataDir = process.env.YOLOP_DATA_DIR || join(tmp, "data");
 const trace = process.env.YOLOP_TRACE_REQUESTS || join(tmp, "trace.jsonl");
-const env = { ...process.env, YOLOP_DATA_DIR: dataDir, YOLOP_TRACE_REQUESTS: trace };
+// A fresh HOME and git config keep the run hermetic: the agent's shell
+// commands run `bash -l`, which would otherwise read the user's profile.
+const home = join(tmp, "home");
+mkdirSync(home, { recursive: true });
+const gitconfig = join(tmp, "gitconfig");
+writeFileSync(gitconfig, "[user]\n\tname = interop\n\temail = interop@example.invalid\n[init]\n\tdefaultBranch = main\n");
+const env = {
+  ...process.env,
+  HOME: home,
+  GIT_CONFIG_GLOBAL: gitconfig,
+  GIT_CONFIG_NOSYSTEM: "1",
+  YOLOP_PROVIDER: "sim",
+  YOLOP_DATA_DIR: dataDir,
+  YOLOP_TRACE_REQUESTS: trace,
+};
+delete env.OPENAI_API_KEY;
+delete env.ANTHROPIC_API_KEY;
 const TIMEOUT_MS = 60_000;
 
 let passed = 0;
