@@ -363,7 +363,9 @@ func (c *Controller) noticeText(rec previewRecord, intent timeline.Record, chang
 		if back > 0 {
 			parts = append(parts, fmt.Sprintf("%d turn(s) returned to the conversation", back))
 		}
-		parts = append(parts, fmt.Sprintf("%d turn(s) left the active conversation", left))
+		if left > 0 || back == 0 {
+			parts = append(parts, fmt.Sprintf("%d turn(s) left the active conversation", left))
+		}
 	} else {
 		parts = append(parts, "conversation unchanged")
 	}

@@ -36,7 +36,7 @@ func newDemoCmd(o *rootOptions) *cobra.Command {
 // through shell commands, a deletion, a rename and a binary file.
 var demoTurns = []string{
 	"write notes.md\n# Plan\n- parse the config\nEOF\n$ printf 'version=1\\n' > app.conf\nStarted the plan and a config file.",
-	"$ sed -i 's/parse/validate/' notes.md && git mv -f README.md GUIDE.md 2>/dev/null || mv README.md GUIDE.md\n$ chmod +x GUIDE.md\nRenamed the readme and reworded the plan with shell commands.",
+	"$ sed -i 's/parse/validate/' notes.md && mv README.md GUIDE.md\n$ chmod +x GUIDE.md\nRenamed the readme and reworded the plan with shell commands.",
 	"rm app.conf\n$ printf 'PK\\003\\004\\000\\001binary' > bundle.zip && ln -s GUIDE.md LINK\nDeleted the config, added a binary file and a symlink.",
 }
 
@@ -147,8 +147,11 @@ func listFiles(root string) string {
 		if err != nil {
 			return nil
 		}
-		if d.IsDir() && d.Name() == ".git" {
-			return filepath.SkipDir
+		if d.Name() == ".git" {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil // a linked worktree's .git file
 		}
 		if p == root || d.IsDir() {
 			return nil
