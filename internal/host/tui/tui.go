@@ -38,6 +38,11 @@ type Session interface {
 	Transcript() []agent.Item
 }
 
+// ErrInterrupted is returned by Run when the process got SIGINT from outside
+// the terminal (kill -INT); the caller maps it to exit code 130. Ctrl+C typed
+// in the UI is a key, not a signal.
+var ErrInterrupted = errors.New("tui: interrupted")
+
 // Options are the terminal streams and display preferences.
 type Options struct {
 	In      io.Reader // nil: standard input (or the controlling TTY)
@@ -74,13 +79,15 @@ func Run(ctx context.Context, s Session, o Options) error {
 	// and wait for every session call so the log is flushed before the
 	// caller closes the session.
 	m.shutdown()
-	if err != nil {
-		if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("tui: %w", err)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, tea.ErrInterrupted):
+		return ErrInterrupted
+	case errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil:
+		return ctx.Err()
 	}
-	return nil
+	return fmt.Errorf("tui: %w", err)
 }
 
 // calls tracks session calls started by the model so Run can wait for them.
