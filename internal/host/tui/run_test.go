@@ -16,7 +16,9 @@ func TestRunQuitsOnSlashQuit(t *testing.T) {
 	in, w := io.Pipe()
 	defer w.Close()
 	done := make(chan error, 1)
-	go func() { done <- Run(context.Background(), &fakeSession{info: baseInfo()}, Options{In: in, Out: io.Discard, NoColor: true}) }()
+	go func() {
+		done <- Run(context.Background(), &fakeSession{info: baseInfo()}, Options{In: in, Out: io.Discard, NoColor: true})
+	}()
 	if _, err := io.WriteString(w, "/quit\r"); err != nil {
 		t.Fatal(err)
 	}
