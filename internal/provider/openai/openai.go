@@ -321,7 +321,16 @@ func (p *Provider) describe(err error) error {
 	}
 	var se *ssestream.StreamError
 	if errors.As(err, &se) {
-		return fmt.Errorf("openai: %s reported an error mid-stream: %s", p.baseURL, se.Message)
+		var ev struct {
+			Error struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		detail := se.Message
+		if json.Unmarshal(se.Event.Data, &ev) == nil && ev.Error.Message != "" {
+			detail = ev.Error.Message
+		}
+		return fmt.Errorf("openai: %s reported an error mid-stream: %s; the turn can be retried", p.baseURL, detail)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("openai: the connection to %s broke mid-stream; the turn can be retried: %w", p.baseURL, err)
