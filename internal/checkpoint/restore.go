@@ -260,7 +260,7 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 	}
 	var current snapshot.Snapshot
 	if c.cfg.Snapshots != nil && rec.Recovery != nil {
-		current, err = c.cfg.Snapshots.Capture(ctx, "confirm")
+		current, err = c.cfg.Snapshots.Capture(ctx, "") // a check only: no ref
 		if err != nil {
 			return nil, &Error{Code: CodeCaptureFailed, Msg: fmt.Sprintf("could not check the files before restoring (%s); nothing was changed", captureReason(err)), Err: err}
 		}
