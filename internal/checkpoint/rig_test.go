@@ -1,0 +1,400 @@
+package checkpoint_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/yolop-dev/yolop/internal/agent"
+	"github.com/yolop-dev/yolop/internal/agent/tools"
+	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/git/gittest"
+	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/provider/sim"
+	"github.com/yolop-dev/yolop/internal/session"
+	"github.com/yolop-dev/yolop/internal/snapshot"
+	"github.com/yolop-dev/yolop/internal/timeline"
+	"github.com/yolop-dev/yolop/internal/worktree"
+)
+
+// TestMain isolates git from the machine's config and gives the agent's
+// shell an empty home (a login shell sources the user's profile).
+func TestMain(m *testing.M) {
+	home, err := os.MkdirTemp("", "checkpoint-home-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("HOME", home)
+	code := gittest.Main(m)
+	os.RemoveAll(home)
+	os.Exit(code)
+}
+
+// rig is a session assembled from the real parts, the way internal/app
+// assembles one: a user repository, a session-owned worktree, the session
+// store, the timeline, the snapshot engine, the tools (real bash), the agent
+// with the sim provider, and the controller over all of them.
+type rig struct {
+	t     testing.TB
+	data  string // data dir
+	repo  string // the user's checkout
+	id    string
+	root  string // active root (the worktree, or repo when worktrees are off)
+	noWS  string // NoWorkspace reason; "" when the session owns a worktree
+	rt    checkpoint.Runtime
+	sess  *session.Session
+	tl    *timeline.Log
+	comps *timeline.CompactionLog
+	tasks *tools.Tasks
+	ts    *tools.Set
+	ag    *agent.Agent
+	ctl   *checkpoint.Controller
+	notes []string
+}
+
+type rigOpts struct {
+	noWorktree bool
+	repo       string             // use this repository instead of a new one
+	runtime    checkpoint.Runtime // replaces the agent as the controller's runtime
+}
+
+func newRig(t testing.TB, o rigOpts) *rig {
+	t.Helper()
+	ctx := context.Background()
+	r := &rig{t: t, data: t.TempDir(), repo: o.repo, rt: o.runtime}
+	if r.repo == "" {
+		r.repo = gittest.NewRepo(t)
+		gittest.WriteFile(t, r.repo, ".gitignore", "*.log\n")
+		gittest.WriteFile(t, r.repo, "src/main.go", "package main\n")
+		gittest.Commit(t, r.repo, "base")
+	}
+	ws := session.Workspace{SessionID: session.NewID(), Kind: session.KindConversation, ActiveRoot: r.repo, Provider: "sim", Model: provider.DefaultSimModel}
+	if o.noWorktree {
+		ws.NoWorkspaceReason = "worktrees are off (--worktree off)"
+	} else {
+		repo, err := worktree.Detect(ctx, r.repo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &worktree.Manager{DataDir: r.data}
+		info, err := m.Create(ctx, repo, ws.SessionID, "rig")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws.Kind = session.KindWorktree
+		ws.RepoRoot, ws.CommonDir = repo.Root, repo.CommonDir
+		ws.Worktree = &session.Worktree{Path: info.Path, Branch: info.Branch, Base: info.Base}
+		ws.ActiveRoot = info.Path
+	}
+	sess, err := session.Create(r.data, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.id = sess.ID
+	r.root = ws.ActiveRoot
+	r.attach(sess)
+	t.Cleanup(r.close)
+	return r
+}
+
+// attach opens every part over an existing session, like app.attach.
+func (r *rig) attach(sess *session.Session) {
+	t := r.t
+	t.Helper()
+	ctx := context.Background()
+	ws := sess.Workspace()
+	var snaps checkpoint.Snapshots
+	r.noWS = ws.NoWorkspaceReason
+	if ws.Kind == session.KindWorktree {
+		eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		snaps = eng
+	}
+	tl, records, _, err := timeline.OpenLog(sess.Path(session.TimelineFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	comps, _, err := timeline.OpenCompactions(sess.Path(session.CompactionsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spill := sess.Path("spill")
+	if err := os.MkdirAll(spill, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tasks := tools.NewTasks(spill)
+	late := &lateCheckpoints{}
+	ts, err := tools.New(tools.Env{Root: ws.ActiveRoot, SpillDir: spill, Tasks: tasks, Checkpoints: late})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov, err := sim.New(provider.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag := agent.New(agent.Config{Log: sess, Provider: prov, Tools: ts, System: "test", Compactions: comps})
+	var rt checkpoint.Runtime = ag
+	if r.rt != nil {
+		rt = r.rt
+	}
+	ro := ""
+	if bad, why := sess.ReadOnly(); bad {
+		ro = why
+	}
+	ctl := checkpoint.New(checkpoint.Config{
+		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: tl, Records: records,
+		Snapshots: snaps, NoWorkspace: r.noWS, Runtime: rt, Writers: tasks, Compactions: comps, ReadOnly: ro,
+	})
+	late.ctl = ctl
+	notes, err := ctl.Repair(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl.Reseed()
+	r.sess, r.tl, r.comps, r.tasks, r.ts, r.ag, r.ctl, r.notes = sess, tl, comps, tasks, ts, ag, ctl, notes
+}
+
+func (r *rig) close() {
+	if r.sess == nil {
+		return
+	}
+	r.tasks.StopAll()
+	r.tl.Close()
+	r.comps.Close()
+	r.sess.Close()
+	r.sess = nil
+}
+
+// reopen closes the session and opens it again over the same directories,
+// as a new process would.
+func (r *rig) reopen() {
+	r.t.Helper()
+	r.close()
+	sess, err := session.Open(r.data, r.id)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.attach(sess)
+}
+
+type lateCheckpoints struct{ ctl *checkpoint.Controller }
+
+func (l *lateCheckpoints) ListForModel(ctx context.Context) (string, error) {
+	return l.ctl.ListForModel(ctx)
+}
+
+func (l *lateCheckpoints) QueuePreview(ctx context.Context, req tools.CheckpointRequest) (string, error) {
+	return l.ctl.QueuePreview(ctx, req)
+}
+
+// turn runs one turn and requires it to complete.
+func (r *rig) turn(prompt string) checkpoint.TurnOutcome {
+	r.t.Helper()
+	out, err := r.ctl.RunTurn(context.Background(), prompt, func(agent.Update) {})
+	if err != nil {
+		r.t.Fatalf("turn %q: %v", prompt, err)
+	}
+	if out.Status != agent.StatusCompleted {
+		r.t.Fatalf("turn %q: status %s (%v)", prompt, out.Status, out.Err)
+	}
+	return out
+}
+
+// restore previews and confirms a request.
+func (r *rig) restore(req checkpoint.Request) *checkpoint.Restored {
+	r.t.Helper()
+	ctx := context.Background()
+	pv, err := r.ctl.Preview(ctx, req)
+	if err != nil {
+		r.t.Fatalf("preview %+v: %v", req, err)
+	}
+	confirm := req
+	if confirm.Action == checkpoint.ActionUndo {
+		confirm.Target = ""
+	}
+	res, err := r.ctl.Confirm(ctx, confirm, pv.Token)
+	if err != nil {
+		r.t.Fatalf("confirm %+v: %v", req, err)
+	}
+	return res
+}
+
+// entry is one path of a workspace manifest.
+type entry struct {
+	Mode fs.FileMode
+	Data string // content hash, or link target
+}
+
+// manifest describes every file and symlink under root except .git.
+func manifest(t testing.TB, root string) map[string]entry {
+	t.Helper()
+	m := map[string]entry{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if rel == ".git" {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		st, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		// Git records a file's type and its executable bit, nothing else of
+		// its mode; that is what a snapshot promises to restore.
+		e := entry{Mode: st.Mode().Type() | 0o644}
+		if st.Mode().IsRegular() && st.Mode().Perm()&0o100 != 0 {
+			e.Mode |= 0o111
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			tgt, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			e.Data = "-> " + tgt
+		} else {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(b)
+			e.Data = hex.EncodeToString(sum[:8])
+		}
+		m[filepath.ToSlash(rel)] = e
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// diffManifests lists the paths where two manifests differ.
+func diffManifests(want, got map[string]entry) []string {
+	var d []string
+	for p, w := range want {
+		g, ok := got[p]
+		switch {
+		case !ok:
+			d = append(d, "missing "+p)
+		case g != w:
+			d = append(d, fmt.Sprintf("%s: %v %s, want %v %s", p, g.Mode, g.Data, w.Mode, w.Data))
+		}
+	}
+	for p := range got {
+		if _, ok := want[p]; !ok {
+			d = append(d, "extra "+p)
+		}
+	}
+	sort.Strings(d)
+	return d
+}
+
+func (r *rig) requireManifest(want map[string]entry, what string) {
+	r.t.Helper()
+	if d := diffManifests(want, manifest(r.t, r.root)); len(d) > 0 {
+		r.t.Fatalf("%s: workspace differs:\n%s", what, strings.Join(d, "\n"))
+	}
+}
+
+// gitState is what a restore must never change: HEAD, every user ref and
+// the real index of the worktree and of the user's checkout.
+type gitState struct {
+	head, refs    string
+	index         []byte
+	userIndex     []byte
+	userHead      string
+	userWorkspace map[string]entry
+}
+
+func (r *rig) gitState() gitState {
+	r.t.Helper()
+	var s gitState
+	if r.noWS == "" {
+		s.head = gittest.Git(r.t, r.root, "rev-parse", "HEAD")
+		s.index = readFile(r.t, gittest.Git(r.t, r.root, "rev-parse", "--path-format=absolute", "--git-path", "index"))
+	}
+	s.refs = gittest.Git(r.t, r.repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/tags", "refs/remotes")
+	s.userHead = gittest.Git(r.t, r.repo, "rev-parse", "HEAD")
+	s.userIndex = readFile(r.t, filepath.Join(r.repo, ".git", "index"))
+	if r.noWS == "" {
+		s.userWorkspace = manifest(r.t, r.repo)
+	}
+	return s
+}
+
+func (r *rig) requireGitState(want gitState, what string) {
+	r.t.Helper()
+	got := r.gitState()
+	if got.head != want.head || got.refs != want.refs || got.userHead != want.userHead {
+		r.t.Fatalf("%s: HEAD or refs changed:\nhead %s -> %s\nuser head %s -> %s\nrefs\n%s\n->\n%s", what, want.head, got.head, want.userHead, got.userHead, want.refs, got.refs)
+	}
+	if !bytes.Equal(got.index, want.index) {
+		r.t.Fatalf("%s: the worktree's real index changed", what)
+	}
+	if !bytes.Equal(got.userIndex, want.userIndex) {
+		r.t.Fatalf("%s: the user's real index changed", what)
+	}
+	if d := diffManifests(want.userWorkspace, got.userWorkspace); len(d) > 0 {
+		r.t.Fatalf("%s: the user's checkout changed: %v", what, d)
+	}
+}
+
+func readFile(t testing.TB, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func (r *rig) timelineBytes() []byte {
+	return readFile(r.t, r.sess.Path(session.TimelineFile))
+}
+
+// contextText is the model input as one string, for searching.
+func (r *rig) contextText() string {
+	b, err := json.Marshal(r.ag.Context())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return string(b)
+}
+
+func eventsText(t testing.TB, evs []session.Event) string {
+	b, err := json.Marshal(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func write(t testing.TB, root, rel, content string) {
+	t.Helper()
+	p := filepath.Join(root, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
