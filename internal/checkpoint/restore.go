@@ -60,6 +60,14 @@ type timelineCheckpoint = timeline.Checkpoint
 
 // planLocked resolves a request against the current state.
 func (c *Controller) planLocked(req Request) (*plan, error) {
+	// Hosts parse modes with ParseMode, but a Request is public API: an
+	// unchecked mode would be previewed as a restore that changes nothing
+	// and journaled as an intent the timeline rejects.
+	switch req.Mode {
+	case "", ModeBoth, ModeConversation, ModeWorkspace:
+	default:
+		return nil, &Error{Code: CodeBadMode, Msg: fmt.Sprintf("unknown mode %q: use both, conversation or workspace", req.Mode)}
+	}
 	switch req.Action {
 	case ActionRewind, ActionUndo:
 		if req.Action == ActionUndo && req.Target == "" {
