@@ -126,6 +126,22 @@ func (a *Agent) contextLocked() []provider.Message {
 		evs = evs[i:]
 	}
 	msgs := Messages(evs)
+	// Reasoning artifacts are only meaningful to the provider that issued
+	// them (signatures, opaque blobs); a session that changed providers
+	// must not hand one provider's artifacts to another.
+	name := a.cfg.Provider.Name()
+	for i := range msgs {
+		if len(msgs[i].Reasoning) == 0 {
+			continue
+		}
+		var own []provider.Reasoning
+		for _, r := range msgs[i].Reasoning {
+			if r.Provider == name {
+				own = append(own, r)
+			}
+		}
+		msgs[i].Reasoning = own
+	}
 	if len(head) > 0 && len(msgs) > 0 && msgs[0].Role == provider.RoleUser {
 		msgs[0].Text = head[0].Text + "\n\n" + msgs[0].Text
 		return msgs

@@ -63,13 +63,23 @@ const noticePrefix = "[yolop notice] "
 // result was never recorded (the process stopped mid-call).
 const interruptedResult = "interrupted: the turn stopped before this tool call finished; no result was recorded"
 
+// unansweredReply stands in for the model's answer to a prompt whose turn
+// ended (cancelled, failed, or stopped by a crash) before the model replied.
+const unansweredReply = "[yolop notice] No reply: this turn ended before the model answered"
+
 // Messages materializes model context from events of the active branch, in
 // order. Calls without a recorded result get a synthetic interrupted result
 // so that providers always see complete call/result pairs; consecutive
 // user-role texts are merged because some APIs require alternating roles.
+// A prompt the model never answered is closed by a short synthetic reply
+// before anything else is added, so that it is not merged into the next
+// prompt and acted on again as part of it.
 func Messages(events []session.Event) []provider.Message {
 	var out []provider.Message
 	var open []provider.ToolCall // calls of the last assistant message still waiting for results
+	// unanswered is set while the last prompt has no assistant message yet;
+	// why is the end of its turn when a turn.error said so.
+	unanswered, why := false, ""
 	closeOpen := func() {
 		for _, c := range open {
 			out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, ToolName: c.Name, Text: interruptedResult, IsError: true})
@@ -78,6 +88,14 @@ func Messages(events []session.Event) []provider.Message {
 	}
 	addUser := func(text string) {
 		closeOpen()
+		if unanswered {
+			reply := unansweredReply + "."
+			if why != "" {
+				reply = unansweredReply + " (" + why + ")."
+			}
+			out = append(out, provider.Message{Role: provider.RoleAssistant, Text: reply})
+			unanswered, why = false, ""
+		}
 		if n := len(out); n > 0 && out[n-1].Role == provider.RoleUser {
 			out[n-1].Text += "\n\n" + text
 			return
@@ -90,6 +108,7 @@ func Messages(events []session.Event) []provider.Message {
 			var d UserData
 			if json.Unmarshal(ev.Data, &d) == nil {
 				addUser(d.Text)
+				unanswered = true
 			}
 		case EventAssistant:
 			var d AssistantData
@@ -97,6 +116,7 @@ func Messages(events []session.Event) []provider.Message {
 				continue
 			}
 			closeOpen()
+			unanswered, why = false, ""
 			m := d.Message
 			m.Role = provider.RoleAssistant
 			out = append(out, m)
@@ -122,6 +142,16 @@ func Messages(events []session.Event) []provider.Message {
 			var d NoticeData
 			if json.Unmarshal(ev.Data, &d) == nil && d.Model {
 				addUser(noticePrefix + d.Text)
+			}
+		case EventTurnError:
+			var d TurnErrorData
+			if unanswered && json.Unmarshal(ev.Data, &d) == nil {
+				why = d.Status
+				if d.Status == StatusCancelled && d.Error != "" {
+					why = d.Error
+				} else if d.Error != "" {
+					why += ": " + d.Error
+				}
 			}
 		}
 	}
