@@ -64,8 +64,6 @@ type Agent struct {
 	// from them and the installed compaction.
 	events     []session.Event
 	compaction *timeline.Compaction
-	lastSeq    int64
-	lastTurn   string
 	all        []timeline.Compaction
 	isActive   func(turn string, seq int64) bool
 }
@@ -93,10 +91,6 @@ func (a *Agent) Reseed(active []session.Event, compactions []timeline.Compaction
 	a.all = append([]timeline.Compaction(nil), compactions...)
 	a.isActive = isActive
 	a.compaction = nil
-	a.lastSeq, a.lastTurn = 0, ""
-	if n := len(active); n > 0 {
-		a.lastSeq, a.lastTurn = active[n-1].Seq, active[n-1].Turn
-	}
 	if isActive != nil {
 		p := a.cfg.Provider
 		a.compaction = timeline.Select(a.all, p.Name(), p.Model(), compactionFormat, isActive)
@@ -112,7 +106,12 @@ func (a *Agent) Context() []provider.Message {
 }
 
 func (a *Agent) contextLocked() []provider.Message {
-	evs := a.events
+	return a.contextOf(a.events)
+}
+
+// contextOf is the model input made of evs (a prefix of the active events)
+// and the installed compaction. a.mu must be held.
+func (a *Agent) contextOf(evs []session.Event) []provider.Message {
 	var head []provider.Message
 	if c := a.compaction; c != nil {
 		var r replacement
@@ -163,7 +162,6 @@ func (a *Agent) record(typ, turn string, data any) (session.Event, error) {
 	}
 	a.mu.Lock()
 	a.events = append(a.events, ev)
-	a.lastSeq, a.lastTurn = ev.Seq, ev.Turn
 	a.mu.Unlock()
 	return ev, nil
 }
@@ -180,7 +178,8 @@ func (a *Agent) RunTurn(ctx context.Context, turnID, prompt string, onUpdate fun
 	if onUpdate == nil {
 		onUpdate = func(Update) {}
 	}
-	if _, err := a.record(EventUser, turnID, UserData{Text: prompt}); err != nil {
+	promptEv, err := a.record(EventUser, turnID, UserData{Text: prompt})
+	if err != nil {
 		return Outcome{Status: StatusFailed, Err: fmt.Errorf("record prompt: %w", err)}
 	}
 	fail := func(status string, err error) Outcome {
@@ -201,7 +200,10 @@ func (a *Agent) RunTurn(ctx context.Context, turnID, prompt string, onUpdate fun
 			return fail(StatusCancelled, ctx.Err())
 		}
 		if a.cfg.CompactAt > 0 && a.estimate() > a.cfg.CompactAt {
-			if _, err := a.Compact(ctx); err != nil && ctx.Err() == nil {
+			// Only what came before this turn is summarized: the model must
+			// read the request it is working on, not a summary of it.
+			_, err := a.compact(ctx, promptEv.Seq-1)
+			if err != nil && !errors.Is(err, ErrNothingToCompact) && ctx.Err() == nil {
 				onUpdate(Update{Kind: UpdateNotice, Text: "automatic compaction failed, continuing with the full context: " + err.Error()})
 			}
 		}

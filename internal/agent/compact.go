@@ -29,12 +29,26 @@ var ErrNothingToCompact = errors.New("agent: nothing to compact yet")
 // installs the result as a compaction checkpoint. A failed or ineffective
 // compaction leaves the previous checkpoint in place.
 func (a *Agent) Compact(ctx context.Context) (string, error) {
+	return a.compact(ctx, 0)
+}
+
+// compact summarizes the context made of the active events up to seq upTo
+// (all of them when upTo is 0) and installs it with that boundary.
+func (a *Agent) compact(ctx context.Context, upTo int64) (string, error) {
 	a.mu.Lock()
-	msgs := a.contextLocked()
-	lastSeq, lastTurn := a.lastSeq, a.lastTurn
+	evs := a.events
+	for upTo > 0 && len(evs) > 0 && evs[len(evs)-1].Seq > upTo {
+		evs = evs[:len(evs)-1]
+	}
+	var lastSeq int64
+	var lastTurn string
+	if n := len(evs); n > 0 {
+		lastSeq, lastTurn = evs[n-1].Seq, evs[n-1].Turn
+	}
+	msgs := a.contextOf(evs)
 	prev := a.compaction
 	a.mu.Unlock()
-	if len(msgs) < 2 || (prev != nil && prev.SourceSeq >= lastSeq) {
+	if lastSeq == 0 || len(msgs) < 2 || (prev != nil && prev.SourceSeq >= lastSeq) {
 		return "", ErrNothingToCompact
 	}
 	before := 0
