@@ -249,11 +249,17 @@ func cmdGrab(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv(args[0], m[1])
 }
 
-// manifest DIR OUT: one line per file under DIR (without .git): its
-// path, type, permission bits and sha256 (or a symlink's target).
+// manifest [-skip REL]... DIR OUT: one line per file under DIR (without
+// .git and the skipped paths): its path, type, permission bits and sha256
+// (or a symlink's target).
 func cmdManifest(ts *testscript.TestScript, neg bool, args []string) {
+	skip := map[string]bool{}
+	for len(args) >= 2 && args[0] == "-skip" {
+		skip[args[1]] = true
+		args = args[2:]
+	}
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: manifest DIR OUT")
+		ts.Fatalf("usage: manifest [-skip REL]... DIR OUT")
 	}
 	root := ts.MkAbs(args[0])
 	var lines []string
@@ -266,7 +272,7 @@ func cmdManifest(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		rel, _ := filepath.Rel(root, p)
 		rel = filepath.ToSlash(rel)
-		if d.Name() == ".git" {
+		if d.Name() == ".git" || skip[rel] {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
