@@ -51,7 +51,10 @@ func describeSession(dataDir string, sm session.Summary) sessionJSON {
 		return out
 	}
 	defer s.Close()
-	if bad, why := s.ReadOnly(); bad {
+	// OpenReadOnly always refuses writes; only corruption makes the
+	// session itself read-only.
+	if s.Corruption() != nil {
+		_, why := s.ReadOnly()
 		out.State = "read-only: " + why
 	}
 	if recs, err := timeline.ReadRecords(s.Path(session.TimelineFile)); err == nil {
