@@ -43,6 +43,10 @@ type Options struct {
 	// Create makes the session directory now instead of at the first turn
 	// (ACP session/new).
 	Create bool
+	// Base is the commit a new session worktree starts from instead of the
+	// checkout's HEAD (`yolop sessions fork` starts from the old session's
+	// branch while the new session still belongs to the user's checkout).
+	Base string
 }
 
 // ErrNoSession is returned by Open with Continue when there is nothing to
@@ -167,6 +171,9 @@ func (s *Session) materialize(ctx context.Context, title string) error {
 			ws.RepoRoot = repo.Root
 		}
 	} else {
+		if o.Base != "" {
+			repo.Head, repo.Branch = o.Base, ""
+		}
 		m := &worktree.Manager{DataDir: o.DataDir}
 		info, err := m.Create(ctx, repo, ws.SessionID, title)
 		if err != nil {

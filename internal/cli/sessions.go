@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/timeline"
 	"github.com/yolop-dev/yolop/internal/worktree"
@@ -129,7 +131,11 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 			} else {
 				fmt.Fprintf(o.io.Out, "directory   %s\nworkspace   conversation only: %s\n", d.ActiveRoot, d.Reason)
 			}
-			fmt.Fprintf(o.io.Out, "resume      yolop --session %s\n", d.SessionID)
+			if strings.HasPrefix(d.State, "read-only") {
+				fmt.Fprintf(o.io.Out, "fork        yolop sessions fork %s  (read-only: replay works, turns and restores do not; a fork continues from the valid part)\n", d.SessionID)
+			} else {
+				fmt.Fprintf(o.io.Out, "resume      yolop --session %s\n", d.SessionID)
+			}
 			return nil
 		},
 	}
@@ -151,7 +157,13 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 			return forkSession(c.Context(), o, args[0])
 		},
 	}
-	cmd.AddCommand(show, rm, fork)
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List sessions, newest first (the same as `yolop sessions`)",
+		Args:  cobra.NoArgs,
+		RunE:  cmd.RunE,
+	}
+	cmd.AddCommand(list, show, rm, fork)
 	return cmd
 }
 
@@ -233,15 +245,23 @@ func forkSession(ctx context.Context, o *rootOptions, id string) error {
 	for _, cp := range st.ActiveChain() {
 		active[cp.ID] = true
 	}
-	dir := ws.ActiveRoot
-	if ws.Worktree != nil {
-		dir = ws.Worktree.Path
+	// The fork belongs to the same checkout as the old session (so -c and
+	// `sessions show` find it there) and its worktree starts from the old
+	// worktree's current commit.
+	dir, base := ws.ActiveRoot, ""
+	if ws.Worktree != nil && ws.RepoRoot != "" {
+		dir = ws.RepoRoot
+		if out, err := git.New(ws.Worktree.Path).Run(ctx, "rev-parse", "--verify", "HEAD^{commit}"); err == nil {
+			base = git.Trim(out)
+		} else {
+			base = ws.Worktree.Base
+		}
 	}
 	pcfg, err := o.providerConfig()
 	if err != nil {
 		return err
 	}
-	s, err := app.Open(ctx, app.Options{DataDir: dataDir, Dir: dir, Worktree: o.worktree, Provider: pcfg, Create: true})
+	s, err := app.Open(ctx, app.Options{DataDir: dataDir, Dir: dir, Base: base, Worktree: o.worktree, Provider: pcfg, Create: true})
 	if err != nil {
 		return err
 	}
