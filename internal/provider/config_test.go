@@ -1,0 +1,109 @@
+package provider
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestResolve(t *testing.T) {
+	t.Parallel()
+	settings := `provider = "openai"
+model = "top-model"
+[openai]
+api_key = "file-openai-key"
+base_url = "http://file-base/v1"
+[anthropic]
+api_key = "file-anthropic-key"
+model = "claude-file"
+thinking_budget = 2048
+`
+	tests := []struct {
+		name     string
+		flags    Config
+		env      map[string]string
+		settings string
+		want     Config
+		errHas   string
+	}{
+		{name: "nothing configured is sim", want: Config{Provider: "sim", Model: "sim"}},
+		{name: "anthropic key in env selects anthropic", env: map[string]string{"ANTHROPIC_API_KEY": "ak"},
+			want: Config{Provider: "anthropic", Model: DefaultAnthropicModel, APIKey: "ak"}},
+		{name: "openai key in env selects openai", env: map[string]string{"OPENAI_API_KEY": "ok", "OPENAI_BASE_URL": "http://env/v1"},
+			want: Config{Provider: "openai", Model: DefaultOpenAIModel, APIKey: "ok", BaseURL: "http://env/v1"}},
+		{name: "settings file alone", settings: settings,
+			want: Config{Provider: "openai", Model: "top-model", APIKey: "file-openai-key", BaseURL: "http://file-base/v1"}},
+		{name: "env beats settings", settings: settings,
+			env:  map[string]string{"YOLOP_PROVIDER": "anthropic", "ANTHROPIC_API_KEY": "env-ak", "YOLOP_TRACE_REQUESTS": "/tmp/t.jsonl"},
+			want: Config{Provider: "anthropic", Model: "claude-file", APIKey: "env-ak", ThinkingBudget: 2048, TracePath: "/tmp/t.jsonl"}},
+		{name: "flags beat env", settings: settings,
+			flags: Config{Provider: "openai", Model: "flag-model", BaseURL: "http://flag/v1", TracePath: "/tmp/f"},
+			env:   map[string]string{"YOLOP_PROVIDER": "anthropic", "YOLOP_MODEL": "env-model", "OPENAI_API_KEY": "env-ok", "OPENAI_BASE_URL": "http://env/v1", "YOLOP_TRACE_REQUESTS": "/tmp/e"},
+			want:  Config{Provider: "openai", Model: "flag-model", APIKey: "env-ok", BaseURL: "http://flag/v1", TracePath: "/tmp/f"}},
+		{name: "flag sim ignores keys", flags: Config{Provider: "sim"}, env: map[string]string{"OPENAI_API_KEY": "x"},
+			want: Config{Provider: "sim", Model: "sim"}},
+		{name: "openai local server without key", flags: Config{Provider: "openai", BaseURL: "http://localhost:11434/v1"},
+			want: Config{Provider: "openai", Model: DefaultOpenAIModel, BaseURL: "http://localhost:11434/v1"}},
+		{name: "unknown provider", flags: Config{Provider: "gemini"}, errHas: `unknown provider "gemini"`},
+		{name: "openai without key", flags: Config{Provider: "openai"}, errHas: "set OPENAI_API_KEY or [openai] api_key in"},
+		{name: "anthropic without key", env: map[string]string{"YOLOP_PROVIDER": "anthropic"}, errHas: "set ANTHROPIC_API_KEY or [anthropic] api_key in"},
+		{name: "malformed settings", settings: "provider = ", errHas: "settings "},
+		{name: "unknown settings key", settings: "[openai]\napi_kee = \"x\"\n", errHas: "unknown key(s) openai.api_kee"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "settings.toml")
+			if tc.settings != "" {
+				if err := os.WriteFile(path, []byte(tc.settings), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := Resolve(tc.flags, func(k string) string { return tc.env[k] }, path)
+			if tc.errHas != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.errHas) {
+					t.Fatalf("want error containing %q, got %v", tc.errHas, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Fatalf("got  %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDefaultSettingsPath(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"HOME": "/h"}
+	if got := DefaultSettingsPath(func(k string) string { return env[k] }); got != "/h/.config/yolop/settings.toml" {
+		t.Fatal(got)
+	}
+	env["XDG_CONFIG_HOME"] = "/x"
+	if got := DefaultSettingsPath(func(k string) string { return env[k] }); got != "/x/yolop/settings.toml" {
+		t.Fatal(got)
+	}
+}
+
+func TestNewUnknown(t *testing.T) {
+	t.Parallel()
+	if _, err := New(Config{Provider: "gemini"}); err == nil || !strings.Contains(err.Error(), "unknown provider") {
+		t.Fatalf("got %v", err)
+	}
+	// The registry is empty in this package's tests: a known name says how
+	// to link it.
+	if _, err := New(Config{Provider: "openai"}); err == nil || !strings.Contains(err.Error(), "provider/all") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	t.Parallel()
+	if got := redactURL("https://user:pw@host/v1/chat?api-key=secret#f"); got != "https://host/v1/chat" {
+		t.Fatal(got)
+	}
+}
