@@ -16,8 +16,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/failpoint"
 	"github.com/yolop-dev/yolop/internal/provider"
-	_ "github.com/yolop-dev/yolop/internal/provider/openai" // registers "openai"
-	_ "github.com/yolop-dev/yolop/internal/provider/sim"    // registers "sim"
+	_ "github.com/yolop-dev/yolop/internal/provider/all" // registers sim, openai and anthropic
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/timeline"
