@@ -86,8 +86,13 @@ func writeHolder(f *os.File) error {
 
 // releaseLock clears the pid (so a stale pid never names an unrelated
 // process) and drops the flock by closing the descriptor.
+//
+// The explicit LOCK_UN matters: a child process forked by another goroutine
+// shares the lock's open file description until it execs, and closing only
+// our descriptor would leave the session locked for that moment.
 func releaseLock(f *os.File) error {
 	terr := f.Truncate(0)
+	uerr := unix.Flock(int(f.Fd()), unix.LOCK_UN)
 	cerr := f.Close()
-	return errors.Join(terr, cerr)
+	return errors.Join(terr, uerr, cerr)
 }
