@@ -63,9 +63,18 @@ func (e *Engine) captureOnce(ctx context.Context) (string, error) {
 	if err := e.settle(ctx); err != nil {
 		return "", err
 	}
-	paths, err := e.changedPaths(ctx)
+	// Only one Engine uses a state dir at a time, but the file, not memory,
+	// is what status compares with.
+	headKnown := e.headIsTree && e.headFileIs(e.head)
+	paths, indexDiffers, err := e.changedPaths(ctx)
 	if err != nil {
 		return "", err
+	}
+	if len(paths) == 0 && !indexDiffers && headKnown && e.headIsTree {
+		// status compared the worktree with the index and the index with
+		// the private HEAD, the last captured tree, and found no
+		// difference: write-tree would only read the index to return it.
+		return e.head, nil
 	}
 	// A path whose parent became a symlink is gone from the tree, but
 	// update-index --remove refuses to look beyond the link: drop those
@@ -98,7 +107,29 @@ func (e *Engine) captureOnce(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", e.captureErr(ctx, "cannot write the snapshot tree", err)
 	}
-	return git.Trim(out), nil
+	tree := git.Trim(out)
+	e.setHead(tree)
+	return tree, nil
+}
+
+// headFileIs reports whether the private HEAD file names oid.
+func (e *Engine) headFileIs(oid string) bool {
+	b, err := os.ReadFile(filepath.Join(e.privDir, "HEAD"))
+	return err == nil && strings.TrimSpace(string(b)) == oid
+}
+
+// setHead points the private HEAD at tree, so that the next status compares
+// the index with the tree it last produced: that comparison then costs
+// nothing (the index's cache tree matches HEAD everywhere) and an empty
+// status proves the tree unchanged. HEAD is only a cache; when it cannot be
+// written it keeps naming what it named, and e.head with it.
+func (e *Engine) setHead(tree string) {
+	if tree == e.head && e.headIsTree && e.headFileIs(tree) {
+		return
+	}
+	if err := writeIfChanged(filepath.Join(e.privDir, "HEAD"), []byte(tree+"\n")); err == nil {
+		e.head, e.headIsTree = tree, true
+	}
 }
 
 // beyondSymlink reports whether one of p's parent directories is a symlink
@@ -130,39 +161,48 @@ func (e *Engine) excludeTextFresh() string {
 
 // changedPaths lists the paths whose worktree state differs from the private
 // index, including untracked non-ignored files, excluding nested
-// repositories and blocklisted paths.
-func (e *Engine) changedPaths(ctx context.Context) ([]string, error) {
-	out, err := e.runPriv(ctx, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all")
+// repositories and blocklisted paths. indexDiffers reports that the index
+// itself differs from the private HEAD.
+func (e *Engine) changedPaths(ctx context.Context) (paths []string, indexDiffers bool, err error) {
+	args := []string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"}
+	out, err := e.runPriv(ctx, nil, args...)
 	if err != nil {
 		var ge *git.Error
 		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "HEAD") && ctx.Err() == nil {
-			// The worktree's HEAD commit moved since Open and the old one
-			// is gone; point the private HEAD at the current one.
+			// The tree in the private HEAD is gone (pruned while no ref
+			// held it); compare with the worktree's HEAD commit instead.
 			if herr := e.refreshHead(ctx); herr == nil {
-				out, err = e.runPriv(ctx, nil, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all")
+				out, err = e.runPriv(ctx, nil, args...)
 			}
 		}
 		if err != nil {
-			return nil, e.captureErr(ctx, "cannot list changed files", err)
+			return nil, false, e.captureErr(ctx, "cannot list changed files", err)
 		}
 	}
-	return parseStatus(out), nil
+	paths, indexDiffers = parseStatus(out)
+	return paths, indexDiffers, nil
 }
 
+// refreshHead points the private HEAD at the worktree's HEAD commit.
 func (e *Engine) refreshHead(ctx context.Context) error {
-	head, err := e.repo.Run(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	out, err := e.repo.Run(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
 		return err
 	}
-	return writeIfChanged(filepath.Join(e.privDir, "HEAD"), []byte(git.Trim(head)+"\n"))
+	commit := git.Trim(out)
+	if err := writeIfChanged(filepath.Join(e.privDir, "HEAD"), []byte(commit+"\n")); err != nil {
+		return err
+	}
+	e.head, e.headIsTree = commit, false
+	return nil
 }
 
 // parseStatus extracts from `status --porcelain=v1 -z` the paths that
 // update-index must look at: worktree-side changes, untracked files and
-// unmerged entries.
-func parseStatus(out []byte) []string {
+// unmerged entries. indexDiffers reports any index-side change (the index
+// differs from HEAD), whatever the path.
+func parseStatus(out []byte) (paths []string, indexDiffers bool) {
 	fields := git.SplitZ(out)
-	var paths []string
 	for i := 0; i < len(fields); i++ {
 		f := fields[i]
 		if len(f) < 4 {
@@ -171,6 +211,9 @@ func parseStatus(out []byte) []string {
 		x, y, p := f[0], f[1], f[3:]
 		if x == 'R' || x == 'C' {
 			i++ // the source path follows
+		}
+		if x != ' ' && x != '?' && x != '!' {
+			indexDiffers = true
 		}
 		unmerged := x == 'U' || y == 'U' || (x == 'A' && y == 'A') || (x == 'D' && y == 'D')
 		if y == ' ' && !unmerged {
@@ -182,7 +225,7 @@ func parseStatus(out []byte) []string {
 		}
 		paths = append(paths, p)
 	}
-	return paths
+	return paths, indexDiffers
 }
 
 // excludedPath reports whether a worktree-relative path is blocklisted or a
@@ -224,7 +267,14 @@ func (e *Engine) ensureIndex(ctx context.Context) error {
 	}
 	if !seeded {
 		// No stat data: every file is hashed once, as raw bytes.
-		if _, err := e.runPriv(ctx, nil, "read-tree", "HEAD"); err != nil {
+		_, err := e.runPriv(ctx, nil, "read-tree", "HEAD")
+		if err != nil && ctx.Err() == nil {
+			// The private HEAD's tree may be gone; the worktree's commit is not.
+			if herr := e.refreshHead(ctx); herr == nil {
+				_, err = e.runPriv(ctx, nil, "read-tree", "HEAD")
+			}
+		}
+		if err != nil {
 			return e.captureErr(ctx, "cannot build the private index", err)
 		}
 	}

@@ -63,6 +63,15 @@ type Engine struct {
 
 	privDir   string // private GIT_DIR
 	privIndex string
+	// head is what the private HEAD holds: the tree of the last capture
+	// (headIsTree), or else the worktree's HEAD commit. `git status`
+	// compares the private index with it, so when status reports nothing
+	// at all and head is a captured tree, the index's tree is head. A
+	// captured tree is the only tree id ever written there; the worktree's
+	// commit is not trusted that way, as its tree may hold submodules
+	// whose absence from the index status does not report.
+	head       string
+	headIsTree bool
 
 	repo *git.Runner // real repository, worktree as cwd
 	priv *git.Runner // private GIT_DIR / index / work tree
@@ -148,7 +157,8 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 	e.stateDir = state
 	e.privDir = filepath.Join(state, "git")
 	e.privIndex = filepath.Join(state, "index")
-	if err := e.initPrivateDir(git.Trim(head)); err != nil {
+	e.head, e.headIsTree = e.previousHead(ctx, git.Trim(head))
+	if err := e.initPrivateDir(e.head); err != nil {
 		return nil, err
 	}
 	env := []string{
@@ -178,7 +188,13 @@ func (e *Engine) privConfig() []string {
 		"-c", "core.fileMode=true",
 		"-c", "core.symlinks=true",
 		"-c", "core.ignoreCase=false",
-		"-c", "core.splitIndex=false",
+		// A split index rewrites only the entries that changed (a few KB)
+		// instead of the whole index on every update; git cleans up the
+		// previous shared part as soon as it writes a new one (nothing but
+		// this one index lives in the private GIT_DIR).
+		"-c", "core.splitIndex=true",
+		"-c", "splitIndex.maxPercentChange=20",
+		"-c", "splitIndex.sharedIndexExpire=now",
 		"-c", "core.untrackedCache=false",
 		"-c", "core.checkStat=default",
 		"-c", "core.trustctime=true",
@@ -226,6 +242,39 @@ func (e *Engine) initPrivateDir(head string) error {
 		}
 	}
 	return nil
+}
+
+// previousHead returns what the private HEAD should hold at Open: the tree
+// an earlier Engine captured last and left there (the private index still
+// matches it) when it is still in the repository, with isTree true;
+// otherwise commit, the worktree's HEAD commit.
+func (e *Engine) previousHead(ctx context.Context, commit string) (head string, isTree bool) {
+	b, err := os.ReadFile(filepath.Join(e.stateDir, "git", "HEAD"))
+	if err != nil {
+		return commit, false
+	}
+	old := strings.TrimSpace(string(b))
+	if !isHex(old) || old == commit {
+		return commit, false
+	}
+	// A tree peels to itself; a commit or a missing object does not.
+	out, err := e.repo.Run(ctx, "rev-parse", "--verify", "--quiet", old+"^{tree}")
+	if err != nil || git.Trim(out) != old {
+		return commit, false
+	}
+	return old, true
+}
+
+func isHex(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func (e *Engine) excludeText() string {
