@@ -75,6 +75,8 @@ type Engine struct {
 
 	repo *git.Runner // real repository, worktree as cwd
 	priv *git.Runner // private GIT_DIR / index / work tree
+
+	onPriv func(args []string) // tests: sees every git command run on the private index
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
@@ -209,6 +211,9 @@ func (e *Engine) privConfig() []string {
 }
 
 func (e *Engine) runPriv(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+	if e.onPriv != nil {
+		e.onPriv(args)
+	}
 	return e.priv.RunInput(ctx, stdin, append(e.privConfig(), args...)...)
 }
 
