@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/yolop-dev/yolop/internal/agent/tools"
@@ -220,7 +221,10 @@ func (a *Agent) RunTurn(ctx context.Context, turnID, prompt string, onUpdate fun
 			if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 				return fail(StatusCancelled, err)
 			}
-			return fail(StatusFailed, fmt.Errorf("%s: %w", a.cfg.Provider.Name(), err))
+			if name := a.cfg.Provider.Name(); !strings.HasPrefix(err.Error(), name+":") {
+				err = fmt.Errorf("%s: %w", name, err)
+			}
+			return fail(StatusFailed, err)
 		}
 		msg := resp.Message
 		msg.Role = provider.RoleAssistant
