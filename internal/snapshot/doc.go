@@ -15,9 +15,12 @@
 // Each session also owns a state directory (Options.StateDir, outside the
 // worktree, mode 0700):
 //
-//	<state>/git/            private GIT_DIR: HEAD (detached at the worktree's
-//	                        HEAD commit), config, info/attributes, info/exclude
-//	<state>/index           persistent private index describing the worktree
+//	<state>/git/            private GIT_DIR: HEAD (the last captured tree, or
+//	                        the worktree's HEAD commit before the first
+//	                        capture), config, info/attributes, info/exclude,
+//	                        sharedindex.<hash> (shared part of the index)
+//	<state>/index           persistent private index describing the worktree,
+//	                        in split-index mode
 //	<state>/index.settle    present while the index may hold racily-clean entries
 //
 // Every capture runs git with GIT_DIR=<state>/git, GIT_INDEX_FILE=<state>/index,
@@ -35,12 +38,23 @@
 // Capture is status-driven so that its cost follows `git status`, not the
 // size of the repository: `git status` against the private index lists the
 // paths whose content differs, only those are handed to `update-index`, and
-// `write-tree` produces the tree. The private index is seeded on first use by
-// copying the worktree's real index with its mtime preserved (or, when
-// attributes or core.autocrlf could have converted the content stored in the
-// real index, from HEAD's tree without stat data so that every file is
-// hashed once as raw bytes). The real index, HEAD, refs, reflogs and config
-// are never written; only the checkpoint ref is.
+// `write-tree` produces the tree, which then becomes the private HEAD. So
+// status compares the index with the tree of the previous capture: that
+// comparison costs nothing (the index's cache tree matches HEAD everywhere),
+// and when status reports nothing at all the index still holds exactly that
+// tree, so it is returned without running anything else. The engine trusts
+// HEAD that way only when it is a tree it captured and the HEAD file still
+// names it; a commit there (before the first capture), a pruned tree or a
+// lost index only costs the full path. The private index is split, so each
+// update writes the few changed entries, not the whole index; a missing
+// shared part means a rebuilt index.
+//
+// The private index is seeded on first use by copying the worktree's real
+// index with its mtime preserved (or, when attributes or core.autocrlf could
+// have converted the content stored in the real index, from the private
+// HEAD's tree without stat data so that every file is hashed once as raw
+// bytes). The real index, HEAD, refs, reflogs and config are never written;
+// only the checkpoint ref is.
 //
 // # Crash model
 //

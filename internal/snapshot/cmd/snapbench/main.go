@@ -1,7 +1,7 @@
 // Command snapbench times the snapshot engine against the `git status`
 // floor on generated work trees and prints a Markdown table.
 //
-//	go run ./internal/snapshot/cmd/snapbench [-runs 10] [-keep DIR] N...
+//	go run ./internal/snapshot/cmd/snapbench [-runs 10] [-dir DIR] [-capture-only] N...
 package main
 
 import (
@@ -30,6 +30,7 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("snapbench", flag.ContinueOnError)
 	runs := fs.Int("runs", 10, "timed runs per measurement (the median is reported)")
+	captureOnly := fs.Bool("capture-only", false, "time the floor and captures only, no restores")
 	work := fs.String("dir", "", "directory for generated trees (default: a new temporary directory, removed afterwards)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -63,7 +64,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintln(stdout, "| files | measurement | median | ratio to floor |")
 	fmt.Fprintln(stdout, "|---|---|---|---|")
 	for _, n := range sizes {
-		rows, err := benchSize(ctx, base, n, *runs, stderr)
+		rows, err := benchSize(ctx, base, n, *runs, *captureOnly, stderr)
 		if err != nil {
 			return fmt.Errorf("%d files: %w", n, err)
 		}
@@ -117,7 +118,7 @@ func timed(f func() error) func() (time.Duration, error) {
 	}
 }
 
-func benchSize(ctx context.Context, base string, n, runs int, log io.Writer) ([]row, error) {
+func benchSize(ctx context.Context, base string, n, runs int, captureOnly bool, log io.Writer) ([]row, error) {
 	dir := filepath.Join(base, fmt.Sprintf("synth-%d", n))
 	fmt.Fprintf(log, "generating %d files in %s\n", n, dir)
 	if _, err := synth.Generate(ctx, dir, n, 42); err != nil {
@@ -161,6 +162,9 @@ func benchSize(ctx context.Context, base string, n, runs int, log io.Writer) ([]
 	}, timed(func() error { _, err := e.Capture(ctx, "c"); return err }))
 	if err := add("capture, 1 file changed", d, err); err != nil {
 		return nil, err
+	}
+	if captureOnly {
+		return rows, nil
 	}
 	target, err := e.Capture(ctx, "target")
 	if err != nil {
