@@ -64,6 +64,7 @@ type Session struct {
 	agent  *agent.Agent
 	tools  *tools.Set
 	comps  *timeline.CompactionLog
+	snap   *snapshot.Engine // nil without workspace snapshots
 	tl     *timeline.Log
 	repair []string
 	noWS   string
@@ -268,6 +269,9 @@ func (s *Session) attach(ctx context.Context, sess *session.Session) error {
 	ctl.Reseed()
 	s.mu.Lock()
 	s.sess, s.ctl, s.agent, s.tools, s.comps, s.tl, s.repair, s.noWS = sess, ctl, ag, ts, comps, tl, notes, noWS
+	if eng, ok := snaps.(*snapshot.Engine); ok {
+		s.snap = eng
+	}
 	s.mu.Unlock()
 	return nil
 }
@@ -532,4 +536,39 @@ func (s *Session) Reseed() {
 	if ctl != nil {
 		ctl.Reseed()
 	}
+}
+
+// CopyFilesFrom makes this session's worktree hold exactly the captured
+// files of another worktree of the same repository (tracked and untracked,
+// uncommitted changes included), for `yolop sessions fork`. It returns the
+// number of paths changed.
+func (s *Session) CopyFilesFrom(ctx context.Context, dir string) (int, error) {
+	s.mu.Lock()
+	dst, sess := s.snap, s.sess
+	s.mu.Unlock()
+	if dst == nil || sess == nil {
+		return 0, errors.New("this session has no workspace snapshots to copy files into")
+	}
+	state, err := os.MkdirTemp(sess.Dir, "fork-src-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(state)
+	src, err := snapshot.Open(ctx, snapshot.Options{Worktree: dir, SessionID: sess.ID, StateDir: state})
+	if err != nil {
+		return 0, fmt.Errorf("read the files of %s: %w", dir, err)
+	}
+	from, err := src.Capture(ctx, "")
+	if err != nil {
+		return 0, fmt.Errorf("capture %s: %w", dir, err)
+	}
+	cur, err := dst.Capture(ctx, "")
+	if err != nil {
+		return 0, err
+	}
+	res, err := dst.Restore(ctx, cur, from.Tree)
+	if err != nil {
+		return 0, err
+	}
+	return len(res.Changes), nil
 }

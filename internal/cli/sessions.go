@@ -241,10 +241,6 @@ func forkSession(ctx context.Context, o *rootOptions, id string) error {
 	ws := old.Workspace()
 	recs, _ := timeline.ReadRecords(old.Path(session.TimelineFile))
 	st := timeline.Build(recs)
-	active := map[string]bool{}
-	for _, cp := range st.ActiveChain() {
-		active[cp.ID] = true
-	}
 	// The fork belongs to the same checkout as the old session (so -c and
 	// `sessions show` find it there) and its worktree starts from the old
 	// worktree's current commit.
@@ -266,9 +262,19 @@ func forkSession(ctx context.Context, o *rootOptions, id string) error {
 		return err
 	}
 	defer s.Close()
+	files := ""
+	if ws.Worktree != nil {
+		if _, err := os.Stat(ws.Worktree.Path); err == nil {
+			n, err := s.CopyFilesFrom(ctx, ws.Worktree.Path)
+			if err != nil {
+				return fmt.Errorf("fork %s: copy its files: %w (the new session %s starts from its last commit)", id, err, s.ID())
+			}
+			files = fmt.Sprintf(", %d uncommitted paths carried over", n)
+		}
+	}
 	copied := 0
 	for _, ev := range old.Events() {
-		if ev.Turn != "" && !active[ev.Turn] {
+		if !st.InActiveRange(ev.Turn, ev.Seq) {
 			continue
 		}
 		if err := s.Import(ev); err != nil {
@@ -278,6 +284,6 @@ func forkSession(ctx context.Context, o *rootOptions, id string) error {
 	}
 	_ = s.Agent().Note("", agent.NoticeData{Kind: "fork", Text: fmt.Sprintf("Forked from session %s (%d events of its active branch; its checkpoints stay with it).", id, copied)})
 	s.Reseed()
-	fmt.Fprintf(o.io.Out, "forked %s into %s (%d events)\ncontinue with: yolop --session %s\n", id, s.ID(), copied, s.ID())
+	fmt.Fprintf(o.io.Out, "forked %s into %s (%d events%s)\ncontinue with: yolop --session %s\n", id, s.ID(), copied, files, s.ID())
 	return nil
 }
