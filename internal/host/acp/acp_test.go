@@ -353,10 +353,10 @@ func TestRewindIsTwoStep(t *testing.T) {
 		t.Fatal(r.raw)
 	}
 	for _, want := range []string{
-		"Rewind preview: restores the conversation and workspace to before cp2.",
-		"Turns leaving the conversation (2):\n  cp2   write b.txt…\n  cp3   write c.txt…\n",
-		"Files that change (1):\n  deleted      a.txt\n",
-		"notes.md changed outside agent turns",
+		"Rewind preview — back to before cp2 — restores: conversation and workspace\n",
+		"Turns leaving the active conversation (kept; /redo brings them back) (2):\n  cp2  write b.txt …\n  cp3  write c.txt …\n",
+		"Files that will change (1):\n  deleted      a.txt\n",
+		"Changed outside agent turns since the last turn ended (the recovery checkpoint keeps them):\n  notes.md\n",
 		"recovery checkpoint r1",
 		"Confirmation token: tok1\n",
 	} {
@@ -399,7 +399,7 @@ func TestCommandsAndRefusals(t *testing.T) {
 		want   string // the whole agent message
 		prefix bool
 	}{
-		{"/undo", "Undo preview: restores the conversation and workspace to before cp1.", true},
+		{"/undo", "Undo preview — back to before cp1 — restores: conversation and workspace\n", true},
 		{"/redo", "Refused (nothing_to_redo): nothing to redo: no restore has abandoned a branch", false},
 		{"/rewind cp9", "Refused (unknown_checkpoint): no checkpoint cp9 on the active branch; run /rewind to list them", false},
 		{"/rewind banana", `Usage: /rewind: "banana" is not a checkpoint id (like cp3 or 3); run /rewind to list them`, false},
@@ -456,7 +456,7 @@ func TestPendingPreviewFollowsTheTurn(t *testing.T) {
 		t.Fatal(r.raw)
 	}
 	got := messageText(t, before)
-	want := "done: 1 actions\n\nThe model asked for a restore. Nothing has changed yet.\n\nUndo preview: restores the conversation and workspace to before cp1."
+	want := "done: 1 actions\n\nThe model asked for a restore. Nothing has changed yet.\n\nUndo preview — back to before cp1 — restores: conversation and workspace\n"
 	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "To apply, send exactly:\n/undo --confirm tok1\n\nTo cancel, send anything else.") {
 		t.Fatalf("got:\n%s", got)
 	}

@@ -282,62 +282,10 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// previewText presents a restore preview: what leaves, what changes, what
-// to watch out for, and the exact text that confirms it.
+// previewText presents a restore preview and the exact text that confirms
+// it.
 func previewText(p *checkpoint.Preview) string {
-	var b strings.Builder
-	switch p.Action {
-	case checkpoint.ActionUndo:
-		fmt.Fprintf(&b, "Undo preview: restores the %s to before %s.\n", p.Mode.Describe(), p.Target)
-	case checkpoint.ActionRedo:
-		fmt.Fprintf(&b, "Redo preview: brings back the %s abandoned by the last restore (%s).\n", p.Mode.Describe(), p.Target)
-	default:
-		fmt.Fprintf(&b, "Rewind preview: restores the %s to before %s.\n", p.Mode.Describe(), p.Target)
-	}
-	if len(p.TurnsLeaving) > 0 {
-		fmt.Fprintf(&b, "\nTurns leaving the conversation (%d):\n", len(p.TurnsLeaving))
-		for _, t := range p.TurnsLeaving {
-			fmt.Fprintf(&b, "  %-5s %s\n", t.ID, firstLine(t.Prompt))
-		}
-	}
-	if len(p.TurnsReturning) > 0 {
-		fmt.Fprintf(&b, "\nTurns returning to the conversation (%d):\n", len(p.TurnsReturning))
-		for _, t := range p.TurnsReturning {
-			fmt.Fprintf(&b, "  %-5s %s\n", t.ID, firstLine(t.Prompt))
-		}
-	}
-	if p.Mode.HasWorkspace() {
-		if len(p.Paths) == 0 {
-			b.WriteString("\nNo files change.\n")
-		} else {
-			fmt.Fprintf(&b, "\nFiles that change (%d):\n", len(p.Paths))
-			for _, c := range p.Paths {
-				fmt.Fprintf(&b, "  %-12s %s\n", c.Change, c.Path)
-			}
-		}
-	}
-	if len(p.Warnings) > 0 {
-		b.WriteString("\nWarnings:\n")
-		for _, w := range p.Warnings {
-			switch w.Kind {
-			case "changed_outside_turns":
-				fmt.Fprintf(&b, "  %s changed outside agent turns since the last turn; restoring overwrites that change\n", w.Path)
-			default:
-				fmt.Fprintf(&b, "  %s: %s\n", w.Kind, w.Path)
-			}
-		}
-	}
-	if len(p.Excluded) > 0 {
-		fmt.Fprintf(&b, "\nLeft alone (ignored or excluded): %s\n", strings.Join(p.Excluded, ", "))
-	}
-	if p.NoOp() {
-		b.WriteString("\nThis restore changes nothing; confirming only records it.\n")
-	}
-	if p.Recovery != "" {
-		fmt.Fprintf(&b, "\nThe current state is saved as recovery checkpoint %s; /redo brings it back after confirming.\n", p.Recovery)
-	}
-	fmt.Fprintf(&b, "\nConfirmation token: %s\nTo apply, send exactly:\n%s\n\nTo cancel, send anything else.", p.Token, p.Command)
-	return b.String()
+	return command.PreviewText(p) + fmt.Sprintf("\nConfirmation token: %s\nTo apply, send exactly:\n%s\n\nTo cancel, send anything else.", p.Token, p.Command)
 }
 
 // resultText presents a command result.

@@ -162,68 +162,12 @@ func (p *printer) printRows(rows []checkpoint.Row) {
 	fmt.Fprintln(p.o.Stdout, "\nPreview a restore with /rewind <id> [both|conversation|workspace] (each checkpoint is the state before its turn).")
 }
 
-// PreviewText renders a preview for humans (shared with other text hosts).
-func PreviewText(pv *checkpoint.Preview) string {
-	var b strings.Builder
-	switch pv.Action {
-	case checkpoint.ActionRedo:
-		fmt.Fprintf(&b, "Redo preview — restores: %s\n", pv.Mode.Describe())
-	case checkpoint.ActionUndo:
-		fmt.Fprintf(&b, "Undo preview — back to before %s — restores: %s\n", pv.Target, pv.Mode.Describe())
-	default:
-		fmt.Fprintf(&b, "Rewind preview — back to before %s — restores: %s\n", pv.Target, pv.Mode.Describe())
-	}
-	if pv.Mode.HasConversation() {
-		if len(pv.TurnsLeaving) == 0 && len(pv.TurnsReturning) == 0 {
-			b.WriteString("\nConversation: unchanged\n")
-		}
-		if len(pv.TurnsLeaving) > 0 {
-			fmt.Fprintf(&b, "\nTurns leaving the active conversation (%d; kept, /redo brings them back):\n", len(pv.TurnsLeaving))
-			for _, t := range pv.TurnsLeaving {
-				fmt.Fprintf(&b, "  %s  %s\n", t.ID, t.Prompt)
-			}
-		}
-		if len(pv.TurnsReturning) > 0 {
-			fmt.Fprintf(&b, "\nTurns returning to the conversation (%d):\n", len(pv.TurnsReturning))
-			for _, t := range pv.TurnsReturning {
-				fmt.Fprintf(&b, "  %s  %s\n", t.ID, t.Prompt)
-			}
-		}
-	}
-	if pv.Mode.HasWorkspace() {
-		if len(pv.Paths) == 0 {
-			b.WriteString("\nFiles: no changes (the workspace already matches)\n")
-		} else {
-			fmt.Fprintf(&b, "\nFiles that will change (%d):\n", len(pv.Paths))
-			for _, c := range pv.Paths {
-				fmt.Fprintf(&b, "  %-12s %s\n", c.Change, c.Path)
-			}
-		}
-		if len(pv.Warnings) > 0 {
-			b.WriteString("\nChanged outside agent turns since the last turn (kept in recovery checkpoint " + pv.Recovery + "):\n")
-			for _, w := range pv.Warnings {
-				fmt.Fprintf(&b, "  %s\n", w.Path)
-			}
-		}
-		if len(pv.Excluded) > 0 {
-			b.WriteString("\nLeft alone (ignored or excluded):\n")
-			for _, e := range pv.Excluded {
-				fmt.Fprintf(&b, "  %s\n", e)
-			}
-		}
-	} else {
-		b.WriteString("\nFiles: unchanged\n")
-	}
-	if pv.NoOp() {
-		b.WriteString("\nNothing would change; confirming records the restore point anyway.\n")
-	}
-	fmt.Fprintf(&b, "\nToken: %s\n", pv.Token)
-	return b.String()
-}
+// PreviewText renders a preview for humans.
+func PreviewText(pv *checkpoint.Preview) string { return command.PreviewText(pv) }
 
 func (p *printer) printPreview(pv *checkpoint.Preview) {
-	fmt.Fprint(p.o.Stdout, PreviewText(pv))
-	fmt.Fprintf(p.o.Stdout, "Confirm with:\n  %s\n", p.confirmLine(pv.Command))
+	fmt.Fprint(p.o.Stdout, command.PreviewText(pv))
+	fmt.Fprintf(p.o.Stdout, "\nToken: %s\nConfirm with:\n  %s\n", pv.Token, p.confirmLine(pv.Command))
 }
 
 // pendingJSON is a queued preview inside a turn result.

@@ -1,0 +1,86 @@
+package command
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/yolop-dev/yolop/internal/checkpoint"
+)
+
+// PreviewText renders a restore preview for text hosts (print mode, ACP):
+// what the restore changes, what it leaves alone and what to watch out for.
+// Hosts add their own line saying how to confirm it.
+func PreviewText(pv *checkpoint.Preview) string {
+	var b strings.Builder
+	switch pv.Action {
+	case checkpoint.ActionRedo:
+		fmt.Fprintf(&b, "Redo preview — brings back what the last restore abandoned — restores: %s\n", pv.Mode.Describe())
+	case checkpoint.ActionUndo:
+		fmt.Fprintf(&b, "Undo preview — back to before %s — restores: %s\n", pv.Target, pv.Mode.Describe())
+	default:
+		fmt.Fprintf(&b, "Rewind preview — back to before %s — restores: %s\n", pv.Target, pv.Mode.Describe())
+	}
+	turns := func(title string, list []checkpoint.TurnRef) {
+		fmt.Fprintf(&b, "\n%s (%d):\n", title, len(list))
+		for _, t := range list {
+			fmt.Fprintf(&b, "  %-4s %s\n", t.ID, oneLine(t.Prompt))
+		}
+	}
+	if pv.Mode.HasConversation() {
+		if len(pv.TurnsLeaving) == 0 && len(pv.TurnsReturning) == 0 {
+			b.WriteString("\nConversation: unchanged\n")
+		}
+		if len(pv.TurnsLeaving) > 0 {
+			turns("Turns leaving the active conversation (kept; /redo brings them back)", pv.TurnsLeaving)
+		}
+		if len(pv.TurnsReturning) > 0 {
+			turns("Turns returning to the conversation", pv.TurnsReturning)
+		}
+	} else {
+		b.WriteString("\nConversation: unchanged\n")
+	}
+	if pv.Mode.HasWorkspace() {
+		if len(pv.Paths) == 0 {
+			b.WriteString("\nFiles: no changes (the workspace already matches)\n")
+		} else {
+			fmt.Fprintf(&b, "\nFiles that will change (%d):\n", len(pv.Paths))
+			for _, c := range pv.Paths {
+				fmt.Fprintf(&b, "  %-12s %s\n", c.Change, c.Path)
+			}
+		}
+		if len(pv.Warnings) > 0 {
+			b.WriteString("\nChanged outside agent turns since the last turn ended (the recovery checkpoint keeps them):\n")
+			for _, w := range pv.Warnings {
+				if w.Kind == "changed_outside_turns" {
+					fmt.Fprintf(&b, "  %s\n", w.Path)
+				} else {
+					fmt.Fprintf(&b, "  %s: %s\n", w.Kind, w.Path)
+				}
+			}
+		}
+		if len(pv.Excluded) > 0 {
+			b.WriteString("\nLeft alone (ignored or excluded):\n")
+			for _, e := range pv.Excluded {
+				fmt.Fprintf(&b, "  %s\n", e)
+			}
+		}
+	} else {
+		b.WriteString("\nFiles: unchanged\n")
+	}
+	if pv.NoOp() {
+		b.WriteString("\nNothing would change; confirming records the restore anyway.\n")
+	}
+	if pv.Recovery != "" && pv.Mode.HasWorkspace() {
+		fmt.Fprintf(&b, "\nThe current files are saved as recovery checkpoint %s; /redo brings them back after confirming.\n", pv.Recovery)
+	}
+	return b.String()
+}
+
+// oneLine keeps the first line of a prompt label.
+func oneLine(s string) string {
+	first, rest, more := strings.Cut(s, "\n")
+	if more && strings.TrimSpace(rest) != "" && !strings.HasSuffix(first, "…") {
+		first += " …"
+	}
+	return first
+}
