@@ -7,7 +7,6 @@ package crash
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -23,10 +22,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/failpoint"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
-	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 )
@@ -376,16 +373,19 @@ func (e *env) timelineHas(typ, reason string) bool {
 	return false
 }
 
-// repairNotes opens the session in-process, the way every host does, and
-// returns the notes hosts show once. It runs the repair itself.
+// repairNotes reopens the session with the binary, as a user would after
+// the crash, and returns the repair notes print mode reports (the "repairs"
+// field of its JSON object). Opening runs the repair itself.
 func (e *env) repairNotes() []string {
 	e.t.Helper()
-	s, err := app.Open(context.Background(), app.Options{DataDir: e.data, Dir: e.repo, SessionID: e.sid, Provider: provider.Config{Provider: provider.NameSim}})
-	if err != nil {
-		e.t.Fatalf("reopen: %v", err)
+	m := e.ok("--session", e.sid, "-p", "/rewind")
+	var notes []string
+	if raw, ok := m["repairs"]; ok {
+		if err := json.Unmarshal(raw, &notes); err != nil {
+			e.t.Fatalf("repairs: %v", err)
+		}
 	}
-	defer s.Close()
-	return s.Info().Repairs
+	return notes
 }
 
 const (

@@ -49,6 +49,17 @@ type Options struct {
 // Run executes the prompt or slash command and returns the exit code.
 func Run(ctx context.Context, s Session, o Options) int {
 	p := &printer{o: o, sid: s.ID()}
+	if s.Exists() {
+		// Repairs made when the session was opened (an interrupted restore
+		// rolled back, an interrupted turn closed) are told once: on
+		// stderr in text mode, as "repairs" in the JSON object.
+		p.repairs = s.Info().Repairs
+		if !o.JSON {
+			for _, r := range p.repairs {
+				fmt.Fprintln(o.Stderr, "yolop: repaired:", r)
+			}
+		}
+	}
 	if command.IsCommand(o.Prompt) {
 		return p.command(ctx, s)
 	}
@@ -56,11 +67,15 @@ func Run(ctx context.Context, s Session, o Options) int {
 }
 
 type printer struct {
-	o   Options
-	sid string
+	o       Options
+	sid     string
+	repairs []string
 }
 
 func (p *printer) json(v any) {
+	if m, ok := v.(map[string]any); ok && len(p.repairs) > 0 {
+		m["repairs"] = p.repairs
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		b = []byte(fmt.Sprintf(`{"error":%q,"code":"internal"}`, err.Error()))
@@ -81,7 +96,7 @@ func (p *printer) fail(err error, ctx context.Context) int {
 		code, exit = "interrupted", ExitInterrupted
 	}
 	if p.o.JSON {
-		p.json(map[string]string{"error": err.Error(), "code": code})
+		p.json(map[string]any{"error": err.Error(), "code": code})
 	} else {
 		fmt.Fprintln(p.o.Stderr, "yolop:", err)
 	}
