@@ -180,10 +180,11 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 				pv.Paths = append(pv.Paths, PathChange{Path: ch.Path, Change: string(ch.Kind)})
 			}
 			sortChanges(pv.Paths)
-			// Paths changed since the last turn ended were not made by the
-			// agent; the recovery checkpoint keeps them, but say so.
-			if head := c.state.Checkpoints[c.state.Head]; head != nil && head.End != nil && head.End.Tree != snap.Tree {
-				if outside, err := c.cfg.Snapshots.Diff(ctx, head.End.Tree, snap.Tree); err == nil {
+			// Paths changed since yolop last left the workspace were not
+			// made by the agent; the recovery checkpoint keeps them, but
+			// say so.
+			if known := c.knownFilesLocked(); known != "" && known != snap.Tree {
+				if outside, err := c.cfg.Snapshots.Diff(ctx, known, snap.Tree); err == nil {
 					for _, ch := range outside {
 						pv.Warnings = append(pv.Warnings, Warning{Kind: "changed_outside_turns", Path: ch.Path})
 					}
@@ -206,6 +207,32 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 		return nil, fmt.Errorf("save preview: %w", err)
 	}
 	return pv, nil
+}
+
+// knownFilesLocked returns the tree yolop itself last left in the
+// workspace: the end snapshot of the latest turn, or the target of a later
+// workspace restore. It is chronological, not the active head's end: after
+// a conversation-only rewind the head's end is older than the files, and
+// after a workspace restore the files are the restored tree. "" when it is
+// unknown (a turn is running, or its end capture failed).
+func (c *Controller) knownFilesLocked() string {
+	for i := len(c.records) - 1; i >= 0; i-- {
+		r := c.records[i]
+		switch r.Type {
+		case timeline.TypeTurnCompleted:
+			if r.End == nil {
+				return ""
+			}
+			return r.End.Tree
+		case timeline.TypeHeadMoved:
+			if Mode(r.Mode).HasWorkspace() && r.TargetTree != "" {
+				return r.TargetTree
+			}
+		case timeline.TypeCheckpointCreated:
+			return ""
+		}
+	}
+	return ""
 }
 
 func confirmCommand(p *plan, token string) string {

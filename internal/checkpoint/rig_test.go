@@ -58,6 +58,7 @@ type rig struct {
 	ts    *tools.Set
 	ag    *agent.Agent
 	ctl   *checkpoint.Controller
+	eng   *snapshot.Engine // nil without a worktree
 	notes []string
 }
 
@@ -114,12 +115,13 @@ func (r *rig) attach(sess *session.Session) {
 	ws := sess.Workspace()
 	var snaps checkpoint.Snapshots
 	r.noWS = ws.NoWorkspaceReason
+	r.eng = nil
 	if ws.Kind == session.KindWorktree {
 		eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot")})
 		if err != nil {
 			t.Fatal(err)
 		}
-		snaps = eng
+		snaps, r.eng = eng, eng
 	}
 	tl, records, _, err := timeline.OpenLog(sess.Path(session.TimelineFile))
 	if err != nil {
