@@ -161,13 +161,17 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 		pv.TurnsReturning = c.turnsDiffLocked(p.newHead, c.state.Head)
 	}
 	if c.cfg.Snapshots != nil {
-		name := fmt.Sprintf("r%d", store.NextRecovery)
+		// previews.json is convenience state that may be lost; the
+		// timeline knows every recovery name a restore used, and reusing
+		// one would move a ref the redo slot or a past restore points to.
+		n := max(store.NextRecovery, c.state.NextRestore)
+		name := fmt.Sprintf("r%d", n)
 		snap, err := c.cfg.Snapshots.Capture(ctx, name)
 		if err != nil {
 			return nil, &Error{Code: CodeCaptureFailed, Msg: fmt.Sprintf("could not capture a recovery checkpoint of the current files (%s); nothing was changed", captureReason(err)), Err: err}
 		}
 		failpoint.Hit("preview.after_capture")
-		store.NextRecovery++
+		store.NextRecovery = n + 1
 		rec.Recovery = &timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}
 		rec.RecoveryName = name
 		pv.Recovery = name
