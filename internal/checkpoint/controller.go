@@ -493,6 +493,12 @@ func (c *Controller) Repair(ctx context.Context) ([]string, error) {
 	var notes []string
 	if p := c.state.PendingRestore; p != nil {
 		note := fmt.Sprintf("A restore (%s) was interrupted before it finished; the conversation stays at its previous head", p.Restore)
+		if c.cfg.Snapshots == nil && p.Recovery != nil && Mode(p.Mode).HasWorkspace() {
+			// The files may be half restored and only the snapshot engine
+			// can put them back. Closing the restore now would make the old
+			// head authoritative over those files for good.
+			return nil, fmt.Errorf("repair interrupted restore %s: the files may be partly restored, but workspace snapshots are unavailable (%s), so they cannot be put back; fix that and open the session again (the files before the restore are kept at %s)", p.Restore, c.cfg.NoWorkspace, p.Recovery.Ref)
+		}
 		if c.cfg.Snapshots != nil && p.Recovery != nil && Mode(p.Mode).HasWorkspace() {
 			cur, err := c.cfg.Snapshots.Capture(ctx, "repair-"+p.Restore)
 			if err != nil {
