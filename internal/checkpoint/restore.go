@@ -41,10 +41,7 @@ func (c *Controller) resolveRewindLocked(req Request) (*timelineCheckpoint, Mode
 	hasWS := cp.Snapshot != nil && c.cfg.Snapshots != nil
 	mode := req.Mode
 	if mode == "" {
-		mode = ModeConversation
-		if hasWS {
-			mode = ModeBoth
-		}
+		mode = c.defaultModeLocked(cp)
 	}
 	if mode.HasWorkspace() && !hasWS {
 		why := cp.CaptureError
@@ -54,6 +51,15 @@ func (c *Controller) resolveRewindLocked(req Request) (*timelineCheckpoint, Mode
 		return nil, "", &Error{Code: CodeNoWorkspace, Msg: fmt.Sprintf("checkpoint %s has no workspace snapshot (%s), so only `/rewind %s conversation` is possible", id, why, id)}
 	}
 	return cp, mode, nil
+}
+
+// defaultModeLocked is the mode of a rewind that names none: both when the
+// checkpoint has a complete workspace snapshot, else conversation.
+func (c *Controller) defaultModeLocked(cp *timelineCheckpoint) Mode {
+	if cp != nil && cp.Snapshot != nil && c.cfg.Snapshots != nil {
+		return ModeBoth
+	}
+	return ModeConversation
 }
 
 type timelineCheckpoint = timeline.Checkpoint
@@ -291,7 +297,7 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 	if rec.Used {
 		return nil, &Error{Code: CodeTokenUsed, Msg: fmt.Sprintf("token %s was already used; each preview confirms once. Run the preview again", token)}
 	}
-	if !sameRequest(*rec, req) {
+	if !c.sameRequestLocked(*rec, req) {
 		return nil, &Error{Code: CodeTokenMismatch, Msg: fmt.Sprintf("token %s confirms `%s`, not this command; send `%s --confirm %s` or run a new preview", token, describe(*rec), describe(*rec), token)}
 	}
 	if rec.Head != c.state.Head {
@@ -350,7 +356,10 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 	return out, nil
 }
 
-func sameRequest(r previewRecord, req Request) bool {
+// sameRequestLocked reports whether a confirm line names the previewed
+// restore. A rewind line without a mode names the target's default mode,
+// so it confirms only a preview of that mode.
+func (c *Controller) sameRequestLocked(r previewRecord, req Request) bool {
 	if r.Action != req.Action {
 		return false
 	}
@@ -358,7 +367,11 @@ func sameRequest(r previewRecord, req Request) bool {
 		if normalizeID(req.Target) != r.Target {
 			return false
 		}
-		if req.Mode != "" && req.Mode != r.Mode {
+		mode := req.Mode
+		if mode == "" {
+			mode = c.defaultModeLocked(c.state.Checkpoints[r.Target])
+		}
+		if mode != r.Mode {
 			return false
 		}
 	}
