@@ -455,6 +455,11 @@ func (c *Controller) QueuePreview(ctx context.Context, tr tools.CheckpointReques
 			return err.Error(), nil
 		}
 	case ActionUndo:
+		// The preview is built after the turn, where a mode is refused;
+		// tell the model now, while it can still correct the call.
+		if req.Mode != "" {
+			return "undo takes no mode: it rewinds to before the last turn, the conversation and, when the checkpoint has a workspace snapshot, the files. To restore only one of them, call rewind with a checkpoint id and a mode; nothing was queued.", nil
+		}
 	case ActionRedo:
 		if c.state.Redo == nil {
 			return "Nothing to redo: no restore happened since the last turn started.", nil
