@@ -4,6 +4,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
+	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
 // Version is set at build time with -ldflags "-X .../cli.Version=...".
@@ -73,7 +75,7 @@ func Run(args []string, streams IO) int {
 	defer stop()
 	root := newRoot(streams)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	c, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
 	}
@@ -84,11 +86,23 @@ func Run(args []string, streams IO) int {
 		}
 		return ee.code
 	}
-	fmt.Fprintln(streams.ErrOut, "yolop:", err)
 	if isUsage(err) {
-		fmt.Fprintln(streams.ErrOut, "Run 'yolop --help' for usage.")
+		// Flag errors happen before any flag value is known, so JSON
+		// mode is read from the arguments: a script asking for JSON gets
+		// an error object, never text on stdout.
+		if wantsJSON(args) {
+			writeError(streams.Out, err, "usage")
+			return 2
+		}
+		fmt.Fprintln(streams.ErrOut, "yolop:", err)
+		path := "yolop"
+		if c != nil {
+			path = c.CommandPath()
+		}
+		fmt.Fprintf(streams.ErrOut, "Run '%s --help' for usage.\n", path)
 		return 2
 	}
+	fmt.Fprintln(streams.ErrOut, "yolop:", err)
 	if ctx.Err() != nil {
 		return 130
 	}
@@ -108,6 +122,37 @@ func isUsage(err error) bool {
 		}
 	}
 	return false
+}
+
+// wantsJSON reports whether args ask for --output-format json.
+func wantsJSON(args []string) bool {
+	for i, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--output-format=json" || a == "--output-format" && i+1 < len(args) && args[i+1] == "json" {
+			return true
+		}
+	}
+	return false
+}
+
+// writeError prints the one JSON object of a failed invocation.
+func writeError(w io.Writer, err error, code string) {
+	b, _ := json.Marshal(map[string]string{"error": err.Error(), "code": code})
+	fmt.Fprintln(w, string(b))
+}
+
+// rootArgs rejects positional arguments with a hint: after -p they are
+// almost always an unquoted prompt.
+func rootArgs(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if c.Flags().Changed("print") {
+		return usagef("unexpected argument %q after the prompt: quote a prompt that has spaces, e.g. yolop -p 'fix the failing test'", args[0])
+	}
+	return usagef("unknown command %q: see the commands in yolop --help", args[0])
 }
 
 func usagef(format string, args ...any) error {
@@ -133,7 +178,7 @@ EOF'                                             # one turn with the offline sim
   yolop --session s_… -p '/rewind cp2 both'    # preview a rewind (prints the confirm command)`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.NoArgs,
+		Args:          rootArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.printSet = c.Flags().Changed("print")
 			return runRoot(c.Context(), o)
@@ -164,12 +209,7 @@ func (o *rootOptions) resolveDataDir() (string, error) {
 
 func (o *rootOptions) providerConfig() (provider.Config, error) {
 	flags := provider.Config{Provider: o.provider, Model: o.model, BaseURL: o.baseURL}
-	home, _ := os.UserConfigDir()
-	settings := ""
-	if home != "" {
-		settings = home + "/yolop/settings.toml"
-	}
-	return provider.Resolve(flags, os.Getenv, settings)
+	return provider.Resolve(flags, os.Getenv, provider.DefaultSettingsPath(os.Getenv))
 }
 
 func runRoot(ctx context.Context, o *rootOptions) error {
@@ -184,6 +224,12 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 	}
 	if o.acp && (o.printSet || o.sessionID != "" || o.cont) {
 		return usagef("--acp serves an editor; it cannot be combined with -p, --session or --continue")
+	}
+	if o.dir != "" {
+		// Checked before a session exists, so a typo leaves nothing behind.
+		if st, err := os.Stat(o.dir); err != nil || !st.IsDir() {
+			return o.report(usagef("-C %s: no such directory", o.dir), 2)
+		}
 	}
 	dataDir, err := o.resolveDataDir()
 	if err != nil {
@@ -216,12 +262,19 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 		return o.report(err, 1)
 	}
 	defer s.Close()
-	prefix := "yolop"
-	if o.dataDir != "" {
-		prefix += " --data-dir " + shellQuote(o.dataDir)
+	popts := printhost.Options{Prompt: prompt, JSON: o.outputFormat == "json", Stdout: o.io.Out, Stderr: o.io.ErrOut, ConfirmPrefix: o.sessionCommand(s.ID())}
+	if !s.Exists() && o.worktree == app.WorktreeAlways && !command.IsCommand(prompt) {
+		// Checking out a large repository into the new session's worktree
+		// takes seconds; say what the wait is for.
+		dir := o.dir
+		if dir == "" {
+			dir = "."
+		}
+		if _, err := worktree.Detect(ctx, dir); err == nil {
+			popts.Starting = "new session: checking out its own git worktree (a large repository takes a few seconds)…"
+		}
 	}
-	prefix += " --session " + s.ID()
-	code := printhost.Run(ctx, s, printhost.Options{Prompt: prompt, JSON: o.outputFormat == "json", Stdout: o.io.Out, Stderr: o.io.ErrOut, ConfirmPrefix: prefix})
+	code := printhost.Run(ctx, s, popts)
 	if code != 0 {
 		return &exitError{code: code}
 	}
@@ -236,16 +289,29 @@ func (o *rootOptions) report(err error, code int) error {
 	}
 	if o.outputFormat == "json" {
 		c := "error"
-		if code == 2 {
+		switch {
+		case code == 2:
 			c = "usage"
-		}
-		if errors.Is(err, session.ErrLocked) {
+		case errors.Is(err, session.ErrLocked):
 			c = "locked"
+		case errors.Is(err, session.ErrNotFound):
+			c = "unknown_session"
+		case errors.Is(err, app.ErrNoSession):
+			c = "no_session"
 		}
-		fmt.Fprintf(o.io.Out, "{\"error\":%q,\"code\":%q}\n", err.Error(), c)
+		writeError(o.io.Out, err, c)
 		return &exitError{code: code}
 	}
 	return &exitError{code: code, err: err}
+}
+
+// sessionCommand is the command line that reaches session id again.
+func (o *rootOptions) sessionCommand(id string) string {
+	prefix := "yolop"
+	if o.dataDir != "" {
+		prefix += " --data-dir " + shellQuote(o.dataDir)
+	}
+	return prefix + " --session " + id
 }
 
 func shellQuote(s string) string {

@@ -35,7 +35,7 @@ func newCheckpointsCmd(o *rootOptions) *cobra.Command {
 			}
 			pcfg, err := o.providerConfig()
 			if err != nil {
-				return err
+				return o.report(err, 1)
 			}
 			s, err := app.Open(c.Context(), app.Options{DataDir: dataDir, SessionID: args[0], Provider: pcfg})
 			if err != nil {
@@ -46,7 +46,7 @@ func newCheckpointsCmd(o *rootOptions) *cobra.Command {
 			if all {
 				line += " --all"
 			}
-			code := printhost.Run(c.Context(), s, printhost.Options{Prompt: line, JSON: format == "json", Stdout: o.io.Out, Stderr: o.io.ErrOut, ConfirmPrefix: "yolop --session " + s.ID()})
+			code := printhost.Run(c.Context(), s, printhost.Options{Prompt: line, JSON: format == "json", Stdout: o.io.Out, Stderr: o.io.ErrOut, ConfirmPrefix: o.sessionCommand(s.ID())})
 			if code != 0 {
 				return &exitError{code: code}
 			}

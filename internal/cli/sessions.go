@@ -177,7 +177,7 @@ func findSession(dataDir, id string) (session.Summary, error) {
 			return sm, nil
 		}
 	}
-	return session.Summary{}, fmt.Errorf("%w: no session %q in %s; `yolop sessions` lists them", session.ErrNotFound, id, session.SessionsDir(dataDir))
+	return session.Summary{}, fmt.Errorf("no session %q in %s; `yolop sessions` lists them (%w)", id, session.SessionsDir(dataDir), session.ErrNotFound)
 }
 
 func writeJSON(o *rootOptions, v any) error {

@@ -44,6 +44,9 @@ type Options struct {
 	// ConfirmPrefix is the command line that reaches this session again,
 	// e.g. "yolop --session s_123"; a preview prints it with `-p '<cmd>'`.
 	ConfirmPrefix string
+	// Starting, when set, is told on stderr in text mode before the first
+	// turn of a new session creates it (e.g. what a slow checkout is for).
+	Starting string
 }
 
 // Run executes the prompt or slash command and returns the exit code.
@@ -78,7 +81,7 @@ func (p *printer) json(v any) {
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		b = []byte(fmt.Sprintf(`{"error":%q,"code":"internal"}`, err.Error()))
+		b, _ = json.Marshal(map[string]string{"error": err.Error(), "code": "internal"})
 	}
 	fmt.Fprintln(p.o.Stdout, string(b))
 }
@@ -213,6 +216,9 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 			fmt.Fprintln(p.o.Stderr, "yolop:", u.Text)
 		}
 	}
+	if text && p.o.Starting != "" && !s.Exists() {
+		fmt.Fprintln(p.o.Stderr, "yolop:", p.o.Starting)
+	}
 	res, err := s.Prompt(ctx, p.o.Prompt, onUpdate)
 	if err != nil {
 		return p.fail(err, ctx)
@@ -243,8 +249,11 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 	} else if !streamed && res.Text != "" {
 		fmt.Fprintln(p.o.Stdout, res.Text)
 	}
-	if res.Error != "" {
+	switch {
+	case res.Error != "":
 		fmt.Fprintf(p.o.Stderr, "yolop: turn %s %s: %s\n", res.CheckpointID, res.Status, res.Error)
+	case exit == ExitInterrupted:
+		fmt.Fprintf(p.o.Stderr, "yolop: turn %s interrupted; what it did so far is kept (/undo previews undoing it)\n", res.CheckpointID)
 	}
 	if res.Pending != nil {
 		fmt.Fprintln(p.o.Stdout, "\nThe agent asked for a restore. Nothing has changed yet.")
