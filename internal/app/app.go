@@ -70,6 +70,42 @@ type Session struct {
 	noWS   string
 	// pending is the description of a session that does not exist yet.
 	pending *session.Workspace
+	// closed refuses new calls once Close has begun; turns are the
+	// cancel funcs of the turns in progress. Close cancels them and waits
+	// on calls (every Prompt and Exec in progress) before it releases
+	// anything, so no turn or restore writes after the lock is gone.
+	closed bool
+	turns  map[*context.CancelFunc]struct{}
+	calls  sync.WaitGroup
+}
+
+// errClosed is returned by calls made after Close.
+var errClosed = errors.New("app: the session is closed")
+
+// begin registers a call; a turn's context is cancelled by Close. The
+// returned func ends the call.
+func (s *Session) begin(ctx context.Context, turn bool) (context.Context, func(), error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, nil, errClosed
+	}
+	s.calls.Add(1)
+	if !turn {
+		return ctx, s.calls.Done, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	if s.turns == nil {
+		s.turns = map[*context.CancelFunc]struct{}{}
+	}
+	s.turns[&cancel] = struct{}{}
+	return ctx, func() {
+		cancel()
+		s.mu.Lock()
+		delete(s.turns, &cancel)
+		s.mu.Unlock()
+		s.calls.Done()
+	}, nil
 }
 
 // Open resumes a session (SessionID or Continue) or prepares a new one.
@@ -362,6 +398,11 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	if strings.TrimSpace(text) == "" {
 		return TurnResult{}, errors.New("empty prompt: type what the agent should do")
 	}
+	ctx, end, err := s.begin(ctx, true)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	defer end()
 	if !s.Exists() {
 		if err := s.materialize(ctx, titleOf(text)); err != nil {
 			return TurnResult{}, err
@@ -411,6 +452,11 @@ func (s *Session) Exec(ctx context.Context, cmd command.Command) (Result, error)
 		}
 		return Result{Kind: ResultHelp, Text: b.String()}, nil
 	}
+	ctx, end, err := s.begin(ctx, false)
+	if err != nil {
+		return Result{}, err
+	}
+	defer end()
 	ctl, ag, ts := s.parts()
 	if ctl == nil {
 		switch cmd.Name {
@@ -497,8 +543,17 @@ func (s *Session) Agent() *agent.Agent {
 	return ag
 }
 
-// Close stops background tasks and releases the session lock.
+// Close cancels a running turn and waits for every call in progress (the
+// turn is journaled as cancelled), then stops background tasks and
+// releases the session lock. Later calls fail.
 func (s *Session) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for cancel := range s.turns {
+		(*cancel)()
+	}
+	s.mu.Unlock()
+	s.calls.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tools != nil {
