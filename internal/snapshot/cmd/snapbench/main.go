@@ -70,15 +70,20 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		floor := rows[0].d
 		for _, r := range rows {
-			fmt.Fprintf(stdout, "| %d | %s | %s | %.2fx |\n", n, r.name, fmtDur(r.d), float64(r.d)/float64(floor))
+			f := floor
+			if r.floor != 0 {
+				f = r.floor
+			}
+			fmt.Fprintf(stdout, "| %d | %s | %s | %.2fx |\n", n, r.name, fmtDur(r.d), float64(r.d)/float64(f))
 		}
 	}
 	return nil
 }
 
 type row struct {
-	name string
-	d    time.Duration
+	name  string
+	d     time.Duration
+	floor time.Duration // the floor timed alternately with this row; 0: the floor row's
 }
 
 func fmtDur(d time.Duration) string {
@@ -88,6 +93,28 @@ func fmtDur(d time.Duration) string {
 func median(ds []time.Duration) time.Duration {
 	slices.Sort(ds)
 	return ds[len(ds)/2]
+}
+
+// timePaired is timeIt for f and the floor g alternately (setup, g, f in
+// each run), so both see the same machine load; it returns both medians.
+func timePaired(runs int, setup func(i int) error, g, f func() (time.Duration, error)) (time.Duration, time.Duration, error) {
+	var gs []time.Duration
+	d, err := timeIt(runs, func(i int) error {
+		if setup != nil {
+			if err := setup(i); err != nil {
+				return err
+			}
+		}
+		dg, err := g()
+		if i > 0 {
+			gs = append(gs, dg)
+		}
+		return err
+	}, f)
+	if err != nil {
+		return 0, 0, err
+	}
+	return d, median(gs), nil
 }
 
 // timeIt runs setup (untimed) then f (timed) runs times after one warm-up.
@@ -133,16 +160,27 @@ func benchSize(ctx context.Context, base string, n, runs int, captureOnly bool, 
 	add := func(name string, d time.Duration, err error) error {
 		if err == nil {
 			fmt.Fprintf(log, "%d files: %s: %s\n", n, name, fmtDur(d))
-			rows = append(rows, row{name, d})
+			rows = append(rows, row{name: name, d: d})
 		}
 		return err
 	}
-	d, err := timeIt(runs, nil, timed(func() error {
+	status := timed(func() error {
 		_, err := g.Run(ctx, "status", "--porcelain", "--untracked-files=all")
 		return err
-	}))
+	})
+	d, err := timeIt(runs, nil, status)
 	if err := add("`git status --porcelain --untracked-files=all` (floor)", d, err); err != nil {
 		return nil, err
+	}
+	// Captures are timed alternately with the floor and compared with it.
+	paired := func(name string, setup func(i int) error, f func() (time.Duration, error)) error {
+		d, fl, err := timePaired(runs, setup, status, f)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(log, "%d files: %s: %s (floor alongside: %s)\n", n, name, fmtDur(d), fmtDur(fl))
+		rows = append(rows, row{name + " (vs. the floor timed alternately)", d, fl})
+		return nil
 	}
 	// First capture seeds the private index; then let it settle.
 	if _, err := e.Capture(ctx, "seed"); err != nil {
@@ -152,15 +190,13 @@ func benchSize(ctx context.Context, base string, n, runs int, captureOnly bool, 
 	if _, err := e.Capture(ctx, "settled"); err != nil {
 		return nil, err
 	}
-	d, err = timeIt(runs, nil, timed(func() error { _, err := e.Capture(ctx, "c"); return err }))
-	if err := add("capture, nothing changed", d, err); err != nil {
+	if err := paired("capture, nothing changed", nil, timed(func() error { _, err := e.Capture(ctx, "c"); return err })); err != nil {
 		return nil, err
 	}
 	one := filepath.Join(dir, synth.Path(n/2))
-	d, err = timeIt(runs, func(i int) error {
+	if err := paired("capture, 1 file changed", func(i int) error {
 		return os.WriteFile(one, []byte("one change "+strconv.Itoa(i)+"\n"), 0o644)
-	}, timed(func() error { _, err := e.Capture(ctx, "c"); return err }))
-	if err := add("capture, 1 file changed", d, err); err != nil {
+	}, timed(func() error { _, err := e.Capture(ctx, "c"); return err })); err != nil {
 		return nil, err
 	}
 	if captureOnly {
