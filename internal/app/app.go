@@ -50,7 +50,7 @@ type Options struct {
 
 // ErrNoSession is returned by Open with Continue when there is nothing to
 // continue.
-var ErrNoSession = errors.New("app: no session to continue")
+var ErrNoSession = errors.New("no session to continue")
 
 // Session is a live session. Before its first turn it may not exist on
 // disk yet (TUI, print): it is created by the first prompt.
@@ -68,8 +68,12 @@ type Session struct {
 	tl     *timeline.Log
 	repair []string
 	noWS   string
-	// pending is the description of a session that does not exist yet.
-	pending *session.Workspace
+	// pending is the description of a session that does not exist yet;
+	// expectWS/expectWhy say whether its first prompt will give it a
+	// worktree, for status bars.
+	pending   *session.Workspace
+	expectWS  bool
+	expectWhy string
 	// closed refuses new calls once Close has begun; turns are the
 	// cancel funcs of the turns in progress. Close cancels them and waits
 	// on calls (every Prompt and Exec in progress) before it releases
@@ -154,6 +158,10 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	}
 	ws := session.Workspace{SessionID: session.NewID(), Kind: session.KindConversation, ActiveRoot: o.Dir, Provider: prov.Name(), Model: prov.Model()}
 	s.pending = &ws
+	s.expectWS, s.expectWhy = true, ""
+	if why := workspaceUnavailable(ctx, o); why != "" {
+		s.expectWS, s.expectWhy = false, why
+	}
 	if o.Create {
 		if err := s.materialize(ctx, ""); err != nil {
 			return nil, err
@@ -191,18 +199,9 @@ func (s *Session) materialize(ctx context.Context, title string) error {
 	ws.Title = title
 	o := s.opts
 	if o.Worktree == WorktreeOff {
-		ws.NoWorkspaceReason = "worktrees are off (--worktree off)"
+		ws.NoWorkspaceReason = worktreesOff
 	} else if repo, err := worktree.Detect(ctx, o.Dir); err != nil {
-		switch {
-		case errors.Is(err, worktree.ErrNotRepo):
-			ws.NoWorkspaceReason = "not a git repository"
-		case errors.Is(err, worktree.ErrNoCommits):
-			ws.NoWorkspaceReason = "the repository has no commits yet"
-		case errors.Is(err, worktree.ErrBare):
-			ws.NoWorkspaceReason = "bare repository"
-		default:
-			ws.NoWorkspaceReason = err.Error()
-		}
+		ws.NoWorkspaceReason = noRepoReason(err)
 		if repo != nil {
 			ws.RepoRoot = repo.Root
 		}
@@ -229,16 +228,51 @@ func (s *Session) materialize(ctx context.Context, title string) error {
 	if ws.RepoRoot == "" && ws.Kind == session.KindConversation {
 		ws.RepoRoot = ""
 	}
+	// A session that cannot be opened must not be left behind half made:
+	// remove what this call created (the branch stays, like every branch
+	// yolop makes).
+	undo := func() {
+		if ws.Worktree != nil {
+			m := &worktree.Manager{DataDir: o.DataDir}
+			_, _ = m.Remove(context.WithoutCancel(ctx), worktree.Info{Path: ws.Worktree.Path, Branch: ws.Worktree.Branch, Base: ws.Worktree.Base, RepoRoot: ws.RepoRoot, CommonDir: ws.CommonDir}, ws.SessionID, true)
+		}
+	}
 	sess, err := session.Create(o.DataDir, ws)
 	if err != nil {
+		undo()
 		return err
 	}
 	if err := s.attach(ctx, sess); err != nil {
+		dir := sess.Dir
 		sess.Close()
+		os.RemoveAll(dir)
+		undo()
 		return err
 	}
 	s.pending = nil
 	return nil
+}
+
+// spillDir picks where command output beyond the tools' caps goes: the
+// session directory, unless the active root contains it (a conversation-
+// only session started above the data directory), then a private
+// directory under the system temp dir.
+func spillDir(sess *session.Session, root string) (string, error) {
+	inside := func(p string) bool {
+		rel, err := filepath.Rel(root, p)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	}
+	dir := sess.Path("spill")
+	if inside(dir) {
+		dir = filepath.Join(os.TempDir(), fmt.Sprintf("yolop-%d", os.Getuid()), sess.ID, "spill")
+		if inside(dir) {
+			return "", fmt.Errorf("the working directory %s contains both yolop's data directory and the temp directory; start yolop in a project directory, or set --data-dir elsewhere", root)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	return dir, os.Chmod(dir, 0o700)
 }
 
 // attach opens every part of an existing session and repairs it.
@@ -276,14 +310,19 @@ func (s *Session) attach(ctx context.Context, sess *session.Session) error {
 		tl.Close()
 		return fmt.Errorf("session %s: %w", sess.ID, err)
 	}
-	tasks := tools.NewTasks(sess.Path("spill"))
-	if err := os.MkdirAll(sess.Path("spill"), 0o700); err != nil {
-		return err
-	}
-	late := &lateCheckpoints{}
-	ts, err := tools.New(tools.Env{Root: ws.ActiveRoot, SpillDir: sess.Path("spill"), Tasks: tasks, Checkpoints: late})
+	spill, err := spillDir(sess, ws.ActiveRoot)
 	if err != nil {
-		return fmt.Errorf("session %s: tools: %w", sess.ID, err)
+		tl.Close()
+		comps.Close()
+		return fmt.Errorf("session %s: %w", sess.ID, err)
+	}
+	tasks := tools.NewTasks(spill)
+	late := &lateCheckpoints{}
+	ts, err := tools.New(tools.Env{Root: ws.ActiveRoot, SpillDir: spill, Tasks: tasks, Checkpoints: late})
+	if err != nil {
+		tl.Close()
+		comps.Close()
+		return fmt.Errorf("session %s: %w", sess.ID, err)
 	}
 	ag := agent.New(agent.Config{Log: sess, Provider: s.prov, Tools: ts, System: systemPrompt(ws), Compactions: comps, CompactAt: compactAt()})
 	ro := ""
@@ -366,7 +405,8 @@ func (s *Session) Info() Info {
 	defer s.mu.Unlock()
 	in := Info{Provider: s.prov.Name(), Model: s.prov.Model()}
 	if s.sess == nil {
-		in.SessionID, in.ActiveRoot, in.WorkspaceReason = s.pending.SessionID, s.opts.Dir, "the session starts with the first prompt"
+		in.SessionID, in.ActiveRoot = s.pending.SessionID, s.opts.Dir
+		in.Workspace, in.WorkspaceReason = s.expectWS, s.expectWhy
 		return in
 	}
 	ws := s.sess.Workspace()
@@ -626,4 +666,31 @@ func (s *Session) CopyFilesFrom(ctx context.Context, dir string) (int, error) {
 		return 0, err
 	}
 	return len(res.Changes), nil
+}
+
+const worktreesOff = "worktrees are off (--worktree off)"
+
+// noRepoReason names why a directory gets conversation-only checkpoints.
+func noRepoReason(err error) string {
+	switch {
+	case errors.Is(err, worktree.ErrNotRepo):
+		return "not a git repository"
+	case errors.Is(err, worktree.ErrNoCommits):
+		return "the repository has no commits yet"
+	case errors.Is(err, worktree.ErrBare):
+		return "bare repository"
+	}
+	return err.Error()
+}
+
+// workspaceUnavailable predicts why a new session in o.Dir would have no
+// workspace snapshots ("" when it will have them).
+func workspaceUnavailable(ctx context.Context, o Options) string {
+	if o.Worktree == WorktreeOff {
+		return worktreesOff
+	}
+	if _, err := worktree.Detect(ctx, o.Dir); err != nil {
+		return noRepoReason(err)
+	}
+	return ""
 }

@@ -20,8 +20,8 @@ func PreviewText(pv *checkpoint.Preview) string {
 	default:
 		fmt.Fprintf(&b, "Rewind preview — back to before %s — restores: %s\n", pv.Target, pv.Mode.Describe())
 	}
-	turns := func(title string, list []checkpoint.TurnRef) {
-		fmt.Fprintf(&b, "\n%s (%d):\n", title, len(list))
+	turns := func(title, note string, list []checkpoint.TurnRef) {
+		fmt.Fprintf(&b, "\n%s (%d%s):\n", title, len(list), note)
 		for _, t := range list {
 			fmt.Fprintf(&b, "  %-4s %s\n", t.ID, oneLine(t.Prompt))
 		}
@@ -31,10 +31,10 @@ func PreviewText(pv *checkpoint.Preview) string {
 			b.WriteString("\nConversation: unchanged\n")
 		}
 		if len(pv.TurnsLeaving) > 0 {
-			turns("Turns leaving the active conversation (kept; /redo brings them back)", pv.TurnsLeaving)
+			turns("Turns leaving the active conversation", "; kept, /redo brings them back", pv.TurnsLeaving)
 		}
 		if len(pv.TurnsReturning) > 0 {
-			turns("Turns returning to the conversation", pv.TurnsReturning)
+			turns("Turns returning to the conversation", "", pv.TurnsReturning)
 		}
 	} else {
 		b.WriteString("\nConversation: unchanged\n")

@@ -354,7 +354,7 @@ func TestRewindIsTwoStep(t *testing.T) {
 	}
 	for _, want := range []string{
 		"Rewind preview — back to before cp2 — restores: conversation and workspace\n",
-		"Turns leaving the active conversation (kept; /redo brings them back) (2):\n  cp2  write b.txt …\n  cp3  write c.txt …\n",
+		"Turns leaving the active conversation (2; kept, /redo brings them back):\n  cp2  write b.txt …\n  cp3  write c.txt …\n",
 		"Files that will change (1):\n  deleted      a.txt\n",
 		"Changed outside agent turns since the last turn ended (the recovery checkpoint keeps them):\n  notes.md\n",
 		"recovery checkpoint r1",

@@ -297,9 +297,13 @@ func (m *model) completionLines() []string {
 func (m *model) statusLine(w int) string {
 	in := m.info
 	parts := []string{in.SessionID}
-	if in.Branch != "" {
+	switch {
+	case in.Branch != "":
 		parts = append(parts, in.Branch)
-	} else {
+	case in.Workspace:
+		// A new session makes its worktree with the first prompt.
+		parts = append(parts, "worktree at first prompt")
+	default:
 		parts = append(parts, "no worktree")
 	}
 	pm := in.Provider
