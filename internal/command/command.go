@@ -115,7 +115,11 @@ func Parse(line string) (Command, error) {
 	}
 	c := Command{Name: strings.ToLower(fields[0]), Raw: line}
 	if _, ok := Lookup(c.Name); !ok {
-		return Command{}, &UsageError{Msg: fmt.Sprintf("unknown command /%s: known commands are %s", fields[0], names())}
+		msg := fmt.Sprintf("unknown command /%s", fields[0])
+		if near := nearest(c.Name); near != "" {
+			msg += fmt.Sprintf(" (did you mean /%s?)", near)
+		}
+		return Command{}, &UsageError{Msg: msg + ": known commands are " + names()}
 	}
 	var pos []string
 	args := fields[1:]
@@ -209,4 +213,37 @@ func names() string {
 		n = append(n, "/"+d.Name)
 	}
 	return strings.Join(n, ", ")
+}
+
+// nearest returns the registered command closest to name (at most two
+// edits away), or "".
+func nearest(name string) string {
+	best, bestD := "", 3
+	for _, d := range Registry {
+		if dist := editDistance(name, d.Name); dist < bestD {
+			best, bestD = d.Name, dist
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -2,6 +2,7 @@ package command
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
@@ -71,5 +72,18 @@ func TestRegistryHosts(t *testing.T) {
 	}
 	if acp["clear"] || acp["quit"] {
 		t.Error("TUI-only commands must not be offered over ACP")
+	}
+}
+
+func TestUnknownCommandSuggests(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"/rewnd": "did you mean /rewind?", "/redo2": "did you mean /redo?", "/undoo": "did you mean /undo?"} {
+		_, err := Parse(in)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v; want it to suggest %q", in, err, want)
+		}
+	}
+	if _, err := Parse("/xyzzy"); err == nil || strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("Parse(/xyzzy) = %v; want no suggestion", err)
 	}
 }
