@@ -203,6 +203,12 @@ func (e *Engine) privConfig() []string {
 		"-c", "core.logAllRefUpdates=false",
 		"-c", "status.showUntrackedFiles=all",
 		"-c", "index.skipHash=false",
+		// A checkpoint is journaled as durable right after its capture,
+		// so the objects it names must reach the disk first. Batch mode
+		// flushes them with one sync per command (git 2.37+; older git
+		// ignores the keys).
+		"-c", "core.fsync=loose-object,reference",
+		"-c", "core.fsyncMethod=batch",
 	}
 	if e.exclFile != "" {
 		c = append(c, "-c", "core.excludesFile="+e.exclFile)
@@ -341,7 +347,7 @@ func (e *Engine) Capture(ctx context.Context, name string) (Snapshot, error) {
 	s := Snapshot{Tree: tree}
 	if name != "" {
 		ref := e.RefName(name)
-		if _, err := e.repo.Run(ctx, "-c", "core.logAllRefUpdates=false", "update-ref", "--no-deref", ref, tree); err != nil {
+		if _, err := e.repo.Run(ctx, "-c", "core.logAllRefUpdates=false", "-c", "core.fsync=reference", "update-ref", "--no-deref", ref, tree); err != nil {
 			return Snapshot{}, e.captureErr(ctx, "cannot write the snapshot ref", err)
 		}
 		s.Ref = ref
