@@ -102,6 +102,9 @@ type Controller struct {
 	// is built after the turn ends.
 	queued     *Request
 	queuedHead string
+	// broken says why mutations are refused after a failed journal write
+	// ("" while healthy).
+	broken string
 	// filesChanged caches per-turn changed-path counts (trees are immutable).
 	filesChanged map[string]int
 }
@@ -128,6 +131,9 @@ func (c *Controller) readOnly() string {
 }
 
 func (c *Controller) refuseReadOnly() error {
+	if c.broken != "" {
+		return &Error{Code: CodeReadOnly, Msg: fmt.Sprintf("session %s stopped accepting turns and restores because %s; nothing after that was changed. Reopen it (yolop --session %s) to repair the journal and continue", c.cfg.SessionID, c.broken, c.cfg.SessionID)}
+	}
 	if r := c.readOnly(); r != "" {
 		return &Error{Code: CodeReadOnly, Msg: fmt.Sprintf("session %s is read-only (%s); replay works, but turns and restores are refused. Start a new session from its valid prefix with `yolop sessions fork %s`", c.cfg.SessionID, r, c.cfg.SessionID)}
 	}
@@ -141,6 +147,12 @@ func (c *Controller) append(r timeline.Record) error {
 		r.Time = c.cfg.Now().UTC()
 	}
 	if err := c.cfg.Timeline.Append(r); err != nil {
+		// The journal on disk may now end differently from the state in
+		// memory; only reopening (which repairs the tail) can tell which
+		// record made it. Refuse further mutations until then.
+		if c.broken == "" {
+			c.broken = fmt.Sprintf("writing %s to the timeline failed (%v)", r.Type, err)
+		}
 		return fmt.Errorf("journal %s: %w", r.Type, err)
 	}
 	c.records = append(c.records, r)

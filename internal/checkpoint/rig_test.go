@@ -60,18 +60,22 @@ type rig struct {
 	ctl   *checkpoint.Controller
 	eng   *snapshot.Engine // nil without a worktree
 	notes []string
+	// journal wraps the timeline of the first attach only.
+	journal func(checkpoint.Timeline) checkpoint.Timeline
 }
 
 type rigOpts struct {
 	noWorktree bool
 	repo       string             // use this repository instead of a new one
 	runtime    checkpoint.Runtime // replaces the agent as the controller's runtime
+	// journal wraps the timeline the controller writes to (fault injection).
+	journal func(checkpoint.Timeline) checkpoint.Timeline
 }
 
 func newRig(t testing.TB, o rigOpts) *rig {
 	t.Helper()
 	ctx := context.Background()
-	r := &rig{t: t, data: t.TempDir(), repo: o.repo, rt: o.runtime}
+	r := &rig{t: t, data: t.TempDir(), repo: o.repo, rt: o.runtime, journal: o.journal}
 	if r.repo == "" {
 		r.repo = gittest.NewRepo(t)
 		gittest.WriteFile(t, r.repo, ".gitignore", "*.log\n")
@@ -154,8 +158,12 @@ func (r *rig) attach(sess *session.Session) {
 	if bad, why := sess.ReadOnly(); bad {
 		ro = why
 	}
+	var journal checkpoint.Timeline = tl
+	if r.journal != nil {
+		journal, r.journal = r.journal(tl), nil
+	}
 	ctl := checkpoint.New(checkpoint.Config{
-		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: tl, Records: records,
+		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: journal, Records: records,
 		Snapshots: snaps, NoWorkspace: r.noWS, Runtime: rt, Writers: tasks, Compactions: comps, ReadOnly: ro,
 	})
 	late.ctl = ctl
