@@ -539,6 +539,11 @@ func (s *Session) Exec(ctx context.Context, cmd command.Command) (Result, error)
 		if r := ctl.ReadOnly(); r != "" {
 			return Result{}, &checkpoint.Error{Code: checkpoint.CodeReadOnly, Msg: "session is read-only: " + r}
 		}
+		if id := ctl.Running(); id != "" {
+			// A compaction boundary inside a running turn would cut a tool
+			// call from its result.
+			return Result{}, &checkpoint.Error{Code: checkpoint.CodeTurnRunning, Msg: fmt.Sprintf("turn %s is still running; /compact after it ends", id)}
+		}
 		msg, err := ag.Compact(ctx)
 		if errors.Is(err, agent.ErrNothingToCompact) {
 			return Result{Kind: ResultCompacted, Text: "nothing to compact yet: the context is already as small as compaction can make it"}, nil
