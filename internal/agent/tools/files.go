@@ -530,19 +530,9 @@ func (t *listDirectory) Run(_ context.Context, raw json.RawMessage) (Result, err
 	if r := decodeArgs("list_directory", raw, &a); r != nil {
 		return *r, nil
 	}
-	if a.Path == "" {
-		a.Path = "."
-	}
-	p, err := t.s.forRead(a.Path)
-	if err != nil {
-		return pathResult(err)
-	}
-	fi, err := os.Stat(p.Abs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return errResult("%s does not exist", p.Asked), nil
-	}
-	if err != nil {
-		return fsResult("list "+p.Asked, err)
+	p, fi, res, err := t.s.statForRead(a.Path, "list")
+	if res != nil {
+		return *res, err
 	}
 	if !fi.IsDir() {
 		return errResult("%s is a file, not a directory; use read_file to read it", p.Asked), nil
@@ -583,4 +573,28 @@ func (t *listDirectory) Run(_ context.Context, raw json.RawMessage) (Result, err
 		b.WriteString("(empty directory)\n")
 	}
 	return Result{Content: b.String(), Display: &Display{Kind: KindRead, Path: p.Rel, Title: "list " + p.Rel}}, nil
+}
+
+// statForRead resolves a path argument for reading ("" means the root) and
+// stats it. When it returns a non-nil Result (or error), the tool returns
+// that: the path is refused, missing or unreadable.
+func (s *Set) statForRead(asked, verb string) (resolved, fs.FileInfo, *Result, error) {
+	if asked == "" {
+		asked = "."
+	}
+	p, err := s.forRead(asked)
+	if err != nil {
+		r, err := pathResult(err)
+		return p, nil, &r, err
+	}
+	fi, err := os.Stat(p.Abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		r := errResult("%s does not exist", p.Asked)
+		return p, nil, &r, nil
+	}
+	if err != nil {
+		r, err := fsResult(verb+" "+p.Asked, err)
+		return p, nil, &r, err
+	}
+	return p, fi, nil, nil
 }

@@ -69,19 +69,9 @@ func (t *grepTool) Run(ctx context.Context, raw json.RawMessage) (Result, error)
 			}
 		}
 	}
-	if a.Path == "" {
-		a.Path = "."
-	}
-	p, err := t.s.forRead(a.Path)
-	if err != nil {
-		return pathResult(err)
-	}
-	fi, err := os.Stat(p.Abs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return errResult("%s does not exist", p.Asked), nil
-	}
-	if err != nil {
-		return fsResult("grep "+p.Asked, err)
+	p, fi, res, err := t.s.statForRead(a.Path, "grep")
+	if res != nil {
+		return *res, err
 	}
 	g := &grepRun{re: re, globs: globs, cap: t.s.env.OutputCap, set: t.s}
 	if fi.IsDir() {
