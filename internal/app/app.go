@@ -286,7 +286,11 @@ func (s *Session) attach(ctx context.Context, sess *session.Session) error {
 		if err != nil {
 			return fmt.Errorf("session %s: worktree: %w", sess.ID, err)
 		}
-		eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: info.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot")})
+		budget, err := captureBudget()
+		if err != nil {
+			return err
+		}
+		eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: info.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget})
 		if err != nil {
 			noWS = "workspace snapshots unavailable: " + err.Error()
 		} else {
@@ -698,4 +702,19 @@ func workspaceUnavailable(ctx context.Context, o Options) string {
 		return noRepoReason(err)
 	}
 	return ""
+}
+
+// captureBudget reads YOLOP_CAPTURE_BUDGET (a Go duration such as "20s"):
+// how long a workspace capture may take before the checkpoint is labelled
+// conversation only. Unset means the snapshot engine's default.
+func captureBudget() (time.Duration, error) {
+	v := os.Getenv("YOLOP_CAPTURE_BUDGET")
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("YOLOP_CAPTURE_BUDGET=%q is not a positive duration (e.g. 30s or 2m)", v)
+	}
+	return d, nil
 }
