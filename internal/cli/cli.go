@@ -171,9 +171,7 @@ undone exactly (files changed by shell commands included) and redone.
 Run without flags for the interactive terminal UI, with -p for one turn, or
 with --acp to serve an editor over the Agent Client Protocol.`,
 		Example: `  yolop demo                                   # a 10-second offline tour
-  yolop -p 'write hello.txt
-hi
-EOF'                                             # one turn with the offline sim provider
+  yolop -p '$ echo hello > hello.txt'          # one turn (the offline sim provider runs the shell line)
   yolop -c -p /rewind                          # list checkpoints of the latest session
   yolop --session s_… -p '/rewind cp2 both'    # preview a rewind (prints the confirm command)`,
 		SilenceUsage:  true,
