@@ -303,13 +303,14 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 	if rec.Head != c.state.Head {
 		return nil, &Error{Code: CodeConversationMove, Msg: "the conversation moved since the preview (a turn ran or another restore happened); run the preview again"}
 	}
-	var current snapshot.Snapshot
-	if c.cfg.Snapshots != nil && rec.Recovery != nil {
-		current, err = c.cfg.Snapshots.Capture(ctx, "") // a check only: no ref
+	// Only a restore that writes files cares whether they moved since the
+	// preview; a conversation-only restore leaves them as they are.
+	if c.cfg.Snapshots != nil && rec.Recovery != nil && rec.Mode.HasWorkspace() {
+		current, err := c.cfg.Snapshots.Capture(ctx, "") // a check only: no ref
 		if err != nil {
 			return nil, &Error{Code: CodeCaptureFailed, Msg: fmt.Sprintf("could not check the files before restoring (%s); nothing was changed", captureReason(err)), Err: err}
 		}
-		if rec.Mode.HasWorkspace() && current.Tree != rec.Recovery.Tree {
+		if current.Tree != rec.Recovery.Tree {
 			return nil, &Error{Code: CodeStalePreview, Msg: "workspace changed since the preview; run the preview again"}
 		}
 	}
