@@ -16,6 +16,7 @@ import (
 // capture updates the private index from the worktree and writes its tree.
 // The caller holds e.mu.
 func (e *Engine) capture(ctx context.Context) (string, error) {
+	e.waitIndexUpdate()
 	ctx, cancel := context.WithTimeout(ctx, e.budget)
 	defer cancel()
 	tree, err := e.captureOnce(ctx)
@@ -75,6 +76,23 @@ func (e *Engine) captureOnce(ctx context.Context) (string, error) {
 		// the private HEAD, the last captured tree, and found no
 		// difference: write-tree would only read the index to return it.
 		return e.head, nil
+	}
+	if !indexDiffers && headKnown && e.headIsTree {
+		// The index holds the private HEAD's tree exactly, so editing that
+		// tree at the listed paths gives the worktree's tree without
+		// reading the index; the index catches up in the background.
+		tree, err := e.fastTree(ctx, e.head, paths)
+		if err == nil {
+			e.treeEdits++
+			e.setHead(tree)
+			if e.head == tree {
+				e.startIndexUpdate(paths)
+			}
+			return tree, nil
+		}
+		if !errors.Is(err, errNotFast) {
+			return "", err
+		}
 	}
 	// A path whose parent became a symlink is gone from the tree, but
 	// update-index --remove refuses to look beyond the link: drop those

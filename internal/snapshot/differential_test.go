@@ -70,13 +70,21 @@ git add -A; git commit -qm base`)
 		}
 	}
 	check()
+	checks := 1
 	for len(log) < ops {
 		n := 1 + rng.IntN(3)
 		for range n {
 			log = append(log, f.step())
 		}
 		check()
+		checks++
 	}
+	// Both capture paths must have been compared with the oracle: the tree
+	// edit and the index path it declines to.
+	if e.treeEdits == 0 || e.treeEdits == checks {
+		t.Fatalf("seed %d: %d of %d captures were tree edits; the test no longer exercises both paths", seed, e.treeEdits, checks)
+	}
+	t.Logf("seed %d: %d ops, %d captures, %d by tree edit", seed, len(log), checks, e.treeEdits)
 }
 
 // fuzzTree draws paths from a small pool of names so that operations
@@ -219,15 +227,16 @@ func (f *fuzzTree) step() string {
 		}
 		f.must(os.Rename(f.abs(src), f.abs(dst)))
 		return fmt.Sprintf("mv %s %s", src, dst)
-	case 9: // flip the exec bit
+	case 9: // flip exec bits: only the owner's makes a file executable
 		p := f.existing(false)
 		if p == "" || isLink(f.abs(p)) {
 			return "noop"
 		}
 		st, err := os.Stat(f.abs(p))
 		f.must(err)
-		f.must(os.Chmod(f.abs(p), st.Mode().Perm()^0o111))
-		return "chmod ^x " + p
+		bits := []os.FileMode{0o111, 0o100, 0o011}[f.rng.IntN(3)]
+		f.must(os.Chmod(f.abs(p), st.Mode().Perm()^bits))
+		return fmt.Sprintf("chmod ^%o %s", bits, p)
 	case 10: // a symlink, to a file, a directory or nothing
 		p := f.path()
 		tgt := []string{"a.go", "../src", "missing", "src/lib", "/etc"}[f.rng.IntN(5)]

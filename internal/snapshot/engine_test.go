@@ -317,6 +317,9 @@ func TestCaptureLockAndBudget(t *testing.T) {
 	capture(t, e, "cp2")
 	os.Remove(filepath.Join(wt, ".git", "index.lock"))
 	// A held private index lock is a clear, labelled failure after retries.
+	// (Planted once the engine's own background index update is done: the
+	// lock stands for a process that died, which never runs beside it.)
+	e.Wait()
 	if err := os.WriteFile(e.privIndex+".lock", nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -334,6 +337,7 @@ func TestCaptureLockAndBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(reopened.Wait)
 	capture(t, reopened, "cp3")
 	// Over budget: a capture error, never a tree.
 	e.budget = time.Nanosecond
@@ -358,6 +362,7 @@ func TestRefs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(other.Wait)
 	a := capture(t, e, "cp1")
 	capture(t, e, "end-cp1")
 	capture(t, other, "cp1")

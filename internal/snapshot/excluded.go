@@ -21,6 +21,7 @@ const MaxExcluded = 50
 func (e *Engine) Excluded(ctx context.Context) ([]string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.waitIndexUpdate()
 	out, err := e.priv.RunInput(ctx, nil, append([]string{"--no-optional-locks"}, append(e.privConfig(),
 		"status", "--porcelain=v1", "-z", "--ignored=matching", "--untracked-files=all", "--ignore-submodules=all", "--no-renames")...)...)
 	if err != nil {

@@ -24,6 +24,7 @@ func TestExcludedListsIgnoredAndBlocklisted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(e.Wait)
 	index, err := os.ReadFile(filepath.Join(repo, ".git", "index"))
 	if err != nil {
 		t.Fatal(err)

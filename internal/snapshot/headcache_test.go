@@ -258,10 +258,12 @@ const editA = `printf 'A\n' > a.txt`
 
 func reopen(t *testing.T, wt string, e *Engine) *Engine {
 	t.Helper()
+	e.Wait() // one Engine at a time on a state dir
 	r, err := Open(context.Background(), Options{Worktree: wt, SessionID: e.sessionID, StateDir: e.stateDir})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(r.Wait)
 	return r
 }
 

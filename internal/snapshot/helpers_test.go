@@ -142,6 +142,7 @@ func openEngine(t testing.TB, wt string) *Engine {
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
+	t.Cleanup(e.Wait)
 	return e
 }
 

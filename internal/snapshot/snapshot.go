@@ -73,6 +73,11 @@ type Engine struct {
 	head       string
 	headIsTree bool
 
+	// indexUpdate is closed when the background update-index started by
+	// the last capture's tree edit has finished (nil: none running).
+	indexUpdate chan struct{}
+	treeEdits   int // captures answered by a tree edit (tests)
+
 	repo *git.Runner // real repository, worktree as cwd
 	priv *git.Runner // private GIT_DIR / index / work tree
 

@@ -1,0 +1,428 @@
+package snapshot
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// fastMaxPaths bounds the tree edit: beyond it, update-index and write-tree
+// cost no more than rebuilding the directories one by one.
+const fastMaxPaths = 64
+
+// errNotFast means the tree edit declined the change set; the caller takes
+// the index path, which handles every case.
+var errNotFast = errors.New("snapshot: change set not eligible for the tree edit")
+
+// fastEntry is one entry of a tree being edited.
+type fastEntry struct {
+	mode string // octal, as in a tree object ("100644", "40000", ...)
+	oid  []byte // raw object id
+}
+
+func (x fastEntry) isTree() bool { return x.mode == "40000" }
+
+// fastChange is the new state of one listed path: deleted, or a blob with
+// its mode.
+type fastChange struct {
+	path    string
+	deleted bool
+	mode    string // "100644", "100755" or "120000"
+	link    string // symlink target when mode is 120000
+	oid     []byte
+}
+
+// fastTree builds the tree of the worktree by editing base, the tree the
+// private index holds, at the listed paths only: no index is read. It
+// declines (errNotFast) whatever the index path treats specially: a path
+// that is now a directory or neither a file nor a symlink, a parent that is
+// not a real directory or holds a nested repository, an entry whose kind
+// would change between file and directory, a name git's batch protocols
+// cannot carry. The tree it computes is checked against the one git writes.
+func (e *Engine) fastTree(ctx context.Context, base string, paths []string) (string, error) {
+	if len(paths) == 0 || len(paths) > fastMaxPaths {
+		return "", errNotFast
+	}
+	// The index must be able to catch up; a held lock is reported by the
+	// index path.
+	if _, err := os.Lstat(e.privIndex + ".lock"); !errors.Is(err, os.ErrNotExist) {
+		return "", errNotFast
+	}
+	var newHash func() hash.Hash
+	switch e.objFormat {
+	case "sha1", "":
+		newHash = sha1.New
+	case "sha256":
+		newHash = sha256.New
+	default:
+		return "", errNotFast
+	}
+	changes := make([]*fastChange, 0, len(paths))
+	dirs := map[string]bool{"": true}
+	checked := map[string]bool{}
+	for _, p := range paths {
+		if p == "" || strings.ContainsAny(p, "\n\x00") || path.Clean(p) != p || strings.HasPrefix(p, "../") || strings.HasPrefix(p, "/") {
+			return "", errNotFast
+		}
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			dirs[d] = true
+			if checked[d] {
+				continue
+			}
+			checked[d] = true
+			st, err := os.Lstat(filepath.Join(e.root, d))
+			if err != nil {
+				if errors.Is(err, os.ErrNotExist) {
+					continue // p is deleted with its directory
+				}
+				return "", errNotFast
+			}
+			if !st.IsDir() {
+				return "", errNotFast
+			}
+			if _, err := os.Lstat(filepath.Join(e.root, d, ".git")); !errors.Is(err, os.ErrNotExist) {
+				return "", errNotFast // a nested repository, or unknown
+			}
+		}
+		c := &fastChange{path: p}
+		st, err := os.Lstat(filepath.Join(e.root, p))
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			c.deleted = true
+		case err != nil:
+			return "", errNotFast
+		case st.Mode().IsRegular():
+			c.mode = "100644"
+			if st.Mode().Perm()&0o100 != 0 {
+				c.mode = "100755"
+			}
+		case st.Mode()&os.ModeSymlink != 0:
+			t, err := os.Readlink(filepath.Join(e.root, p))
+			if err != nil {
+				return "", errNotFast
+			}
+			c.mode, c.link = "120000", t
+		default:
+			return "", errNotFast
+		}
+		changes = append(changes, c)
+	}
+	if err := e.fastBlobs(ctx, changes); err != nil {
+		return "", err
+	}
+	old, err := e.fastOldTrees(ctx, base, dirs)
+	if err != nil {
+		return "", err
+	}
+
+	// Apply the changes to each directory's entries.
+	entries := map[string]map[string]fastEntry{}
+	for d := range dirs {
+		entries[d] = old[d]
+		if entries[d] == nil {
+			entries[d] = map[string]fastEntry{}
+		}
+	}
+	for _, c := range changes {
+		d, name := path.Split(c.path)
+		d = strings.TrimSuffix(d, "/")
+		m := entries[d]
+		prev, had := m[name]
+		if had && prev.isTree() {
+			return "", errNotFast // a directory becomes a file: the index path handles it
+		}
+		if had && prev.mode == "160000" {
+			return "", errNotFast
+		}
+		if c.deleted {
+			if !had {
+				return "", errNotFast // status saw a tracked path the tree lacks
+			}
+			delete(m, name)
+			continue
+		}
+		if dirs[c.path] {
+			return "", errNotFast // a file with the name of a directory being edited
+		}
+		m[name] = fastEntry{mode: c.mode, oid: c.oid}
+	}
+	// Build the trees bottom-up: children before parents.
+	order := make([]string, 0, len(dirs))
+	for d := range dirs {
+		order = append(order, d)
+	}
+	sort.Slice(order, func(i, j int) bool {
+		di, dj := depth(order[i]), depth(order[j])
+		if di != dj {
+			return di > dj
+		}
+		return order[i] < order[j]
+	})
+	var batch bytes.Buffer
+	var want []string
+	var root string
+	for _, d := range order {
+		m := entries[d]
+		if d != "" {
+			parent, name := path.Split(d)
+			pm := entries[strings.TrimSuffix(parent, "/")]
+			prev, had := pm[name]
+			if had && !prev.isTree() {
+				return "", errNotFast // a file becomes a directory
+			}
+			if len(m) == 0 {
+				delete(pm, name) // git never records an empty directory
+				continue
+			}
+		}
+		content, mk := treeContent(m)
+		h := newHash()
+		fmt.Fprintf(h, "tree %d\x00", len(content))
+		h.Write(content)
+		oid := h.Sum(nil)
+		batch.Write(mk)
+		batch.WriteByte(0)
+		want = append(want, hex.EncodeToString(oid))
+		if d == "" {
+			root = hex.EncodeToString(oid)
+		} else {
+			parent, name := path.Split(d)
+			entries[strings.TrimSuffix(parent, "/")][name] = fastEntry{mode: "40000", oid: oid}
+		}
+	}
+	out, err := e.runPriv(ctx, batch.Bytes(), "mktree", "-z", "--batch")
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", e.captureErr(ctx, "cannot write the snapshot tree", err)
+		}
+		return "", errNotFast
+	}
+	got := strings.Fields(string(out))
+	if len(got) != len(want) {
+		return "", errNotFast
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			return "", errNotFast
+		}
+	}
+	return root, nil
+}
+
+func depth(d string) int {
+	if d == "" {
+		return 0
+	}
+	return strings.Count(d, "/") + 1
+}
+
+// treeContent returns a tree object's body with m's entries in git's order
+// (a directory sorts as if its name ended in '/'), and the same entries as
+// `mktree -z` input.
+func treeContent(m map[string]fastEntry) (content, mktree []byte) {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	key := func(n string) string {
+		if m[n].isTree() {
+			return n + "/"
+		}
+		return n
+	}
+	sort.Slice(names, func(i, j int) bool { return key(names[i]) < key(names[j]) })
+	var b, mk bytes.Buffer
+	for _, n := range names {
+		x := m[n]
+		b.WriteString(x.mode + " " + n + "\x00")
+		b.Write(x.oid)
+		typ := "blob"
+		if x.isTree() {
+			typ = "tree"
+		}
+		mk.WriteString(x.mode + " " + typ + " " + hex.EncodeToString(x.oid) + "\t" + n + "\x00")
+	}
+	return b.Bytes(), mk.Bytes()
+}
+
+// fastBlobs writes the blobs of the changed files and symlinks with one
+// hash-object: files as their raw bytes (no conversion, as the index path
+// stores them under the private attributes), symlinks as their target.
+func (e *Engine) fastBlobs(ctx context.Context, changes []*fastChange) error {
+	var in strings.Builder
+	var need []*fastChange
+	var tmpDir string
+	for _, c := range changes {
+		if c.deleted {
+			continue
+		}
+		name := c.path
+		if c.mode == "120000" {
+			if tmpDir == "" {
+				d, err := os.MkdirTemp(e.stateDir, "links-")
+				if err != nil {
+					return errNotFast
+				}
+				tmpDir = d
+				defer os.RemoveAll(d)
+			}
+			name = filepath.Join(tmpDir, strconv.Itoa(len(need)))
+			if err := os.WriteFile(name, []byte(c.link), 0o600); err != nil {
+				return errNotFast
+			}
+		}
+		in.WriteString(name + "\n")
+		need = append(need, c)
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	out, err := e.runPriv(ctx, []byte(in.String()), "hash-object", "-w", "--no-filters", "--stdin-paths")
+	if err != nil {
+		if ctx.Err() != nil {
+			return e.captureErr(ctx, "cannot record changed files", err)
+		}
+		return errNotFast
+	}
+	oids := strings.Fields(string(out))
+	if len(oids) != len(need) {
+		return errNotFast
+	}
+	for i, c := range need {
+		raw, err := hex.DecodeString(oids[i])
+		if err != nil {
+			return errNotFast
+		}
+		c.oid = raw
+	}
+	return nil
+}
+
+// fastOldTrees reads base's trees at dirs with one cat-file --batch. A
+// directory missing from base maps to nil.
+func (e *Engine) fastOldTrees(ctx context.Context, base string, dirs map[string]bool) (map[string]map[string]fastEntry, error) {
+	list := make([]string, 0, len(dirs))
+	var in strings.Builder
+	for d := range dirs {
+		list = append(list, d)
+		in.WriteString(base + ":" + d + "\n")
+	}
+	out, err := e.runPriv(ctx, []byte(in.String()), "cat-file", "--batch")
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, e.captureErr(ctx, "cannot read the previous tree", err)
+		}
+		return nil, errNotFast
+	}
+	r := bufio.NewReader(bytes.NewReader(out))
+	res := map[string]map[string]fastEntry{}
+	for _, d := range list {
+		hdr, err := r.ReadString('\n')
+		if err != nil {
+			return nil, errNotFast
+		}
+		f := strings.Fields(hdr)
+		if len(f) == 2 && f[1] == "missing" {
+			continue
+		}
+		if len(f) != 3 {
+			return nil, errNotFast
+		}
+		size, err := strconv.Atoi(f[2])
+		if err != nil || size < 0 {
+			return nil, errNotFast
+		}
+		body := make([]byte, size+1)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return nil, errNotFast
+		}
+		if f[1] != "tree" {
+			return nil, errNotFast // a file where a directory now is
+		}
+		m, err := parseTree(body[:size], len(f[0])/2)
+		if err != nil {
+			return nil, errNotFast
+		}
+		res[d] = m
+	}
+	return res, nil
+}
+
+func parseTree(b []byte, oidLen int) (map[string]fastEntry, error) {
+	m := map[string]fastEntry{}
+	for len(b) > 0 {
+		sp := bytes.IndexByte(b, ' ')
+		nul := bytes.IndexByte(b, 0)
+		if sp <= 0 || nul < sp || len(b) < nul+1+oidLen {
+			return nil, errors.New("malformed tree")
+		}
+		mode, name := string(b[:sp]), string(b[sp+1:nul])
+		switch mode {
+		case "100644", "100755", "120000", "40000":
+		default:
+			return nil, errors.New("unexpected mode " + mode)
+		}
+		m[name] = fastEntry{mode: mode, oid: append([]byte(nil), b[nul+1:nul+1+oidLen]...)}
+		b = b[nul+1+oidLen:]
+	}
+	return m, nil
+}
+
+// startIndexUpdate brings the private index up to date with paths after a
+// tree edit, in the background; waitIndexUpdate must be called (under e.mu)
+// before anything else uses the private index. Whatever it records, the next
+// status compares the index with the private HEAD: an entry that does not
+// match the captured tree (the file changed again, or the update failed)
+// shows up as an index-side difference and that capture takes the index
+// path, so the update is an optimisation, never trusted.
+func (e *Engine) startIndexUpdate(paths []string) {
+	args := []string{"update-index", "--add", "--remove", "--replace", "-z", "--stdin"}
+	if e.onPriv != nil {
+		e.onPriv(args)
+	}
+	in := strings.Join(paths, "\x00") + "\x00"
+	ctx, cancel := context.WithTimeout(context.Background(), e.budget)
+	cmd, stderr := e.priv.Command(ctx, append(e.privConfig(), args...)...)
+	cmd.Stdin = strings.NewReader(in)
+	// The update must not outlive the process: another engine opened on
+	// this state dir removes a lock it finds, taking it for a dead one.
+	dieWithParent(cmd)
+	done := make(chan struct{})
+	e.indexUpdate = done
+	go func() {
+		defer close(done)
+		defer cancel()
+		_ = e.priv.WrapError(args, cmd.Run(), stderr)
+	}()
+}
+
+// waitIndexUpdate waits for a background index update to finish.
+func (e *Engine) waitIndexUpdate() {
+	if e.indexUpdate != nil {
+		<-e.indexUpdate
+		e.indexUpdate = nil
+	}
+}
+
+// Wait returns once the background work of the last capture (the private
+// index catching up with a tree edit) has finished. The engine stays usable;
+// call Wait before another Engine opens the same state dir, or before the
+// process exits if the next capture should not pay for that work again.
+func (e *Engine) Wait() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.waitIndexUpdate()
+}
