@@ -54,6 +54,7 @@ func BenchmarkCapture(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			b.StopTimer()
+			e.Wait() // the previous capture's background index update
 			i++
 			if err := os.WriteFile(p, []byte(fmt.Sprintf("change %d\n", i)), 0o644); err != nil {
 				b.Fatal(err)
@@ -86,6 +87,7 @@ func BenchmarkRestore(b *testing.B) {
 					}
 				}
 				cur := capture(b, e, "")
+				e.Wait()
 				b.StartTimer()
 				if _, err := e.Restore(ctx, cur, target.Tree); err != nil {
 					b.Fatal(err)
