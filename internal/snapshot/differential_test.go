@@ -97,7 +97,7 @@ type fuzzTree struct {
 
 var (
 	fuzzDirs  = []string{"", "src", "src/lib", "src/lib/deep", "docs", "new", "new/sub", "ign", "node_modules/m", "src/build", "x.log"}
-	fuzzNames = []string{"a.go", "b.go", "c", "d.txt", "e.log", "sub", "lib"}
+	fuzzNames = []string{"a.go", "b.go", "c", "d.txt", "e.log", "sub", "lib", `"c"`, "c\r", "sp ace"}
 )
 
 func (f *fuzzTree) path() string {
@@ -286,4 +286,30 @@ func (f *fuzzTree) listing() string {
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
+}
+
+// TestTreeEditOddNames: names that line-based git input would misread (a
+// C-quoted name, a trailing CR, a newline) next to the names they would be
+// misread as, each edited after a capture.
+func TestTreeEditOddNames(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{`"c"`, "c\r", "d/c\r", "c\nd", " c", "c "} {
+		t.Run(fmt.Sprintf("%q", name), func(t *testing.T) {
+			t.Parallel()
+			wt := gittest.NewRepo(t)
+			sh(t, wt, `mkdir d; printf 'plain\n' > c; printf 'plain\n' > d/c`)
+			e := openEngine(t, wt)
+			capture(t, e, "")
+			gittest.WriteFile(t, wt, name, "odd\n")
+			got := capture(t, e, "").Tree
+			if want := oracle(t, wt); got != want {
+				t.Fatalf("captured %s, a fresh engine %s", got, want)
+			}
+			gittest.WriteFile(t, wt, name, "odd, again\n")
+			got = capture(t, e, "").Tree
+			if want := oracle(t, wt); got != want {
+				t.Fatalf("after a second edit: captured %s, a fresh engine %s", got, want)
+			}
+		})
+	}
 }

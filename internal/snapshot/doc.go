@@ -49,6 +49,24 @@
 // update writes the few changed entries, not the whole index; a missing
 // shared part means a rebuilt index.
 //
+// When status lists a few paths (up to 64) and no index-side difference, the
+// index holds exactly the private HEAD's tree, and the new tree is built
+// without reading the index at all (fasttree.go): one `hash-object -w
+// --no-filters` writes the blobs of the listed files (and of symlink
+// targets), one `cat-file --batch` reads the HEAD tree's directories along
+// the listed paths, and one `mktree --batch` writes the edited directories
+// bottom-up (a deleted path's entry goes, an emptied directory goes, a new
+// directory is created); the ids git returns must equal the ones computed
+// in Go. Every case the index path treats specially declines to it: a
+// listed path that is now a directory or neither a file nor a symlink, a
+// parent directory that is a symlink, not a directory or holds a nested
+// repository, a file<->directory swap, a held index lock. The private index
+// then catches up in the background (`update-index` on the same paths,
+// killed with the process); the next capture waits for it, and its status
+// compares the index with the new HEAD, so an update that failed or saw a
+// later edit shows up as an index-side difference and that capture takes
+// the index path. Nothing the background update leaves is trusted.
+//
 // The private index is seeded on first use by copying the worktree's real
 // index with its mtime preserved (or, when attributes or core.autocrlf could
 // have converted the content stored in the real index, from the private

@@ -74,7 +74,10 @@ func (e *Engine) fastTree(ctx context.Context, base string, paths []string) (str
 	dirs := map[string]bool{"": true}
 	checked := map[string]bool{}
 	for _, p := range paths {
-		if p == "" || strings.ContainsAny(p, "\n\x00") || path.Clean(p) != p || strings.HasPrefix(p, "../") || strings.HasPrefix(p, "/") {
+		// hash-object --stdin-paths and cat-file --batch read lines: they
+		// cannot carry a newline, drop a trailing CR, and hash-object
+		// unquotes a line that starts with a double quote.
+		if p == "" || strings.ContainsAny(p, "\n\r\x00") || strings.HasPrefix(p, `"`) || path.Clean(p) != p || strings.HasPrefix(p, "../") || strings.HasPrefix(p, "/") {
 			return "", errNotFast
 		}
 		for d := path.Dir(p); d != "."; d = path.Dir(d) {
