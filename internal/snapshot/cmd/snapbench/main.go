@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/git"
@@ -61,8 +62,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "git %s, %d runs per row, median; ratio = median / median of `git status --porcelain --untracked-files=all`\n\n", v, *runs)
-	fmt.Fprintln(stdout, "| files | measurement | median | ratio to floor |")
-	fmt.Fprintln(stdout, "|---|---|---|---|")
+	fmt.Fprintln(stdout, "| files | measurement | median | ratio to floor | git CPU ratio |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|")
 	for _, n := range sizes {
 		rows, err := benchSize(ctx, base, n, *runs, *captureOnly, stderr)
 		if err != nil {
@@ -74,7 +75,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 			if r.floor != 0 {
 				f = r.floor
 			}
-			fmt.Fprintf(stdout, "| %d | %s | %s | %.2fx |\n", n, r.name, fmtDur(r.d), float64(r.d)/float64(f))
+			cpu := ""
+			if r.cpu > 0 {
+				cpu = fmt.Sprintf("%.2fx", r.cpu)
+			}
+			fmt.Fprintf(stdout, "| %d | %s | %s | %.2fx | %s |\n", n, r.name, fmtDur(r.d), float64(r.d)/float64(f), cpu)
 		}
 	}
 	return nil
@@ -84,6 +89,7 @@ type row struct {
 	name  string
 	d     time.Duration
 	floor time.Duration // the floor timed alternately with this row; 0: the floor row's
+	cpu   float64       // git CPU time against the floor's, when timed alternately
 }
 
 func fmtDur(d time.Duration) string {
@@ -97,8 +103,10 @@ func median(ds []time.Duration) time.Duration {
 
 // timePaired is timeIt for f and the floor g alternately (setup, g, f in
 // each run), so both see the same machine load; it returns both medians.
-func timePaired(runs int, setup func(i int) error, g, f func() (time.Duration, error)) (time.Duration, time.Duration, error) {
-	var gs []time.Duration
+// timePaired returns the median wall time of f and of g, and the ratio of
+// the medians of the git CPU time each used.
+func timePaired(runs int, setup func(i int) error, g, f func() (time.Duration, error)) (time.Duration, time.Duration, float64, error) {
+	var gs, gcpu, fcpu []time.Duration
 	d, err := timeIt(runs, func(i int) error {
 		if setup != nil {
 			if err := setup(i); err != nil {
@@ -108,13 +116,22 @@ func timePaired(runs int, setup func(i int) error, g, f func() (time.Duration, e
 		dg, err := g()
 		if i > 0 {
 			gs = append(gs, dg)
+			gcpu = append(gcpu, lastCPU)
 		}
 		return err
-	}, f)
+	}, func() (time.Duration, error) {
+		d, err := f()
+		fcpu = append(fcpu, lastCPU)
+		return d, err
+	})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	return d, median(gs), nil
+	cpu := 0.0
+	if g := median(gcpu); g > 0 {
+		cpu = float64(median(fcpu[1:])) / float64(g)
+	}
+	return d, median(gs), cpu, nil
 }
 
 // timeIt runs setup (untimed) then f (timed) runs times after one warm-up.
@@ -137,11 +154,26 @@ func timeIt(runs int, setup func(i int) error, f func() (time.Duration, error)) 
 	return median(ds), nil
 }
 
+// lastCPU is the CPU time (user + system) of the child processes reaped
+// during the last timed call: the git processes it ran.
+var lastCPU time.Duration
+
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func timed(f func() error) func() (time.Duration, error) {
 	return func() (time.Duration, error) {
+		c := childCPU()
 		t := time.Now()
 		err := f()
-		return time.Since(t), err
+		d := time.Since(t)
+		lastCPU = childCPU() - c
+		return d, err
 	}
 }
 
@@ -174,12 +206,12 @@ func benchSize(ctx context.Context, base string, n, runs int, captureOnly bool, 
 	}
 	// Captures are timed alternately with the floor and compared with it.
 	paired := func(name string, setup func(i int) error, f func() (time.Duration, error)) error {
-		d, fl, err := timePaired(runs, setup, status, f)
+		d, fl, cpu, err := timePaired(runs, setup, status, f)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(log, "%d files: %s: %s (floor alongside: %s)\n", n, name, fmtDur(d), fmtDur(fl))
-		rows = append(rows, row{name + " (vs. the floor timed alternately)", d, fl})
+		fmt.Fprintf(log, "%d files: %s: %s (floor alongside: %s, git CPU %.2fx)\n", n, name, fmtDur(d), fmtDur(fl), cpu)
+		rows = append(rows, row{name + " (vs. the floor timed alternately)", d, fl, cpu})
 		return nil
 	}
 	// First capture seeds the private index; then let it settle.
