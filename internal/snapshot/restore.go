@@ -44,6 +44,8 @@ type RestoreResult struct {
 func (e *Engine) Restore(ctx context.Context, from Snapshot, target string) (RestoreResult, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	// The files are about to change under the background index update.
+	e.waitIndexUpdate()
 	start := time.Now()
 	changes, err := e.diff(ctx, from.Tree, target)
 	if err != nil {
