@@ -313,3 +313,29 @@ func TestTreeEditOddNames(t *testing.T) {
 		})
 	}
 }
+
+// TestTreeEditSHA256: the tree edit computes object ids itself, so it is
+// checked in a repository using SHA-256 too.
+func TestTreeEditSHA256(t *testing.T) {
+	t.Parallel()
+	wt := t.TempDir()
+	sh(t, wt, `git init -q --object-format=sha256 .; mkdir -p a/b; printf 'x\n' > a/b/x; printf 'y\n' > y
+git add -A; git commit -qm base`)
+	e := openEngine(t, wt)
+	capture(t, e, "")
+	for i, edit := range []string{
+		`printf 'x2\n' > a/b/x`,
+		`mkdir a/b/c; printf 'new\n' > a/b/c/new; chmod +x y`,
+		`rm a/b/x; ln -s y a/link`,
+		`rm -r a/b/c`,
+	} {
+		sh(t, wt, edit)
+		got := capture(t, e, "").Tree
+		if want := oracle(t, wt); got != want {
+			t.Fatalf("edit %d (%s): captured %s, a fresh engine %s", i, edit, got, want)
+		}
+	}
+	if e.treeEdits == 0 {
+		t.Fatal("no capture was a tree edit")
+	}
+}

@@ -61,11 +61,11 @@
 // listed path that is now a directory or neither a file nor a symlink, a
 // parent directory that is a symlink, not a directory or holds a nested
 // repository, a file<->directory swap, a held index lock. The private index
-// then catches up in the background (`update-index` on the same paths,
-// killed with the process); the next capture waits for it, and its status
-// compares the index with the new HEAD, so an update that failed or saw a
-// later edit shows up as an index-side difference and that capture takes
-// the index path. Nothing the background update leaves is trusted.
+// then catches up in the background (`update-index` on the same paths; on
+// Linux it is killed with the process); the next capture waits for it, and
+// its status compares the index with the new HEAD, so an update that failed
+// or saw a later edit shows up as an index-side difference and that capture
+// takes the index path. Nothing the background update leaves is trusted.
 //
 // The private index is seeded on first use by copying the worktree's real
 // index with its mtime preserved (or, when attributes or core.autocrlf could
