@@ -608,6 +608,12 @@ func (s *Session) Close() error {
 	if s.tools != nil {
 		s.tools.Tasks().StopAll()
 	}
+	if s.snap != nil {
+		// The engine may still be bringing its private index up to date
+		// in the background; let it finish before the session lock goes,
+		// so the next process never meets a live index.lock.
+		s.snap.Wait()
+	}
 	var errs []error
 	if s.tl != nil {
 		errs = append(errs, s.tl.Close())
