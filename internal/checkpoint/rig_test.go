@@ -28,16 +28,7 @@ import (
 
 // TestMain isolates git from the machine's config and gives the agent's
 // shell an empty home (a login shell sources the user's profile).
-func TestMain(m *testing.M) {
-	home, err := os.MkdirTemp("", "checkpoint-home-")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("HOME", home)
-	code := gittest.Main(m)
-	os.RemoveAll(home)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(gittest.MainWithHome(m)) }
 
 // rig is a session assembled from the real parts, the way internal/app
 // assembles one: a user repository, a session-owned worktree, the session

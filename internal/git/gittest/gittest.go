@@ -34,6 +34,30 @@ func Main(m *testing.M) int {
 	return m.Run()
 }
 
+// MainWithHome is Main plus an empty HOME for the package's tests: the
+// agent's shell commands run `bash -l`, which reads the user's profile, and
+// tests must not depend on (or wait for) the machine's. The Go caches keep
+// pointing where they did, so tests that build binaries stay warm.
+func MainWithHome(m *testing.M) int {
+	home, err := os.MkdirTemp("", "gittest-home-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(home)
+	if old, err := os.UserHomeDir(); err == nil {
+		if os.Getenv("GOPATH") == "" {
+			os.Setenv("GOPATH", filepath.Join(old, "go"))
+		}
+		if os.Getenv("GOCACHE") == "" {
+			if c, err := os.UserCacheDir(); err == nil {
+				os.Setenv("GOCACHE", filepath.Join(c, "go-build"))
+			}
+		}
+	}
+	os.Setenv("HOME", home)
+	return Main(m)
+}
+
 // Git runs git in dir and fails the test on error; it returns trimmed stdout.
 func Git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
