@@ -38,6 +38,9 @@ type client struct {
 	cancel context.CancelFunc
 	log    *syncBuffer
 	id     int
+	// early holds responses that arrived while another request was awaited
+	// (two requests in flight may be answered in either order).
+	early map[string]wireMsg
 }
 
 type syncBuffer struct {
@@ -136,11 +139,23 @@ func (c *client) next() wireMsg {
 // and the response.
 func (c *client) await(id int) ([]wireMsg, wireMsg) {
 	c.t.Helper()
+	want := fmt.Sprint(id)
+	if m, ok := c.early[want]; ok {
+		delete(c.early, want)
+		return nil, m
+	}
 	var before []wireMsg
 	for {
 		m := c.next()
-		if m.Method == "" && string(m.ID) == fmt.Sprint(id) {
+		if m.Method == "" && string(m.ID) == want {
 			return before, m
+		}
+		if m.Method == "" && len(m.ID) > 0 && string(m.ID) != "null" {
+			if c.early == nil {
+				c.early = map[string]wireMsg{}
+			}
+			c.early[string(m.ID)] = m
+			continue
 		}
 		before = append(before, m)
 	}
