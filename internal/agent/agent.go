@@ -200,15 +200,18 @@ func (a *Agent) RunTurn(ctx context.Context, turnID, prompt string, onUpdate fun
 		if ctx.Err() != nil {
 			return fail(StatusCancelled, ctx.Err())
 		}
-		if a.cfg.CompactAt > 0 && a.estimate() > a.cfg.CompactAt {
+		msgs := a.Context()
+		if a.cfg.CompactAt > 0 && estimate(msgs) > a.cfg.CompactAt {
 			// Only what came before this turn is summarized: the model must
 			// read the request it is working on, not a summary of it.
 			_, err := a.compact(ctx, promptEv.Seq-1)
-			if err != nil && !errors.Is(err, ErrNothingToCompact) && ctx.Err() == nil {
+			if err == nil {
+				msgs = a.Context()
+			} else if !errors.Is(err, ErrNothingToCompact) && ctx.Err() == nil {
 				onUpdate(Update{Kind: UpdateNotice, Text: "automatic compaction failed, continuing with the full context: " + err.Error()})
 			}
 		}
-		req := provider.Request{Model: a.cfg.Provider.Model(), System: a.cfg.System, Messages: a.Context(), Tools: a.specs()}
+		req := provider.Request{Model: a.cfg.Provider.Model(), System: a.cfg.System, Messages: msgs, Tools: a.specs()}
 		resp, err := a.cfg.Provider.Stream(ctx, req, func(d provider.Delta) {
 			if d.Text != "" {
 				onUpdate(Update{Kind: UpdateText, Text: d.Text})
@@ -329,9 +332,10 @@ func firstLine(s string, max int) string {
 	return s
 }
 
-func (a *Agent) estimate() int {
+// estimate approximates the token count of msgs (4 bytes a token).
+func estimate(msgs []provider.Message) int {
 	n := 0
-	for _, m := range a.Context() {
+	for _, m := range msgs {
 		n += len(m.Text)
 		for _, c := range m.ToolCalls {
 			n += len(c.Arguments)

@@ -225,9 +225,6 @@ func (s *Session) materialize(ctx context.Context, title string) error {
 			}
 		}
 	}
-	if ws.RepoRoot == "" && ws.Kind == session.KindConversation {
-		ws.RepoRoot = ""
-	}
 	// A session that cannot be opened must not be left behind half made:
 	// remove what this call created (the branch stays, like every branch
 	// yolop makes).

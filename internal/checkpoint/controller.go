@@ -206,7 +206,9 @@ func (c *Controller) ReadOnly() string {
 // seq_before to the seq_before of its active child, so notices written
 // while a turn was the head live and die with it.
 func (c *Controller) isActiveLocked() func(turn string, seq int64) bool {
-	return c.state.Clone().InActiveRange
+	// append replaces c.state with a new State rather than changing it, so
+	// the method value keeps answering for the state it was taken from.
+	return c.state.InActiveRange
 }
 
 // ActiveEvents returns the events of the active branch, in order.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/yolop-dev/yolop/internal/session/jsonl"
 	"github.com/yolop-dev/yolop/internal/timeline"
 )
 
@@ -70,7 +71,7 @@ func (s *previewStore) save(dir string) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, previewsFile), b)
+	return jsonl.WriteFileAtomic(filepath.Join(dir, previewsFile), b)
 }
 
 func (s *previewStore) find(token string) *previewRecord {
@@ -80,42 +81,6 @@ func (s *previewStore) find(token string) *previewRecord {
 		}
 	}
 	return nil
-}
-
-// writeFileAtomic writes a small owner-only file: temp file in the same
-// directory, fsync, rename, fsync the directory.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 const tokenAlphabet = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
