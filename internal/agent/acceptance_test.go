@@ -59,7 +59,7 @@ func prompt(t *testing.T, s *app.Session, text string) app.TurnResult {
 	return res
 }
 
-func exec(t *testing.T, s *app.Session, line string) app.Result {
+func exec(t *testing.T, s *app.Session, line string) command.Result {
 	t.Helper()
 	cmd, err := command.Parse(line)
 	if err != nil {
@@ -74,14 +74,14 @@ func exec(t *testing.T, s *app.Session, line string) app.Result {
 
 // rewind previews and confirms a restore through the session, as every
 // host does.
-func rewind(t *testing.T, s *app.Session, target, mode string) app.Result {
+func rewind(t *testing.T, s *app.Session, target, mode string) command.Result {
 	t.Helper()
 	pv := exec(t, s, "/rewind "+target+" "+mode)
-	if pv.Kind != app.ResultPreview || pv.Preview.Token == "" {
+	if pv.Kind != command.ResultPreview || pv.Preview.Token == "" {
 		t.Fatalf("preview = %+v", pv)
 	}
 	res := exec(t, s, "/rewind "+target+" "+mode+" --confirm "+pv.Preview.Token)
-	if res.Kind != app.ResultRestored {
+	if res.Kind != command.ResultRestored {
 		t.Fatalf("confirm = %+v", res)
 	}
 	return res
@@ -365,7 +365,7 @@ func TestCompactionFollowsTheActiveBranch(t *testing.T) {
 						if r := exec(t, s, "/compact"); !strings.HasPrefix(r.Text, "compacted") {
 							t.Fatalf("/compact after turn %d: %+v", c, r)
 						}
-						if ctx := s.Agent().Context(); len(ctx) != 1 || !strings.HasPrefix(ctx[0].Text, "[yolop] Summary") {
+						if ctx := s.Parts().Agent.Context(); len(ctx) != 1 || !strings.HasPrefix(ctx[0].Text, "[yolop] Summary") {
 							t.Fatalf("context after /compact = %+v", ctx)
 						}
 					}
@@ -391,14 +391,14 @@ func TestCompactionFollowsTheActiveBranch(t *testing.T) {
 					}
 				}
 			}
-			check("after the rewind", s.Agent().Context())
+			check("after the rewind", s.Parts().Agent.Context())
 			id := s.ID()
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
 			s = w.open(t, id)
 			defer s.Close()
-			check("after reopening", s.Agent().Context())
+			check("after reopening", s.Parts().Agent.Context())
 			prompt(t, s, "prompt-four")
 			lines := traceLines(t, w.trace)
 			var req struct {

@@ -54,6 +54,9 @@ type Config struct {
 	// CompactAt triggers an automatic compaction before a model step whose
 	// estimated context exceeds this many tokens (4 bytes a token); 0 = off.
 	CompactAt int
+	// Failpoint is called at the agent's named failpoint
+	// ("turn.after_tool"); nil means failpoint.Hit (YOLOP_FAILPOINT).
+	Failpoint func(name string)
 }
 
 // Agent is the runtime of one session. It owns the live message store.
@@ -74,6 +77,9 @@ type Agent struct {
 func New(cfg Config) *Agent {
 	if cfg.MaxSteps <= 0 {
 		cfg.MaxSteps = 50
+	}
+	if cfg.Failpoint == nil {
+		cfg.Failpoint = failpoint.Hit
 	}
 	return &Agent{cfg: cfg}
 }
@@ -263,7 +269,7 @@ func (a *Agent) RunTurn(ctx context.Context, turnID, prompt string, onUpdate fun
 			onUpdate(Update{Kind: UpdateToolEnd, Tool: &done})
 			if !hitTool {
 				hitTool = true
-				failpoint.Hit("turn.after_tool")
+				a.cfg.Failpoint("turn.after_tool")
 			}
 		}
 	}

@@ -37,26 +37,7 @@ type TurnResult struct {
 	// Pending is a preview queued by the model's checkpoint tool during the
 	// turn; it is applied only when the user confirms its token.
 	Pending *checkpoint.Preview `json:"pending"`
-}
-
-// ResultKind says which field of a Result is set.
-type ResultKind string
-
-// Result kinds.
-const (
-	ResultList      ResultKind = "list"
-	ResultPreview   ResultKind = "preview"
-	ResultRestored  ResultKind = "restored"
-	ResultCompacted ResultKind = "compacted"
-	ResultTasks     ResultKind = "tasks"
-	ResultHelp      ResultKind = "help"
-)
-
-// Result is what a slash command produced.
-type Result struct {
-	Kind     ResultKind
-	Rows     []checkpoint.Row    // list
-	Preview  *checkpoint.Preview // preview
-	Restored *checkpoint.Restored
-	Text     string // compacted, tasks, help: a human message
+	// Warning says what went wrong around a turn that itself ran (hosts
+	// show it; JSON carries it).
+	Warning string `json:"warning,omitempty"`
 }

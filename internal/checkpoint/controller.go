@@ -34,6 +34,9 @@ type Snapshots interface {
 	Capture(ctx context.Context, name string) (snapshot.Snapshot, error)
 	Diff(ctx context.Context, fromTree, toTree string) ([]snapshot.Change, error)
 	Restore(ctx context.Context, from snapshot.Snapshot, target string) (snapshot.RestoreResult, error)
+	// Excluded lists the paths present in the worktree that a restore
+	// leaves alone (ignored, blocklisted, nested repositories).
+	Excluded(ctx context.Context) ([]string, error)
 }
 
 // Runtime is what the controller needs from the agent runtime: run a turn,
@@ -42,6 +45,9 @@ type Runtime interface {
 	RunTurn(ctx context.Context, turnID, prompt string, onUpdate func(agent.Update)) agent.Outcome
 	Reseed(active []session.Event, compactions []timeline.Compaction, isActive func(turn string, seq int64) bool)
 	Note(turn string, n agent.NoticeData) error
+	// Compact summarizes the active conversation (agent.ErrNothingToCompact
+	// when it is already as small as compaction can make it).
+	Compact(ctx context.Context) (string, error)
 }
 
 // Writers reports processes that can still write the workspace.
@@ -85,6 +91,9 @@ type Config struct {
 	// committed prefix of the event log).
 	ReadOnly string
 	Now      func() time.Time
+	// Failpoint is called at every named failpoint (failpoint.Names) this
+	// controller reaches; nil means failpoint.Hit (YOLOP_FAILPOINT).
+	Failpoint func(name string)
 }
 
 // Controller is the session's checkpoint controller.
@@ -98,6 +107,8 @@ type Controller struct {
 	state   *timeline.State
 	// running is the checkpoint id of the turn in progress, "" when idle.
 	running string
+	// compacting is set while /compact runs; a turn waits for it.
+	compacting bool
 	// queued is a preview the model asked for during the running turn; it
 	// is built after the turn ends.
 	queued     *Request
@@ -113,6 +124,9 @@ type Controller struct {
 func New(cfg Config) *Controller {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Failpoint == nil {
+		cfg.Failpoint = failpoint.Hit
 	}
 	c := &Controller{cfg: cfg, records: append([]timeline.Record(nil), cfg.Records...), filesChanged: map[string]int{}}
 	c.state = timeline.Build(c.records)
@@ -194,6 +208,17 @@ func (c *Controller) WorkspaceAvailable() (bool, string) {
 	return c.cfg.Snapshots != nil, c.cfg.NoWorkspace
 }
 
+// TimelineDamaged says why the timeline's committed prefix cannot be
+// trusted ("" when it can).
+func (c *Controller) TimelineDamaged() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state.ReadOnly {
+		return c.state.ReadOnlyReason
+	}
+	return ""
+}
+
 // ReadOnly returns the read-only reason, or "".
 func (c *Controller) ReadOnly() string {
 	c.mu.Lock()
@@ -267,6 +292,10 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 		c.mu.Unlock()
 		return TurnOutcome{}, &Error{Code: CodeTurnRunning, Msg: fmt.Sprintf("turn %s is still running; wait for it to end or cancel it", c.running)}
 	}
+	if c.compacting {
+		c.mu.Unlock()
+		return TurnOutcome{}, &Error{Code: CodeTurnRunning, Msg: "/compact is still summarizing the conversation; send the prompt when it ends"}
+	}
 	id := fmt.Sprintf("cp%d", c.state.NextCheckpoint)
 	parent := c.state.Head
 	hadRedo := c.state.Redo != nil
@@ -291,7 +320,7 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 	} else {
 		rec.CaptureError = c.cfg.NoWorkspace
 	}
-	failpoint.Hit("turn.after_capture")
+	c.cfg.Failpoint("turn.after_capture")
 
 	c.mu.Lock()
 	rec.SeqBefore = c.cfg.Store.LastSeq()
@@ -304,10 +333,10 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 		release()
 		return TurnOutcome{}, err
 	}
-	failpoint.Hit("turn.after_checkpoint")
+	c.cfg.Failpoint("turn.after_checkpoint")
 
 	out := c.cfg.Runtime.RunTurn(ctx, id, prompt, onUpdate)
-	failpoint.Hit("turn.before_complete")
+	c.cfg.Failpoint("turn.before_complete")
 
 	// The end-of-turn snapshot defines files_changed and lets a later
 	// preview warn about edits made outside agent turns. It must be taken
@@ -351,6 +380,38 @@ func captureReason(err error) string {
 		return ce.Reason
 	}
 	return err.Error()
+}
+
+// Compact summarizes the active conversation to free model context (the
+// event log keeps everything). It is refused while the session is
+// read-only or a turn runs: a compaction boundary inside a turn would cut a
+// tool call from its result. A session with nothing to compact gets
+// agent.ErrNothingToCompact.
+func (c *Controller) Compact(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	if err := c.refuseReadOnly(); err != nil {
+		c.mu.Unlock()
+		return "", err
+	}
+	if c.running != "" {
+		c.mu.Unlock()
+		return "", &Error{Code: CodeTurnRunning, Msg: fmt.Sprintf("turn %s is still running; /compact after it ends", c.running)}
+	}
+	if c.compacting || c.cfg.Runtime == nil {
+		c.mu.Unlock()
+		if c.cfg.Runtime == nil {
+			return "", agent.ErrNothingToCompact
+		}
+		return "", &Error{Code: CodeTurnRunning, Msg: "/compact is already running"}
+	}
+	c.compacting = true
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.compacting = false
+		c.mu.Unlock()
+	}()
+	return c.cfg.Runtime.Compact(ctx)
 }
 
 // List returns one row per turn on the active branch, newest first; with

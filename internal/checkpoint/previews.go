@@ -44,6 +44,10 @@ type previewStore struct {
 }
 
 func loadPreviews(dir string) (*previewStore, error) {
+	if dir == "" {
+		// A session that is not on disk yet has issued no tokens.
+		return &previewStore{NextRecovery: 1}, nil
+	}
 	b, err := os.ReadFile(filepath.Join(dir, previewsFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return &previewStore{NextRecovery: 1}, nil

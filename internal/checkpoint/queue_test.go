@@ -68,8 +68,8 @@ func TestModelQueuedRestores(t *testing.T) {
 			{Action: "rewind", Target: "cp1", Mode: "sideways"},
 		} {
 			qr := &queueRuntime{req: req}
-			r := newRig(t, rigOpts{runtime: qr})
-			qr.ctl, qr.base = r.ctl, r.ag
+			r := newRig(t, rigOpts{runtime: func(a *agent.Agent) checkpoint.Runtime { qr.base = a; return qr }})
+			qr.ctl = r.ctl
 			r.ctl.Reseed()
 			out, err := r.ctl.RunTurn(ctx, "queue", nil)
 			if err != nil {
@@ -112,3 +112,5 @@ func (q *queueRuntime) Reseed(active []session.Event, comps []timeline.Compactio
 }
 
 func (q *queueRuntime) Note(turn string, n agent.NoticeData) error { return q.base.Note(turn, n) }
+
+func (q *queueRuntime) Compact(ctx context.Context) (string, error) { return q.base.Compact(ctx) }

@@ -201,11 +201,7 @@ func TestReadOnlyRefusesEveryMutation(t *testing.T) {
 	if err := os.WriteFile(path, append(bytes.Join(lines, []byte("\n")), '\n'), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	sess, err := session.Open(r.data, r.id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.attach(sess)
+	r.open(r.opts)
 	if r.ctl.ReadOnly() == "" {
 		t.Fatal("a corrupt timeline prefix did not make the session read-only")
 	}

@@ -72,11 +72,7 @@ func TestRepairWithoutSnapshotsKeepsAnInterruptedRestore(t *testing.T) {
 	sess.Close()
 
 	// With the engine back, the next open rolls the files back.
-	sess, err = session.Open(r.data, r.id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.attach(sess)
+	r.open(r.opts)
 	if r.ctl.Head() != "cp3" {
 		t.Fatalf("head %q after the rollback, want cp3", r.ctl.Head())
 	}
@@ -91,3 +87,4 @@ func (nopRuntime) RunTurn(context.Context, string, string, func(agent.Update)) a
 }
 func (nopRuntime) Reseed([]session.Event, []timeline.Compaction, func(string, int64) bool) {}
 func (nopRuntime) Note(string, agent.NoticeData) error                                     { return nil }
+func (nopRuntime) Compact(context.Context) (string, error)                                 { return "", agent.ErrNothingToCompact }

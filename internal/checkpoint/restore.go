@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/agent"
-	"github.com/yolop-dev/yolop/internal/failpoint"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/timeline"
 )
@@ -176,7 +175,7 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 		if err != nil {
 			return nil, &Error{Code: CodeCaptureFailed, Msg: fmt.Sprintf("could not capture a recovery checkpoint of the current files (%s); nothing was changed", captureReason(err)), Err: err}
 		}
-		failpoint.Hit("preview.after_capture")
+		c.cfg.Failpoint("preview.after_capture")
 		store.NextRecovery = n + 1
 		rec.Recovery = &timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}
 		rec.RecoveryName = name
@@ -194,18 +193,20 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 			// made by the agent; the recovery checkpoint keeps them, but
 			// say so.
 			if known := c.knownFilesLocked(); known != "" && known != snap.Tree {
-				if outside, err := c.cfg.Snapshots.Diff(ctx, known, snap.Tree); err == nil {
-					for _, ch := range outside {
-						pv.Warnings = append(pv.Warnings, Warning{Kind: "changed_outside_turns", Path: ch.Path})
-					}
+				outside, err := c.cfg.Snapshots.Diff(ctx, known, snap.Tree)
+				if err != nil {
+					return nil, &Error{Code: CodeCaptureFailed, Msg: "could not compare the files with the end of the last turn: " + err.Error() + "; nothing was changed", Err: err}
+				}
+				for _, ch := range outside {
+					pv.Warnings = append(pv.Warnings, Warning{Kind: "changed_outside_turns", Path: ch.Path})
 				}
 			}
-			if ex, ok := c.cfg.Snapshots.(interface {
-				Excluded(ctx context.Context) ([]string, error)
-			}); ok {
-				if list, err := ex.Excluded(ctx); err == nil && list != nil {
-					pv.Excluded = list
-				}
+			list, err := c.cfg.Snapshots.Excluded(ctx)
+			if err != nil {
+				return nil, &Error{Code: CodeCaptureFailed, Msg: "could not list the paths a restore leaves alone: " + err.Error() + "; nothing was changed", Err: err}
+			}
+			if list != nil {
+				pv.Excluded = list
 			}
 		}
 	}
@@ -326,7 +327,7 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 	if err := c.append(intent); err != nil {
 		return nil, err
 	}
-	failpoint.Hit("restore.after_intent")
+	c.cfg.Failpoint("restore.after_intent")
 
 	changed := 0
 	if rec.Mode.HasWorkspace() {
@@ -336,14 +337,14 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 		}
 		changed = len(res.Changes)
 	}
-	failpoint.Hit("restore.before_head")
+	c.cfg.Failpoint("restore.before_head")
 	moved := intent
 	moved.Type = timeline.TypeHeadMoved
 	moved.Time = time.Time{}
 	if err := c.append(moved); err != nil {
 		return nil, c.rollbackLocked(ctx, restoreID, rec, err)
 	}
-	failpoint.Hit("restore.after_head")
+	c.cfg.Failpoint("restore.after_head")
 
 	out := &Restored{Action: rec.Action, Target: rec.Target, Mode: rec.Mode, PathsChanged: changed}
 	if rec.Mode.HasConversation() && rec.Action != ActionRedo {
@@ -352,7 +353,9 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 	out.Notice = c.noticeText(*rec, intent, changed)
 	// Workspace-only restores tell the model that files changed under it;
 	// conversation restores replace the context itself.
-	_ = c.cfg.Runtime.Note(c.state.Head, agent.NoticeData{Kind: "restore", Text: out.Notice, Model: rec.Mode == ModeWorkspace})
+	if err := c.cfg.Runtime.Note(c.state.Head, agent.NoticeData{Kind: "restore", Text: out.Notice, Model: rec.Mode == ModeWorkspace}); err != nil {
+		out.Warning = fmt.Sprintf("the restore succeeded, but its notice could not be recorded (%v): the model is not told about it; mention it in your next prompt", err)
+	}
 	c.reseedLocked()
 	return out, nil
 }

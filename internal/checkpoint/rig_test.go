@@ -16,24 +16,22 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/agent/tools"
+	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
-	"github.com/yolop-dev/yolop/internal/provider"
-	"github.com/yolop-dev/yolop/internal/provider/sim"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/timeline"
-	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
 // TestMain isolates git from the machine's config and gives the agent's
 // shell an empty home (a login shell sources the user's profile).
 func TestMain(m *testing.M) { os.Exit(gittest.MainWithHome(m)) }
 
-// rig is a session assembled from the real parts, the way internal/app
-// assembles one: a user repository, a session-owned worktree, the session
-// store, the timeline, the snapshot engine, the tools (real bash), the agent
-// with the sim provider, and the controller over all of them.
+// rig is a session assembled by the product's own constructor (app.Open
+// with test hooks): a user repository, a session-owned worktree, the
+// session store, the timeline, the snapshot engine, the tools (real bash),
+// the agent with the sim provider, and the controller over all of them.
 type rig struct {
 	t     testing.TB
 	data  string // data dir
@@ -41,7 +39,7 @@ type rig struct {
 	id    string
 	root  string // active root (the worktree, or repo when worktrees are off)
 	noWS  string // NoWorkspace reason; "" when the session owns a worktree
-	rt    checkpoint.Runtime
+	app   *app.Session
 	sess  *session.Session
 	tl    *timeline.Log
 	comps *timeline.CompactionLog
@@ -51,130 +49,68 @@ type rig struct {
 	ctl   *checkpoint.Controller
 	eng   *snapshot.Engine // nil without a worktree
 	notes []string
-	// journal wraps the timeline of the first attach only.
-	journal func(checkpoint.Timeline) checkpoint.Timeline
+	opts  app.Options
 }
 
 type rigOpts struct {
 	noWorktree bool
-	repo       string             // use this repository instead of a new one
-	runtime    checkpoint.Runtime // replaces the agent as the controller's runtime
-	// journal wraps the timeline the controller writes to (fault injection).
+	repo       string // use this repository instead of a new one
+	// runtime replaces the agent as the controller's runtime.
+	runtime func(*agent.Agent) checkpoint.Runtime
+	// journal wraps the timeline the controller writes to (fault
+	// injection), for the first open only.
 	journal func(checkpoint.Timeline) checkpoint.Timeline
 }
 
 func newRig(t testing.TB, o rigOpts) *rig {
 	t.Helper()
-	ctx := context.Background()
-	r := &rig{t: t, data: t.TempDir(), repo: o.repo, rt: o.runtime, journal: o.journal}
+	r := &rig{t: t, data: t.TempDir(), repo: o.repo}
 	if r.repo == "" {
 		r.repo = gittest.NewRepo(t)
 		gittest.WriteFile(t, r.repo, ".gitignore", "*.log\n")
 		gittest.WriteFile(t, r.repo, "src/main.go", "package main\n")
 		gittest.Commit(t, r.repo, "base")
 	}
-	ws := session.Workspace{SessionID: session.NewID(), Kind: session.KindConversation, ActiveRoot: r.repo, Provider: "sim", Model: provider.DefaultSimModel}
+	r.opts = app.Options{DataDir: r.data, Dir: r.repo, Provider: app.ProviderConfig{Provider: app.ProviderSim}, Hooks: app.Hooks{System: "test", Runtime: o.runtime}}
 	if o.noWorktree {
-		ws.NoWorkspaceReason = "worktrees are off (--worktree off)"
-	} else {
-		repo, err := worktree.Detect(ctx, r.repo)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := &worktree.Manager{DataDir: r.data}
-		info, err := m.Create(ctx, repo, ws.SessionID, "rig")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ws.Kind = session.KindWorktree
-		ws.RepoRoot, ws.CommonDir = repo.Root, repo.CommonDir
-		ws.Worktree = &session.Worktree{Path: info.Path, Branch: info.Branch, Base: info.Base}
-		ws.ActiveRoot = info.Path
+		r.opts.Worktree = app.WorktreeOff
 	}
-	sess, err := session.Create(r.data, ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.id = sess.ID
-	r.root = ws.ActiveRoot
-	r.attach(sess)
+	first := r.opts
+	first.Create = true
+	first.Hooks.Journal = o.journal
+	r.open(first)
+	r.opts.SessionID = r.id
 	t.Cleanup(r.close)
 	return r
 }
 
-// attach opens every part over an existing session, like app.attach.
-func (r *rig) attach(sess *session.Session) {
-	t := r.t
-	t.Helper()
-	ctx := context.Background()
-	ws := sess.Workspace()
-	var snaps checkpoint.Snapshots
-	r.noWS = ws.NoWorkspaceReason
-	r.eng = nil
-	if ws.Kind == session.KindWorktree {
-		eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		snaps, r.eng = eng, eng
-	}
-	tl, records, _, err := timeline.OpenLog(sess.Path(session.TimelineFile))
+// open opens the session with the product's constructor and exposes its
+// parts.
+func (r *rig) open(o app.Options) {
+	r.t.Helper()
+	s, err := app.Open(context.Background(), o)
 	if err != nil {
-		t.Fatal(err)
+		r.t.Fatal(err)
 	}
-	comps, _, err := timeline.OpenCompactions(sess.Path(session.CompactionsFile))
-	if err != nil {
-		t.Fatal(err)
+	p := s.Parts()
+	r.app, r.id = s, s.ID()
+	r.sess, r.tl, r.comps, r.tasks, r.ts, r.ag, r.ctl, r.eng = p.Session, p.Timeline, p.Compactions, p.Tasks, p.Tools, p.Agent, p.Controller, p.Snapshots
+	r.notes, r.noWS, r.root = p.Notes, p.NoWorkspace, p.Session.Workspace().ActiveRoot
+	if r.eng != nil {
+		r.noWS = ""
 	}
-	spill := sess.Path("spill")
-	if err := os.MkdirAll(spill, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	tasks := tools.NewTasks(spill)
-	late := &lateCheckpoints{}
-	ts, err := tools.New(tools.Env{Root: ws.ActiveRoot, SpillDir: spill, Tasks: tasks, Checkpoints: late})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prov, err := sim.New(provider.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ag := agent.New(agent.Config{Log: sess, Provider: prov, Tools: ts, System: "test", Compactions: comps})
-	var rt checkpoint.Runtime = ag
-	if r.rt != nil {
-		rt = r.rt
-	}
-	ro := ""
-	if bad, why := sess.ReadOnly(); bad {
-		ro = why
-	}
-	var journal checkpoint.Timeline = tl
-	if r.journal != nil {
-		journal, r.journal = r.journal(tl), nil
-	}
-	ctl := checkpoint.New(checkpoint.Config{
-		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: journal, Records: records,
-		Snapshots: snaps, NoWorkspace: r.noWS, Runtime: rt, Writers: tasks, Compactions: comps, ReadOnly: ro,
-	})
-	late.ctl = ctl
-	notes, err := ctl.Repair(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl.Reseed()
-	r.sess, r.tl, r.comps, r.tasks, r.ts, r.ag, r.ctl, r.notes = sess, tl, comps, tasks, ts, ag, ctl, notes
 }
 
+// close releases the session the way the product does (background work
+// waited for, lock released last).
 func (r *rig) close() {
-	if r.sess == nil {
+	if r.app == nil {
 		return
 	}
-	r.tasks.StopAll()
-	r.tl.Close()
-	r.comps.Close()
-	r.sess.Close()
-	r.sess = nil
+	if err := r.app.Close(); err != nil {
+		r.t.Errorf("close session: %v", err)
+	}
+	r.app = nil
 }
 
 // reopen closes the session and opens it again over the same directories,
@@ -182,21 +118,7 @@ func (r *rig) close() {
 func (r *rig) reopen() {
 	r.t.Helper()
 	r.close()
-	sess, err := session.Open(r.data, r.id)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	r.attach(sess)
-}
-
-type lateCheckpoints struct{ ctl *checkpoint.Controller }
-
-func (l *lateCheckpoints) ListForModel(ctx context.Context) (string, error) {
-	return l.ctl.ListForModel(ctx)
-}
-
-func (l *lateCheckpoints) QueuePreview(ctx context.Context, req tools.CheckpointRequest) (string, error) {
-	return l.ctl.QueuePreview(ctx, req)
+	r.open(r.opts)
 }
 
 // turn runs one turn and requires it to complete.

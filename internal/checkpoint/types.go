@@ -135,6 +135,10 @@ type Restored struct {
 	Prompt string `json:"prompt"`
 	// Notice is the restore notice added to the transcript.
 	Notice string `json:"notice"`
+	// Warning says what went wrong after the restore itself succeeded
+	// (the notice could not be written to the event log, so the model is
+	// not told that files changed under it). Hosts show it.
+	Warning string `json:"warning,omitempty"`
 }
 
 // Error codes; stable, used in JSON output.

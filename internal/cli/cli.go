@@ -18,9 +18,6 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/command"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
-	"github.com/yolop-dev/yolop/internal/provider"
-	"github.com/yolop-dev/yolop/internal/session"
-	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
 // Version is set at build time with -ldflags "-X .../cli.Version=...".
@@ -109,19 +106,51 @@ func Run(args []string, streams IO) int {
 	return 1
 }
 
-// isUsage recognises cobra's flag and argument errors.
+// isUsage recognises usage errors by type: flag errors are wrapped by the
+// flag error func, argument errors come from the commands' own validators.
 func isUsage(err error) bool {
 	var ue *command.UsageError
-	if errors.As(err, &ue) {
-		return true
+	return errors.As(err, &ue)
+}
+
+// flagError makes cobra's flag parsing errors usage errors.
+func flagError(_ *cobra.Command, err error) error {
+	return &command.UsageError{Msg: err.Error()}
+}
+
+// noArgs rejects arguments: a command with subcommands names the one it
+// does not know.
+func noArgs(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
 	}
-	s := err.Error()
-	for _, p := range []string{"unknown flag", "unknown shorthand flag", "unknown command", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "requires exactly", "usage:", "--output-format", "--worktree"} {
-		if strings.Contains(s, p) {
-			return true
+	if c.HasSubCommands() {
+		return usagef("unknown command %q for %q: the commands are %s", args[0], c.CommandPath(), subcommandNames(c))
+	}
+	return usagef("%s takes no arguments, got %q", c.CommandPath(), args[0])
+}
+
+// sessionArg requires exactly one session id.
+func sessionArg(c *cobra.Command, args []string) error {
+	switch {
+	case len(args) == 0:
+		return usagef("%s needs a session id; `yolop sessions` lists them", c.CommandPath())
+	case len(args) > 1:
+		return usagef("%s takes one session id, got %d arguments", c.CommandPath(), len(args))
+	case args[0] == "":
+		return usagef("%s: the session id is empty; `yolop sessions` lists them", c.CommandPath())
+	}
+	return nil
+}
+
+func subcommandNames(c *cobra.Command) string {
+	var names []string
+	for _, sc := range c.Commands() {
+		if sc.IsAvailableCommand() {
+			names = append(names, sc.Name())
 		}
 	}
-	return false
+	return strings.Join(names, ", ")
 }
 
 // wantsJSON reports whether args ask for --output-format json.
@@ -179,9 +208,15 @@ with --acp to serve an editor over the Agent Client Protocol.`,
 		Args:          rootArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.printSet = c.Flags().Changed("print")
+			if c.Flags().Changed("session") {
+				if err := app.CheckSessionID(o.sessionID); err != nil {
+					return o.report(usagef("--session: %v; `yolop sessions` lists the ids", err), 2)
+				}
+			}
 			return runRoot(c.Context(), o)
 		},
 	}
+	cmd.SetFlagErrorFunc(flagError)
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
@@ -202,12 +237,11 @@ with --acp to serve an editor over the Agent Client Protocol.`,
 }
 
 func (o *rootOptions) resolveDataDir() (string, error) {
-	return session.DataDir(o.dataDir)
+	return app.DataDir(o.dataDir)
 }
 
-func (o *rootOptions) providerConfig() (provider.Config, error) {
-	flags := provider.Config{Provider: o.provider, Model: o.model, BaseURL: o.baseURL}
-	return provider.Resolve(flags, os.Getenv, provider.DefaultSettingsPath(os.Getenv))
+func (o *rootOptions) providerConfig() (app.ProviderConfig, error) {
+	return app.ResolveProvider(o.provider, o.model, o.baseURL)
 }
 
 func runRoot(ctx context.Context, o *rootOptions) error {
@@ -261,16 +295,10 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 	}
 	defer s.Close()
 	popts := printhost.Options{Prompt: prompt, JSON: o.outputFormat == "json", Stdout: o.io.Out, Stderr: o.io.ErrOut, ConfirmPrefix: o.sessionCommand(s.ID())}
-	if !s.Exists() && o.worktree == app.WorktreeAlways && !command.IsCommand(prompt) {
+	if !s.Exists() && !command.IsCommand(prompt) && app.StartsWorktree(ctx, o.dir, o.worktree) {
 		// Checking out a large repository into the new session's worktree
 		// takes seconds; say what the wait is for.
-		dir := o.dir
-		if dir == "" {
-			dir = "."
-		}
-		if _, err := worktree.Detect(ctx, dir); err == nil {
-			popts.Starting = "new session: checking out its own git worktree (a large repository takes a few seconds)…"
-		}
+		popts.Starting = "new session: checking out its own git worktree (a large repository takes a few seconds)…"
 	}
 	code := printhost.Run(ctx, s, popts)
 	if code != 0 {
@@ -290,9 +318,9 @@ func (o *rootOptions) report(err error, code int) error {
 		switch {
 		case code == 2:
 			c = "usage"
-		case errors.Is(err, session.ErrLocked):
+		case errors.Is(err, app.ErrLocked):
 			c = "locked"
-		case errors.Is(err, session.ErrNotFound):
+		case errors.Is(err, app.ErrNotFound):
 			c = "unknown_session"
 		case errors.Is(err, app.ErrNoSession):
 			c = "no_session"
@@ -325,7 +353,7 @@ func newVersionCmd(o *rootOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print yolop's version",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			fmt.Fprintln(o.io.Out, "yolop", Version)
 			return nil

@@ -13,8 +13,6 @@ import (
 	"github.com/yolop-dev/yolop/internal/host/acp"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
 	"github.com/yolop-dev/yolop/internal/host/tui"
-	"github.com/yolop-dev/yolop/internal/session"
-	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
 func newCheckpointsCmd(o *rootOptions) *cobra.Command {
@@ -23,7 +21,7 @@ func newCheckpointsCmd(o *rootOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "checkpoints ID",
 		Short: "List a session's checkpoints (the same as /rewind)",
-		Args:  cobra.ExactArgs(1),
+		Args:  sessionArg,
 		RunE: func(c *cobra.Command, args []string) error {
 			if format != "text" && format != "json" {
 				return usagef("--output-format must be text or json, not %q", format)
@@ -59,30 +57,31 @@ func newCheckpointsCmd(o *rootOptions) *cobra.Command {
 }
 
 func newWorktreeCmd(o *rootOptions) *cobra.Command {
-	cmd := &cobra.Command{Use: "worktree", Short: "Session worktrees: list and prune"}
+	cmd := &cobra.Command{Use: "worktree", Short: "Session worktrees: list and prune", Args: noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return usagef("yolop worktree needs a subcommand: %s", subcommandNames(c))
+		}}
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List session worktrees under the data directory",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			dataDir, err := o.resolveDataDir()
 			if err != nil {
 				return err
 			}
-			m := &worktree.Manager{DataDir: dataDir}
-			entries, err := m.List(c.Context())
+			rows, err := app.ListWorktrees(c.Context(), dataDir)
 			if err != nil {
 				return err
 			}
-			if len(entries) == 0 {
+			if len(rows) == 0 {
 				fmt.Fprintln(o.io.Out, "No session worktrees.")
 				return nil
 			}
-			refd := referenced(dataDir)
 			tw := tabwriter.NewWriter(o.io.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "SESSION\tBRANCH\tSTATE\tPATH")
-			for _, e := range entries {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.SessionID, e.Branch, entryState(e, refd(e.SessionID)), e.Path)
+			for _, e := range rows {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.SessionID, e.Branch, entryState(e), e.Path)
 			}
 			return tw.Flush()
 		},
@@ -91,14 +90,13 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 	prune := &cobra.Command{
 		Use:   "prune",
 		Short: "Remove worktrees no session references, and their checkpoint refs (branches are kept)",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			dataDir, err := o.resolveDataDir()
 			if err != nil {
 				return err
 			}
-			m := &worktree.Manager{DataDir: dataDir}
-			rep, err := m.Prune(c.Context(), worktree.PruneOptions{DryRun: dry, Force: force, Referenced: referenced(dataDir)})
+			rep, err := app.PruneWorktrees(c.Context(), dataDir, dry, force)
 			if err != nil {
 				return err
 			}
@@ -134,9 +132,9 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 	return cmd
 }
 
-func entryState(e worktree.Entry, refd bool) string {
+func entryState(e app.WorktreeRow) string {
 	var parts []string
-	if refd {
+	if e.InUse {
 		parts = append(parts, "in use")
 	} else {
 		parts = append(parts, "unreferenced")
@@ -151,17 +149,6 @@ func entryState(e worktree.Entry, refd bool) string {
 		parts = append(parts, e.Problem)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// referenced reports whether a saved session refers to a worktree.
-func referenced(dataDir string) func(string) bool {
-	ids := map[string]bool{}
-	if list, err := session.List(dataDir); err == nil {
-		for _, sm := range list {
-			ids[sm.ID] = true
-		}
-	}
-	return func(id string) bool { return ids[id] }
 }
 
 // acpOpener opens app sessions for the ACP host.

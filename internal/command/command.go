@@ -1,9 +1,14 @@
-// Package command is the one slash-command registry and parser that every
-// host (print, ACP, TUI) reads. Hosts render results; they never re-implement
-// what a command does.
+// Package command is the one slash-command registry that every host
+// (print, ACP, TUI) reads and dispatches through. A descriptor holds a
+// command's name, help, the hosts that offer it, its argument parser and
+// its handler, in one entry. Handlers act on a Target, a small interface
+// that the session lifecycle layer implements, so this package never
+// imports the layer it dispatches into. Hosts render results; they never
+// re-implement what a command does.
 package command
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -22,29 +27,49 @@ const (
 	HostAll = HostPrint | HostACP | HostTUI
 )
 
-// Descriptor describes one slash command.
+// Handler runs a parsed command against a session.
+type Handler func(ctx context.Context, t Target, c Command) (Result, error)
+
+// Descriptor describes one slash command and how it runs.
 type Descriptor struct {
 	Name        string // without the slash
 	Hint        string // argument hint, e.g. "[checkpoint] [both|conversation|workspace]"
 	Description string
+	Example     string // one example line, shown by /help
 	Hosts       Host
+	// Args parses the positional arguments (flags such as --confirm and
+	// --all are parsed before it). nil means the command takes none.
+	Args func(c *Command, pos []string) error
+	// Run executes the command. nil means the host handles it itself
+	// (display-only commands such as /clear and /quit).
+	Run Handler
 }
 
-// Registry lists every slash command, in the order help shows them.
-var Registry = []Descriptor{
-	{Name: "rewind", Hint: "[checkpoint] [both|conversation|workspace] [--confirm token]",
-		Description: "List checkpoints, or preview and confirm restoring the conversation and/or files to before a turn", Hosts: HostAll},
-	{Name: "undo", Hint: "[--confirm token]",
-		Description: "Preview and confirm undoing the most recent turn (conversation and files)", Hosts: HostAll},
-	{Name: "redo", Hint: "[--confirm token]",
-		Description: "Preview and confirm restoring what the last rewind or undo abandoned", Hosts: HostAll},
-	{Name: "compact", Hint: "",
-		Description: "Summarize the conversation so far to free model context (the full log is kept)", Hosts: HostAll},
-	{Name: "tasks", Hint: "[stop <id>]",
-		Description: "List running background shell tasks, or stop one", Hosts: HostAll},
-	{Name: "help", Hint: "", Description: "Show the commands", Hosts: HostPrint | HostTUI},
-	{Name: "clear", Hint: "", Description: "Clear the screen (display only; the conversation is unchanged)", Hosts: HostTUI},
-	{Name: "quit", Hint: "", Description: "Leave yolop", Hosts: HostTUI},
+// Registry lists every slash command, in the order help shows them. It is
+// filled in init because /help's handler reads it.
+var Registry []Descriptor
+
+func init() {
+	Registry = []Descriptor{
+		{Name: "rewind", Hint: "[checkpoint] [both|conversation|workspace] [--confirm token]",
+			Description: "List checkpoints, or preview and confirm restoring the conversation and/or files to before a turn",
+			Example:     "/rewind cp2 both", Hosts: HostAll, Args: rewindArgs, Run: runRestore},
+		{Name: "undo", Hint: "[--confirm token]",
+			Description: "Preview and confirm undoing the most recent turn (conversation and files)",
+			Example:     "/undo", Hosts: HostAll, Args: tokenOnlyArgs, Run: runRestore},
+		{Name: "redo", Hint: "[--confirm token]",
+			Description: "Preview and confirm restoring what the last rewind or undo abandoned",
+			Example:     "/redo", Hosts: HostAll, Args: tokenOnlyArgs, Run: runRestore},
+		{Name: "compact", Hint: "",
+			Description: "Summarize the conversation so far to free model context (the full log is kept)",
+			Example:     "/compact", Hosts: HostAll, Run: runCompact},
+		{Name: "tasks", Hint: "[stop <id>]",
+			Description: "List running background shell tasks, or stop one",
+			Example:     "/tasks stop t1", Hosts: HostAll, Args: tasksArgs, Run: runTasks},
+		{Name: "help", Hint: "", Description: "Show the commands", Example: "/help", Hosts: HostPrint | HostTUI, Run: runHelp},
+		{Name: "clear", Hint: "", Description: "Clear the screen (display only; the conversation is unchanged)", Example: "/clear", Hosts: HostTUI},
+		{Name: "quit", Hint: "", Description: "Leave yolop", Example: "/quit", Hosts: HostTUI},
+	}
 }
 
 // For returns the descriptors offered on host h.
@@ -86,15 +111,34 @@ type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
 
+func usagef(format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
 var (
 	tokenRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 	cpRE    = regexp.MustCompile(`^(cp)?[1-9][0-9]*$`)
+	nameRE  = regexp.MustCompile(`^/[a-z][a-z0-9-]*$`)
 )
 
-// IsCommand reports whether a prompt is a slash command: its first line
-// starts with "/".
+// IsCommand reports whether a prompt is a slash command: the first word of
+// its first line matches ^/[a-z][a-z0-9-]*$. A leading space, a path such
+// as /usr/bin/foo or /src/main.go:12, and //text are prompts.
 func IsCommand(prompt string) bool {
-	return strings.HasPrefix(strings.TrimLeft(prompt, " \t"), "/")
+	first, _, _ := strings.Cut(prompt, "\n")
+	word, _, _ := strings.Cut(first, " ")
+	word, _, _ = strings.Cut(word, "\t")
+	return nameRE.MatchString(strings.TrimRight(word, "\r"))
+}
+
+// Prompt returns the text a prompt sends to the model: a prompt starting
+// with "//" sends the rest from its second slash, so "//text" sends
+// "/text" literally. Other prompts are sent as they are.
+func Prompt(prompt string) string {
+	if strings.HasPrefix(prompt, "//") {
+		return prompt[1:]
+	}
+	return prompt
 }
 
 // Parse parses a slash command line.
@@ -102,24 +146,25 @@ func Parse(line string) (Command, error) {
 	line = strings.TrimSpace(line)
 	if first, _, _ := strings.Cut(line, "\n"); first != line {
 		if strings.TrimSpace(line[len(first):]) != "" {
-			return Command{}, &UsageError{Msg: "a slash command is a single line; put the prompt in a separate message"}
+			return Command{}, usagef("a slash command is a single line; put the prompt in a separate message")
 		}
 		line = strings.TrimSpace(first)
 	}
 	if !strings.HasPrefix(line, "/") {
-		return Command{}, &UsageError{Msg: fmt.Sprintf("%q is not a slash command", line)}
+		return Command{}, usagef("%q is not a slash command", line)
 	}
 	fields := strings.Fields(line[1:])
 	if len(fields) == 0 {
-		return Command{}, &UsageError{Msg: "empty command: try /help"}
+		return Command{}, usagef("empty command: try /help")
 	}
 	c := Command{Name: strings.ToLower(fields[0]), Raw: line}
-	if _, ok := Lookup(c.Name); !ok {
+	d, ok := Lookup(c.Name)
+	if !ok {
 		msg := fmt.Sprintf("unknown command /%s", fields[0])
 		if near := nearest(c.Name); near != "" {
 			msg += fmt.Sprintf(" (did you mean /%s?)", near)
 		}
-		return Command{}, &UsageError{Msg: msg + ": known commands are " + names()}
+		return Command{}, usagef("%s: known commands are %s", msg, names())
 	}
 	var pos []string
 	args := fields[1:]
@@ -128,7 +173,7 @@ func Parse(line string) (Command, error) {
 		switch {
 		case a == "--confirm" || a == "-y":
 			if i+1 >= len(args) {
-				return Command{}, &UsageError{Msg: fmt.Sprintf("/%s: --confirm needs the token from the preview", c.Name)}
+				return Command{}, usagef("/%s: --confirm needs the token from the preview", c.Name)
 			}
 			i++
 			c.Token, c.Confirm = args[i], true
@@ -137,63 +182,75 @@ func Parse(line string) (Command, error) {
 		case a == "--all":
 			c.All = true
 		case strings.HasPrefix(a, "-"):
-			return Command{}, &UsageError{Msg: fmt.Sprintf("/%s: unknown flag %s", c.Name, a)}
+			return Command{}, usagef("/%s: unknown flag %s", c.Name, a)
 		default:
 			pos = append(pos, a)
 		}
 	}
 	if c.Confirm && !tokenRE.MatchString(c.Token) {
-		return Command{}, &UsageError{Msg: fmt.Sprintf("/%s: %q is not a confirmation token (letters, digits, _ and - only)", c.Name, c.Token)}
+		return Command{}, usagef("/%s: %q is not a confirmation token (letters, digits, _ and - only)", c.Name, c.Token)
 	}
-	switch c.Name {
-	case "rewind":
-		if c.All && (len(pos) > 0 || c.Confirm) {
-			return Command{}, &UsageError{Msg: "/rewind --all lists every checkpoint; it takes no other arguments"}
-		}
-		if len(pos) > 2 {
-			return Command{}, &UsageError{Msg: "usage: /rewind [checkpoint] [both|conversation|workspace] [--confirm token]"}
-		}
-		if len(pos) == 0 && c.Confirm {
-			return Command{}, &UsageError{Msg: "/rewind --confirm needs the checkpoint and mode from the preview"}
-		}
-		if len(pos) >= 1 {
-			id := strings.ToLower(pos[0])
-			if !cpRE.MatchString(id) {
-				return Command{}, &UsageError{Msg: fmt.Sprintf("/rewind: %q is not a checkpoint id (like cp3 or 3); run /rewind to list them", pos[0])}
-			}
-			if !strings.HasPrefix(id, "cp") {
-				id = "cp" + id
-			}
-			c.Target = id
-		}
-		if len(pos) == 2 {
-			m, err := checkpoint.ParseMode(pos[1])
-			if err != nil {
-				return Command{}, &UsageError{Msg: "/rewind: " + err.Error()}
-			}
-			c.Mode = m
-		}
-	case "undo", "redo":
-		if len(pos) > 0 || c.All {
-			return Command{}, &UsageError{Msg: fmt.Sprintf("usage: /%s [--confirm token]", c.Name)}
-		}
-	case "tasks":
-		if c.Confirm || c.All {
-			return Command{}, &UsageError{Msg: "usage: /tasks [stop <id>]"}
-		}
-		switch {
-		case len(pos) == 0:
-		case len(pos) == 2 && pos[0] == "stop":
-			c.Verb, c.TaskID = "stop", pos[1]
-		default:
-			return Command{}, &UsageError{Msg: "usage: /tasks [stop <id>]"}
-		}
-	default:
+	if d.Args == nil {
 		if len(pos) > 0 || c.Confirm || c.All {
-			return Command{}, &UsageError{Msg: fmt.Sprintf("/%s takes no arguments", c.Name)}
+			return Command{}, usagef("/%s takes no arguments", c.Name)
 		}
+		return c, nil
+	}
+	if err := d.Args(&c, pos); err != nil {
+		return Command{}, err
 	}
 	return c, nil
+}
+
+func rewindArgs(c *Command, pos []string) error {
+	if c.All && (len(pos) > 0 || c.Confirm) {
+		return usagef("/rewind --all lists every checkpoint; it takes no other arguments")
+	}
+	if len(pos) > 2 {
+		return usagef("usage: /rewind [checkpoint] [both|conversation|workspace] [--confirm token]")
+	}
+	if len(pos) == 0 && c.Confirm {
+		return usagef("/rewind --confirm needs the checkpoint and mode from the preview")
+	}
+	if len(pos) >= 1 {
+		id := strings.ToLower(pos[0])
+		if !cpRE.MatchString(id) {
+			return usagef("/rewind: %q is not a checkpoint id (like cp3 or 3); run /rewind to list them", pos[0])
+		}
+		if !strings.HasPrefix(id, "cp") {
+			id = "cp" + id
+		}
+		c.Target = id
+	}
+	if len(pos) == 2 {
+		m, err := checkpoint.ParseMode(pos[1])
+		if err != nil {
+			return usagef("/rewind: %v", err)
+		}
+		c.Mode = m
+	}
+	return nil
+}
+
+func tokenOnlyArgs(c *Command, pos []string) error {
+	if len(pos) > 0 || c.All {
+		return usagef("usage: /%s [--confirm token]", c.Name)
+	}
+	return nil
+}
+
+func tasksArgs(c *Command, pos []string) error {
+	if c.Confirm || c.All {
+		return usagef("usage: /tasks [stop <id>]")
+	}
+	switch {
+	case len(pos) == 0:
+	case len(pos) == 2 && pos[0] == "stop":
+		c.Verb, c.TaskID = "stop", pos[1]
+	default:
+		return usagef("usage: /tasks [stop <id>]")
+	}
+	return nil
 }
 
 // Request converts a rewind/undo/redo command to a controller request.

@@ -142,6 +142,9 @@ func SessionsDir(dataDir string) string { return filepath.Join(dataDir, "session
 func dirJoin(dir, name string) string { return filepath.Join(dir, name) }
 
 // checkID refuses ids that could escape the sessions directory.
+// CheckID reports whether id can name a session (it says why not).
+func CheckID(id string) error { return checkID(id) }
+
 func checkID(id string) error {
 	if id == "" || len(id) > 128 {
 		return fmt.Errorf("invalid session id %q: expected something like s_01jf…", id)

@@ -17,13 +17,11 @@ import (
 	"time"
 )
 
-// Failpoint, when non-nil, is called between restore steps with the step's
-// name ("restore.after_write", "restore.after_delete",
+// failpoint calls Options.Failpoint, when set, between restore steps with
+// the step's name ("restore.after_write", "restore.after_delete",
 // "restore.before_verify") so crash tests can stop the process there.
-var Failpoint func(name string)
-
-func failpoint(name string) {
-	if f := Failpoint; f != nil {
+func (e *Engine) failpoint(name string) {
+	if f := e.failpointFn; f != nil {
 		f(name)
 	}
 }
@@ -68,7 +66,7 @@ func (e *Engine) Restore(ctx context.Context, from Snapshot, target string) (Res
 		}
 	}
 	res := RestoreResult{Changes: changes, ApplyTime: time.Since(start)}
-	failpoint("restore.before_verify")
+	e.failpoint("restore.before_verify")
 	vstart := time.Now()
 	if err := e.verify(ctx, target); err != nil {
 		return RestoreResult{}, &RestoreError{Step: "verify", Applied: len(changes) > 0, Err: err}
@@ -279,7 +277,7 @@ func (e *Engine) apply(ctx context.Context, p *plan) (err error) {
 			return fail("write", err)
 		}
 	}
-	failpoint("restore.after_write")
+	e.failpoint("restore.after_write")
 	for _, c := range p.deletes {
 		if p.removed[c.Path] {
 			continue
@@ -289,7 +287,7 @@ func (e *Engine) apply(ctx context.Context, p *plan) (err error) {
 			return fail("delete", err)
 		}
 	}
-	failpoint("restore.after_delete")
+	e.failpoint("restore.after_delete")
 	return nil
 }
 

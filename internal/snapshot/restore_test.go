@@ -166,26 +166,32 @@ func TestRestoreUnwritableDirectory(t *testing.T) {
 
 type failpointHit string
 
-// TestFailpoints is not parallel: Failpoint is a package variable.
 func TestFailpoints(t *testing.T) {
 	ctx := context.Background()
 	for _, fp := range []string{"restore.after_write", "restore.after_delete", "restore.before_verify"} {
 		t.Run(fp, func(t *testing.T) {
 			wt := gittest.NewRepo(t)
 			sh(t, wt, `printf 'a\n' > a; printf 'b\n' > b`)
-			e := openEngine(t, wt)
-			cp := capture(t, e, "cp1")
-			sh(t, wt, `printf 'A\n' > a; rm b; printf 'c\n' > c`)
-			pre := manifest(t, wt)
-			recovery := capture(t, e, "r1")
 			var seen []string
-			Failpoint = func(name string) {
+			armed := false
+			e, err := Open(ctx, Options{Worktree: wt, SessionID: "s_test", StateDir: filepath.Join(t.TempDir(), "state"), Failpoint: func(name string) {
+				if !armed {
+					return
+				}
 				seen = append(seen, name)
 				if name == fp {
 					panic(failpointHit(name))
 				}
+			}})
+			if err != nil {
+				t.Fatal(err)
 			}
-			defer func() { Failpoint = nil }()
+			t.Cleanup(e.Wait)
+			cp := capture(t, e, "cp1")
+			sh(t, wt, `printf 'A\n' > a; rm b; printf 'c\n' > c`)
+			pre := manifest(t, wt)
+			recovery := capture(t, e, "r1")
+			armed = true
 			func() {
 				defer func() {
 					if r := recover(); r != failpointHit(fp) {
@@ -194,7 +200,7 @@ func TestFailpoints(t *testing.T) {
 				}()
 				e.Restore(ctx, recovery, cp.Tree)
 			}()
-			Failpoint = nil
+			armed = false
 			// The state is between the two trees; the recovery snapshot
 			// brings back every byte.
 			mid := capture(t, e, "")

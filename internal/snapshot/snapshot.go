@@ -35,6 +35,9 @@ type Options struct {
 	SessionID string        // refs live at refs/yolop/checkpoints/<SessionID>/<name>
 	StateDir  string        // private dir owned by the session, outside the worktree; created 0700; one Engine at a time
 	Budget    time.Duration // capture time budget; 0 = DefaultBudget
+	// Failpoint, when set, is called between restore steps with the step's
+	// name so crash tests can stop the process there.
+	Failpoint func(name string)
 }
 
 // Snapshot is a captured tree and the ref anchoring it ("" when unnamed).
@@ -52,6 +55,8 @@ type Engine struct {
 	sessionID string
 	stateDir  string
 	budget    time.Duration
+	// failpointFn is Options.Failpoint.
+	failpointFn func(name string)
 
 	gitDir    string // the worktree's own git dir (linked worktrees: .git/worktrees/<n>)
 	commonDir string // the repository's common git dir (shared by linked worktrees)
@@ -107,7 +112,7 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, &CaptureError{Reason: "worktree is missing", Err: err}
 	}
-	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, repo: git.New(root)}
+	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, failpointFn: o.Failpoint, repo: git.New(root)}
 	if e.budget <= 0 {
 		e.budget = DefaultBudget
 	}

@@ -40,7 +40,7 @@ type Session interface {
 	Prompt(ctx context.Context, text string, onUpdate func(agent.Update)) (app.TurnResult, error)
 	// Exec runs a slash command. A refusal is a *checkpoint.Error or a
 	// *command.UsageError.
-	Exec(ctx context.Context, cmd command.Command) (app.Result, error)
+	Exec(ctx context.Context, cmd command.Command) (command.Result, error)
 	// Transcript is the active branch, replayed by session/load.
 	Transcript() []agent.Item
 	Close() error

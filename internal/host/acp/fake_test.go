@@ -205,13 +205,13 @@ func (s *fakeSession) record(it agent.Item) {
 	s.items = append(s.items, it)
 }
 
-func (s *fakeSession) Exec(_ context.Context, cmd command.Command) (app.Result, error) {
+func (s *fakeSession) Exec(_ context.Context, cmd command.Command) (command.Result, error) {
 	switch cmd.Name {
 	case "rewind", "undo", "redo":
 	case "compact":
-		return app.Result{Kind: app.ResultCompacted, Text: "Compacted 3 turns."}, nil
+		return command.Result{Kind: command.ResultCompacted, Text: "Compacted 3 turns."}, nil
 	default:
-		return app.Result{}, fmt.Errorf("fake: /%s not implemented", cmd.Name)
+		return command.Result{}, fmt.Errorf("fake: /%s not implemented", cmd.Name)
 	}
 	if cmd.Name == "rewind" && cmd.Target == "" {
 		s.mu.Lock()
@@ -221,14 +221,14 @@ func (s *fakeSession) Exec(_ context.Context, cmd command.Command) (app.Result, 
 			rows = append(rows, checkpoint.Row{ID: s.turns[i].id, Prompt: s.turns[i].prompt, Status: "completed",
 				CreatedAt: time.Date(2026, 1, 2, 10, i, 0, 0, time.UTC), FilesChanged: 1, Workspace: true})
 		}
-		return app.Result{Kind: app.ResultList, Rows: rows}, nil
+		return command.Result{Kind: command.ResultList, Rows: rows}, nil
 	}
 	if !cmd.Confirm {
 		p, err := s.preview(cmd)
 		if err != nil {
-			return app.Result{}, err
+			return command.Result{}, err
 		}
-		return app.Result{Kind: app.ResultPreview, Preview: p}, nil
+		return command.Result{Kind: command.ResultPreview, Preview: p}, nil
 	}
 	return s.confirm(cmd)
 }
@@ -283,11 +283,11 @@ func (s *fakeSession) preview(cmd command.Command) (*checkpoint.Preview, error) 
 	return p, nil
 }
 
-func (s *fakeSession) confirm(cmd command.Command) (app.Result, error) {
+func (s *fakeSession) confirm(cmd command.Command) (command.Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.token == "" || cmd.Token != s.token {
-		return app.Result{}, &checkpoint.Error{Code: checkpoint.CodeUnknownToken, Msg: fmt.Sprintf("unknown confirmation token %q: run the preview again", cmd.Token)}
+		return command.Result{}, &checkpoint.Error{Code: checkpoint.CodeUnknownToken, Msg: fmt.Sprintf("unknown confirmation token %q: run the preview again", cmd.Token)}
 	}
 	mode := cmd.Mode
 	if mode == "" {
@@ -298,11 +298,11 @@ func (s *fakeSession) confirm(cmd command.Command) (app.Result, error) {
 		what = fmt.Sprintf("rewind %s %s", cmd.Target, mode)
 	}
 	if what != s.tokenFor {
-		return app.Result{}, &checkpoint.Error{Code: checkpoint.CodeTokenMismatch, Msg: "that token confirms a different restore"}
+		return command.Result{}, &checkpoint.Error{Code: checkpoint.CodeTokenMismatch, Msg: "that token confirms a different restore"}
 	}
 	i, err := s.target(cmd)
 	if err != nil {
-		return app.Result{}, err
+		return command.Result{}, err
 	}
 	t := s.turns[i]
 	s.token = ""
@@ -310,6 +310,6 @@ func (s *fakeSession) confirm(cmd command.Command) (app.Result, error) {
 		s.items = s.items[:t.first]
 		s.turns = s.turns[:i]
 	}
-	return app.Result{Kind: app.ResultRestored, Restored: &checkpoint.Restored{Action: checkpoint.Action(cmd.Name),
+	return command.Result{Kind: command.ResultRestored, Restored: &checkpoint.Restored{Action: checkpoint.Action(cmd.Name),
 		Target: t.id, Mode: mode, PathsChanged: 1, Prompt: t.prompt, Notice: fmt.Sprintf("Restored %s; recovery checkpoint r%d holds the previous state.", t.id, s.tokens)}}, nil
 }

@@ -286,7 +286,7 @@ func (s *server) prompt(ctx context.Context, p sdk.PromptRequest) (any, *sdk.Req
 	if command.IsCommand(text) {
 		stop, e = s.runCommand(turnCtx, l, text)
 	} else {
-		stop, e = s.runTurn(turnCtx, l, text)
+		stop, e = s.runTurn(turnCtx, l, command.Prompt(text))
 	}
 	if e != nil {
 		return nil, e

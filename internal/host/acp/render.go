@@ -289,15 +289,15 @@ func previewText(p *checkpoint.Preview) string {
 }
 
 // resultText presents a command result.
-func resultText(r app.Result) string {
+func resultText(r command.Result) string {
 	switch r.Kind {
-	case app.ResultList:
+	case command.ResultList:
 		return listText(r.Rows)
-	case app.ResultPreview:
+	case command.ResultPreview:
 		if r.Preview != nil {
 			return previewText(r.Preview)
 		}
-	case app.ResultRestored:
+	case command.ResultRestored:
 		if r.Restored != nil {
 			return restoredText(r.Restored)
 		}

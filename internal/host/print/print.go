@@ -32,7 +32,7 @@ type Session interface {
 	Exists() bool
 	Info() app.Info
 	Prompt(ctx context.Context, text string, onUpdate func(agent.Update)) (app.TurnResult, error)
-	Exec(ctx context.Context, cmd command.Command) (app.Result, error)
+	Exec(ctx context.Context, cmd command.Command) (command.Result, error)
 }
 
 // Options configures one print-mode run.
@@ -66,6 +66,7 @@ func Run(ctx context.Context, s Session, o Options) int {
 	if command.IsCommand(o.Prompt) {
 		return p.command(ctx, s)
 	}
+	p.o.Prompt = command.Prompt(o.Prompt)
 	return p.turn(ctx, s)
 }
 
@@ -126,19 +127,19 @@ func (p *printer) command(ctx context.Context, s Session) int {
 		return p.fail(err, ctx)
 	}
 	switch res.Kind {
-	case app.ResultList:
+	case command.ResultList:
 		if p.o.JSON {
 			p.json(map[string]any{"session_id": p.sid, "checkpoints": res.Rows})
 			return ExitOK
 		}
 		p.printRows(res.Rows)
-	case app.ResultPreview:
+	case command.ResultPreview:
 		if p.o.JSON {
 			p.json(map[string]any{"session_id": p.sid, "preview": res.Preview, "token": res.Preview.Token, "confirm": p.confirmLine(res.Preview.Command)})
 			return ExitOK
 		}
 		p.printPreview(res.Preview)
-	case app.ResultRestored:
+	case command.ResultRestored:
 		r := res.Restored
 		if p.o.JSON {
 			p.json(map[string]any{"session_id": p.sid, "restored": r})

@@ -284,13 +284,13 @@ func TestPickerRewindRestoresConversation(t *testing.T) {
 func TestPickerModeChoice(t *testing.T) {
 	t.Parallel()
 	f := rewindSession(nil)
-	f.exec = func(c command.Command) (app.Result, error) {
+	f.exec = func(c command.Command) (command.Result, error) {
 		if c.Target == "" {
 			r := rows()
 			r[0].Workspace, r[0].Reason = false, "repository lock held"
-			return app.Result{Kind: app.ResultList, Rows: r}, nil
+			return command.Result{Kind: command.ResultList, Rows: r}, nil
 		}
-		return app.Result{Kind: app.ResultPreview, Preview: preview(c.Target, c.Mode)}, nil
+		return command.Result{Kind: command.ResultPreview, Preview: preview(c.Target, c.Mode)}, nil
 	}
 	m, _ := newTestModel(t, f)
 	typeText(t, m, "/rewind")
@@ -344,11 +344,11 @@ func TestPickerModeChoice(t *testing.T) {
 func TestWorkspaceOnlyRestoreKeepsTranscript(t *testing.T) {
 	t.Parallel()
 	f := &fakeSession{info: baseInfo()}
-	f.exec = func(c command.Command) (app.Result, error) {
+	f.exec = func(c command.Command) (command.Result, error) {
 		if !c.Confirm {
-			return app.Result{Kind: app.ResultPreview, Preview: preview("cp2", checkpoint.ModeWorkspace)}, nil
+			return command.Result{Kind: command.ResultPreview, Preview: preview("cp2", checkpoint.ModeWorkspace)}, nil
 		}
-		return app.Result{Kind: app.ResultRestored, Restored: &checkpoint.Restored{
+		return command.Result{Kind: command.ResultRestored, Restored: &checkpoint.Restored{
 			Action: checkpoint.ActionRewind, Target: "cp2", Mode: checkpoint.ModeWorkspace, PathsChanged: 2,
 			Notice: "files restored to before cp2 (workspace only): 2 paths changed",
 		}}, nil
@@ -418,9 +418,9 @@ func TestPendingPreviewFromTurn(t *testing.T) {
 		return app.TurnResult{CheckpointID: "cp4", Status: "completed", Text: "done: 1 actions", Pending: pv}, nil
 	}
 	var confirmed command.Command
-	f.exec = func(c command.Command) (app.Result, error) {
+	f.exec = func(c command.Command) (command.Result, error) {
 		confirmed = c
-		return app.Result{Kind: app.ResultRestored, Restored: &checkpoint.Restored{Action: checkpoint.ActionUndo, Target: "cp3", Mode: checkpoint.ModeBoth, Prompt: "rm a.txt", Notice: "undid cp3 and cp4"}}, nil
+		return command.Result{Kind: command.ResultRestored, Restored: &checkpoint.Restored{Action: checkpoint.ActionUndo, Target: "cp3", Mode: checkpoint.ModeBoth, Prompt: "rm a.txt", Notice: "undid cp3 and cp4"}}, nil
 	}
 	m, _ := newTestModel(t, f)
 	typeText(t, m, "undo the last turn")
@@ -447,10 +447,10 @@ func TestUndoRedoFromComposerCanBeCancelled(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			f := &fakeSession{info: baseInfo()}
-			f.exec = func(c command.Command) (app.Result, error) {
+			f.exec = func(c command.Command) (command.Result, error) {
 				pv := preview("cp3", checkpoint.ModeBoth)
 				pv.Action, pv.Command = checkpoint.Action(c.Name), "/"+c.Name+" --confirm k3F9x2"
-				return app.Result{Kind: app.ResultPreview, Preview: pv}, nil
+				return command.Result{Kind: command.ResultPreview, Preview: pv}, nil
 			}
 			m, _ := newTestModel(t, f)
 			typeText(t, m, "/"+name)
@@ -476,11 +476,11 @@ func TestUndoRedoFromComposerCanBeCancelled(t *testing.T) {
 func TestLocalCommands(t *testing.T) {
 	t.Parallel()
 	f := &fakeSession{info: baseInfo()}
-	f.exec = func(c command.Command) (app.Result, error) {
+	f.exec = func(c command.Command) (command.Result, error) {
 		if c.Name == "tasks" {
-			return app.Result{Kind: app.ResultTasks, Text: "no background tasks"}, nil
+			return command.Result{Kind: command.ResultTasks, Text: "no background tasks"}, nil
 		}
-		return app.Result{Kind: app.ResultList}, nil
+		return command.Result{Kind: command.ResultList}, nil
 	}
 	m, _ := newTestModel(t, f)
 	typeText(t, m, "/help")
@@ -608,14 +608,14 @@ func TestEnterExpandsUnambiguousPrefix(t *testing.T) {
 	tests := []struct{ typed, ran string }{
 		{"/und", "/undo"},
 		{"/rew 2 conv", "/rewind cp2 conversation"},
-		{"/REDO", "/redo"},
+		{"/red", "/redo"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.typed, func(t *testing.T) {
 			t.Parallel()
 			f := &fakeSession{info: baseInfo()}
-			f.exec = func(c command.Command) (app.Result, error) {
-				return app.Result{Kind: app.ResultPreview, Preview: preview("cp2", checkpoint.ModeConversation)}, nil
+			f.exec = func(c command.Command) (command.Result, error) {
+				return command.Result{Kind: command.ResultPreview, Preview: preview("cp2", checkpoint.ModeConversation)}, nil
 			}
 			m, _ := newTestModel(t, f)
 			typeText(t, m, tt.typed)

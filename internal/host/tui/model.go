@@ -255,7 +255,7 @@ func (m *model) submit() tea.Cmd {
 		m.addEntry(entry{kind: kindUser, text: cmd.Raw})
 		return m.runCommand(cmd)
 	}
-	return m.startTurn(text)
+	return m.startTurn(command.Prompt(text))
 }
 
 func (m *model) startTurn(text string) tea.Cmd {
@@ -391,14 +391,14 @@ func (m *model) handleExecDone(msg execDoneMsg) tea.Cmd {
 	}
 	res := msg.res
 	switch res.Kind {
-	case app.ResultList:
+	case command.ResultList:
 		if len(res.Rows) == 0 {
 			m.picker = nil
 			m.addNotice("no checkpoints yet: every prompt you send creates one")
 			return nil
 		}
 		m.picker = newPicker(res.Rows)
-	case app.ResultPreview:
+	case command.ResultPreview:
 		if res.Preview == nil {
 			m.addError("the session returned an empty preview; run the command again")
 			return nil
@@ -410,7 +410,7 @@ func (m *model) handleExecDone(msg execDoneMsg) tea.Cmd {
 		m.picker.preview = res.Preview
 		m.picker.request = msg.cmd
 		m.picker.err, m.picker.refused = "", nil
-	case app.ResultRestored:
+	case command.ResultRestored:
 		m.picker = nil
 		m.applyRestore(res.Restored, msg)
 	default:

@@ -30,7 +30,7 @@ type fakeSession struct {
 	items  []agent.Item
 	execs  []command.Command
 	prompt func(ctx context.Context, text string, on func(agent.Update)) (app.TurnResult, error)
-	exec   func(cmd command.Command) (app.Result, error)
+	exec   func(cmd command.Command) (command.Result, error)
 }
 
 func (f *fakeSession) Info() app.Info {
@@ -52,13 +52,13 @@ func (f *fakeSession) Prompt(ctx context.Context, text string, on func(agent.Upd
 	return f.prompt(ctx, text, on)
 }
 
-func (f *fakeSession) Exec(ctx context.Context, cmd command.Command) (app.Result, error) {
+func (f *fakeSession) Exec(ctx context.Context, cmd command.Command) (command.Result, error) {
 	f.mu.Lock()
 	f.execs = append(f.execs, cmd)
 	fn := f.exec
 	f.mu.Unlock()
 	if fn == nil {
-		return app.Result{}, errors.New("unexpected command /" + cmd.Name)
+		return command.Result{}, errors.New("unexpected command /" + cmd.Name)
 	}
 	return fn(cmd)
 }
@@ -264,30 +264,30 @@ func rewindSession(confirmErr error) *fakeSession {
 		{Kind: agent.ItemUser, Turn: "cp1", Text: "write a.txt"},
 		{Kind: agent.ItemAssistant, Turn: "cp1", Text: "done: 1 actions"},
 	}
-	f.exec = func(c command.Command) (app.Result, error) {
+	f.exec = func(c command.Command) (command.Result, error) {
 		switch {
 		case c.Name == "rewind" && c.Target == "":
-			return app.Result{Kind: app.ResultList, Rows: rows()}, nil
+			return command.Result{Kind: command.ResultList, Rows: rows()}, nil
 		case c.Name == "rewind" && !c.Confirm:
-			return app.Result{Kind: app.ResultPreview, Preview: preview(c.Target, c.Mode)}, nil
+			return command.Result{Kind: command.ResultPreview, Preview: preview(c.Target, c.Mode)}, nil
 		case c.Name == "rewind" && c.Confirm:
 			if confirmErr != nil {
-				return app.Result{}, confirmErr
+				return command.Result{}, confirmErr
 			}
 			if c.Token != "k3F9x2" {
-				return app.Result{}, &checkpoint.Error{Code: checkpoint.CodeUnknownToken, Msg: "unknown token"}
+				return command.Result{}, &checkpoint.Error{Code: checkpoint.CodeUnknownToken, Msg: "unknown token"}
 			}
 			f.mu.Lock()
 			f.info.Checkpoints, f.info.RedoAvailable = 1, true
 			f.items = append(f.items, agent.Item{Kind: agent.ItemNotice, Turn: "cp1", Text: "rewound to before cp2 (conversation and workspace): 2 turns left the branch, 2 paths restored"})
 			f.mu.Unlock()
-			return app.Result{Kind: app.ResultRestored, Restored: &checkpoint.Restored{
+			return command.Result{Kind: command.ResultRestored, Restored: &checkpoint.Restored{
 				Action: checkpoint.ActionRewind, Target: c.Target, Mode: c.Mode, PathsChanged: 2,
 				Prompt: "write b.txt\nsecond file\nEOF",
 				Notice: "rewound to before cp2 (conversation and workspace): 2 turns left the branch, 2 paths restored",
 			}}, nil
 		}
-		return app.Result{}, errors.New("unexpected /" + c.Name)
+		return command.Result{}, errors.New("unexpected /" + c.Name)
 	}
 	return f
 }

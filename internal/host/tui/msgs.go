@@ -24,7 +24,7 @@ type turnDoneMsg struct {
 // execDoneMsg is the outcome of a slash command run through Session.Exec.
 type execDoneMsg struct {
 	cmd  command.Command
-	res  app.Result
+	res  command.Result
 	err  error
 	info app.Info
 	// transcript is the active branch re-read after a restore that moved
@@ -86,7 +86,7 @@ func execCmd(ctx context.Context, s Session, c *calls, cmd command.Command) tea.
 		defer c.wg.Done()
 		res, err := s.Exec(ctx, cmd)
 		msg := execDoneMsg{cmd: cmd, res: res, err: err, info: s.Info()}
-		if err == nil && res.Kind == app.ResultRestored && res.Restored != nil && restoresConversation(res.Restored) {
+		if err == nil && res.Kind == command.ResultRestored && res.Restored != nil && restoresConversation(res.Restored) {
 			msg.transcript = s.Transcript()
 			msg.hadTranscript = true
 		}

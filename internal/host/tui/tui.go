@@ -32,7 +32,7 @@ type Session interface {
 	Prompt(ctx context.Context, text string, onUpdate func(agent.Update)) (app.TurnResult, error)
 	// Exec runs a slash command: rewind list/preview/confirm, undo, redo,
 	// compact, tasks.
-	Exec(ctx context.Context, cmd command.Command) (app.Result, error)
+	Exec(ctx context.Context, cmd command.Command) (command.Result, error)
 	// Transcript is the active branch, for the first render and after a
 	// conversation restore.
 	Transcript() []agent.Item

@@ -1,0 +1,239 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/yolop-dev/yolop/internal/agent"
+	"github.com/yolop-dev/yolop/internal/agent/tools"
+	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/failpoint"
+	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/session"
+	"github.com/yolop-dev/yolop/internal/snapshot"
+	"github.com/yolop-dev/yolop/internal/timeline"
+	"github.com/yolop-dev/yolop/internal/worktree"
+)
+
+// Hooks are seams for tests and fault injection. The product leaves them
+// zero; tests pass them through Options so they exercise the very assembly
+// the product runs, never a copy of it.
+type Hooks struct {
+	// Runtime, when set, replaces the agent as the controller's runtime
+	// (the agent is still built and owns the tools).
+	Runtime func(*agent.Agent) checkpoint.Runtime
+	// Journal, when set, wraps the timeline the controller appends to.
+	Journal func(checkpoint.Timeline) checkpoint.Timeline
+	// Failpoint is called at every named failpoint of the controller and
+	// the snapshot engine. nil means failpoint.Hit (YOLOP_FAILPOINT).
+	Failpoint func(name string)
+	// System replaces the system prompt.
+	System string
+}
+
+// Parts are the opened parts of a session that exists on disk. They are
+// assembled by one constructor (assemble) and released by Close, which
+// runs the cleanup stack in reverse order.
+type Parts struct {
+	Session     *session.Session
+	Timeline    *timeline.Log
+	Compactions *timeline.CompactionLog
+	Snapshots   *snapshot.Engine // nil without workspace snapshots
+	Tasks       *tools.Tasks
+	Tools       *tools.Set
+	Agent       *agent.Agent
+	Controller  *checkpoint.Controller
+	// NoWorkspace says why the session has no workspace snapshots ("" when
+	// it has them).
+	NoWorkspace string
+	// Notes are the repairs made when the session was opened.
+	Notes []string
+
+	cleanups []func() error
+}
+
+// onClose pushes a cleanup onto the stack.
+func (p *Parts) onClose(f func() error) { p.cleanups = append(p.cleanups, f) }
+
+// Close runs the cleanup stack in reverse order: background tasks are
+// stopped, the snapshot engine's background work is waited for, the
+// journals are closed and the session lock is released last.
+func (p *Parts) Close() error {
+	var errs []error
+	for i := len(p.cleanups) - 1; i >= 0; i-- {
+		errs = append(errs, p.cleanups[i]())
+	}
+	p.cleanups = nil
+	return errors.Join(errs...)
+}
+
+// assemble opens every part of an existing, locked session and repairs
+// it. On error everything it opened is closed again, the session
+// included.
+func assemble(ctx context.Context, sess *session.Session, prov provider.Provider, dataDir string, h Hooks) (_ *Parts, err error) {
+	p := &Parts{Session: sess}
+	p.onClose(sess.Close)
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, p.Close())
+			err = fmt.Errorf("session %s: %w", sess.ID, err)
+		}
+	}()
+	hit := h.Failpoint
+	if hit == nil {
+		hit = failpoint.Hit
+	}
+	ws := sess.Workspace()
+	if ws.ActiveRoot == "" {
+		return nil, errors.New("workspace.json names no active root")
+	}
+	var snaps checkpoint.Snapshots
+	p.NoWorkspace = ws.NoWorkspaceReason
+	if ws.Kind == session.KindWorktree && ws.Worktree != nil {
+		m := &worktree.Manager{DataDir: dataDir}
+		info, err := m.Ensure(ctx, worktreeInfo(ws))
+		if err != nil {
+			return nil, fmt.Errorf("worktree: %w", err)
+		}
+		budget, err := captureBudget()
+		if err != nil {
+			return nil, err
+		}
+		eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: info.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit})
+		if err != nil {
+			p.NoWorkspace = "workspace snapshots unavailable: " + err.Error()
+		} else {
+			snaps, p.Snapshots = eng, eng
+			// The engine may still be bringing its private index up to
+			// date in the background; it must finish before the session
+			// lock goes, so the next process never meets a live
+			// index.lock.
+			p.onClose(func() error { eng.Wait(); return nil })
+		}
+	} else if p.NoWorkspace == "" {
+		p.NoWorkspace = "the session has no worktree of its own"
+	}
+	if st, err := os.Stat(ws.ActiveRoot); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("its directory %s is gone; start a new session", ws.ActiveRoot)
+	}
+	tl, records, tlRepair, err := timeline.OpenLog(sess.Path(session.TimelineFile))
+	if err != nil {
+		return nil, err
+	}
+	p.Timeline = tl
+	p.onClose(tl.Close)
+	comps, _, err := timeline.OpenCompactions(sess.Path(session.CompactionsFile))
+	if err != nil {
+		return nil, err
+	}
+	p.Compactions = comps
+	p.onClose(comps.Close)
+	spill, err := spillDir(sess, ws.ActiveRoot)
+	if err != nil {
+		return nil, err
+	}
+	p.Tasks = tools.NewTasks(spill)
+	p.onClose(func() error { p.Tasks.StopAll(); return nil })
+	late := &lateCheckpoints{}
+	p.Tools, err = tools.New(tools.Env{Root: ws.ActiveRoot, SpillDir: spill, Tasks: p.Tasks, Checkpoints: late})
+	if err != nil {
+		return nil, err
+	}
+	system := h.System
+	if system == "" {
+		system = systemPrompt(ws)
+	}
+	p.Agent = agent.New(agent.Config{Log: sess, Provider: prov, Tools: p.Tools, System: system, Compactions: comps, CompactAt: compactAt(), Failpoint: hit})
+	var rt checkpoint.Runtime = p.Agent
+	if h.Runtime != nil {
+		rt = h.Runtime(p.Agent)
+	}
+	var journal checkpoint.Timeline = tl
+	if h.Journal != nil {
+		journal = h.Journal(tl)
+	}
+	ro := ""
+	if bad, why := sess.ReadOnly(); bad {
+		ro = why
+	}
+	p.Controller = checkpoint.New(checkpoint.Config{
+		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: journal, Records: records,
+		Snapshots: snaps, NoWorkspace: p.NoWorkspace, Runtime: rt, Writers: p.Tasks, Compactions: comps, ReadOnly: ro,
+		Failpoint: hit,
+	})
+	late.ctl = p.Controller
+	p.Notes = append(append([]string(nil), sess.Repaired()...), tlRepair.Notes()...)
+	more, err := p.Controller.Repair(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.Notes = append(p.Notes, more...)
+	p.Controller.Reseed()
+	return p, nil
+}
+
+func worktreeInfo(ws session.Workspace) worktree.Info {
+	return worktree.Info{Path: ws.Worktree.Path, Branch: ws.Worktree.Branch, Base: ws.Worktree.Base, RepoRoot: ws.RepoRoot, CommonDir: ws.CommonDir}
+}
+
+// spillDir picks where command output beyond the tools' caps goes: the
+// session directory, unless the active root contains it (a conversation-
+// only session started above the data directory), then a private
+// directory under the system temp dir.
+func spillDir(sess *session.Session, root string) (string, error) {
+	inside := func(p string) bool {
+		rel, err := filepath.Rel(root, p)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	}
+	dir := sess.Path("spill")
+	if inside(dir) {
+		dir = filepath.Join(os.TempDir(), fmt.Sprintf("yolop-%d", os.Getuid()), sess.ID, "spill")
+		if inside(dir) {
+			return "", fmt.Errorf("the working directory %s contains both yolop's data directory and the temp directory; start yolop in a project directory, or set --data-dir elsewhere", root)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	return dir, os.Chmod(dir, 0o700)
+}
+
+// lateCheckpoints lets the tools be built before the controller exists.
+type lateCheckpoints struct{ ctl *checkpoint.Controller }
+
+func (l *lateCheckpoints) ListForModel(ctx context.Context) (string, error) {
+	return l.ctl.ListForModel(ctx)
+}
+
+func (l *lateCheckpoints) QueuePreview(ctx context.Context, r tools.CheckpointRequest) (string, error) {
+	return l.ctl.QueuePreview(ctx, r)
+}
+
+func compactAt() int {
+	var n int
+	if v := os.Getenv("YOLOP_COMPACT_TOKENS"); v != "" {
+		fmt.Sscanf(v, "%d", &n)
+		return n
+	}
+	return 120000
+}
+
+// captureBudget reads YOLOP_CAPTURE_BUDGET (a Go duration such as "20s"):
+// how long a workspace capture may take before the checkpoint is labelled
+// conversation only. Unset means the snapshot engine's default.
+func captureBudget() (time.Duration, error) {
+	v := os.Getenv("YOLOP_CAPTURE_BUDGET")
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("YOLOP_CAPTURE_BUDGET=%q is not a positive duration (e.g. 30s or 2m)", v)
+	}
+	return d, nil
+}

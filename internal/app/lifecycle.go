@@ -1,0 +1,385 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/yolop-dev/yolop/internal/agent"
+	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/session"
+	"github.com/yolop-dev/yolop/internal/snapshot"
+	"github.com/yolop-dev/yolop/internal/timeline"
+	"github.com/yolop-dev/yolop/internal/worktree"
+)
+
+// The lifecycle layer is what the command line calls: it opens, creates,
+// describes, forks and removes sessions, and keeps worktrees tidy. The
+// command line only parses flags, formats results and maps errors to exit
+// codes; these names let it do so without importing the layers below.
+
+// ProviderConfig selects a model provider.
+type ProviderConfig = provider.Config
+
+// ProviderSim is the offline, deterministic provider.
+const ProviderSim = provider.NameSim
+
+// Sentinel errors the command line maps to exit codes and JSON codes.
+var (
+	ErrLocked   = session.ErrLocked
+	ErrNotFound = session.ErrNotFound
+)
+
+// ResolveProvider merges the provider flags with the environment and the
+// settings file.
+func ResolveProvider(name, model, baseURL string) (ProviderConfig, error) {
+	flags := provider.Config{Provider: name, Model: model, BaseURL: baseURL}
+	return provider.Resolve(flags, os.Getenv, provider.DefaultSettingsPath(os.Getenv))
+}
+
+// CheckSessionID reports whether id can name a session (it says why not).
+func CheckSessionID(id string) error { return session.CheckID(id) }
+
+// DataDir resolves the data directory from the --data-dir flag,
+// $YOLOP_DATA_DIR and $XDG_DATA_HOME.
+func DataDir(flag string) (string, error) { return session.DataDir(flag) }
+
+// StartsWorktree reports whether a new session started in dir checks out a
+// worktree of its own (so a host can say what the wait is for).
+func StartsWorktree(ctx context.Context, dir, mode string) bool {
+	if mode == WorktreeOff {
+		return false
+	}
+	if dir == "" {
+		dir = "."
+	}
+	_, err := worktree.Detect(ctx, dir)
+	return err == nil
+}
+
+// SessionRow describes a saved session for listings and `sessions show`.
+type SessionRow struct {
+	SessionID  string    `json:"session_id"`
+	Title      string    `json:"title"`
+	Created    time.Time `json:"created"`
+	Updated    time.Time `json:"updated"`
+	Turns      int       `json:"turns"`
+	RepoRoot   string    `json:"repo_root"`
+	ActiveRoot string    `json:"active_root"`
+	Worktree   string    `json:"worktree"`
+	Branch     string    `json:"branch"`
+	Workspace  bool      `json:"workspace"`
+	Reason     string    `json:"reason"`
+	State      string    `json:"state"` // ok, read-only: …, problem: …
+	Dir        string    `json:"dir"`
+}
+
+// ReadOnly reports whether the row's session refuses turns and restores.
+func (r SessionRow) ReadOnly() bool { return strings.HasPrefix(r.State, "read-only") }
+
+// ListSessions describes every saved session, newest first.
+func ListSessions(dataDir string) ([]SessionRow, error) {
+	list, err := session.List(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]SessionRow, 0, len(list))
+	for _, sm := range list {
+		rows = append(rows, describe(dataDir, sm))
+	}
+	return rows, nil
+}
+
+// DescribeSession describes one saved session.
+func DescribeSession(dataDir, id string) (SessionRow, error) {
+	sm, err := findSession(dataDir, id)
+	if err != nil {
+		return SessionRow{}, err
+	}
+	return describe(dataDir, sm), nil
+}
+
+func describe(dataDir string, sm session.Summary) SessionRow {
+	w := sm.Workspace
+	out := SessionRow{SessionID: sm.ID, Title: w.Title, Created: w.Created, Updated: w.Updated, RepoRoot: w.RepoRoot, ActiveRoot: w.ActiveRoot, Workspace: w.Kind == session.KindWorktree, Reason: w.NoWorkspaceReason, State: "ok", Dir: sm.Dir}
+	if w.Worktree != nil {
+		out.Worktree, out.Branch = w.Worktree.Path, w.Worktree.Branch
+	}
+	if sm.Problem != "" {
+		out.State = "problem: " + sm.Problem
+		return out
+	}
+	s, err := session.OpenReadOnly(dataDir, sm.ID)
+	if err != nil {
+		out.State = "problem: " + err.Error()
+		return out
+	}
+	defer s.Close()
+	ctl, err := readController(s)
+	if err != nil {
+		out.State = "problem: " + err.Error()
+		return out
+	}
+	out.Turns = ctl.ActiveCount()
+	// OpenReadOnly always refuses writes; only corruption makes the
+	// session itself read-only.
+	if s.Corruption() != nil || ctl.TimelineDamaged() != "" {
+		out.State = "read-only: " + readOnlyReason(s, ctl)
+	}
+	return out
+}
+
+// readController builds a controller over a session opened for reading:
+// it answers questions about the timeline (turns, active events) with the
+// same code a live session uses, and refuses every mutation.
+func readController(s *session.Session) (*checkpoint.Controller, error) {
+	recs, err := timeline.ReadRecords(s.Path(session.TimelineFile))
+	if err != nil {
+		return nil, fmt.Errorf("read its timeline: %w", err)
+	}
+	return checkpoint.New(checkpoint.Config{SessionID: s.ID, Store: s, Records: recs, ReadOnly: "opened for reading"}), nil
+}
+
+func readOnlyReason(s *session.Session, ctl *checkpoint.Controller) string {
+	if r := ctl.TimelineDamaged(); r != "" {
+		return r
+	}
+	_, why := s.ReadOnly()
+	return why
+}
+
+func findSession(dataDir, id string) (session.Summary, error) {
+	if id == "" {
+		return session.Summary{}, fmt.Errorf("no session id given; `yolop sessions` lists them (%w)", session.ErrNotFound)
+	}
+	list, err := session.List(dataDir)
+	if err != nil {
+		return session.Summary{}, err
+	}
+	for _, sm := range list {
+		if sm.ID == id {
+			return sm, nil
+		}
+	}
+	return session.Summary{}, fmt.Errorf("no session %q in %s; `yolop sessions` lists them (%w)", id, session.SessionsDir(dataDir), session.ErrNotFound)
+}
+
+// RemoveReport says what RemoveSession removed.
+type RemoveReport struct {
+	Worktree string   // "" when the session had none
+	Branch   string   // kept
+	Refs     []string // checkpoint refs deleted
+}
+
+// DirtyError is returned when a worktree has uncommitted changes and
+// removal was not forced.
+type DirtyError = worktree.DirtyError
+
+// RemoveSession removes a session, its worktree (refused when it has
+// uncommitted changes, unless force) and its checkpoint refs. The branch
+// is kept. A session whose workspace.json is damaged is removed as far as
+// it can be described: its directory, and nothing it cannot name.
+func RemoveSession(ctx context.Context, dataDir, id string, force bool) (RemoveReport, error) {
+	var rep RemoveReport
+	if _, err := findSession(dataDir, id); err != nil {
+		return rep, err
+	}
+	// Taking the lock proves no other process is using the session.
+	s, err := session.Open(dataDir, id)
+	if err != nil && !errors.Is(err, session.ErrCorrupt) {
+		return rep, err
+	}
+	if s == nil {
+		return rep, fmt.Errorf("session %s cannot be opened to remove it: %w", id, err)
+	}
+	ws := s.Workspace()
+	if ws.Worktree != nil {
+		m := &worktree.Manager{DataDir: dataDir}
+		refs, err := m.Remove(ctx, worktreeInfo(ws), id, force)
+		if err != nil {
+			return rep, errors.Join(err, s.Close())
+		}
+		rep.Worktree, rep.Branch, rep.Refs = ws.Worktree.Path, ws.Worktree.Branch, refs
+	}
+	dir := s.Dir
+	if err := s.Close(); err != nil {
+		return rep, err
+	}
+	return rep, os.RemoveAll(dir)
+}
+
+// ForkReport says what ForkSession carried over.
+type ForkReport struct {
+	SessionID string // the new session
+	Events    int    // events of the old active branch carried over
+	Files     int    // paths that differ from the new worktree's base commit
+	HasFiles  bool   // the old session's files were copied
+}
+
+// ForkSession starts a new session that carries the old one's active
+// conversation (up to any corruption) as its history, in a fresh worktree
+// that starts from the old worktree's commit and holds exactly the old
+// worktree's files (uncommitted changes included). The files are copied
+// and verified before the new session exists, so a crash never leaves a
+// session with half its files; the orphaned worktree it may leave is
+// removed by `yolop worktree prune`.
+func ForkSession(ctx context.Context, o Options, id string) (ForkReport, error) {
+	var rep ForkReport
+	old, err := session.OpenReadOnly(o.DataDir, id)
+	if err != nil {
+		return rep, err
+	}
+	defer old.Close()
+	ctl, err := readController(old)
+	if err != nil {
+		return rep, fmt.Errorf("fork %s: %w", id, err)
+	}
+	ws := old.Workspace()
+	// The fork belongs to the same checkout as the old session (so -c and
+	// `sessions show` find it there) and its worktree starts from the old
+	// worktree's current commit.
+	o.Dir, o.Base, o.Create, o.SessionID, o.Continue = ws.ActiveRoot, "", false, "", false
+	var src string
+	if ws.Worktree != nil && ws.RepoRoot != "" {
+		o.Dir = ws.RepoRoot
+		o.Base = ws.Worktree.Base
+		if _, err := os.Stat(ws.Worktree.Path); err == nil {
+			src = ws.Worktree.Path
+			out, err := git.New(src).Run(ctx, "rev-parse", "--verify", "HEAD^{commit}")
+			if err != nil {
+				return rep, fmt.Errorf("fork %s: read the commit of its worktree: %w", id, err)
+			}
+			o.Base = git.Trim(out)
+		}
+	}
+	s, err := Open(ctx, o)
+	if err != nil {
+		return rep, err
+	}
+	defer s.Close()
+	var fill func(ctx context.Context, dir, stateDir string) (int, error)
+	if src != "" {
+		fill = func(ctx context.Context, dir, stateDir string) (int, error) {
+			n, err := copyFiles(ctx, src, dir, stateDir)
+			if err != nil {
+				return 0, fmt.Errorf("copy the files of %s: %w", src, err)
+			}
+			return n, nil
+		}
+	}
+	n, err := s.materializeWith(ctx, ws.Title, fill)
+	if err != nil {
+		return rep, fmt.Errorf("fork %s: %w", id, err)
+	}
+	rep.SessionID, rep.Files, rep.HasFiles = s.ID(), n, src != ""
+	p := s.Parts()
+	for _, ev := range ctl.ActiveEvents() {
+		if _, err := p.Session.Append(ev.Type, "", ev.Data); err != nil {
+			return rep, fmt.Errorf("fork %s: copy its conversation: %w", id, err)
+		}
+		rep.Events++
+	}
+	if err := p.Agent.Note("", agent.NoticeData{Kind: "fork", Text: fmt.Sprintf("Forked from session %s (%d events of its active branch; its checkpoints stay with it).", id, rep.Events)}); err != nil {
+		return rep, fmt.Errorf("fork %s: record the fork notice: %w", id, err)
+	}
+	p.Controller.Reseed()
+	return rep, nil
+}
+
+// copyFiles makes the worktree dst hold exactly the captured files of src
+// (another worktree of the same repository: tracked and untracked, ignored
+// and blocklisted paths excluded), and verifies the result. It returns the
+// number of paths changed.
+func copyFiles(ctx context.Context, src, dst, stateDir string) (int, error) {
+	tmp, err := os.MkdirTemp(stateDir, "fork-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(tmp)
+	from, err := snapshot.Open(ctx, snapshot.Options{Worktree: src, SessionID: "fork", StateDir: tmp + "/src"})
+	if err != nil {
+		return 0, err
+	}
+	defer from.Wait()
+	want, err := from.Capture(ctx, "")
+	if err != nil {
+		return 0, err
+	}
+	to, err := snapshot.Open(ctx, snapshot.Options{Worktree: dst, SessionID: "fork", StateDir: tmp + "/dst"})
+	if err != nil {
+		return 0, err
+	}
+	defer to.Wait()
+	cur, err := to.Capture(ctx, "")
+	if err != nil {
+		return 0, err
+	}
+	res, err := to.Restore(ctx, cur, want.Tree)
+	if err != nil {
+		return 0, err
+	}
+	return len(res.Changes), nil
+}
+
+// Worktree housekeeping.
+
+// WorktreeEntry is a worktree under the data directory.
+type WorktreeEntry = worktree.Entry
+
+// PruneReport says what PruneWorktrees did.
+type PruneReport = worktree.PruneReport
+
+// WorktreeRow is a worktree and whether a saved session uses it.
+type WorktreeRow struct {
+	WorktreeEntry
+	InUse bool
+}
+
+// ListWorktrees lists the session worktrees under the data directory.
+func ListWorktrees(ctx context.Context, dataDir string) ([]WorktreeRow, error) {
+	refd, err := referenced(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	m := &worktree.Manager{DataDir: dataDir}
+	entries, err := m.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]WorktreeRow, 0, len(entries))
+	for _, e := range entries {
+		rows = append(rows, WorktreeRow{WorktreeEntry: e, InUse: refd(e.SessionID)})
+	}
+	return rows, nil
+}
+
+// PruneWorktrees removes worktrees no saved session references, and their
+// checkpoint refs; branches are kept.
+func PruneWorktrees(ctx context.Context, dataDir string, dryRun, force bool) (PruneReport, error) {
+	refd, err := referenced(dataDir)
+	if err != nil {
+		return PruneReport{}, err
+	}
+	m := &worktree.Manager{DataDir: dataDir}
+	return m.Prune(ctx, worktree.PruneOptions{DryRun: dryRun, Force: force, Referenced: refd})
+}
+
+// referenced reports whether a saved session refers to a worktree. A
+// session list that cannot be read is an error: guessing "unreferenced"
+// would let prune delete worktrees in use.
+func referenced(dataDir string) (func(string) bool, error) {
+	list, err := session.List(dataDir)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions (to know which worktrees are in use): %w", err)
+	}
+	ids := map[string]bool{}
+	for _, sm := range list {
+		ids[sm.ID] = true
+	}
+	return func(id string) bool { return ids[id] }, nil
+}
