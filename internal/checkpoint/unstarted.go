@@ -18,9 +18,11 @@ func NewUnstarted(sessionID, noWorkspace string) *Controller {
 // noEvents is the event store of a session that has none.
 type noEvents struct{}
 
-func (noEvents) Append(string, string, any) (session.Event, error) { return session.Event{}, errNotStarted }
-func (noEvents) Events() []session.Event                            { return nil }
-func (noEvents) LastSeq() int64                                     { return 0 }
+func (noEvents) Append(string, string, any) (session.Event, error) {
+	return session.Event{}, errNotStarted
+}
+func (noEvents) Events() []session.Event { return nil }
+func (noEvents) LastSeq() int64          { return 0 }
 
 // notStarted is the timeline of a session that is not on disk yet.
 type notStarted struct{}
