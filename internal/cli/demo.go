@@ -15,7 +15,6 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/command"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
-	"github.com/yolop-dev/yolop/internal/provider"
 )
 
 func newDemoCmd(o *rootOptions) *cobra.Command {
@@ -76,7 +75,7 @@ func runDemo(ctx context.Context, o *rootOptions, dir string) error {
 	}
 	fmt.Fprintf(out, "yolop demo — a git repository at %s\nThe offline sim provider turns prompt lines into real tool calls ($ runs a shell command, write/rm edit files).\n", repo)
 
-	s, err := app.Open(ctx, app.Options{DataDir: dataDir, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}})
+	s, err := app.Open(ctx, app.Options{DataDir: dataDir, Dir: repo, Provider: app.ProviderConfig{Provider: app.ProviderSim}})
 	if err != nil {
 		return err
 	}
