@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/yolop-dev/yolop/internal/blocklist"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,8 +23,8 @@ const DefaultBudget = 60 * time.Second
 const RefPrefix = "refs/yolop/checkpoints/"
 
 // Blocklist names directories that are never captured and never touched by a
-// restore, at any depth.
-var Blocklist = []string{".git", "node_modules", "target", "dist", "build", ".next", ".venv", "venv", ".tox", ".gradle"}
+// restore, at any depth: the list the file tools refuse to write into.
+var Blocklist = blocklist.Dirs
 
 // tmpPrefix names restore's temporary files; they are excluded from captures
 // so an interrupted restore never puts a half-written file into a snapshot.
@@ -312,24 +313,17 @@ func (e *Engine) excludeText() string {
 	return b.String()
 }
 
-// writeIfChanged replaces path atomically unless it already holds content.
+// writeIfChanged writes a scratch file of the private git dir (attributes,
+// excludes, HEAD) unless it already holds content. These files are
+// regenerated from the engine's own state before every use, so they need
+// neither rename nor fsync: a crash mid-write leaves content that differs
+// and is rewritten next time. Durable files go through
+// fsutil.WriteFileAtomic.
 func writeIfChanged(path string, content []byte) error {
 	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, content) {
 		return nil
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-")
-	if err != nil {
-		return fmt.Errorf("snapshot: write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(content); err != nil {
-		tmp.Close()
-		return fmt.Errorf("snapshot: write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("snapshot: write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := os.WriteFile(path, content, 0o600); err != nil {
 		return fmt.Errorf("snapshot: write %s: %w", path, err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/yolop-dev/yolop/internal/fsutil"
 	"io"
 	"io/fs"
 	"os"
@@ -312,34 +313,8 @@ func (t *writeFile) Run(_ context.Context, raw json.RawMessage) (Result, error) 
 // atomicWrite replaces path with data through a temporary file in the same
 // directory, so a reader (or a crash) sees the old content or the new, never
 // a mix. The temporary name starts with a dot and is removed on failure.
-func atomicWrite(path string, data []byte, mode fs.FileMode) (err error) {
-	dir, base := filepath.Split(path)
-	f, err := os.CreateTemp(dir, "."+base+".yolop-*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	// CreateTemp makes the file 0600; set the intended mode explicitly (not
-	// subject to umask, so an existing file's bits survive exactly).
-	if err = f.Chmod(mode); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+func atomicWrite(path string, data []byte, mode fs.FileMode) error {
+	return fsutil.WriteFileAtomic(path, data, mode)
 }
 
 // displayText returns a file's text for Display, or nil when it is too big

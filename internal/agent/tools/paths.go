@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"github.com/yolop-dev/yolop/internal/blocklist"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,8 +11,8 @@ import (
 )
 
 // Blocklist names the directories that checkpoints never capture and that the
-// file tools never write into, at any depth.
-var Blocklist = []string{".git", "node_modules", "target", "dist", "build", ".next", ".venv", "venv", ".tox", ".gradle"}
+// file tools never write into, at any depth: the snapshot engine's list.
+var Blocklist = blocklist.Dirs
 
 // Blocked reports whether any component of the slash- or OS-separated
 // relative path rel is a blocklisted directory name, and returns that
@@ -19,10 +20,8 @@ var Blocklist = []string{".git", "node_modules", "target", "dist", "build", ".ne
 // would create what the snapshot engine treats as a blocklisted entry.
 func Blocked(rel string) (string, bool) {
 	for _, part := range splitPath(filepath.ToSlash(rel)) {
-		for _, b := range Blocklist {
-			if part == b {
-				return part, true
-			}
+		if blocklist.Contains(part) {
+			return part, true
 		}
 	}
 	return "", false

@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/yolop-dev/yolop/internal/fsutil"
 	"io"
 	"os"
 	"path/filepath"
@@ -326,51 +327,10 @@ func (l *File) Sync() error {
 // Close closes the file.
 func (l *File) Close() error { return l.f.Close() }
 
-// SyncDir fsyncs a directory so that entries created or renamed in it
-// survive a crash.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open directory %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("fsync directory %s: %w", dir, err)
-	}
-	return nil
-}
+// SyncDir fsyncs a directory (fsutil.SyncDir).
+func SyncDir(dir string) error { return fsutil.SyncDir(dir) }
 
-// WriteFileAtomic replaces path with data: a temporary file in the same
-// directory (0600), fsync, rename, fsync of the directory. Readers see the
-// old or the new content, never a mix.
+// WriteFileAtomic replaces path with data durably, owner-only (0600).
 func WriteFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	name := tmp.Name()
-	fail := func(err error) error {
-		tmp.Close()
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		return fail(err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return SyncDir(dir)
+	return fsutil.WriteFileAtomic(path, data, 0o600)
 }
