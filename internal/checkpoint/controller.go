@@ -489,25 +489,14 @@ func label(p string) string {
 	return first
 }
 
-// ListForModel implements the checkpoint tool's list action.
+// ListForModel implements the checkpoint tool's list action: the same
+// table every host shows.
 func (c *Controller) ListForModel(ctx context.Context) (string, error) {
 	rows, err := c.List(ctx, false)
 	if err != nil {
 		return "", err
 	}
-	if len(rows) == 0 {
-		return "No checkpoints yet on the active branch.", nil
-	}
-	var b strings.Builder
-	b.WriteString("Checkpoints on the active branch, newest first (each is the state before that turn):\n")
-	for _, r := range rows {
-		ws := "conversation+workspace"
-		if !r.Workspace {
-			ws = "conversation only: " + r.Reason
-		}
-		fmt.Fprintf(&b, "- %s [%s] %q, %d files changed, %s\n", r.ID, r.Status, r.Prompt, r.FilesChanged, ws)
-	}
-	return b.String(), nil
+	return ListText(rows, func(t time.Time) string { return t.UTC().Format(time.RFC3339) }), nil
 }
 
 // QueuePreview implements the checkpoint tool's rewind/undo/redo actions:

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -275,12 +276,7 @@ func firstLine(s string) string {
 	return s
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
+func plural(n int, one, many string) string { return checkpoint.Plural(n, one, many) }
 
 // previewText presents a restore preview and the exact text that confirms
 // it.
@@ -306,24 +302,7 @@ func resultText(r command.Result) string {
 }
 
 func listText(rows []checkpoint.Row) string {
-	if len(rows) == 0 {
-		return "No checkpoints yet: every prompt creates one before it runs."
-	}
-	var b strings.Builder
-	b.WriteString("Checkpoints, newest first:\n")
-	for _, r := range rows {
-		fmt.Fprintf(&b, "  %-5s %-11s %-8s %s  %s", r.ID, r.Status, plural(r.FilesChanged, "file", "files"),
-			r.CreatedAt.Local().Format("2006-01-02 15:04"), firstLine(r.Prompt))
-		if !r.Workspace {
-			fmt.Fprintf(&b, "  [conversation only: %s]", r.Reason)
-		}
-		if r.Abandoned {
-			b.WriteString("  [abandoned]")
-		}
-		b.WriteByte('\n')
-	}
-	b.WriteString("\nPreview a restore with /rewind <checkpoint> [both|conversation|workspace].")
-	return b.String()
+	return checkpoint.ListText(rows, func(t time.Time) string { return t.Local().Format("2006-01-02 15:04") })
 }
 
 func restoredText(r *checkpoint.Restored) string {
@@ -345,6 +324,9 @@ func restoredText(r *checkpoint.Restored) string {
 	}
 	if r.Prompt != "" {
 		fmt.Fprintf(&b, "\nRestored prompt (edit and resend):\n%s\n", r.Prompt)
+	}
+	if r.Warning != "" {
+		fmt.Fprintf(&b, "\nWarning: %s\n", r.Warning)
 	}
 	return b.String()
 }

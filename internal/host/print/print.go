@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
+	"time"
 
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/app"
@@ -146,6 +146,9 @@ func (p *printer) command(ctx context.Context, s Session) int {
 			return ExitOK
 		}
 		fmt.Fprintln(p.o.Stdout, r.Notice)
+		if r.Warning != "" {
+			fmt.Fprintln(p.o.Stderr, "yolop: warning:", r.Warning)
+		}
 		if r.Prompt != "" {
 			fmt.Fprintf(p.o.Stdout, "\nRestored prompt (edit it and send it again if you like):\n%s\n", indent(r.Prompt))
 		}
@@ -160,25 +163,7 @@ func (p *printer) command(ctx context.Context, s Session) int {
 }
 
 func (p *printer) printRows(rows []checkpoint.Row) {
-	if len(rows) == 0 {
-		fmt.Fprintln(p.o.Stdout, "No checkpoints yet on the active branch.")
-		return
-	}
-	tw := tabwriter.NewWriter(p.o.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tWHEN\tSTATUS\tFILES\tWORKSPACE\tPROMPT")
-	for _, r := range rows {
-		ws := "yes"
-		if !r.Workspace {
-			ws = "conversation only: " + r.Reason
-		}
-		id := r.ID
-		if r.Abandoned {
-			id += " (abandoned)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", id, r.CreatedAt.Local().Format("Jan 2 15:04:05"), r.Status, r.FilesChanged, ws, r.Prompt)
-	}
-	tw.Flush()
-	fmt.Fprintln(p.o.Stdout, "\nPreview a restore with /rewind <id> [both|conversation|workspace] (each checkpoint is the state before its turn).")
+	fmt.Fprint(p.o.Stdout, checkpoint.ListText(rows, func(t time.Time) string { return t.Local().Format("Jan 2 15:04:05") }))
 }
 
 // PreviewText renders a preview for humans.

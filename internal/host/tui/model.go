@@ -442,6 +442,9 @@ func (m *model) applyRestore(r *checkpoint.Restored, msg execDoneMsg) {
 	if n := len(m.entries); n == 0 || m.entries[n-1].kind != kindNotice || m.entries[n-1].text != notice {
 		m.addNotice(notice)
 	}
+	if r.Warning != "" {
+		m.addError(r.Warning)
+	}
 	if r.Prompt != "" {
 		m.composer.SetValue(r.Prompt)
 		m.composer.MoveToEnd()

@@ -204,12 +204,7 @@ func ago(now, t time.Time, loc *time.Location) string {
 	return t.In(loc).Format("Jan 2 15:04")
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
+func plural(n int, one, many string) string { return checkpoint.Plural(n, one, many) }
 
 // firstLine is a prompt's first line, marked when more lines follow.
 func firstLine(s string) string {
@@ -235,19 +230,16 @@ func (m *model) pickerLines(w int) []string {
 			if i == p.cursor {
 				cur = "› "
 			}
-			line := fmt.Sprintf("%s%-5s %-11s %-9s %s", cur, r.ID, ago(m.now(), r.CreatedAt, m.loc), plural(r.FilesChanged, "file", "files"), firstLine(r.Prompt))
-			if r.Status != "" && r.Status != "completed" {
-				line += " [" + r.Status + "]"
+			c := r.Cells()
+			line := fmt.Sprintf("%s%-5s %-11s %-9s %s", cur, r.ID, ago(m.now(), r.CreatedAt, m.loc), c.FilesText, firstLine(r.Prompt))
+			if c.Status != "" && c.Status != "completed" {
+				line += " [" + c.Status + "]"
 			}
 			if r.Abandoned {
 				line += " (abandoned)"
 			}
 			if !r.Workspace {
-				reason := r.Reason
-				if reason == "" {
-					reason = "no workspace snapshot"
-				}
-				line += "  conversation only: " + reason
+				line += "  " + c.Workspace
 			}
 			if i == p.cursor {
 				add(st.selected.Render(line))
