@@ -194,7 +194,13 @@ func (a *Agent) RunTurn(ctx context.Context, turnID, prompt string, onUpdate fun
 		if status == StatusCancelled {
 			msg = "cancelled by the user"
 		}
-		_, _ = a.record(EventTurnError, turnID, TurnErrorData{Status: status, Error: msg})
+		if _, rerr := a.record(EventTurnError, turnID, TurnErrorData{Status: status, Error: msg}); rerr != nil {
+			// The turn ends either way; the journal's turn.completed still
+			// records its status, and the user is told the log lacks it.
+			err = fmt.Errorf("%w (and recording it in the event log failed: %v)", err, rerr)
+			onUpdate(Update{Kind: UpdateError, Text: err.Error()})
+			return Outcome{Status: status, Err: err}
+		}
 		if status == StatusCancelled {
 			return Outcome{Status: status}
 		}
@@ -243,9 +249,19 @@ func (a *Agent) RunTurn(ctx context.Context, turnID, prompt string, onUpdate fun
 		if len(msg.ToolCalls) == 0 {
 			return Outcome{Status: StatusCompleted, Text: msg.Text}
 		}
+		// toolErr is an infrastructure failure of a tool (not a problem the
+		// model can fix, which is a tool result): the turn fails with it so
+		// the user sees it, after every call has a result.
+		var toolErr error
 		for _, call := range msg.ToolCalls {
-			if ctx.Err() != nil {
-				_, _ = a.record(EventToolResult, turnID, ToolResultData{CallID: call.ID, Name: call.Name, Content: "cancelled before it ran", IsError: true})
+			if ctx.Err() != nil || toolErr != nil {
+				why := "cancelled before it ran"
+				if toolErr != nil {
+					why = "not run: an earlier tool call failed"
+				}
+				if _, err := a.record(EventToolResult, turnID, ToolResultData{CallID: call.ID, Name: call.Name, Content: why, IsError: true}); err != nil {
+					return Outcome{Status: StatusFailed, Err: fmt.Errorf("record tool result: %w", err)}
+				}
 				continue
 			}
 			info := a.toolInfo(call)
@@ -254,6 +270,9 @@ func (a *Agent) RunTurn(ctx context.Context, turnID, prompt string, onUpdate fun
 			res, err := a.cfg.Tools.Run(ctx, call.Name, call.Arguments)
 			if err != nil {
 				res = tools.Result{Content: "tool failed: " + err.Error(), IsError: true}
+				if ctx.Err() == nil {
+					toolErr = fmt.Errorf("tool %s: %w", call.Name, err)
+				}
 			}
 			done := info
 			applyDisplay(&done, res.Display)
@@ -271,6 +290,9 @@ func (a *Agent) RunTurn(ctx context.Context, turnID, prompt string, onUpdate fun
 				hitTool = true
 				a.cfg.Failpoint("turn.after_tool")
 			}
+		}
+		if toolErr != nil {
+			return fail(StatusFailed, toolErr)
 		}
 	}
 	return fail(StatusFailed, fmt.Errorf("the model used %d steps without finishing; ask it to continue", a.cfg.MaxSteps))
