@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -168,8 +167,12 @@ func wantsJSON(args []string) bool {
 
 // writeError prints the one JSON object of a failed invocation.
 func writeError(w io.Writer, err error, code string) {
-	b, _ := json.Marshal(map[string]string{"error": err.Error(), "code": code})
-	fmt.Fprintln(w, string(b))
+	b, jerr := printhost.JSONLine(map[string]string{"error": err.Error(), "code": code})
+	if jerr != nil {
+		fmt.Fprintln(w, `{"error":"encoding the error failed","code":"internal"}`)
+		return
+	}
+	fmt.Fprint(w, string(b))
 }
 
 // rootArgs rejects positional arguments with a hint: after -p they are

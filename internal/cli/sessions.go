@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"text/tabwriter"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	printhost "github.com/yolop-dev/yolop/internal/host/print"
 )
 
 func newSessionsCmd(o *rootOptions) *cobra.Command {
@@ -107,11 +107,11 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 }
 
 func writeJSON(o *rootOptions, v any) error {
-	b, err := json.Marshal(v)
+	b, err := printhost.JSONLine(v)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintln(o.io.Out, string(b))
+	_, err = o.io.Out.Write(b)
 	return err
 }
 

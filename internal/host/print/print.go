@@ -4,6 +4,7 @@
 package print
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -80,11 +81,23 @@ func (p *printer) json(v any) {
 	if m, ok := v.(map[string]any); ok && len(p.repairs) > 0 {
 		m["repairs"] = p.repairs
 	}
-	b, err := json.Marshal(v)
+	b, err := JSONLine(v)
 	if err != nil {
-		b, _ = json.Marshal(map[string]string{"error": err.Error(), "code": "internal"})
+		b, _ = JSONLine(map[string]string{"error": err.Error(), "code": "internal"})
 	}
-	fmt.Fprintln(p.o.Stdout, string(b))
+	fmt.Fprint(p.o.Stdout, string(b))
+}
+
+// JSONLine encodes v as one line of JSON for scripts: no HTML escaping
+// (a prompt's <, > and & stay as they are), newline-terminated.
+func JSONLine(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // fail reports an error in the selected format and returns its exit code.
