@@ -201,7 +201,11 @@ the conversation and of the session's own git worktree, so any turn can be
 undone exactly (files changed by shell commands included) and redone.
 
 Run without flags for the interactive terminal UI, with -p for one turn, or
-with --acp to serve an editor over the Agent Client Protocol.`,
+with --acp to serve an editor over the Agent Client Protocol.
+
+A prompt whose first word matches ^/[a-z][a-z0-9-]*$ is a slash command
+(/rewind, /undo, /redo, ...); /usr/bin/foo or /src/main.go:12 start an
+ordinary prompt, and //text sends /text literally.`,
 		Example: `  yolop demo                                   # a 10-second offline tour
   yolop -p '$ echo hello > hello.txt'          # one turn (the offline sim provider runs the shell line)
   yolop -c -p /rewind                          # list checkpoints of the latest session

@@ -87,3 +87,34 @@ func TestUnknownCommandSuggests(t *testing.T) {
 		t.Errorf("Parse(/xyzzy) = %v; want no suggestion", err)
 	}
 }
+
+func TestIsCommand(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]bool{
+		"/rewind":                          true,
+		"/rewind cp2 both":                 true,
+		"/rewnd":                           true, // a command, unknown: the parser suggests /rewind
+		"/undo\n":                          true,
+		"/compact-now":                     true,
+		"/usr/bin/foo crashes, please fix": false,
+		"/src/main.go:12 panics":           false,
+		"//rewind is a word I like":        false,
+		" /rewind":                         false,
+		"/Rewind":                          false,
+		"/9lives":                          false,
+		"fix /rewind":                      false,
+		"":                                 false,
+		"/":                                false,
+		"/rewind\tcp2":                     true,
+		"/help\nand then some text":        true,
+	} {
+		if got := IsCommand(in); got != want {
+			t.Errorf("IsCommand(%q) = %v, want %v", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{"//text": "/text", "///x": "//x", "/usr/bin": "/usr/bin", "plain": "plain"} {
+		if got := Prompt(in); got != want {
+			t.Errorf("Prompt(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
