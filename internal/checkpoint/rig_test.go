@@ -3,8 +3,6 @@ package checkpoint_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -159,53 +157,21 @@ type entry struct {
 	Data string // content hash, or link target
 }
 
-// manifest describes every file and symlink under root except .git.
+// manifest describes every file and symlink under root except .git, as a
+// snapshot promises to restore it: git records a file's type and its
+// executable bit, nothing else of its mode.
 func manifest(t testing.TB, root string) map[string]entry {
 	t.Helper()
 	m := map[string]entry{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		if rel == ".git" {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			return nil
-		}
-		st, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		// Git records a file's type and its executable bit, nothing else of
-		// its mode; that is what a snapshot promises to restore.
-		e := entry{Mode: st.Mode().Type() | 0o644}
-		if st.Mode().IsRegular() && st.Mode().Perm()&0o100 != 0 {
+	for rel, g := range gittest.Manifest(t, root, gittest.ManifestOptions{}) {
+		e := entry{Mode: g.Type | 0o644, Data: g.Hash}
+		if g.Exec() {
 			e.Mode |= 0o111
 		}
-		if st.Mode()&fs.ModeSymlink != 0 {
-			tgt, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			e.Data = "-> " + tgt
-		} else {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(b)
-			e.Data = hex.EncodeToString(sum[:8])
+		if g.Type == fs.ModeSymlink {
+			e.Data = "-> " + g.Link
 		}
-		m[filepath.ToSlash(rel)] = e
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+		m[rel] = e
 	}
 	return m
 }
@@ -313,11 +279,5 @@ func eventsText(t testing.TB, evs []session.Event) string {
 
 func write(t testing.TB, root, rel, content string) {
 	t.Helper()
-	p := filepath.Join(root, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	gittest.WriteFile(t, root, rel, content)
 }

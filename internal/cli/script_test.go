@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -20,6 +21,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/yolop-dev/yolop/internal/cli"
+	"github.com/yolop-dev/yolop/internal/git/gittest"
 )
 
 // exitFileVar names the file where the yolop command records its exit code,
@@ -262,46 +264,22 @@ func cmdManifest(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: manifest [-skip REL]... DIR OUT")
 	}
 	root := ts.MkAbs(args[0])
+	m, err := gittest.ReadManifest(root, gittest.ManifestOptions{Dirs: true, Skip: func(rel string) bool {
+		return path.Base(rel) == ".git" || skip[rel]
+	}})
+	ts.Check(err)
 	var lines []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == root {
-			return nil
-		}
-		rel, _ := filepath.Rel(root, p)
-		rel = filepath.ToSlash(rel)
-		if d.Name() == ".git" || skip[rel] {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		info, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		switch {
-		case info.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			lines = append(lines, fmt.Sprintf("%s symlink -> %s", rel, target))
-		case info.IsDir():
+	for rel, e := range m {
+		switch e.Type {
+		case fs.ModeSymlink:
+			lines = append(lines, fmt.Sprintf("%s symlink -> %s", rel, e.Link))
+		case fs.ModeDir:
 			lines = append(lines, fmt.Sprintf("%s/ dir", rel))
 		default:
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(b)
-			lines = append(lines, fmt.Sprintf("%s file %04o %s", rel, info.Mode().Perm(), hex.EncodeToString(sum[:])))
+			lines = append(lines, fmt.Sprintf("%s file %04o %s", rel, e.Perm, e.Hash))
 		}
-		return nil
-	})
-	ts.Check(err)
+	}
+	sort.Strings(lines)
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 }
 

@@ -3,8 +3,6 @@ package snapshot
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -25,42 +23,15 @@ func TestMain(m *testing.M) { os.Exit(gittest.Main(m)) }
 func manifest(t testing.TB, root string) map[string]string {
 	t.Helper()
 	m := map[string]string{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		if rel == "." {
-			return nil
-		}
-		if d.Name() == ".git" && rel == ".git" {
-			return filepath.SkipDir
-		}
-		st, err := os.Lstat(path)
-		if err != nil {
-			return err
-		}
-		switch {
-		case st.Mode()&fs.ModeSymlink != 0:
-			tgt, err := os.Readlink(path)
-			if err != nil {
-				return err
-			}
-			m[rel] = "link -> " + tgt
-		case st.IsDir():
-			m[rel] = "dir"
+	for rel, e := range gittest.Manifest(t, root, gittest.ManifestOptions{Dirs: true}) {
+		switch e.Type {
+		case fs.ModeSymlink:
+			m[filepath.FromSlash(rel)] = "link -> " + e.Link
+		case fs.ModeDir:
+			m[filepath.FromSlash(rel)] = "dir"
 		default:
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(b)
-			m[rel] = fmt.Sprintf("file %v %s", st.Mode().Perm()&0o111 != 0, hex.EncodeToString(sum[:8]))
+			m[filepath.FromSlash(rel)] = fmt.Sprintf("file %v %s", e.Exec(), e.Hash[:16])
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return m
 }

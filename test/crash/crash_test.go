@@ -188,48 +188,20 @@ type file struct {
 	data []byte
 }
 
-// files reads every file and symlink of the worktree except .git.
+// files reads every file and symlink of the worktree except .git: what a
+// snapshot promises to restore (type, executable bit, bytes).
 func (e *env) files() map[string]file {
 	e.t.Helper()
 	m := map[string]file{}
-	err := filepath.WalkDir(e.root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	for rel, g := range gittest.Manifest(e.t, e.root, gittest.ManifestOptions{}) {
+		f := file{mode: g.Type | 0o644, data: g.Data}
+		if g.Exec() {
+			f.mode |= 0o111
 		}
-		rel, _ := filepath.Rel(e.root, p)
-		if rel == ".git" {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
+		if g.Type == fs.ModeSymlink {
+			f.data = []byte(g.Link)
 		}
-		if d.IsDir() {
-			return nil
-		}
-		st, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		f := file{mode: st.Mode().Type() | 0o644}
-		if st.Mode()&fs.ModeSymlink != 0 {
-			t, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			f.data = []byte(t)
-		} else {
-			if st.Mode().Perm()&0o100 != 0 {
-				f.mode |= 0o111
-			}
-			if f.data, err = os.ReadFile(p); err != nil {
-				return err
-			}
-		}
-		m[filepath.ToSlash(rel)] = f
-		return nil
-	})
-	if err != nil {
-		e.t.Fatal(err)
+		m[rel] = f
 	}
 	return m
 }
@@ -622,11 +594,5 @@ func quoteNote(notes []string) string {
 
 func write(t *testing.T, root, rel, content string) {
 	t.Helper()
-	p := filepath.Join(root, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	gittest.WriteFile(t, root, rel, content)
 }
