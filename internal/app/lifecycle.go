@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -174,6 +175,9 @@ type RemoveReport struct {
 	Worktree string   // "" when the session had none
 	Branch   string   // kept
 	Refs     []string // checkpoint refs deleted
+	// Damaged says why the session's description could not be read; its
+	// worktree, if it had one, was left for `yolop worktree prune`.
+	Damaged string
 }
 
 // DirtyError is returned when a worktree has uncommitted changes and
@@ -191,11 +195,21 @@ func RemoveSession(ctx context.Context, dataDir, id string, force bool) (RemoveR
 	}
 	// Taking the lock proves no other process is using the session.
 	s, err := session.Open(dataDir, id)
-	if err != nil && !errors.Is(err, session.ErrCorrupt) {
-		return rep, err
+	if s == nil && (errors.Is(err, session.ErrCorrupt) || errors.Is(err, fs.ErrNotExist)) {
+		// workspace.json cannot be read, so the worktree cannot be named:
+		// remove the session directory only. The worktree (if any) is
+		// then unreferenced, and prune removes it, refusing while it holds
+		// uncommitted changes.
+		dir, unlock, lerr := session.LockForRemoval(dataDir, id)
+		if lerr != nil {
+			return rep, lerr
+		}
+		defer unlock()
+		rep.Damaged = err.Error()
+		return rep, os.RemoveAll(dir)
 	}
-	if s == nil {
-		return rep, fmt.Errorf("session %s cannot be opened to remove it: %w", id, err)
+	if err != nil {
+		return rep, err
 	}
 	ws := s.Workspace()
 	if ws.Worktree != nil {

@@ -131,6 +131,9 @@ func removeSession(ctx context.Context, o *rootOptions, id string, force bool) e
 	if err != nil {
 		return err
 	}
+	if rep.Damaged != "" {
+		fmt.Fprintf(o.io.Out, "session %s was damaged (%s): its worktree, if it had one, is now unreferenced; `yolop worktree prune` removes it (it keeps one with uncommitted changes unless --force)\n", id, rep.Damaged)
+	}
 	fmt.Fprintf(o.io.Out, "removed session %s\n", id)
 	return nil
 }

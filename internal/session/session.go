@@ -311,6 +311,21 @@ func Open(dataDir, id string) (*Session, error) {
 	return s, nil
 }
 
+// LockForRemoval takes a session's lock without reading it, for removing a
+// session whose files are damaged. It returns the session directory and
+// the function that releases the lock.
+func LockForRemoval(dataDir, id string) (dir string, unlock func(), err error) {
+	dir, err = sessionDir(dataDir, id)
+	if err != nil {
+		return "", nil, err
+	}
+	lock, err := acquireLock(dir, id)
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, func() { releaseLock(lock) }, nil
+}
+
 func open(dir, id string, lock *os.File) (*Session, error) {
 	if err := fixPerms(dir); err != nil {
 		return nil, err
