@@ -34,6 +34,8 @@ const ProviderSim = provider.NameSim
 var (
 	ErrLocked   = session.ErrLocked
 	ErrNotFound = session.ErrNotFound
+	// ErrUnknownProvider: the provider name is not one yolop knows.
+	ErrUnknownProvider = provider.ErrUnknown
 )
 
 // ResolveProvider merges the provider flags with the environment and the
@@ -396,4 +398,20 @@ func referenced(dataDir string) (func(string) bool, error) {
 		ids[sm.ID] = true
 	}
 	return func(id string) bool { return ids[id] }, nil
+}
+
+// CheckpointIDs lists the checkpoints of a saved session's active branch,
+// newest first, with their prompt labels (for shell completion). It reads
+// the session without taking its lock and runs no git process.
+func CheckpointIDs(ctx context.Context, dataDir, id string) ([]checkpoint.Row, error) {
+	s, err := session.OpenReadOnly(dataDir, id)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	ctl, err := readController(s)
+	if err != nil {
+		return nil, err
+	}
+	return ctl.List(ctx, false)
 }

@@ -239,6 +239,14 @@ ordinary prompt, and //text sends /text literally.`,
 	cmd.Flags().BoolVar(&o.acp, "acp", false, "serve the Agent Client Protocol on stdin/stdout")
 	cmd.Flags().StringVar(&o.worktree, "worktree", app.WorktreeAlways, "session worktree: always (inside a git repository) or off")
 	f.StringVar(&o.dataDir, "data-dir", "", "data directory (default $YOLOP_DATA_DIR or $XDG_DATA_HOME/yolop)")
+	// Completion functions cannot fail a command: a failure means no
+	// suggestions.
+	_ = cmd.RegisterFlagCompletionFunc("session", completeSessionIDs(o))
+	_ = cmd.RegisterFlagCompletionFunc("print", completePrompt(o))
+	cmd.InitDefaultCompletionCmd()
+	if cc, _, err := cmd.Find([]string{"completion"}); err == nil && cc != cmd {
+		cc.Example = "  yolop completion bash > ~/.local/share/bash-completion/completions/yolop\n  yolop completion zsh > \"${fpath[1]}/_yolop\"\n  yolop completion fish > ~/.config/fish/completions/yolop.fish"
+	}
 	cmd.AddCommand(newVersionCmd(o), newSessionsCmd(o), newCheckpointsCmd(o), newWorktreeCmd(o), newDemoCmd(o))
 	return cmd
 }
@@ -276,6 +284,9 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 	}
 	pcfg, err := o.providerConfig()
 	if err != nil {
+		if errors.Is(err, app.ErrUnknownProvider) && o.provider != "" {
+			return o.report(usagef("--provider: %v", err), 2)
+		}
 		return o.report(err, 1)
 	}
 	opts := app.Options{DataDir: dataDir, Dir: o.dir, SessionID: o.sessionID, Continue: o.cont, Worktree: o.worktree, Provider: pcfg}
@@ -358,9 +369,10 @@ func shellQuote(s string) string {
 
 func newVersionCmd(o *rootOptions) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print yolop's version",
-		Args:  noArgs,
+		Use:     "version",
+		Example: `  yolop version`,
+		Short:   "Print yolop's version",
+		Args:    noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			fmt.Fprintln(o.io.Out, "yolop", Version)
 			return nil

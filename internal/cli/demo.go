@@ -20,9 +20,10 @@ import (
 func newDemoCmd(o *rootOptions) *cobra.Command {
 	var keep string
 	cmd := &cobra.Command{
-		Use:   "demo",
-		Short: "A short offline tour: three turns, a rewind, and a redo, in a temporary git repository",
-		Args:  cobra.NoArgs,
+		Use:     "demo",
+		Example: `  yolop demo                 # a throwaway repository and data directory, removed afterwards`,
+		Short:   "A short offline tour: three turns, a rewind, and a redo, in a temporary git repository",
+		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runDemo(c.Context(), o, keep)
 		},

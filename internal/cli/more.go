@@ -19,9 +19,13 @@ func newCheckpointsCmd(o *rootOptions) *cobra.Command {
 	var format string
 	var all bool
 	cmd := &cobra.Command{
-		Use:   "checkpoints ID",
-		Short: "List a session's checkpoints (the same as /rewind)",
-		Args:  sessionArg,
+		Use: "checkpoints ID",
+		Example: `  yolop checkpoints s_01jf…               # the active branch, newest first
+  yolop checkpoints s_01jf… --all         # abandoned turns too
+  yolop checkpoints s_01jf… --output-format json`,
+		Short:             "List a session's checkpoints (the same as /rewind)",
+		Args:              sessionArg,
+		ValidArgsFunction: completeSessionIDs(o),
 		RunE: func(c *cobra.Command, args []string) error {
 			if format != "text" && format != "json" {
 				return usagef("--output-format must be text or json, not %q", format)
@@ -58,13 +62,15 @@ func newCheckpointsCmd(o *rootOptions) *cobra.Command {
 
 func newWorktreeCmd(o *rootOptions) *cobra.Command {
 	cmd := &cobra.Command{Use: "worktree", Short: "Session worktrees: list and prune", Args: noArgs,
+		Example: "  yolop worktree list\n  yolop worktree prune --dry-run",
 		RunE: func(c *cobra.Command, _ []string) error {
-			return usagef("yolop worktree needs a subcommand: %s", subcommandNames(c))
+			return c.Help()
 		}}
 	list := &cobra.Command{
-		Use:   "list",
-		Short: "List session worktrees under the data directory",
-		Args:  noArgs,
+		Use:     "list",
+		Example: `  yolop worktree list`,
+		Short:   "List session worktrees under the data directory",
+		Args:    noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			dataDir, err := o.resolveDataDir()
 			if err != nil {
@@ -88,7 +94,9 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 	}
 	var dry, force bool
 	prune := &cobra.Command{
-		Use:   "prune",
+		Use: "prune",
+		Example: `  yolop worktree prune --dry-run    # what would go
+  yolop worktree prune              # remove worktrees no session uses (branches are kept)`,
 		Short: "Remove worktrees no session references, and their checkpoint refs (branches are kept)",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {

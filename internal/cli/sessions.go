@@ -16,7 +16,9 @@ import (
 func newSessionsCmd(o *rootOptions) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
-		Use:   "sessions",
+		Use: "sessions",
+		Example: `  yolop sessions
+  yolop sessions --output-format json`,
 		Short: "List sessions, newest first",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -49,9 +51,11 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&format, "output-format", "text", "text or json")
 	show := &cobra.Command{
-		Use:   "show ID",
-		Short: "Show one session: its worktree, branch and active turns",
-		Args:  sessionArg,
+		Use:               "show ID",
+		Example:           `  yolop sessions show s_01jf…`,
+		Short:             "Show one session: its worktree, branch and active turns",
+		Args:              sessionArg,
+		ValidArgsFunction: completeSessionIDs(o),
 		RunE: func(c *cobra.Command, args []string) error {
 			dataDir, err := o.resolveDataDir()
 			if err != nil {
@@ -80,27 +84,33 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 	}
 	var force bool
 	rm := &cobra.Command{
-		Use:   "rm ID",
-		Short: "Remove a session, its worktree and its checkpoint refs (the branch is kept)",
-		Args:  sessionArg,
+		Use: "rm ID",
+		Example: `  yolop sessions rm s_01jf…
+  yolop sessions rm s_01jf… --force   # also when its worktree has uncommitted changes`,
+		Short:             "Remove a session, its worktree and its checkpoint refs (the branch is kept)",
+		Args:              sessionArg,
+		ValidArgsFunction: completeSessionIDs(o),
 		RunE: func(c *cobra.Command, args []string) error {
 			return removeSession(c.Context(), o, args[0], force)
 		},
 	}
 	rm.Flags().BoolVar(&force, "force", false, "remove the worktree even with uncommitted changes")
 	fork := &cobra.Command{
-		Use:   "fork ID",
-		Short: "Start a new session from the valid part of a (read-only) session",
-		Args:  sessionArg,
+		Use:               "fork ID",
+		Example:           `  yolop sessions fork s_01jf…`,
+		Short:             "Start a new session from the valid part of a (read-only) session",
+		Args:              sessionArg,
+		ValidArgsFunction: completeSessionIDs(o),
 		RunE: func(c *cobra.Command, args []string) error {
 			return forkSession(c.Context(), o, args[0])
 		},
 	}
 	list := &cobra.Command{
-		Use:   "list",
-		Short: "List sessions, newest first (the same as `yolop sessions`)",
-		Args:  noArgs,
-		RunE:  cmd.RunE,
+		Use:     "list",
+		Example: `  yolop sessions list --output-format json`,
+		Short:   "List sessions, newest first (the same as `yolop sessions`)",
+		Args:    noArgs,
+		RunE:    cmd.RunE,
 	}
 	cmd.AddCommand(list, show, rm, fork)
 	return cmd

@@ -146,8 +146,8 @@ func Resolve(flags Config, env func(string) string, settingsPath string) (Config
 		}
 	}
 	if !knownName(out.Provider) {
-		return Config{}, fmt.Errorf("unknown provider %q (choose one of %s via --provider, YOLOP_PROVIDER or provider in %s)",
-			out.Provider, strings.Join(knownNames, ", "), settingsName(settingsPath))
+		return Config{}, fmt.Errorf("%w %q (choose one of %s via --provider, YOLOP_PROVIDER or provider in %s)",
+			ErrUnknown, out.Provider, strings.Join(knownNames, ", "), settingsName(settingsPath))
 	}
 
 	sec := section(out.Provider)

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -57,6 +58,10 @@ func Registered() []string {
 	sort.Strings(names)
 	return names
 }
+
+// ErrUnknown is wrapped by the error for a provider name yolop does not
+// know.
+var ErrUnknown = errors.New("unknown provider")
 
 var knownNames = []string{NameSim, NameOpenAI, NameAnthropic}
 

@@ -1,0 +1,29 @@
+package cli
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// TestEveryCommandHasAnExample: --help of every command shows how to use
+// it, not only its flags.
+func TestEveryCommandHasAnExample(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	root := newRoot(IO{Out: &out, ErrOut: &out})
+	root.InitDefaultHelpCmd()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.IsAvailableCommand() || c == root {
+			if c.Example == "" && c.Name() != "help" && c.Parent() != nil && c.Parent().Name() != "completion" {
+				t.Errorf("%s has no example in its --help", c.CommandPath())
+			}
+		}
+		for _, sc := range c.Commands() {
+			walk(sc)
+		}
+	}
+	walk(root)
+}
