@@ -109,7 +109,7 @@ func DescribeSession(dataDir, id string) (SessionRow, error) {
 
 func describe(dataDir string, sm session.Summary) SessionRow {
 	w := sm.Workspace
-	out := SessionRow{SessionID: sm.ID, Title: w.Title, Created: w.Created, Updated: w.Updated, RepoRoot: w.RepoRoot, ActiveRoot: w.ActiveRoot, Workspace: w.Kind == session.KindWorktree, Reason: w.NoWorkspaceReason, State: "ok", Dir: sm.Dir}
+	out := SessionRow{SessionID: sm.ID, Title: w.Title, Created: checkpoint.JSONTime(w.Created), Updated: checkpoint.JSONTime(w.Updated), RepoRoot: w.RepoRoot, ActiveRoot: w.ActiveRoot, Workspace: w.Kind == session.KindWorktree, Reason: w.NoWorkspaceReason, State: "ok", Dir: sm.Dir}
 	if w.Worktree != nil {
 		out.Worktree, out.Branch = w.Worktree.Path, w.Worktree.Branch
 	}

@@ -437,7 +437,7 @@ func (c *Controller) List(ctx context.Context, all bool) ([]Row, error) {
 		if cp == nil {
 			continue
 		}
-		row := Row{ID: cp.ID, Prompt: label(cp.Prompt), CreatedAt: cp.Created.UTC(), Status: cp.Status, Workspace: cp.Snapshot != nil && c.cfg.Snapshots != nil}
+		row := Row{ID: cp.ID, Title: label(cp.Prompt), Prompt: cp.Prompt, CreatedAt: JSONTime(cp.Created), Status: cp.Status, Workspace: cp.Snapshot != nil && c.cfg.Snapshots != nil}
 		if cp.Open {
 			row.Status = "running"
 		}

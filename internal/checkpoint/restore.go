@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/snapshot"
@@ -136,7 +137,7 @@ func (c *Controller) turnsDiffLocked(from, to string) []TurnRef {
 	out := []TurnRef{}
 	for _, cp := range c.chainLocked(from) {
 		if !keep[cp.ID] {
-			out = append(out, TurnRef{ID: cp.ID, Prompt: label(cp.Prompt)})
+			out = append(out, TurnRef{ID: cp.ID, Title: label(cp.Prompt), Prompt: cp.Prompt})
 		}
 	}
 	return out
@@ -186,7 +187,7 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 				return nil, &Error{Code: CodeCaptureFailed, Msg: "could not compare the files with the checkpoint: " + err.Error() + "; nothing was changed", Err: err}
 			}
 			for _, ch := range changes {
-				pv.Paths = append(pv.Paths, PathChange{Path: ch.Path, Change: string(ch.Kind)})
+				pv.Paths = append(pv.Paths, NewPathChange(ch.Path, string(ch.Kind)))
 			}
 			sortChanges(pv.Paths)
 			// Paths changed since yolop last left the workspace were not
@@ -198,7 +199,11 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 					return nil, &Error{Code: CodeCaptureFailed, Msg: "could not compare the files with the end of the last turn: " + err.Error() + "; nothing was changed", Err: err}
 				}
 				for _, ch := range outside {
-					pv.Warnings = append(pv.Warnings, Warning{Kind: "changed_outside_turns", Path: ch.Path})
+					w := Warning{Kind: "changed_outside_turns", Path: ch.Path}
+					if !utf8.ValidString(ch.Path) {
+						w.PathBytes = []byte(ch.Path)
+					}
+					pv.Warnings = append(pv.Warnings, w)
 				}
 			}
 			list, err := c.cfg.Snapshots.Excluded(ctx)

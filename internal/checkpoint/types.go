@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Mode names which state a restore changes.
@@ -71,7 +72,10 @@ type Request struct {
 
 // Row is one line of a checkpoint listing.
 type Row struct {
-	ID           string    `json:"id"`
+	ID string `json:"id"`
+	// Title is the prompt's first line, shortened for lists; Prompt is the
+	// whole prompt, exactly as sent.
+	Title        string    `json:"title"`
 	Prompt       string    `json:"prompt"`
 	CreatedAt    time.Time `json:"created_at"`
 	Status       string    `json:"status"`
@@ -84,19 +88,38 @@ type Row struct {
 // TurnRef names a turn in a preview.
 type TurnRef struct {
 	ID     string `json:"id"`
-	Prompt string `json:"prompt"`
+	Title  string `json:"title"`  // the prompt's first line, shortened
+	Prompt string `json:"prompt"` // the whole prompt
 }
 
 // PathChange is one path a workspace restore will change.
 type PathChange struct {
-	Path   string `json:"path"`
-	Change string `json:"change"` // added, modified, deleted, type_changed, mode_changed
+	Path string `json:"path"`
+	// PathBytes holds the exact bytes of a path that is not valid UTF-8
+	// (JSON shows Path with replacement characters); base64 in JSON.
+	PathBytes []byte `json:"path_bytes,omitempty"`
+	Change    string `json:"change"` // added, modified, deleted, type_changed, mode_changed
 }
+
+// NewPathChange describes a changed path, keeping the exact bytes of a
+// name that is not valid UTF-8.
+func NewPathChange(path, change string) PathChange {
+	pc := PathChange{Path: path, Change: change}
+	if !utf8.ValidString(path) {
+		pc.PathBytes = []byte(path)
+	}
+	return pc
+}
+
+// JSONTime is how JSON output writes a time: RFC 3339 in UTC with at most
+// millisecond precision.
+func JSONTime(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 
 // Warning is something the user should know before confirming.
 type Warning struct {
-	Kind string `json:"kind"` // changed_outside_turns, ...
-	Path string `json:"path"`
+	Kind      string `json:"kind"` // changed_outside_turns, ...
+	Path      string `json:"path"`
+	PathBytes []byte `json:"path_bytes,omitempty"` // as in PathChange
 }
 
 // Preview describes exactly what a confirmed restore will change.
