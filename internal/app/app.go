@@ -363,6 +363,7 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 		return TurnResult{}, err
 	}
 	defer end()
+	created := !s.Exists()
 	if err := s.materialize(ctx, titleOf(text)); err != nil {
 		return TurnResult{}, err
 	}
@@ -378,9 +379,15 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	if out.PendingErr != nil {
 		res.Text = strings.TrimSpace(res.Text + "\n\nThe requested checkpoint preview could not be built: " + out.PendingErr.Error())
 	}
-	if err := s.touch(p, text); err != nil {
-		res.Warning = fmt.Sprintf("the turn ran, but the session's description could not be updated (%v); its title and last-used time may be stale", err)
+	var warnings []string
+	if created && p.Snapshots == nil {
+		// Said once per session: on the turn that created it.
+		warnings = append(warnings, "conversation only — files are not snapshotted here ("+p.NoWorkspace+"); rewind restores the conversation, not the files")
 	}
+	if err := s.touch(p, text); err != nil {
+		warnings = append(warnings, fmt.Sprintf("the turn ran, but the session's description could not be updated (%v); its title and last-used time may be stale", err))
+	}
+	res.Warning = strings.Join(warnings, "; ")
 	return res, nil
 }
 

@@ -348,6 +348,9 @@ func (s *server) runTurn(ctx context.Context, l *live, text string) (sdk.StopRea
 			s.say(id, "\nThe turn failed: "+res.Error+"\n")
 		}
 	}
+	if res.Warning != "" {
+		s.say(id, "\n\nNote: "+res.Warning+"\n")
+	}
 	if res.Pending != nil {
 		s.say(id, "\n\nThe model asked for a restore. Nothing has changed yet.\n\n"+previewText(res.Pending))
 	}

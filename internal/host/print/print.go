@@ -237,6 +237,9 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 		if res.Error != "" {
 			out["error"] = res.Error
 		}
+		if res.Warning != "" {
+			out["warning"] = res.Warning
+		}
 		if res.Pending != nil {
 			out["pending"] = pendingJSON{Preview: res.Pending, Token: res.Pending.Token, Confirm: p.confirmLine(res.Pending.Command)}
 		}
@@ -252,7 +255,10 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 	case res.Error != "":
 		fmt.Fprintf(p.o.Stderr, "yolop: turn %s %s: %s\n", res.CheckpointID, res.Status, res.Error)
 	case exit == ExitInterrupted:
-		fmt.Fprintf(p.o.Stderr, "yolop: turn %s interrupted; what it did so far is kept (/undo previews undoing it)\n", res.CheckpointID)
+		fmt.Fprintf(p.o.Stderr, "yolop: turn %s cancelled; what it did so far is kept (/undo previews undoing it)\n", res.CheckpointID)
+	}
+	if res.Warning != "" {
+		fmt.Fprintln(p.o.Stderr, "yolop: warning:", res.Warning)
 	}
 	if res.Pending != nil {
 		fmt.Fprintln(p.o.Stdout, "\nThe agent asked for a restore. Nothing has changed yet.")

@@ -361,6 +361,9 @@ func (m *model) handleTurnDone(msg turnDoneMsg) tea.Cmd {
 	case "interrupted":
 		m.addNotice("turn interrupted")
 	}
+	if res.Warning != "" {
+		m.addNotice(res.Warning)
+	}
 	if res.Pending != nil {
 		m.addNotice("the model asked for a restore: review the preview and confirm it, or press Esc to cancel")
 		m.picker = &picker{stage: stageConfirm, preview: res.Pending}
