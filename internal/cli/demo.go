@@ -17,19 +17,50 @@ import (
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
 )
 
+type demoOptions struct {
+	dir  string
+	keep bool
+}
+
 func newDemoCmd(o *rootOptions) *cobra.Command {
-	var keep string
+	var d demoOptions
 	cmd := &cobra.Command{
-		Use:     "demo",
-		Example: `  yolop demo                 # a throwaway repository and data directory, removed afterwards`,
-		Short:   "A short offline tour: three turns, a rewind, and a redo, in a temporary git repository",
-		Args:    cobra.NoArgs,
+		Use: "demo",
+		Example: `  yolop demo                 # a throwaway repository and data directory, removed afterwards
+  yolop demo --keep          # keep them, and print how to continue the session`,
+		Short: "A short offline tour: three turns, a rewind, and a redo, in a temporary git repository",
+		Long: `A short offline tour with the sim provider: three turns, a rewind, and a redo,
+in a git repository of its own with a data directory of its own, so your
+session list is untouched. Both are removed afterwards unless --keep.`,
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return runDemo(c.Context(), o, keep)
+			return runDemo(c.Context(), o, d)
 		},
 	}
-	cmd.Flags().StringVar(&keep, "dir", "", "create the demo repository here instead of a temporary directory")
+	cmd.Flags().StringVar(&d.dir, "dir", "", "create the demo repository and data directory here instead of a temporary directory")
+	cmd.Flags().BoolVar(&d.keep, "keep", false, "keep the demo repository and its data directory, and print how to continue")
 	return cmd
+}
+
+// selfCommand is how the user can run this yolop again from where they
+// are: "yolop" when that is on PATH and is this binary, "go run
+// ./cmd/yolop" when this is a go run build, else the binary's path.
+func selfCommand() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "yolop"
+	}
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		return "go run ./cmd/yolop"
+	}
+	if p, err := exec.LookPath("yolop"); err == nil {
+		if a, err1 := filepath.EvalSymlinks(p); err1 == nil {
+			if b, err2 := filepath.EvalSymlinks(exe); err2 == nil && a == b {
+				return "yolop"
+			}
+		}
+	}
+	return shellQuote(exe)
 }
 
 // demoTurns are sim-provider prompts: edits through the file tools and
@@ -40,19 +71,33 @@ var demoTurns = []string{
 	"rm app.conf\n$ printf 'PK\\003\\004\\000\\001binary' > bundle.zip && ln -s GUIDE.md LINK\nDeleted the config, added a binary file and a symlink.",
 }
 
-func runDemo(ctx context.Context, o *rootOptions, dir string) error {
+func runDemo(ctx context.Context, o *rootOptions, d demoOptions) (err error) {
 	out := o.io.Out
-	dataDir, err := o.resolveDataDir()
-	if err != nil {
-		return err
-	}
+	dir := d.dir
+	made := false
 	if dir == "" {
-		dir, err = os.MkdirTemp("", "yolop-demo-")
-		if err != nil {
+		if dir, err = os.MkdirTemp("", "yolop-demo-"); err != nil {
 			return err
 		}
+		made = true
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
+	}
+	// The demo's own data directory: its session never enters the user's
+	// session list.
+	dataDir := filepath.Join(dir, "data")
+	if !d.keep {
+		defer func() {
+			cleanup := []string{filepath.Join(dir, "project"), dataDir}
+			if made {
+				cleanup = []string{dir}
+			}
+			for _, p := range cleanup {
+				if rerr := os.RemoveAll(p); rerr != nil && err == nil {
+					err = fmt.Errorf("remove the demo's files: %w", rerr)
+				}
+			}
+		}()
 	}
 	repo := filepath.Join(dir, "project")
 	if err := os.MkdirAll(repo, 0o755); err != nil {
@@ -81,11 +126,9 @@ func runDemo(ctx context.Context, o *rootOptions, dir string) error {
 		return err
 	}
 	defer s.Close()
+	self := selfCommand()
 	run := func(prompt string) error {
-		prefix := "yolop --session " + s.ID()
-		if o.dataDir != "" {
-			prefix = "yolop --data-dir " + shellQuote(o.dataDir) + " --session " + s.ID()
-		}
+		prefix := self + " --data-dir " + shellQuote(dataDir) + " --session " + s.ID()
 		code := printhost.Run(ctx, s, printhost.Options{Prompt: prompt, Stdout: out, Stderr: out, ConfirmPrefix: prefix})
 		if code != 0 {
 			return &exitError{code: code, err: fmt.Errorf("demo step %q failed", firstLineOf(prompt))}
@@ -127,7 +170,11 @@ func runDemo(ctx context.Context, o *rootOptions, dir string) error {
 		return err
 	}
 	fmt.Fprintf(out, "\nFiles after the redo:\n%s", listFiles(root))
-	fmt.Fprintf(out, "\nDone. Continue this session interactively with:\n  yolop --session %s\nRemove it with:\n  yolop sessions rm %s --force && rm -rf %s\n", s.ID(), s.ID(), dir)
+	if d.keep {
+		fmt.Fprintf(out, "\nDone. The demo is kept in %s. Continue this session interactively with:\n  %s --data-dir %s --session %s\nRemove it with:\n  rm -rf %s\n", dir, self, shellQuote(dataDir), s.ID(), shellQuote(dir))
+	} else {
+		fmt.Fprintf(out, "\nDone. The demo's repository and data directory are removed (keep them with --keep).\nTry it on your own repository: cd into it and run\n  %s\n", self)
+	}
 	return nil
 }
 
