@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/provider"
@@ -233,6 +232,7 @@ func RemoveSession(ctx context.Context, dataDir, id string, force bool) (RemoveR
 type ForkReport struct {
 	SessionID string // the new session
 	Events    int    // events of the old active branch carried over
+	Turns     int    // turns carried over (listed and rewindable in the fork)
 	Files     int    // paths that differ from the new worktree's base commit
 	HasFiles  bool   // the old session's files were copied
 }
@@ -294,16 +294,19 @@ func ForkSession(ctx context.Context, o Options, id string) (ForkReport, error) 
 	}
 	rep.SessionID, rep.Files, rep.HasFiles = s.ID(), n, src != ""
 	p := s.Parts()
-	for _, ev := range ctl.ActiveEvents() {
-		if _, err := p.Session.Append(ev.Type, "", ev.Data); err != nil {
-			return rep, fmt.Errorf("fork %s: copy its conversation: %w", id, err)
+	h := ctl.Fork()
+	var anchor checkpoint.Anchor
+	if p.Snapshots != nil {
+		anchor = func(ctx context.Context, name, tree string) (timeline.SnapshotRef, error) {
+			snap, err := p.Snapshots.Anchor(ctx, name, tree)
+			return timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}, err
 		}
-		rep.Events++
 	}
-	if err := p.Agent.Note("", agent.NoticeData{Kind: "fork", Text: fmt.Sprintf("Forked from session %s (%d events of its active branch; its checkpoints stay with it).", id, rep.Events)}); err != nil {
-		return rep, fmt.Errorf("fork %s: record the fork notice: %w", id, err)
+	rep.Events, err = p.Controller.ImportFork(ctx, h, id, anchor)
+	rep.Turns = len(h.Turns)
+	if err != nil {
+		return rep, fmt.Errorf("fork %s: copy its conversation: %w", id, err)
 	}
-	p.Controller.Reseed()
 	return rep, nil
 }
 

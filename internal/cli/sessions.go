@@ -168,8 +168,15 @@ func forkSession(ctx context.Context, o *rootOptions, id string) error {
 	}
 	files := ""
 	if rep.HasFiles {
-		files = fmt.Sprintf(", %d uncommitted paths carried over", rep.Files)
+		files = fmt.Sprintf("; %s carried over", plural(rep.Files, "changed path", "changed paths"))
 	}
-	fmt.Fprintf(o.io.Out, "forked %s into %s (%d events%s)\ncontinue with: yolop --session %s\n", id, rep.SessionID, rep.Events, files, rep.SessionID)
+	fmt.Fprintf(o.io.Out, "forked %s into %s (%s, %s%s)\ncontinue with: yolop --session %s\n", id, rep.SessionID, plural(rep.Turns, "turn", "turns"), plural(rep.Events, "event", "events"), files, rep.SessionID)
 	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

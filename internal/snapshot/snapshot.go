@@ -359,6 +359,26 @@ func (e *Engine) Capture(ctx context.Context, name string) (Snapshot, error) {
 	return s, nil
 }
 
+// Anchor keeps tree, which must already be in the repository's object
+// store (another snapshot of the same repository, e.g. a forked session's),
+// under the snapshot name.
+func (e *Engine) Anchor(ctx context.Context, name, tree string) (Snapshot, error) {
+	if !validName(name) {
+		return Snapshot{}, fmt.Errorf("%w: snapshot name %q", ErrBadName, name)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out, err := e.repo.Run(ctx, "cat-file", "-t", tree)
+	if err != nil || git.Trim(out) != "tree" {
+		return Snapshot{}, fmt.Errorf("snapshot: %s is not a tree of this repository", tree)
+	}
+	ref := e.RefName(name)
+	if _, err := e.repo.Run(ctx, "-c", "core.logAllRefUpdates=false", "-c", "core.fsync=reference", "update-ref", "--no-deref", ref, tree); err != nil {
+		return Snapshot{}, fmt.Errorf("snapshot: write %s: %w", ref, err)
+	}
+	return Snapshot{Tree: tree, Ref: ref}, nil
+}
+
 // Verify captures the worktree (without a ref) and reports ErrMismatch with
 // the differing paths when it is not tree.
 func (e *Engine) Verify(ctx context.Context, tree string) error {
