@@ -39,8 +39,9 @@ const (
 // Outcome is how a turn ended.
 type Outcome struct {
 	Status string
-	Text   string // final assistant text
-	Err    error  // why it failed (nil when completed or cancelled)
+	Text   string         // final assistant text
+	Err    error          // why it failed (nil when completed or cancelled)
+	Usage  provider.Usage // tokens the turn's model steps used, as reported
 }
 
 // Config configures an Agent.
@@ -70,6 +71,13 @@ type Agent struct {
 	compaction *timeline.Compaction
 	all        []timeline.Compaction
 	isActive   func(turn string, seq int64) bool
+	// total is the usage of every model step of the session, on every
+	// branch (what it cost); inContext is the size in tokens of the
+	// context at the last reported step of the active branch, and
+	// inContextMsgs how many messages that context had (0: unknown).
+	total         provider.Usage
+	inContext     int
+	inContextMsgs int
 }
 
 // New returns an agent with an empty message store; call Reseed to load the
@@ -102,6 +110,38 @@ func (a *Agent) Reseed(active []session.Event, compactions []timeline.Compaction
 		p := a.cfg.Provider
 		a.compaction = timeline.Select(a.all, p.Name(), p.Model(), compactionFormat, isActive)
 	}
+	// The context changed: the size reported for the old one no longer
+	// applies until the next model step reports again.
+	a.inContext, a.inContextMsgs = 0, 0
+}
+
+// AddUsage adds usage reported before this process (the session's event
+// log) to the session's total.
+func (a *Agent) AddUsage(u provider.Usage) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.total = a.total.Add(u)
+}
+
+// Usage returns the session's total usage, and the size in tokens of the
+// model context at the last reported step (0 when unknown).
+func (a *Agent) Usage() (total provider.Usage, inContext int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.total, a.inContext
+}
+
+// contextTokens is the size of msgs in tokens: the provider's own count of
+// the context it last saw plus an estimate of what was added since, or an
+// estimate of everything when the provider reported nothing.
+func (a *Agent) contextTokens(msgs []provider.Message) int {
+	a.mu.Lock()
+	known, n := a.inContext, a.inContextMsgs
+	a.mu.Unlock()
+	if known > 0 && n > 0 && n <= len(msgs) {
+		return known + estimate(msgs[n:])
+	}
+	return estimate(msgs)
 }
 
 // Context returns the model input: the installed compaction's replacement,
@@ -182,6 +222,13 @@ func (a *Agent) Note(turn string, n NoticeData) error {
 // RunTurn runs one turn for the checkpoint turnID. Every event is persisted
 // before the next step starts; a cancelled ctx ends the turn as cancelled.
 func (a *Agent) RunTurn(ctx context.Context, turnID, prompt string, onUpdate func(Update)) Outcome {
+	var usage provider.Usage
+	out := a.runTurn(ctx, turnID, prompt, onUpdate, &usage)
+	out.Usage = usage
+	return out
+}
+
+func (a *Agent) runTurn(ctx context.Context, turnID, prompt string, onUpdate func(Update), usage *provider.Usage) Outcome {
 	if onUpdate == nil {
 		onUpdate = func(Update) {}
 	}
@@ -213,7 +260,7 @@ func (a *Agent) RunTurn(ctx context.Context, turnID, prompt string, onUpdate fun
 			return fail(StatusCancelled, ctx.Err())
 		}
 		msgs := a.Context()
-		if a.cfg.CompactAt > 0 && estimate(msgs) > a.cfg.CompactAt {
+		if a.cfg.CompactAt > 0 && a.contextTokens(msgs) > a.cfg.CompactAt {
 			// Only what came before this turn is summarized: the model must
 			// read the request it is working on, not a summary of it.
 			_, err := a.compact(ctx, promptEv.Seq-1)
@@ -243,7 +290,17 @@ func (a *Agent) RunTurn(ctx context.Context, turnID, prompt string, onUpdate fun
 		}
 		msg := resp.Message
 		msg.Role = provider.RoleAssistant
-		if _, err := a.record(EventAssistant, turnID, AssistantData{Provider: a.cfg.Provider.Name(), Model: a.cfg.Provider.Model(), Message: msg, StopReason: resp.StopReason}); err != nil {
+		data := AssistantData{Provider: a.cfg.Provider.Name(), Model: a.cfg.Provider.Model(), Message: msg, StopReason: resp.StopReason}
+		if !resp.Usage.IsZero() {
+			u := resp.Usage
+			data.Usage = &u
+			*usage = usage.Add(u)
+			a.mu.Lock()
+			a.total = a.total.Add(u)
+			a.inContext, a.inContextMsgs = u.Prompt()+u.OutputTokens, len(msgs)+1
+			a.mu.Unlock()
+		}
+		if _, err := a.record(EventAssistant, turnID, data); err != nil {
 			return Outcome{Status: StatusFailed, Err: fmt.Errorf("record reply: %w", err)}
 		}
 		if len(msg.ToolCalls) == 0 {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -30,6 +31,9 @@ type AssistantData struct {
 	Model      string           `json:"model"`
 	Message    provider.Message `json:"message"`
 	StopReason string           `json:"stop_reason,omitempty"`
+	// Usage is what the provider reported for this model step (nil when it
+	// reported nothing).
+	Usage *provider.Usage `json:"usage,omitempty"`
 }
 
 // ToolResultData is the payload of a tool.result event.
@@ -219,4 +223,20 @@ func Items(events []session.Event) []Item {
 		}
 	}
 	return out
+}
+
+// LoggedUsage sums the usage recorded in a session's assistant events, on
+// every branch.
+func LoggedUsage(evs []session.Event) provider.Usage {
+	var total provider.Usage
+	for _, ev := range evs {
+		if ev.Type != EventAssistant || !bytes.Contains(ev.Data, []byte(`"usage"`)) {
+			continue
+		}
+		var d AssistantData
+		if json.Unmarshal(ev.Data, &d) == nil && d.Usage != nil {
+			total = total.Add(*d.Usage)
+		}
+	}
+	return total
 }

@@ -87,13 +87,15 @@ type draft struct {
 	expectWhy string
 	dir       string
 	ctl       *checkpoint.Controller // over no turns: answers every request itself
+	// contextWindow is the model's context window (0 when unknown).
+	contextWindow int
 }
 
 func (d *draft) id() string                       { return d.ws.SessionID }
 func (d *draft) Checkpoints() command.Checkpoints { return d.ctl }
 func (d *draft) Background() command.Tasks        { return noTasks{} }
 func (d *draft) info(prov provider.Provider) Info {
-	return Info{SessionID: d.ws.SessionID, ActiveRoot: d.dir, Provider: prov.Name(), Model: prov.Model(), Workspace: d.expectWS, WorkspaceReason: d.expectWhy}
+	return Info{SessionID: d.ws.SessionID, ActiveRoot: d.dir, Provider: prov.Name(), Model: prov.Model(), Workspace: d.expectWS, WorkspaceReason: d.expectWhy, ContextWindow: d.contextWindow}
 }
 
 // noTasks are the background tasks of a session that has run nothing.
@@ -123,6 +125,8 @@ func (p *Parts) info(prov provider.Provider) Info {
 	in.Checkpoints = p.Controller.ActiveCount()
 	in.RedoAvailable = p.Controller.RedoAvailable()
 	in.Repairs = p.Notes
+	in.Usage, in.ContextTokens = p.Agent.Usage()
+	in.ContextWindow = p.contextWindow
 	return in
 }
 
@@ -196,10 +200,11 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		if err != nil {
 			return nil, err
 		}
+		p.contextWindow = o.Provider.ContextWindow
 		s.state = p
 		return s, nil
 	}
-	d := &draft{ws: session.Workspace{SessionID: session.NewID(), Kind: session.KindConversation, ActiveRoot: o.Dir, Provider: prov.Name(), Model: prov.Model()}, dir: o.Dir, expectWS: true}
+	d := &draft{ws: session.Workspace{SessionID: session.NewID(), Kind: session.KindConversation, ActiveRoot: o.Dir, Provider: prov.Name(), Model: prov.Model()}, dir: o.Dir, expectWS: true, contextWindow: o.Provider.ContextWindow}
 	if why := workspaceUnavailable(ctx, o); why != "" {
 		d.expectWS, d.expectWhy = false, why
 	}
@@ -312,6 +317,9 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 	}
 	dir := sess.Dir
 	p, err := assemble(ctx, sess, s.prov, o.DataDir, o.Hooks)
+	if err == nil {
+		p.contextWindow = o.Provider.ContextWindow
+	}
 	if err != nil {
 		if rmErr := os.RemoveAll(dir); rmErr != nil {
 			err = fmt.Errorf("%w (and removing the half-made session %s failed: %v)", err, dir, rmErr)
@@ -372,7 +380,7 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	if err != nil {
 		return TurnResult{}, err
 	}
-	res := TurnResult{CheckpointID: out.ID, Status: out.Status, Text: out.Text, Pending: out.Pending}
+	res := TurnResult{CheckpointID: out.ID, Status: out.Status, Text: out.Text, Pending: out.Pending, Usage: out.Usage}
 	if out.Err != nil {
 		res.Error = out.Err.Error()
 	}

@@ -54,7 +54,8 @@ type Parts struct {
 	// Notes are the repairs made when the session was opened.
 	Notes []string
 
-	cleanups []func() error
+	contextWindow int // the model's context window, 0 when unknown
+	cleanups      []func() error
 }
 
 // onClose pushes a cleanup onto the stack.
@@ -174,6 +175,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	}
 	p.Notes = append(p.Notes, more...)
 	p.Controller.Reseed()
+	p.Agent.AddUsage(agent.LoggedUsage(sess.Events()))
 	return p, nil
 }
 

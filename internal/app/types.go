@@ -5,6 +5,7 @@ package app
 
 import (
 	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/provider"
 )
 
 // Info describes an open session for status bars and headers.
@@ -22,6 +23,13 @@ type Info struct {
 	ReadOnlyReason  string `json:"read_only_reason"`
 	Checkpoints     int    `json:"checkpoints"` // turns on the active branch
 	RedoAvailable   bool   `json:"redo_available"`
+	// Usage is every model step's usage in this session (all branches);
+	// ContextTokens is the size of the model context at the last step
+	// (0 when unknown) and ContextWindow the model's window (0 when
+	// unknown).
+	Usage         Usage `json:"usage"`
+	ContextTokens int   `json:"context_tokens"`
+	ContextWindow int   `json:"context_window"`
 	// Repairs are notes about repairs made when the session was opened
 	// (a torn log tail kept aside, an interrupted turn closed, an
 	// interrupted restore rolled back). Hosts show them once.
@@ -40,4 +48,9 @@ type TurnResult struct {
 	// Warning says what went wrong around a turn that itself ran (hosts
 	// show it; JSON carries it).
 	Warning string `json:"warning,omitempty"`
+	// Usage is what the turn's model steps used, as the provider reported.
+	Usage Usage `json:"usage"`
 }
+
+// Usage counts tokens as the provider reported them (see provider.Usage).
+type Usage = provider.Usage

@@ -24,6 +24,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/failpoint"
+	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/timeline"
@@ -275,6 +276,7 @@ type TurnOutcome struct {
 	Status  string
 	Text    string
 	Err     error
+	Usage   provider.Usage // tokens the turn's model steps used
 	Pending *Preview // a preview queued by the model's checkpoint tool
 	// PendingErr says why a queued preview could not be built.
 	PendingErr error
@@ -357,7 +359,7 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 	if err != nil {
 		return TurnOutcome{}, err
 	}
-	res := TurnOutcome{ID: id, Status: out.Status, Text: out.Text, Err: out.Err}
+	res := TurnOutcome{ID: id, Status: out.Status, Text: out.Text, Err: out.Err, Usage: out.Usage}
 	if queued != nil {
 		req := *queued
 		if req.Action == ActionUndo {

@@ -27,6 +27,7 @@ const (
 //	api_key = "sk-…"
 //	base_url = "http://localhost:11434/v1"
 //	model = "qwen3"
+//	context_window = 32768
 //
 //	[anthropic]
 //	api_key = "sk-ant-…"
@@ -45,6 +46,10 @@ type ProviderSection struct {
 	BaseURL        string `toml:"base_url"`
 	Model          string `toml:"model"`
 	ThinkingBudget int    `toml:"thinking_budget"`
+	// ContextWindow is the model's context window in tokens, for the
+	// status bar's fill and editors' usage display (known models have a
+	// default).
+	ContextWindow int `toml:"context_window"`
 }
 
 // DefaultSettingsPath is $XDG_CONFIG_HOME/yolop/settings.toml, falling back
@@ -80,7 +85,7 @@ func LoadSettings(path string) (Settings, error) {
 			keys[i] = k.String()
 		}
 		sort.Strings(keys)
-		return Settings{}, fmt.Errorf("settings %s: unknown key(s) %s (known: provider, model, [openai]/[anthropic] api_key, base_url, model, thinking_budget)", path, strings.Join(keys, ", "))
+		return Settings{}, fmt.Errorf("settings %s: unknown key(s) %s (known: provider, model, [openai]/[anthropic] api_key, base_url, model, thinking_budget, context_window)", path, strings.Join(keys, ", "))
 	}
 	return s, nil
 }
@@ -161,6 +166,16 @@ func Resolve(flags Config, env func(string) string, settingsPath string) (Config
 		defModel = DefaultAnthropicModel
 	}
 	out.Model = first(flags.Model, env("YOLOP_MODEL"), sec.Model, s.Model, defModel)
+	out.ContextWindow = flags.ContextWindow
+	if out.ContextWindow == 0 {
+		out.ContextWindow = sec.ContextWindow
+	}
+	if out.ContextWindow < 0 {
+		return Config{}, fmt.Errorf("context_window %d in %s is negative; leave it out when unknown", out.ContextWindow, settingsName(settingsPath))
+	}
+	if out.ContextWindow == 0 {
+		out.ContextWindow = KnownContextWindow(out.Provider, out.Model)
+	}
 	if out.Provider == NameSim {
 		return out, nil
 	}
@@ -197,4 +212,25 @@ func first(vals ...string) string {
 		}
 	}
 	return ""
+}
+
+// KnownContextWindow is the context window of well-known models, 0 when
+// the model is not known (local models: set context_window).
+func KnownContextWindow(provider, model string) int {
+	m := strings.ToLower(model)
+	switch {
+	case provider == NameSim:
+		return 200_000
+	case strings.HasPrefix(m, "claude-"):
+		return 200_000
+	case strings.HasPrefix(m, "gpt-4.1"):
+		return 1_047_576
+	case strings.HasPrefix(m, "gpt-5"):
+		return 400_000
+	case strings.HasPrefix(m, "gpt-4o"):
+		return 128_000
+	case strings.HasPrefix(m, "o3"), strings.HasPrefix(m, "o4"):
+		return 200_000
+	}
+	return 0
 }

@@ -86,11 +86,28 @@ type Delta struct {
 	Reasoning string
 }
 
-// Usage counts tokens of one call as reported by the provider.
+// Usage counts tokens as the provider reported them. InputTokens are the
+// input tokens processed anew; tokens read from or written to the
+// provider's prompt cache are counted apart, so the whole prompt is
+// InputTokens + CacheReadTokens + CacheWriteTokens.
 type Usage struct {
-	InputTokens  int `json:"input_tokens"`
-	OutputTokens int `json:"output_tokens"`
+	InputTokens      int `json:"input_tokens"`
+	OutputTokens     int `json:"output_tokens"`
+	CacheReadTokens  int `json:"cache_read_tokens"`
+	CacheWriteTokens int `json:"cache_write_tokens"`
 }
+
+// Add returns the sum of two usages.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{InputTokens: u.InputTokens + v.InputTokens, OutputTokens: u.OutputTokens + v.OutputTokens,
+		CacheReadTokens: u.CacheReadTokens + v.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens}
+}
+
+// Prompt is the size of the prompt that was sent, in tokens.
+func (u Usage) Prompt() int { return u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens }
+
+// IsZero reports whether nothing was reported.
+func (u Usage) IsZero() bool { return u == Usage{} }
 
 // Response is the complete assistant message of one model step.
 type Response struct {
@@ -129,6 +146,10 @@ type Config struct {
 	// HTTPClient overrides the HTTP client (tests, proxies); nil uses the
 	// SDK default.
 	HTTPClient *http.Client
+	// ContextWindow is the model's context window in tokens; 0 when
+	// unknown (set context_window in the provider's settings table for
+	// local models).
+	ContextWindow int
 }
 
 // Stop reasons, normalized across providers. The agent loop should still

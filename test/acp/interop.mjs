@@ -174,6 +174,8 @@ async function main() {
     check(diffs.some((d) => d.path.endsWith("one.txt") && d.newText === "first turn\n"), "the write is shown as a diff with the new text", diffs);
     check(r.updates.some((n) => n.update.sessionUpdate === "tool_call_update" && n.update.status === "completed"), "the write's tool_call_update completes", r.updates);
     check(textOf(r.updates).length > 0, "turn 1 streams agent_message_chunk text", r.updates);
+    const usage = r.updates.find((n) => n.update.sessionUpdate === "usage_update");
+    check(usage !== undefined && usage.update.size === 200000 && usage.update.used > 0, "the client accepts a usage_update with the context fill", kindsOf(r.updates));
 
     r = await prompt(ctx, a, sessionId, P2);
     check(r.stop === "end_turn", "turn 2 ends with end_turn", r);

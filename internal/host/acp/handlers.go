@@ -12,6 +12,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/command"
 )
 
@@ -354,7 +355,17 @@ func (s *server) runTurn(ctx context.Context, l *live, text string) (sdk.StopRea
 	if res.Pending != nil {
 		s.say(id, "\n\nThe model asked for a restore. Nothing has changed yet.\n\n"+previewText(res.Pending))
 	}
+	s.sendUsage(id, l.sess.Info())
 	return stop, nil
+}
+
+// sendUsage tells the client how full the model context is (usage_update),
+// when both the window and the last reported size are known.
+func (s *server) sendUsage(id string, in app.Info) {
+	if in.ContextWindow <= 0 || in.ContextTokens <= 0 {
+		return
+	}
+	s.send(id, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{SessionUpdate: "usage_update", Used: in.ContextTokens, Size: in.ContextWindow}})
 }
 
 func (s *server) runCommand(ctx context.Context, l *live, text string) (sdk.StopReason, *sdk.RequestError) {

@@ -292,8 +292,9 @@ func (p *Provider) run(ctx context.Context, params sdk.MessageNewParams, op stri
 		ev := stream.Current()
 		switch ev.Type {
 		case "message_start":
-			usage.InputTokens = int(ev.Message.Usage.InputTokens)
-			usage.OutputTokens = int(ev.Message.Usage.OutputTokens)
+			u := ev.Message.Usage
+			usage = provider.Usage{InputTokens: int(u.InputTokens), OutputTokens: int(u.OutputTokens),
+				CacheReadTokens: int(u.CacheReadInputTokens), CacheWriteTokens: int(u.CacheCreationInputTokens)}
 		case "content_block_start":
 			cb := ev.ContentBlock
 			b := &block{typ: cb.Type, data: cb.Data, id: cb.ID, name: cb.Name}
@@ -328,6 +329,12 @@ func (p *Provider) run(ctx context.Context, params sdk.MessageNewParams, op stri
 			}
 			if ev.Usage.InputTokens > 0 {
 				usage.InputTokens = int(ev.Usage.InputTokens)
+			}
+			if ev.Usage.CacheReadInputTokens > 0 {
+				usage.CacheReadTokens = int(ev.Usage.CacheReadInputTokens)
+			}
+			if ev.Usage.CacheCreationInputTokens > 0 {
+				usage.CacheWriteTokens = int(ev.Usage.CacheCreationInputTokens)
 			}
 		case "message_stop":
 			done = true

@@ -156,7 +156,7 @@ func TestStream(t *testing.T) {
 		{
 			name: "thinking_tools", fixture: "thinking_tools", budget: 2048,
 			req:       provider.Request{System: "sys", Messages: first, Tools: tools},
-			want:      provider.Response{Message: thinkingTurn, StopReason: provider.StopToolUse, Usage: provider.Usage{InputTokens: 40, OutputTokens: 77}},
+			want:      provider.Response{Message: thinkingTurn, StopReason: provider.StopToolUse, Usage: provider.Usage{InputTokens: 40, OutputTokens: 77, CacheReadTokens: 300, CacheWriteTokens: 20}},
 			text:      "Listing now.",
 			reasoning: "List the files first.",
 		},

@@ -199,7 +199,9 @@ func (p *Provider) run(ctx context.Context, params sdk.ChatCompletionNewParams, 
 	for stream.Next() {
 		chunk := stream.Current()
 		if chunk.JSON.Usage.Valid() {
-			usage = provider.Usage{InputTokens: int(chunk.Usage.PromptTokens), OutputTokens: int(chunk.Usage.CompletionTokens)}
+			// prompt_tokens includes the tokens served from the cache.
+			cached := int(chunk.Usage.PromptTokensDetails.CachedTokens)
+			usage = provider.Usage{InputTokens: int(chunk.Usage.PromptTokens) - cached, OutputTokens: int(chunk.Usage.CompletionTokens), CacheReadTokens: cached}
 		}
 		for _, choice := range chunk.Choices {
 			if choice.Index != 0 {

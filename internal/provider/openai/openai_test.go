@@ -153,7 +153,7 @@ func TestStream(t *testing.T) {
 			want: provider.Response{
 				Message:    provider.Message{Role: provider.RoleAssistant, Text: "Hello, world"},
 				StopReason: provider.StopEndTurn,
-				Usage:      provider.Usage{InputTokens: 12, OutputTokens: 5},
+				Usage:      provider.Usage{InputTokens: 4, OutputTokens: 5, CacheReadTokens: 8},
 			},
 			reasoning: "thinking aloud",
 		},
