@@ -58,6 +58,11 @@ type Config struct {
 	// Failpoint is called at the agent's named failpoint
 	// ("turn.after_tool"); nil means failpoint.Hit (YOLOP_FAILPOINT).
 	Failpoint func(name string)
+	// Instructions, when set, reads the project instructions at the start
+	// of every turn; they are appended to System for that turn's requests,
+	// so an edit (or a rewind that restores an older file) takes effect on
+	// the next turn.
+	Instructions func() Instructions
 }
 
 // Agent is the runtime of one session. It owns the live message store.
@@ -78,6 +83,43 @@ type Agent struct {
 	total         provider.Usage
 	inContext     int
 	inContextMsgs int
+	// system is the system prompt of the turn in progress (System plus
+	// the instructions read at its start); skipped is the last report of
+	// instruction files left out, so it is told once, not every turn.
+	system  string
+	skipped string
+}
+
+// systemPrompt returns the system prompt in force.
+func (a *Agent) systemPrompt() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.system == "" {
+		return a.cfg.System
+	}
+	return a.system
+}
+
+// loadInstructions reads the project instructions for a new turn and
+// reports skipped files once.
+func (a *Agent) loadInstructions(onUpdate func(Update)) {
+	if a.cfg.Instructions == nil {
+		return
+	}
+	in := a.cfg.Instructions()
+	sys := a.cfg.System
+	if p := in.Prompt(); p != "" {
+		sys = strings.TrimRight(sys, "\n") + "\n\n" + p
+	}
+	skipped := strings.Join(in.Skipped, "; ")
+	a.mu.Lock()
+	a.system = sys
+	changed := skipped != a.skipped
+	a.skipped = skipped
+	a.mu.Unlock()
+	if changed && skipped != "" {
+		onUpdate(Update{Kind: UpdateNotice, Text: "some project instructions were left out: " + skipped})
+	}
 }
 
 // New returns an agent with an empty message store; call Reseed to load the
@@ -232,6 +274,7 @@ func (a *Agent) runTurn(ctx context.Context, turnID, prompt string, onUpdate fun
 	if onUpdate == nil {
 		onUpdate = func(Update) {}
 	}
+	a.loadInstructions(onUpdate)
 	promptEv, err := a.record(EventUser, turnID, UserData{Text: prompt})
 	if err != nil {
 		return Outcome{Status: StatusFailed, Err: fmt.Errorf("record prompt: %w", err)}
@@ -270,7 +313,7 @@ func (a *Agent) runTurn(ctx context.Context, turnID, prompt string, onUpdate fun
 				onUpdate(Update{Kind: UpdateNotice, Text: "automatic compaction failed, continuing with the full context: " + err.Error()})
 			}
 		}
-		req := provider.Request{Model: a.cfg.Provider.Model(), System: a.cfg.System, Messages: msgs, Tools: a.specs()}
+		req := provider.Request{Model: a.cfg.Provider.Model(), System: a.systemPrompt(), Messages: msgs, Tools: a.specs()}
 		resp, err := a.cfg.Provider.Stream(ctx, req, func(d provider.Delta) {
 			if d.Text != "" {
 				onUpdate(Update{Kind: UpdateText, Text: d.Text})

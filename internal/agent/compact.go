@@ -56,7 +56,7 @@ func (a *Agent) compact(ctx context.Context, upTo int64) (string, error) {
 		before += len(m.Text)
 	}
 	p := a.cfg.Provider
-	summary, err := p.Compact(ctx, provider.Request{Model: p.Model(), System: a.cfg.System, Messages: msgs})
+	summary, err := p.Compact(ctx, provider.Request{Model: p.Model(), System: a.systemPrompt(), Messages: msgs})
 	if err != nil {
 		return "", fmt.Errorf("compact: %w", err)
 	}

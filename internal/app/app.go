@@ -94,6 +94,9 @@ type draft struct {
 func (d *draft) id() string                       { return d.ws.SessionID }
 func (d *draft) Checkpoints() command.Checkpoints { return d.ctl }
 func (d *draft) Background() command.Tasks        { return noTasks{} }
+func (d *draft) ContextReport() string {
+	return "The session starts with your first prompt.\n" + instructionsFor(d.ws)().Report()
+}
 func (d *draft) info(prov provider.Provider) Info {
 	return Info{SessionID: d.ws.SessionID, ActiveRoot: d.dir, Provider: prov.Name(), Model: prov.Model(), Workspace: d.expectWS, WorkspaceReason: d.expectWhy, ContextWindow: d.contextWindow}
 }
@@ -109,6 +112,21 @@ func (noTasks) Stop(id string) error {
 func (p *Parts) id() string                       { return p.Session.ID }
 func (p *Parts) Checkpoints() command.Checkpoints { return p.Controller }
 func (p *Parts) Background() command.Tasks        { return p.Tasks }
+func (p *Parts) ContextReport() string {
+	var b strings.Builder
+	b.WriteString(instructionsFor(p.Session.Workspace())().Report())
+	total, in := p.Agent.Usage()
+	switch {
+	case in > 0 && p.contextWindow > 0:
+		fmt.Fprintf(&b, "Context: %d of %d tokens (%d%%) at the last model step\n", in, p.contextWindow, in*100/p.contextWindow)
+	case in > 0:
+		fmt.Fprintf(&b, "Context: %d tokens at the last model step (the model's window is unknown: set context_window in the provider's settings)\n", in)
+	default:
+		b.WriteString("Context: not measured yet (the provider reports it with the next model step)\n")
+	}
+	fmt.Fprintf(&b, "Tokens used in this session: %d input, %d output, %d cache read, %d cache write\n", total.InputTokens, total.OutputTokens, total.CacheReadTokens, total.CacheWriteTokens)
+	return b.String()
+}
 func (p *Parts) info(prov provider.Provider) Info {
 	ws := p.Session.Workspace()
 	in := Info{Provider: prov.Name(), Model: prov.Model(), SessionID: p.Session.ID, Title: ws.Title, RepoRoot: ws.RepoRoot, ActiveRoot: ws.ActiveRoot}
@@ -484,15 +502,4 @@ func workspaceUnavailable(ctx context.Context, o Options) string {
 		return noRepoReason(err)
 	}
 	return ""
-}
-
-func systemPrompt(ws session.Workspace) string {
-	var b strings.Builder
-	b.WriteString("You are yolop, a coding agent working in a terminal. You edit files and run commands with your tools in the working directory " + ws.ActiveRoot + ".\n")
-	if ws.Kind == session.KindWorktree {
-		b.WriteString("It is a git worktree of its own on branch " + ws.Worktree.Branch + "; the user merges that branch when your work is good.\n")
-	}
-	b.WriteString("Before every turn yolop records a checkpoint of the conversation and the files; the user can rewind, undo and redo. Use the checkpoint tool when the user asks to undo or rewind: it only queues a preview that the user confirms after your turn.\n")
-	b.WriteString("Be concise. Prefer small, verifiable steps.")
-	return b.String()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -147,9 +148,15 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	}
 	system := h.System
 	if system == "" {
-		system = systemPrompt(ws)
+		if system, err = systemPrompt(ws, workspaceStatus(ctx, p.Snapshots, ws, records), p.NoWorkspace, time.Now()); err != nil {
+			return nil, err
+		}
 	}
-	p.Agent = agent.New(agent.Config{Log: sess, Provider: prov, Tools: p.Tools, System: system, Compactions: comps, CompactAt: compactAt(), Failpoint: hit})
+	compact, err := compactAt()
+	if err != nil {
+		return nil, err
+	}
+	p.Agent = agent.New(agent.Config{Log: sess, Provider: prov, Tools: p.Tools, System: system, Compactions: comps, CompactAt: compact, Failpoint: hit, Instructions: instructionsFor(ws)})
 	var rt checkpoint.Runtime = p.Agent
 	if h.Runtime != nil {
 		rt = h.Runtime(p.Agent)
@@ -216,13 +223,18 @@ func (l *lateCheckpoints) QueuePreview(ctx context.Context, r tools.CheckpointRe
 	return l.ctl.QueuePreview(ctx, r)
 }
 
-func compactAt() int {
-	var n int
-	if v := os.Getenv("YOLOP_COMPACT_TOKENS"); v != "" {
-		fmt.Sscanf(v, "%d", &n)
-		return n
+// compactAt reads YOLOP_COMPACT_TOKENS: the context size in tokens that
+// triggers an automatic compaction (0 turns it off); 120000 when unset.
+func compactAt() (int, error) {
+	v := os.Getenv("YOLOP_COMPACT_TOKENS")
+	if v == "" {
+		return 120000, nil
 	}
-	return 120000
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("YOLOP_COMPACT_TOKENS=%q is not a token count (a whole number, 0 turns automatic compaction off)", v)
+	}
+	return n, nil
 }
 
 // captureBudget reads YOLOP_CAPTURE_BUDGET (a Go duration such as "20s"):

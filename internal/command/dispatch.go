@@ -33,6 +33,9 @@ type Tasks interface {
 type Target interface {
 	Checkpoints() Checkpoints
 	Background() Tasks
+	// ContextReport describes what the model is given: the project
+	// instructions in force, the context size and the token usage.
+	ContextReport() string
 }
 
 // ResultKind says which field of a Result is set.
@@ -46,6 +49,7 @@ const (
 	ResultCompacted ResultKind = "compacted"
 	ResultTasks     ResultKind = "tasks"
 	ResultHelp      ResultKind = "help"
+	ResultContext   ResultKind = "context"
 )
 
 // Result is what a command produced.
@@ -115,6 +119,10 @@ func runTasks(_ context.Context, t Target, c Command) (Result, error) {
 		fmt.Fprintf(&b, "%s  %s  %q  running for %s\n", w.ID, w.Kind, w.Command, time.Since(w.Started).Round(time.Second))
 	}
 	return Result{Kind: ResultTasks, Text: b.String()}, nil
+}
+
+func runContext(_ context.Context, t Target, _ Command) (Result, error) {
+	return Result{Kind: ResultContext, Text: t.ContextReport()}, nil
 }
 
 func runHelp(context.Context, Target, Command) (Result, error) {

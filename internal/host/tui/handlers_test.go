@@ -522,8 +522,8 @@ func TestCompletion(t *testing.T) {
 	}{
 		{"/re", []string{"/rewind", "/redo"}, []string{"/rewind", "/redo", "/rewind"}},
 		{"/u", []string{"/undo"}, []string{"/undo "}},
-		{"/c", []string{"/compact", "/clear"}, []string{"/compact", "/clear"}},
-		{"/", []string{"/rewind", "/undo", "/redo", "/compact", "/tasks", "/help", "/clear", "/quit"}, nil},
+		{"/co", []string{"/compact", "/context"}, []string{"/compact", "/context"}},
+		{"/", allTUICommands(), nil},
 		{"/zz", nil, []string{"/zz"}},
 	}
 	for _, tt := range tests {
@@ -625,4 +625,13 @@ func TestEnterExpandsUnambiguousPrefix(t *testing.T) {
 			}
 		})
 	}
+}
+
+// allTUICommands is every command the registry offers in the TUI.
+func allTUICommands() []string {
+	var out []string
+	for _, d := range command.For(command.HostTUI) {
+		out = append(out, "/"+d.Name)
+	}
+	return out
 }

@@ -1,0 +1,104 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/yolop-dev/yolop/internal/agent"
+	"github.com/yolop-dev/yolop/internal/blocklist"
+	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/session"
+	"github.com/yolop-dev/yolop/internal/snapshot"
+	"github.com/yolop-dev/yolop/internal/timeline"
+)
+
+//go:embed prompt/system.md
+var systemText string
+
+// MaxSystemPrompt bounds the rendered system prompt without project
+// instructions: every request carries it.
+const MaxSystemPrompt = 4 << 10
+
+var systemTemplate = template.Must(template.New("system").Parse(systemText))
+
+// systemFacts are what the system prompt says about the session.
+type systemFacts struct {
+	Root, Date, OS, Shell          string
+	Worktree, Branch, Base, Status string
+	Checkout, NoWorkspace          string
+	Blocklist                      string
+}
+
+// systemPrompt renders the system prompt for a session opened now.
+func systemPrompt(ws session.Workspace, status, noWorkspace string, now time.Time) (string, error) {
+	f := systemFacts{Root: ws.ActiveRoot, Date: now.Format("Monday, 2 January 2006"), OS: runtime.GOOS + "/" + runtime.GOARCH,
+		Shell: "bash (a login shell, bash -l)", NoWorkspace: noWorkspace, Blocklist: strings.Join(blocklist.Dirs, ", "), Status: status}
+	if ws.Kind == session.KindWorktree && ws.Worktree != nil {
+		f.Worktree, f.Branch, f.Checkout = ws.Worktree.Path, ws.Worktree.Branch, ws.RepoRoot
+		f.Base = ws.Worktree.Base
+		if len(f.Base) > 12 {
+			f.Base = f.Base[:12]
+		}
+	}
+	var b bytes.Buffer
+	if err := systemTemplate.Execute(&b, f); err != nil {
+		return "", fmt.Errorf("render the system prompt: %w", err)
+	}
+	return strings.TrimSpace(b.String()) + "\n", nil
+}
+
+// workspaceStatus summarizes the worktree at session start without
+// walking it: the files the last turn left that differ from the base
+// commit (a tree diff), or a clean start.
+func workspaceStatus(ctx context.Context, snaps *snapshot.Engine, ws session.Workspace, records []timeline.Record) string {
+	if ws.Worktree == nil {
+		return ""
+	}
+	last := ""
+	for _, r := range records {
+		if r.Type == timeline.TypeTurnCompleted && r.End != nil {
+			last = r.End.Tree
+		}
+	}
+	if last == "" || snaps == nil {
+		return "no turns yet; the worktree holds the files of its base commit"
+	}
+	ch, err := snaps.Diff(ctx, ws.Worktree.Base, last)
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	n := len(ch)
+	if n == 0 {
+		return "the files match the base commit (nothing uncommitted from earlier turns)"
+	}
+	if n == 1 {
+		return "1 path differs from the base commit after earlier turns (see git status)"
+	}
+	return fmt.Sprintf("%d paths differ from the base commit after earlier turns (see git status)", n)
+}
+
+// instructionsFor returns the loader of a session's project
+// instructions: AGENTS.md from the top of its worktree (or repository)
+// down to its active root, and the user-level file.
+func instructionsFor(ws session.Workspace) func() agent.Instructions {
+	top := ws.RepoRoot
+	if ws.Worktree != nil {
+		top = ws.Worktree.Path
+	}
+	if top == "" {
+		top = ws.ActiveRoot
+	}
+	user := ""
+	if d := provider.DefaultSettingsPath(os.Getenv); d != "" {
+		user = filepath.Join(filepath.Dir(d), agent.InstructionsFile)
+	}
+	return func() agent.Instructions { return agent.LoadInstructions(top, ws.ActiveRoot, user) }
+}
