@@ -382,7 +382,7 @@ func (a *Agent) runTurn(ctx context.Context, turnID, prompt string, onUpdate fun
 			}
 			stored := done
 			stored.Result = ""
-			if _, err := a.record(EventToolResult, turnID, ToolResultData{CallID: call.ID, Name: call.Name, Content: res.Content, IsError: res.IsError, Info: &stored}); err != nil {
+			if _, err := a.record(EventToolResult, turnID, ToolResultData{CallID: call.ID, Name: call.Name, Content: res.Content, IsError: res.IsError, Info: &stored, External: res.External}); err != nil {
 				return Outcome{Status: StatusFailed, Err: fmt.Errorf("record tool result: %w", err)}
 			}
 			onUpdate(Update{Kind: UpdateToolEnd, Tool: &done})

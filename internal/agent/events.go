@@ -43,6 +43,9 @@ type ToolResultData struct {
 	Content string    `json:"content"`
 	IsError bool      `json:"is_error,omitempty"`
 	Info    *ToolInfo `json:"info,omitempty"`
+	// External marks a tool that acted outside the workspace (an MCP
+	// server's): a rewind cannot undo it.
+	External bool `json:"external,omitempty"`
 }
 
 // NoticeData is the payload of a notice event. Model notices are shown to

@@ -40,6 +40,9 @@ type Options struct {
 	// checkout's HEAD (`yolop sessions fork` starts from the old session's
 	// branch while the new session still belongs to the user's checkout).
 	Base string
+	// MCP are the MCP servers whose tools the session offers (the
+	// settings file's, and in ACP the client's).
+	MCP []MCPServer
 	// Hooks are test and fault-injection seams; the product leaves them
 	// zero.
 	Hooks Hooks
@@ -143,6 +146,7 @@ func (p *Parts) info(prov provider.Provider) Info {
 	in.Checkpoints = p.Controller.ActiveCount()
 	in.RedoAvailable = p.Controller.RedoAvailable()
 	in.Repairs = p.Notes
+	in.Notices = p.Notices
 	in.Usage, in.ContextTokens = p.Agent.Usage()
 	in.ContextWindow = p.contextWindow
 	return in
@@ -214,7 +218,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		if err != nil {
 			return nil, err
 		}
-		p, err := assemble(ctx, sess, prov, o.DataDir, o.Hooks)
+		p, err := assemble(ctx, sess, prov, o)
 		if err != nil {
 			return nil, err
 		}
@@ -334,7 +338,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		return 0, undo(err)
 	}
 	dir := sess.Dir
-	p, err := assemble(ctx, sess, s.prov, o.DataDir, o.Hooks)
+	p, err := assemble(ctx, sess, s.prov, o)
 	if err == nil {
 		p.contextWindow = o.Provider.ContextWindow
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/failpoint"
+	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
@@ -54,6 +55,11 @@ type Parts struct {
 	NoWorkspace string
 	// Notes are the repairs made when the session was opened.
 	Notes []string
+	// Notices are setup problems the user should see once (an MCP server
+	// that did not start).
+	Notices []string
+	// MCP are the session's MCP connections (nil without servers).
+	MCP *mcp.Manager
 
 	contextWindow int // the model's context window, 0 when unknown
 	cleanups      []func() error
@@ -77,7 +83,8 @@ func (p *Parts) Close() error {
 // assemble opens every part of an existing, locked session and repairs
 // it. On error everything it opened is closed again, the session
 // included.
-func assemble(ctx context.Context, sess *session.Session, prov provider.Provider, dataDir string, h Hooks) (_ *Parts, err error) {
+func assemble(ctx context.Context, sess *session.Session, prov provider.Provider, o Options) (_ *Parts, err error) {
+	dataDir, h := o.DataDir, o.Hooks
 	p := &Parts{Session: sess}
 	p.onClose(sess.Close)
 	defer func() {
@@ -142,7 +149,20 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	p.Tasks = tools.NewTasks(spill)
 	p.onClose(func() error { p.Tasks.StopAll(); return nil })
 	late := &lateCheckpoints{}
-	p.Tools, err = tools.New(tools.Env{Root: ws.ActiveRoot, SpillDir: spill, Tasks: p.Tasks, Checkpoints: late})
+	var external []tools.Tool
+	if len(o.MCP) > 0 {
+		// MCP servers see the session's worktree as their root, never the
+		// user's checkout.
+		root := ws.ActiveRoot
+		if ws.Worktree != nil {
+			root = ws.Worktree.Path
+		}
+		p.MCP = mcp.Start(ctx, o.MCP, root, mcpProcess)
+		p.onClose(p.MCP.Close)
+		p.Notices = append(p.Notices, p.MCP.Problems()...)
+		external = p.MCP.Tools()
+	}
+	p.Tools, err = tools.New(tools.Env{Root: ws.ActiveRoot, SpillDir: spill, Tasks: p.Tasks, Checkpoints: late, External: external})
 	if err != nil {
 		return nil, err
 	}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
@@ -417,4 +419,30 @@ func CheckpointIDs(ctx context.Context, dataDir, id string) ([]checkpoint.Row, e
 		return nil, err
 	}
 	return ctl.List(ctx, false)
+}
+
+// MCPServer configures one MCP server.
+type MCPServer = mcp.Server
+
+// MCPServers reads the MCP servers of the settings file.
+func MCPServers() ([]MCPServer, error) {
+	st, err := provider.LoadSettings(provider.DefaultSettingsPath(os.Getenv))
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(st.MCP.Servers))
+	for n := range st.MCP.Servers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []MCPServer
+	for _, n := range names {
+		c := st.MCP.Servers[n]
+		s := MCPServer{Name: n, Command: c.Command, Args: c.Args, Env: c.Env, URL: c.URL, Headers: c.Headers}
+		if err := s.Validate(); err != nil {
+			return nil, fmt.Errorf("settings: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }

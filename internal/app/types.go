@@ -34,6 +34,9 @@ type Info struct {
 	// (a torn log tail kept aside, an interrupted turn closed, an
 	// interrupted restore rolled back). Hosts show them once.
 	Repairs []string `json:"repairs,omitempty"`
+	// Notices are what the user should know about the session's setup
+	// (an MCP server that did not start). Hosts show them once.
+	Notices []string `json:"notices,omitempty"`
 }
 
 // TurnResult is the outcome of one prompt.

@@ -1,7 +1,9 @@
 package checkpoint
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -143,6 +145,42 @@ func (c *Controller) turnsDiffLocked(from, to string) []TurnRef {
 	return out
 }
 
+// chainParentLocked is the parent of checkpoint id ("" for the root or an
+// unknown id).
+func (c *Controller) chainParentLocked(id string) string {
+	if cp := c.state.Checkpoints[id]; cp != nil {
+		return cp.Parent
+	}
+	return ""
+}
+
+// externalEffectsLocked lists the calls of tools that act outside the
+// workspace (MCP tools) made by the given turns: a restore does not undo
+// them.
+func (c *Controller) externalEffectsLocked(turns []TurnRef) []Warning {
+	if len(turns) == 0 {
+		return nil
+	}
+	in := map[string]bool{}
+	for _, t := range turns {
+		in[t.ID] = true
+	}
+	var out []Warning
+	seen := map[string]bool{}
+	for _, ev := range c.cfg.Store.Events() {
+		if !in[ev.Turn] || ev.Type != agent.EventToolResult || !bytes.Contains(ev.Data, []byte(`"external":true`)) {
+			continue
+		}
+		var d agent.ToolResultData
+		if json.Unmarshal(ev.Data, &d) != nil || !d.External || seen[ev.Turn+"\x00"+d.Name] {
+			continue
+		}
+		seen[ev.Turn+"\x00"+d.Name] = true
+		out = append(out, Warning{Kind: "external_effects", Turn: ev.Turn, Tool: d.Name})
+	}
+	return out
+}
+
 // Preview describes exactly what a restore will change and issues a token.
 // It first captures a durable recovery checkpoint of the current workspace;
 // if that fails nothing else happens.
@@ -165,6 +203,11 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 	if p.mode.HasConversation() {
 		pv.TurnsLeaving = c.turnsDiffLocked(c.state.Head, p.newHead)
 		pv.TurnsReturning = c.turnsDiffLocked(p.newHead, c.state.Head)
+	}
+	if p.action != ActionRedo {
+		// What the undone turns did outside the workspace stays done.
+		undone := c.turnsDiffLocked(c.state.Head, c.chainParentLocked(p.target))
+		pv.Warnings = append(pv.Warnings, c.externalEffectsLocked(undone)...)
 	}
 	if c.cfg.Snapshots != nil {
 		// previews.json is convenience state that may be lost; the

@@ -117,9 +117,13 @@ func JSONTime(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond)
 
 // Warning is something the user should know before confirming.
 type Warning struct {
-	Kind      string `json:"kind"` // changed_outside_turns, ...
+	Kind      string `json:"kind"` // changed_outside_turns, external_effects, ...
 	Path      string `json:"path"`
 	PathBytes []byte `json:"path_bytes,omitempty"` // as in PathChange
+	// Turn and Tool name, for external_effects, the turn that called a
+	// tool acting outside the workspace and that tool.
+	Turn string `json:"turn,omitempty"`
+	Tool string `json:"tool,omitempty"`
 }
 
 // Preview describes exactly what a confirmed restore will change.

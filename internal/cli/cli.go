@@ -289,7 +289,11 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 		}
 		return o.report(err, 1)
 	}
-	opts := app.Options{DataDir: dataDir, Dir: o.dir, SessionID: o.sessionID, Continue: o.cont, Worktree: o.worktree, Provider: pcfg}
+	servers, err := app.MCPServers()
+	if err != nil {
+		return o.report(err, 1)
+	}
+	opts := app.Options{DataDir: dataDir, Dir: o.dir, SessionID: o.sessionID, Continue: o.cont, Worktree: o.worktree, Provider: pcfg, MCP: servers}
 	if o.acp {
 		return runACP(ctx, o, opts)
 	}

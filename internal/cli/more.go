@@ -162,9 +162,10 @@ func entryState(e app.WorktreeRow) string {
 // acpOpener opens app sessions for the ACP host.
 type acpOpener struct{ base app.Options }
 
-func (a acpOpener) New(ctx context.Context, cwd string) (acp.Session, error) {
+func (a acpOpener) New(ctx context.Context, cwd string, servers []app.MCPServer) (acp.Session, error) {
 	o := a.base
 	o.Dir, o.Create = cwd, true
+	o.MCP = append(append([]app.MCPServer(nil), o.MCP...), servers...)
 	s, err := app.Open(ctx, o)
 	if err != nil {
 		return nil, err
@@ -172,9 +173,10 @@ func (a acpOpener) New(ctx context.Context, cwd string) (acp.Session, error) {
 	return s, nil
 }
 
-func (a acpOpener) Load(ctx context.Context, id, cwd string) (acp.Session, error) {
+func (a acpOpener) Load(ctx context.Context, id, cwd string, servers []app.MCPServer) (acp.Session, error) {
 	o := a.base
 	o.SessionID = id
+	o.MCP = append(append([]app.MCPServer(nil), o.MCP...), servers...)
 	if cwd != "" {
 		o.Dir = cwd
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path"
@@ -54,6 +55,13 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup:               setupScript,
+		Condition: func(cond string) (bool, error) {
+			if cond == "mcpserver" {
+				_, err := os.Stat(everythingServer())
+				return err == nil, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitCode,
 			"jsonone":  cmdJSONOne,
@@ -96,6 +104,12 @@ func setupScript(env *testscript.Env) error {
 	env.Setenv("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
 	env.Setenv("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
 	env.Setenv(exitFileVar, filepath.Join(work, ".exitcode"))
+	env.Setenv("MCP_EVERYTHING", everythingServer())
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	env.Setenv("MCP_PORT", strconv.Itoa(port))
 	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "YOLOP_PROVIDER", "YOLOP_MODEL", "YOLOP_BASE_URL", "YOLOP_FAILPOINT", "NO_COLOR"} {
 		env.Setenv(k, "")
 	}
@@ -362,8 +376,18 @@ func cmdGarble(ts *testscript.TestScript, neg bool, args []string) {
 // waitfor FILE TEXT: wait (up to a minute) until FILE contains TEXT. Used
 // to know that a background process has reached a point, not to time it.
 func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
+	if !neg && len(args) == 2 && args[0] == "-port" {
+		// waitfor -port N: something listens on 127.0.0.1:N.
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if c, err := net.Dial("tcp", "127.0.0.1:"+args[1]); err == nil {
+				c.Close()
+				return
+			}
+		}
+		ts.Fatalf("nothing listens on port %s", args[1])
+	}
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: waitfor FILE TEXT")
+		ts.Fatalf("usage: waitfor FILE TEXT | waitfor -port N")
 	}
 	p := ts.MkAbs(args[0])
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -384,4 +408,24 @@ func cmdCount(ts *testscript.TestScript, neg bool, args []string) {
 	if got := strings.Count(ts.ReadFile(args[2]), args[1]); got != want {
 		ts.Fatalf("%s contains %q %d times, want %d", args[2], args[1], got, want)
 	}
+}
+
+// everythingServer is the official MCP test server that .ci/run installs
+// (cd test/mcp && npm ci).
+func everythingServer() string {
+	p, err := filepath.Abs(filepath.Join("..", "..", "test", "mcp", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js"))
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+// freePort finds a loopback port nobody listens on.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

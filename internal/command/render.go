@@ -48,14 +48,16 @@ func PreviewText(pv *checkpoint.Preview) string {
 				fmt.Fprintf(&b, "  %-12s %s\n", c.Change, c.Path)
 			}
 		}
-		if len(pv.Warnings) > 0 {
+		var outside []checkpoint.Warning
+		for _, w := range pv.Warnings {
+			if w.Kind == "changed_outside_turns" {
+				outside = append(outside, w)
+			}
+		}
+		if len(outside) > 0 {
 			b.WriteString("\nChanged outside agent turns since the last turn ended (the recovery checkpoint keeps them):\n")
-			for _, w := range pv.Warnings {
-				if w.Kind == "changed_outside_turns" {
-					fmt.Fprintf(&b, "  %s\n", w.Path)
-				} else {
-					fmt.Fprintf(&b, "  %s: %s\n", w.Kind, w.Path)
-				}
+			for _, w := range outside {
+				fmt.Fprintf(&b, "  %s\n", w.Path)
 			}
 		}
 		if len(pv.Excluded) > 0 {
@@ -66,6 +68,23 @@ func PreviewText(pv *checkpoint.Preview) string {
 		}
 	} else {
 		b.WriteString("\nFiles: unchanged\n")
+	}
+	var external []checkpoint.Warning
+	for _, w := range pv.Warnings {
+		if w.Kind != "changed_outside_turns" {
+			external = append(external, w)
+		}
+	}
+	if len(external) > 0 {
+		b.WriteString("\nEffects outside the workspace are not undone:\n")
+		for _, w := range external {
+			switch w.Kind {
+			case "external_effects":
+				fmt.Fprintf(&b, "  %s called %s\n", w.Turn, w.Tool)
+			default:
+				fmt.Fprintf(&b, "  %s: %s %s\n", w.Kind, w.Turn, w.Path)
+			}
+		}
 	}
 	if pv.NoOp() {
 		b.WriteString("\nNothing would change; confirming records the restore anyway.\n")

@@ -38,6 +38,30 @@ type Settings struct {
 	Model     string          `toml:"model"`
 	OpenAI    ProviderSection `toml:"openai"`
 	Anthropic ProviderSection `toml:"anthropic"`
+	MCP       MCPSection      `toml:"mcp"`
+}
+
+// MCPSection lists MCP servers:
+//
+//	[mcp.servers.everything]
+//	command = "npx"
+//	args = ["-y", "@modelcontextprotocol/server-everything"]
+//	env = { API_TOKEN = "…" }   # the server's whole environment besides PATH, HOME, TMPDIR, LANG, USER
+//
+//	[mcp.servers.remote]
+//	url = "http://localhost:3001/mcp"
+//	headers = { Authorization = "Bearer …" }
+type MCPSection struct {
+	Servers map[string]MCPServer `toml:"servers"`
+}
+
+// MCPServer is one MCP server's settings.
+type MCPServer struct {
+	Command string            `toml:"command"`
+	Args    []string          `toml:"args"`
+	Env     map[string]string `toml:"env"`
+	URL     string            `toml:"url"`
+	Headers map[string]string `toml:"headers"`
 }
 
 // ProviderSection holds one provider's settings.
@@ -85,7 +109,7 @@ func LoadSettings(path string) (Settings, error) {
 			keys[i] = k.String()
 		}
 		sort.Strings(keys)
-		return Settings{}, fmt.Errorf("settings %s: unknown key(s) %s (known: provider, model, [openai]/[anthropic] api_key, base_url, model, thinking_budget, context_window)", path, strings.Join(keys, ", "))
+		return Settings{}, fmt.Errorf("settings %s: unknown key(s) %s (known: provider, model, [openai]/[anthropic] api_key, base_url, model, thinking_budget, context_window; [mcp.servers.NAME] command, args, env, url, headers)", path, strings.Join(keys, ", "))
 	}
 	return s, nil
 }

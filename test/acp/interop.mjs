@@ -12,7 +12,8 @@
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, readFileSync, existsSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, isAbsolute } from "node:path";
+import { join, isAbsolute, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 
@@ -234,6 +235,21 @@ async function main() {
       check(err !== null && !(err instanceof CheckFailed) && /locked|in use/i.test(String(err.message)), "session/load of a session held by another process fails and says it is locked (in use)", String(err?.message ?? err));
     });
     await kill(b);
+
+    // A client's MCP server from session/new: its tools are offered and
+    // used, and the server sees the session's worktree as its root.
+    const everything = join(dirname(fileURLToPath(import.meta.url)), "..", "mcp", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
+    if (existsSync(everything)) {
+      const m = await withTimeout(ctx.request("session/new", { cwd: repo, mcpServers: [{ name: "everything", command: "node", args: [everything, "stdio"], env: [] }] }), "session/new with an MCP server");
+      const r = await prompt(ctx, a, m.sessionId, 'call mcp__everything__echo {"message":"from the editor"}');
+      check(r.stop === "end_turn", "a turn calling the client's MCP server ends with end_turn", r);
+      check(r.updates.some((n) => n.update.sessionUpdate === "tool_call" && (n.update.title ?? "").includes("mcp__everything__echo")),
+        "the client's MCP server from session/new is offered and its tool called", kindsOf(r.updates));
+      check(r.updates.some((n) => n.update.sessionUpdate === "tool_call_update" && JSON.stringify(n.update).includes("Echo: from the editor")),
+        "the MCP tool's result reaches the client", r.updates.filter((n) => n.update.sessionUpdate === "tool_call_update"));
+    } else {
+      console.log("# skip: the MCP test server is not installed (cd test/mcp && npm ci)");
+    }
   });
   await kill(a);
 

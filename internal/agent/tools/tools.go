@@ -52,6 +52,9 @@ type Result struct {
 	IsError bool
 	// Display is optional rendering help for hosts.
 	Display *Display
+	// External marks a tool that acts outside the workspace (an MCP
+	// server's): a rewind cannot undo what it did.
+	External bool
 }
 
 // Tool is one model-facing tool.
@@ -104,6 +107,9 @@ type Env struct {
 	// OutputCap is how many bytes of each output stream (and of grep
 	// output) the model sees.
 	OutputCap int
+	// External are more tools (an MCP server's), offered after the
+	// built-in ones; a name a built-in tool has is refused.
+	External []Tool
 }
 
 // Set is the tools of one session, bound to its root.
@@ -166,6 +172,14 @@ func New(env Env) (*Set, error) {
 		&deleteFile{s}, &bashTool{s}, &tasksTool{s}, &checkpointTool{s},
 	} {
 		name := t.Spec().Name
+		s.tools[name] = t
+		s.order = append(s.order, name)
+	}
+	for _, t := range env.External {
+		name := t.Spec().Name
+		if _, dup := s.tools[name]; dup {
+			return nil, fmt.Errorf("tools: %q is already a tool's name", name)
+		}
 		s.tools[name] = t
 		s.order = append(s.order, name)
 	}

@@ -48,10 +48,11 @@ type Session interface {
 
 // Opener creates and opens sessions.
 type Opener interface {
-	New(ctx context.Context, cwd string) (Session, error)
+	// New creates a session for cwd with the client's MCP servers.
+	New(ctx context.Context, cwd string, mcp []app.MCPServer) (Session, error)
 	// Load opens an existing session. A session locked by another process
 	// is an error whose message says so ("locked").
-	Load(ctx context.Context, sessionID, cwd string) (Session, error)
+	Load(ctx context.Context, sessionID, cwd string, mcp []app.MCPServer) (Session, error)
 }
 
 // Serve speaks ACP on in/out until the client disconnects or ctx is

@@ -279,7 +279,7 @@ func TestInitialize(t *testing.T) {
 		t.Fatalf("initialize: %s", r.raw)
 	}
 	want := `{"protocolVersion":1,"authMethods":[],"agentInfo":{"name":"yolop","version":"` + version() + `"},
-	  "agentCapabilities":{"loadSession":true,"sessionCapabilities":{"close":{}},"auth":{},"mcpCapabilities":{},"promptCapabilities":{}}}`
+	  "agentCapabilities":{"loadSession":true,"sessionCapabilities":{"close":{}},"auth":{},"mcpCapabilities":{"http":true},"promptCapabilities":{}}}`
 	if got := canon(t, string(r.Result)); got != canon(t, want) {
 		t.Fatalf("initialize result\ngot  %s\nwant %s", got, canon(t, want))
 	}
@@ -587,7 +587,7 @@ func TestLoadReplaysActiveBranch(t *testing.T) {
 func TestLoadNotesRepairs(t *testing.T) {
 	t.Parallel()
 	o := newFakeOpener(t.TempDir())
-	s, _ := o.New(context.Background(), "/repo")
+	s, _ := o.New(context.Background(), "/repo", nil)
 	fs := s.(*fakeSession)
 	fs.repairs = []string{"kept a torn log tail aside in events.jsonl.torn-1"}
 	c := connect(t, o)
@@ -602,7 +602,7 @@ func TestLoadNotesRepairs(t *testing.T) {
 func TestLoadErrors(t *testing.T) {
 	t.Parallel()
 	o := newFakeOpener(t.TempDir())
-	s, _ := o.New(context.Background(), "/repo")
+	s, _ := o.New(context.Background(), "/repo", nil)
 	o.locked[s.ID()] = true
 	c := connect(t, o)
 	tests := []struct {

@@ -29,7 +29,7 @@ func newFakeOpener(root string) *fakeOpener {
 	return &fakeOpener{root: root, sessions: map[string]*fakeSession{}, locked: map[string]bool{}}
 }
 
-func (o *fakeOpener) New(_ context.Context, cwd string) (Session, error) {
+func (o *fakeOpener) New(_ context.Context, cwd string, _ []app.MCPServer) (Session, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.n++
@@ -38,7 +38,7 @@ func (o *fakeOpener) New(_ context.Context, cwd string) (Session, error) {
 	return s, nil
 }
 
-func (o *fakeOpener) Load(_ context.Context, id, _ string) (Session, error) {
+func (o *fakeOpener) Load(_ context.Context, id, _ string, _ []app.MCPServer) (Session, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.locked[id] {

@@ -11,8 +11,8 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
 )
 
@@ -122,6 +122,7 @@ func (s *server) initialize(p sdk.InitializeRequest) sdk.InitializeResponse {
 		AgentInfo:       &sdk.Implementation{Name: "yolop", Version: version()},
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession:         true,
+			McpCapabilities:     sdk.McpCapabilities{Http: true},
 			SessionCapabilities: sdk.SessionCapabilities{Close: &sdk.SessionCloseCapabilities{}},
 		},
 		AuthMethods: []sdk.AuthMethod{},
@@ -132,10 +133,11 @@ func (s *server) newSession(ctx context.Context, reqID string, p sdk.NewSessionR
 	if !filepath.IsAbs(p.Cwd) {
 		return nil, rpcError(codeInvalidParams, "cwd must be an absolute path, got %q", p.Cwd)
 	}
-	if len(p.McpServers) > 0 {
-		s.log.Info("ignoring MCP servers: yolop does not connect to MCP servers", "count", len(p.McpServers))
+	servers, e := mcpServers(p.McpServers)
+	if e != nil {
+		return nil, e
 	}
-	sess, err := s.opener.New(ctx, p.Cwd)
+	sess, err := s.opener.New(ctx, p.Cwd, servers)
 	if err != nil {
 		return nil, rpcError(codeInternal, "create session in %s: %v", p.Cwd, err)
 	}
@@ -161,7 +163,11 @@ func (s *server) loadSession(ctx context.Context, reqID string, p sdk.LoadSessio
 		return nil, rpcError(codeInvalidRequest, "session %s is running a turn: wait for its session/prompt response or send session/cancel, then load it again", id)
 	}
 	if l == nil {
-		sess, err := s.opener.Load(ctx, id, p.Cwd)
+		servers, e := mcpServers(p.McpServers)
+		if e != nil {
+			return nil, e
+		}
+		sess, err := s.opener.Load(ctx, id, p.Cwd, servers)
 		if err != nil {
 			return nil, rpcError(codeInternal, "load session %s: %v", id, err)
 		}
@@ -436,4 +442,31 @@ func (s *server) closeSession(p sdk.CloseSessionRequest) (any, *sdk.RequestError
 	}
 	s.log.Info("session closed", "session", id)
 	return sdk.CloseSessionResponse{}, nil
+}
+
+// mcpServers converts the client's MCP servers (stdio and HTTP).
+func mcpServers(in []sdk.McpServer) ([]app.MCPServer, *sdk.RequestError) {
+	var out []app.MCPServer
+	for _, m := range in {
+		var s app.MCPServer
+		switch {
+		case m.Stdio != nil:
+			s = app.MCPServer{Name: m.Stdio.Name, Command: m.Stdio.Command, Args: m.Stdio.Args, Env: map[string]string{}}
+			for _, e := range m.Stdio.Env {
+				s.Env[e.Name] = e.Value
+			}
+		case m.Http != nil:
+			s = app.MCPServer{Name: m.Http.Name, URL: m.Http.Url, Headers: map[string]string{}}
+			for _, h := range m.Http.Headers {
+				s.Headers[h.Name] = h.Value
+			}
+		default:
+			return nil, rpcError(codeInvalidParams, "mcpServers: only stdio and http servers are supported (initialize advertises http)")
+		}
+		if err := s.Validate(); err != nil {
+			return nil, rpcError(codeInvalidParams, "mcpServers: %v", err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }

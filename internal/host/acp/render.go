@@ -260,6 +260,9 @@ func sessionNotes(info app.Info) string {
 	if info.ReadOnly {
 		fmt.Fprintf(&b, "This session is read-only: %s\n", info.ReadOnlyReason)
 	}
+	for _, n := range info.Notices {
+		fmt.Fprintf(&b, "%s\n", n)
+	}
 	return b.String()
 }
 

@@ -63,6 +63,7 @@ func Run(ctx context.Context, s Session, o Options) int {
 				fmt.Fprintln(o.Stderr, "yolop: repaired:", r)
 			}
 		}
+		p.notices(s)
 	}
 	if command.IsCommand(o.Prompt) {
 		return p.command(ctx, s)
@@ -75,6 +76,19 @@ type printer struct {
 	o       Options
 	sid     string
 	repairs []string
+	noticed bool
+}
+
+// notices tells the session's setup problems (an MCP server that did not
+// start) once, on stderr in both modes: they are not the result.
+func (p *printer) notices(s Session) {
+	if p.noticed {
+		return
+	}
+	p.noticed = true
+	for _, n := range s.Info().Notices {
+		fmt.Fprintln(p.o.Stderr, "yolop:", n)
+	}
 }
 
 func (p *printer) json(v any) {
@@ -224,6 +238,7 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 	}
 	p.sid = s.ID()
 	info := s.Info()
+	p.notices(s)
 	exit := ExitOK
 	switch res.Status {
 	case agent.StatusCompleted:

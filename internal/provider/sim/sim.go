@@ -174,6 +174,10 @@ lines:
 				a.Mode = f[2]
 			}
 			p.calls = append(p.calls, call{"checkpoint", a})
+		case len(f) >= 3 && f[0] == "call" && callArgs(line) != nil:
+			// call <tool> <json-arguments>: any named tool (an MCP
+			// server's too), an instruction only when the JSON parses.
+			p.calls = append(p.calls, call{f[1], callArgs(line)})
 		case len(f) == 2 && f[0] == "sleep" && isMillis(f[1]):
 			ms, _ := strconv.Atoi(f[1])
 			sleeps = append(sleeps, sleepAt{time.Duration(ms) * time.Millisecond, len(p.calls)})
@@ -201,6 +205,18 @@ lines:
 		}
 	}
 	return p
+}
+
+// callArgs returns the JSON object after "call <tool> ", or nil when the
+// rest of the line is not a JSON object.
+func callArgs(line string) json.RawMessage {
+	rest := strings.TrimSpace(strings.TrimLeft(line, " \t")[len("call"):])
+	_, args, ok := strings.Cut(rest, " ")
+	args = strings.TrimSpace(args)
+	if !ok || !strings.HasPrefix(args, "{") || !json.Valid([]byte(args)) {
+		return nil
+	}
+	return json.RawMessage(args)
 }
 
 // isMillis accepts a plain non-negative decimal of at most a day.

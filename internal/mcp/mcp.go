@@ -1,0 +1,295 @@
+// Package mcp connects a session to Model Context Protocol servers (stdio
+// and streamable HTTP, through the official Go SDK) and offers their tools
+// to the model as mcp__<server>__<tool>. A server that does not start, or
+// fails later, costs only its own tools: the reason is reported once and
+// every turn goes on without it.
+//
+// MCP tools act outside the workspace (a database, a browser, an API), so
+// their results are marked External: a rewind cannot undo what they did,
+// and the preview says so.
+package mcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/yolop-dev/yolop/internal/agent/tools"
+)
+
+// Server configures one MCP server: a command (stdio) or a URL
+// (streamable HTTP).
+type Server struct {
+	Name    string
+	Command string
+	Args    []string
+	// Env is the whole environment a stdio server gets besides PATH, HOME,
+	// TMPDIR, LANG and USER: nothing of yolop's own (no API keys), but
+	// every variable named here, the server's own tokens included.
+	Env     map[string]string
+	URL     string
+	Headers map[string]string
+}
+
+// Validate reports a configuration that cannot work.
+func (s Server) Validate() error {
+	switch {
+	case s.Name == "":
+		return errors.New("mcp: a server has no name")
+	case s.Command == "" && s.URL == "":
+		return fmt.Errorf("mcp server %q: set command (a stdio server) or url (streamable HTTP)", s.Name)
+	case s.Command != "" && s.URL != "":
+		return fmt.Errorf("mcp server %q: set either command or url, not both", s.Name)
+	}
+	return nil
+}
+
+// StartTimeout bounds connecting to a server and listing its tools.
+const StartTimeout = 30 * time.Second
+
+// Manager holds the session's connections.
+type Manager struct {
+	mu       sync.Mutex
+	sessions []*sdk.ClientSession
+	tools    []tools.Tool
+	problems []string
+}
+
+// Start connects to every server and lists its tools. Root is the session
+// worktree, given to servers as their root. prepare, when non-nil, is
+// applied to each stdio server's command before it starts (process
+// lifetime rules). Start never fails as a whole: see Problems.
+func Start(ctx context.Context, servers []Server, root string, prepare func(*exec.Cmd)) *Manager {
+	m := &Manager{}
+	used := map[string]bool{}
+	for _, s := range servers {
+		if err := s.Validate(); err != nil {
+			m.problems = append(m.problems, err.Error())
+			continue
+		}
+		cs, list, err := connect(ctx, s, root, prepare)
+		if err != nil {
+			m.problems = append(m.problems, fmt.Sprintf("MCP server %s did not start: %v; its tools are not available", s.Name, err))
+			continue
+		}
+		m.sessions = append(m.sessions, cs)
+		for _, t := range list {
+			name := ToolName(s.Name, t.Name, used)
+			used[name] = true
+			m.tools = append(m.tools, &tool{server: s.Name, remote: t, name: name, cs: cs})
+		}
+	}
+	return m
+}
+
+func connect(ctx context.Context, s Server, root string, prepare func(*exec.Cmd)) (*sdk.ClientSession, []*sdk.Tool, error) {
+	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
+	defer cancel()
+	client := sdk.NewClient(&sdk.Implementation{Name: "yolop", Version: "1"}, nil)
+	if root != "" {
+		client.AddRoots(&sdk.Root{URI: "file://" + root, Name: "session worktree"})
+	}
+	var t sdk.Transport
+	if s.URL != "" {
+		hc := &http.Client{}
+		if len(s.Headers) > 0 {
+			hc.Transport = headerTransport{base: http.DefaultTransport, headers: s.Headers}
+		}
+		t = &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxRetries: -1}
+	} else {
+		cmd := exec.Command(s.Command, s.Args...)
+		cmd.Env = serverEnv(s.Env)
+		cmd.Dir = root
+		cmd.Stderr = nil // a server's stderr is its own log; it never reaches the terminal UI
+		if prepare != nil {
+			prepare(cmd)
+		}
+		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	}
+	cs, err := client.Connect(ctx, t, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var list []*sdk.Tool
+	for tl, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			cs.Close()
+			return nil, nil, fmt.Errorf("list its tools: %w", err)
+		}
+		list = append(list, tl)
+	}
+	return cs, list, nil
+}
+
+// serverEnv is the environment of a stdio server: the basics a program
+// needs to run, and what its configuration names.
+func serverEnv(extra map[string]string) []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "LANG", "USER"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+extra[k])
+	}
+	return env
+}
+
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.headers {
+		r.Header.Set(k, v)
+	}
+	return h.base.RoundTrip(r)
+}
+
+// Tools are the tools of every server that started.
+func (m *Manager) Tools() []tools.Tool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]tools.Tool(nil), m.tools...)
+}
+
+// Problems say which servers did not start, and why.
+func (m *Manager) Problems() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.problems...)
+}
+
+// Close stops every server.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var errs []error
+	for _, cs := range m.sessions {
+		if err := cs.Close(); err != nil && !errors.Is(err, context.Canceled) {
+			errs = append(errs, err)
+		}
+	}
+	m.sessions = nil
+	return errors.Join(errs...)
+}
+
+var nameRE = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
+
+// ToolName is the model-facing name of a server's tool:
+// mcp__<server>__<tool> with every character outside [a-zA-Z0-9_-]
+// replaced by _, at most 64 characters; a name that had to be cut, or that
+// is already taken, ends in a short hash of the original instead.
+func ToolName(server, tool string, taken map[string]bool) string {
+	full := "mcp__" + server + "__" + tool
+	name := nameRE.ReplaceAllString(full, "_")
+	if len(name) <= 64 && !taken[name] {
+		return name
+	}
+	sum := sha256.Sum256([]byte(full))
+	suffix := "_" + hex.EncodeToString(sum[:4])
+	if len(name) > 64-len(suffix) {
+		name = name[:64-len(suffix)]
+	}
+	return name + suffix
+}
+
+// tool is one server tool offered to the model.
+type tool struct {
+	server string
+	remote *sdk.Tool
+	name   string
+	cs     *sdk.ClientSession
+}
+
+func (t *tool) Kind() string { return tools.KindOther }
+
+func (t *tool) Spec() tools.Spec {
+	schema, err := json.Marshal(t.remote.InputSchema)
+	if err != nil || string(schema) == "null" {
+		schema = []byte(`{"type":"object"}`)
+	}
+	desc := t.remote.Description
+	if desc == "" {
+		desc = t.remote.Name
+	}
+	return tools.Spec{Name: t.name, Description: fmt.Sprintf("[MCP server %s; acts outside the workspace: a rewind cannot undo it] %s", t.server, desc), Parameters: schema}
+}
+
+func (t *tool) Run(ctx context.Context, args json.RawMessage) (tools.Result, error) {
+	disp := &tools.Display{Kind: tools.KindOther, Title: t.server + ": " + t.remote.Name}
+	var a map[string]any
+	if err := json.Unmarshal(args, &a); err != nil {
+		return tools.Result{Content: "arguments must be a JSON object: " + err.Error(), IsError: true, Display: disp, External: true}, nil
+	}
+	res, err := t.cs.CallTool(ctx, &sdk.CallToolParams{Name: t.remote.Name, Arguments: a})
+	if err != nil {
+		if ctx.Err() != nil {
+			return tools.Result{}, ctx.Err()
+		}
+		// A server that crashed or answered nonsense costs this call, not
+		// the turn: the model reads why and can go on without it.
+		return tools.Result{Content: fmt.Sprintf("the MCP server %s failed: %v", t.server, err), IsError: true, Display: disp, External: true}, nil
+	}
+	return tools.Result{Content: resultText(res), IsError: res.IsError, Display: disp, External: true}, nil
+}
+
+// resultText flattens a tool result for the model.
+func resultText(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		switch c := c.(type) {
+		case *sdk.TextContent:
+			b.WriteString(c.Text)
+		case *sdk.ImageContent:
+			fmt.Fprintf(&b, "[image, %s, %d bytes]", c.MIMEType, len(c.Data))
+		case *sdk.AudioContent:
+			fmt.Fprintf(&b, "[audio, %s, %d bytes]", c.MIMEType, len(c.Data))
+		case *sdk.ResourceLink:
+			fmt.Fprintf(&b, "[resource %s]", c.URI)
+		case *sdk.EmbeddedResource:
+			if c.Resource != nil && c.Resource.Text != "" {
+				b.WriteString(c.Resource.Text)
+			} else if c.Resource != nil {
+				fmt.Fprintf(&b, "[resource %s]", c.Resource.URI)
+			}
+		default:
+			raw, _ := json.Marshal(c)
+			b.Write(raw)
+		}
+	}
+	if b.Len() == 0 && res.StructuredContent != nil {
+		raw, err := json.Marshal(res.StructuredContent)
+		if err == nil {
+			b.Write(raw)
+		}
+	}
+	if b.Len() == 0 {
+		b.WriteString("(no content)")
+	}
+	return b.String()
+}
