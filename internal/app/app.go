@@ -144,6 +144,11 @@ func (p *Parts) info(prov provider.Provider) Info {
 		in.ReadOnly, in.ReadOnlyReason = true, r
 	}
 	in.Checkpoints = p.Controller.ActiveCount()
+	if id := p.Controller.RunningCheckpoint(); id != "" {
+		// The running turn's checkpoint exists already: count it.
+		in.Running = id
+		in.Checkpoints++
+	}
 	in.RedoAvailable = p.Controller.RedoAvailable()
 	in.Repairs = p.Notes
 	in.Notices = p.Notices
@@ -449,6 +454,22 @@ func (s *Session) Exec(ctx context.Context, cmd command.Command) (command.Result
 	st := s.state
 	s.mu.Unlock()
 	return command.Run(ctx, st, cmd)
+}
+
+// PreviewDiff returns the diff of one path that confirming the preview
+// with token would restore (current files to the target). It changes
+// nothing.
+func (s *Session) PreviewDiff(ctx context.Context, token, path string) (*checkpoint.PathDiff, error) {
+	ctx, end, err := s.begin(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	p := s.Parts()
+	if p == nil {
+		return nil, fmt.Errorf("unknown preview token %q: this session has no previews yet", token)
+	}
+	return p.Controller.PreviewDiff(ctx, token, path)
 }
 
 // Transcript returns the active branch's transcript (nothing before the

@@ -21,8 +21,11 @@ type Info struct {
 	WorkspaceReason string `json:"workspace_reason"` // why not, when unavailable
 	ReadOnly        bool   `json:"read_only"`
 	ReadOnlyReason  string `json:"read_only_reason"`
-	Checkpoints     int    `json:"checkpoints"` // turns on the active branch
-	RedoAvailable   bool   `json:"redo_available"`
+	Checkpoints     int    `json:"checkpoints"` // turns on the active branch, the running one included
+	// Running is the checkpoint of the turn in progress once it was
+	// created ("" when idle).
+	Running       string `json:"running,omitempty"`
+	RedoAvailable bool   `json:"redo_available"`
 	// Usage is every model step's usage in this session (all branches);
 	// ContextTokens is the size of the model context at the last step
 	// (0 when unknown) and ContextWindow the model's window (0 when

@@ -196,6 +196,18 @@ func (c *Controller) Running() string {
 	return c.running
 }
 
+// RunningCheckpoint returns the id of the turn in progress once its
+// checkpoint is journaled ("" when idle or still capturing). Its redo
+// slot is already cleared then.
+func (c *Controller) RunningCheckpoint() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running == "" || c.state.Checkpoints[c.running] == nil {
+		return ""
+	}
+	return c.running
+}
+
 // ActiveCount returns the number of turns on the active branch.
 func (c *Controller) ActiveCount() int {
 	c.mu.Lock()

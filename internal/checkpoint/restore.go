@@ -460,23 +460,28 @@ func (c *Controller) noticeText(rec previewRecord, intent timeline.Record, chang
 	default:
 		what = fmt.Sprintf("Rewound to %s", rec.Target)
 	}
-	var parts []string
+	// Each state is named once: what moved, then what stayed.
+	var moved []string
 	if rec.Mode.HasConversation() {
 		left := len(c.turnsDiffLocked(intent.OldHead, intent.NewHead))
 		back := len(c.turnsDiffLocked(intent.NewHead, intent.OldHead))
 		if back > 0 {
-			parts = append(parts, fmt.Sprintf("%d turn(s) returned to the conversation", back))
+			moved = append(moved, Plural(back, "turn", "turns")+" returned to the active conversation")
 		}
 		if left > 0 || back == 0 {
-			parts = append(parts, fmt.Sprintf("%d turn(s) left the active conversation", left))
+			moved = append(moved, Plural(left, "turn", "turns")+" left the active conversation")
 		}
-	} else {
-		parts = append(parts, "conversation unchanged")
 	}
 	if rec.Mode.HasWorkspace() {
-		parts = append(parts, fmt.Sprintf("%d path(s) restored in the workspace", changed))
-	} else {
-		parts = append(parts, "files unchanged")
+		moved = append(moved, Plural(changed, "path", "paths")+" restored")
 	}
-	return fmt.Sprintf("%s (%s): %s. /redo undoes this until the next turn.", what, rec.Mode.Describe(), strings.Join(parts, ", "))
+	text := fmt.Sprintf("%s (%s): %s", what, rec.Mode.Short(), strings.Join(moved, ", "))
+	switch rec.Mode {
+	case ModeConversation:
+		text += "; files unchanged"
+	case ModeWorkspace:
+		text += "; conversation unchanged"
+	}
+	return text + ". " + RedoHint
+
 }

@@ -53,6 +53,25 @@ func (m Mode) Describe() string {
 	return string(m)
 }
 
+// Short names the states the mode changes without explanation, for
+// notices that say what stayed as it was separately.
+func (m Mode) Short() string {
+	switch m {
+	case ModeBoth:
+		return "conversation and workspace"
+	case ModeConversation:
+		return "conversation only"
+	case ModeWorkspace:
+		return "workspace only"
+	}
+	return string(m)
+}
+
+// RedoHint ends every restore notice. It is true until the next turn
+// starts (a turn clears the redo slot); hosts that keep old notices on
+// screen drop it from them once it no longer holds.
+const RedoHint = "/redo undoes this until the next turn."
+
 // Action is what a preview was asked for.
 type Action string
 

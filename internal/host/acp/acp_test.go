@@ -472,7 +472,7 @@ func TestPendingPreviewFollowsTheTurn(t *testing.T) {
 		t.Fatal(r.raw)
 	}
 	got := messageText(t, before)
-	want := "done: 1 actions\n\nThe model asked for a restore. Nothing has changed yet.\n\nUndo preview — back to before cp1 — restores: conversation and workspace\n"
+	want := "done: 1 action\n\nThe model asked for a restore. Nothing has changed yet.\n\nUndo preview — back to before cp1 — restores: conversation and workspace\n"
 	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "To apply, send exactly:\n/undo --confirm tok1\n\nTo cancel, send anything else.") {
 		t.Fatalf("got:\n%s", got)
 	}
@@ -574,7 +574,7 @@ func TestLoadReplaysActiveBranch(t *testing.T) {
 		`{"sessionUpdate":"tool_call","toolCallId":"call_cp1_1","title":"write a.txt","kind":"edit","status":"completed",
 		  "rawInput":{"path":"a.txt"},"locations":[{"path":"`+wt+`/a.txt"}],
 		  "content":[{"type":"diff","path":"`+wt+`/a.txt","newText":"hi\n"},{"type":"content","content":{"type":"text","text":"wrote a.txt"}}]}`,
-		`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"done: 1 actions"}}`,
+		`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"done: 1 action"}}`,
 	)
 	mustEqualJSON(t, updates(t, []wireMsg{c2.next()}), commandsUpdate)
 

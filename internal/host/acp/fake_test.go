@@ -189,7 +189,7 @@ func (s *fakeSession) Prompt(ctx context.Context, text string, on func(agent.Upd
 			echo = append(echo, line)
 		}
 	}
-	reply := fmt.Sprintf("done: %d actions", actions)
+	reply := "done: " + checkpoint.Plural(actions, "action", "actions")
 	if len(echo) > 0 {
 		reply += "\n" + strings.Join(echo, "\n")
 	}

@@ -37,7 +37,7 @@ func streamingSession() *fakeSession {
 		f.mu.Lock()
 		f.info.Checkpoints++
 		f.mu.Unlock()
-		return app.TurnResult{CheckpointID: "cp1", Status: "completed", Text: "done: 1 actions\nhello — ünïcødé 世界"}, nil
+		return app.TurnResult{CheckpointID: "cp1", Status: "completed", Text: "done: 1 action\nhello — ünïcødé 世界"}, nil
 	}
 	return f
 }
@@ -53,7 +53,7 @@ func TestPromptStreamsIntoTranscript(t *testing.T) {
 		"user:write a.txt\nhello\nEOF",
 		"reasoning:plan: write the file",
 		"tool:write_file:completed",
-		"assistant:done: 1 actions\nhello — ünïcødé 世界",
+		"assistant:done: 1 action\nhello — ünïcødé 世界",
 	}
 	if got := entryTexts(m); !slices.Equal(got, want) {
 		t.Fatalf("entries:\n%q\nwant\n%q", got, want)
@@ -115,7 +115,7 @@ func TestBadInputStaysUsable(t *testing.T) {
 			// Still usable: the next prompt runs.
 			typeText(t, m, "hello")
 			press(t, m, "enter")
-			if last := entryTexts(m); !strings.HasPrefix(last[len(last)-1], "assistant:done: 1 actions") {
+			if last := entryTexts(m); !strings.HasPrefix(last[len(last)-1], "assistant:done: 1 action") {
 				t.Fatalf("after a bad command the next prompt did not run: %q", last)
 			}
 		})
@@ -269,7 +269,7 @@ func TestPickerRewindRestoresConversation(t *testing.T) {
 		t.Fatalf("composer = %q, want turn 2's prompt back (not sent)", got)
 	}
 	want := []string{
-		"user:write a.txt", "assistant:done: 1 actions",
+		"user:write a.txt", "assistant:done: 1 action",
 		"notice:rewound to before cp2 (conversation and workspace): 2 turns left the branch, 2 paths restored",
 	}
 	if got := entryTexts(m); !slices.Equal(got, want) {
@@ -415,7 +415,7 @@ func TestPendingPreviewFromTurn(t *testing.T) {
 		TurnsLeaving: []checkpoint.TurnRef{{ID: "cp4", Prompt: "undo the last turn"}, {ID: "cp3", Prompt: "rm a.txt"}},
 		Paths:        []checkpoint.PathChange{{Path: "a.txt", Change: "added"}}, Token: "tok_1", Command: "/undo --confirm tok_1"}
 	f.prompt = func(ctx context.Context, text string, on func(agent.Update)) (app.TurnResult, error) {
-		return app.TurnResult{CheckpointID: "cp4", Status: "completed", Text: "done: 1 actions", Pending: pv}, nil
+		return app.TurnResult{CheckpointID: "cp4", Status: "completed", Text: "done: 1 action", Pending: pv}, nil
 	}
 	var confirmed command.Command
 	f.exec = func(c command.Command) (command.Result, error) {

@@ -262,7 +262,7 @@ func rewindSession(confirmErr error) *fakeSession {
 	f := &fakeSession{info: baseInfo()}
 	f.items = []agent.Item{
 		{Kind: agent.ItemUser, Turn: "cp1", Text: "write a.txt"},
-		{Kind: agent.ItemAssistant, Turn: "cp1", Text: "done: 1 actions"},
+		{Kind: agent.ItemAssistant, Turn: "cp1", Text: "done: 1 action"},
 	}
 	f.exec = func(c command.Command) (command.Result, error) {
 		switch {

@@ -23,7 +23,7 @@
 //
 // Steps: when the last message is the prompt, all tool calls are answered in
 // one assistant message (ids call_N, numbered after the calls already in the
-// conversation). Once tool results follow, the reply is "done: <n> actions"
+// conversation). Once tool results follow, the reply is "done: <n> actions" ("done: 1 action")
 // followed by the echoed lines. Without tool instructions the reply is the
 // echoed lines, or "ok". sleep and fail act in the step that reaches them:
 // before (or between) tool instructions they act in the first step, after the
@@ -263,7 +263,7 @@ func (p *Provider) Stream(ctx context.Context, req provider.Request, onDelta fun
 				n += len(m.ToolCalls)
 			}
 		}
-		text := strings.Join(append([]string{fmt.Sprintf("done: %d actions", n)}, prog.echo...), "\n")
+		text := strings.Join(append([]string{"done: " + plural(n, "action", "actions")}, prog.echo...), "\n")
 		streamText(text, onDelta)
 		usage.OutputTokens = tokens(text)
 		return provider.Response{
@@ -439,4 +439,12 @@ func requestTokens(req provider.Request) int {
 		}
 	}
 	return n
+}
+
+// plural writes a count with the noun's singular or plural form.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
