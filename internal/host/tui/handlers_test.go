@@ -33,7 +33,7 @@ func streamingSession() *fakeSession {
 		done.Status, done.Result = "completed", "wrote 6 bytes to a.txt\nline two\nline three"
 		on(agent.Update{Kind: agent.UpdateToolEnd, Tool: &done})
 		on(agent.Update{Kind: agent.UpdateText, Text: "done: 1 "})
-		on(agent.Update{Kind: agent.UpdateText, Text: "actions\nhello — ünïcødé 世界"})
+		on(agent.Update{Kind: agent.UpdateText, Text: "action\nhello — ünïcødé 世界"})
 		f.mu.Lock()
 		f.info.Checkpoints++
 		f.mu.Unlock()
@@ -241,7 +241,7 @@ func TestEscEscOpensPickerOnlyWhenQuick(t *testing.T) {
 func TestPickerRewindRestoresConversation(t *testing.T) {
 	t.Parallel()
 	f := rewindSession(nil)
-	m, _ := newTestModel(t, f)
+	m, c := newTestModel(t, f)
 	m.entries = append(m.entries, entry{kind: kindUser, text: "rm a.txt"}) // on screen before the restore
 	press(t, m, "esc")
 	press(t, m, "esc")
@@ -257,7 +257,14 @@ func TestPickerRewindRestoresConversation(t *testing.T) {
 	}
 	golden(t, "preview", screen(m))
 
+	// Enter does not confirm, and y does not either right away.
 	press(t, m, "enter")
+	press(t, m, "esc")
+	press(t, m, "y")
+	if got := f.execLog(); len(got) != 2 {
+		t.Fatalf("a stray key confirmed: %q", got)
+	}
+	confirmKey(t, m, c)
 	wantExecs := []string{"/rewind", "/rewind cp2 both", "/rewind cp2 both --confirm k3F9x2"}
 	if got := f.execLog(); !slices.Equal(got, wantExecs) {
 		t.Fatalf("execs %q, want %q", got, wantExecs)
@@ -322,7 +329,7 @@ func TestPickerModeChoice(t *testing.T) {
 	if got := f.execLog(); got[len(got)-1] != "/rewind cp2 workspace" {
 		t.Fatalf("preview asked for %q", got[len(got)-1])
 	}
-	if s := screen(m); !strings.Contains(s, "changes the workspace only") || !strings.Contains(s, "deleted      b.txt") {
+	if s := screen(m); !strings.Contains(s, "· workspace only") || !strings.Contains(s, "deleted      b.txt") {
 		t.Fatalf("preview does not name the mode or the paths:\n%s", s)
 	}
 	// Esc goes back to the list, Esc again closes; nothing confirmed.
@@ -353,11 +360,11 @@ func TestWorkspaceOnlyRestoreKeepsTranscript(t *testing.T) {
 			Notice: "files restored to before cp2 (workspace only): 2 paths changed",
 		}}, nil
 	}
-	m, _ := newTestModel(t, f)
+	m, c := newTestModel(t, f)
 	m.entries = []entry{{kind: kindUser, text: "one"}, {kind: kindAssistant, text: "two"}}
 	typeText(t, m, "/rewind 2 workspace")
 	press(t, m, "enter")
-	press(t, m, "enter")
+	confirmKey(t, m, c)
 	want := []string{"user:one", "assistant:two", "user:/rewind 2 workspace", "notice:files restored to before cp2 (workspace only): 2 paths changed"}
 	if got := entryTexts(m); !slices.Equal(got, want) {
 		t.Fatalf("entries %q, want %q", got, want)
@@ -382,10 +389,10 @@ func TestRefusedConfirmations(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := rewindSession(tt.err)
-			m, _ := newTestModel(t, f)
+			m, c := newTestModel(t, f)
 			typeText(t, m, "/rewind cp2")
 			press(t, m, "enter")
-			press(t, m, "enter")
+			confirmKey(t, m, c)
 			if m.picker == nil {
 				t.Fatal("a refused restore closed the picker")
 			}
@@ -422,7 +429,7 @@ func TestPendingPreviewFromTurn(t *testing.T) {
 		confirmed = c
 		return command.Result{Kind: command.ResultRestored, Restored: &checkpoint.Restored{Action: checkpoint.ActionUndo, Target: "cp3", Mode: checkpoint.ModeBoth, Prompt: "rm a.txt", Notice: "undid cp3 and cp4"}}, nil
 	}
-	m, _ := newTestModel(t, f)
+	m, c := newTestModel(t, f)
 	typeText(t, m, "undo the last turn")
 	press(t, m, "enter")
 	if m.picker == nil || m.picker.stage != stageConfirm || m.picker.preview != pv {
@@ -432,7 +439,7 @@ func TestPendingPreviewFromTurn(t *testing.T) {
 		t.Fatal("the pending preview was applied without confirmation")
 	}
 	golden(t, "pending", screen(m))
-	press(t, m, "enter")
+	confirmKey(t, m, c)
 	if confirmed.Name != "undo" || confirmed.Token != "tok_1" || !confirmed.Confirm {
 		t.Fatalf("confirmed %+v, want /undo --confirm tok_1", confirmed)
 	}
@@ -458,8 +465,9 @@ func TestUndoRedoFromComposerCanBeCancelled(t *testing.T) {
 			if m.picker == nil || m.picker.stage != stageConfirm {
 				t.Fatalf("/%s did not show its preview", name)
 			}
-			if s := screen(m); !strings.Contains(s, "Confirm token: k3F9x2") {
-				t.Fatalf("no token on the preview:\n%s", s)
+			// A key confirms here: the token is not shown.
+			if s := screen(m); strings.Contains(s, "k3F9x2") || !strings.Contains(s, "y confirm") {
+				t.Fatalf("the preview shows the token or no confirm key:\n%s", s)
 			}
 			press(t, m, "esc")
 			if m.picker != nil {
@@ -485,9 +493,13 @@ func TestLocalCommands(t *testing.T) {
 	m, _ := newTestModel(t, f)
 	typeText(t, m, "/help")
 	press(t, m, "enter")
-	if s := strings.Join(entryTexts(m), "\n"); !strings.Contains(s, "/rewind [checkpoint]") || !strings.Contains(s, "/quit") {
+	if m.pager == nil {
+		t.Fatal("/help opened no help view")
+	}
+	if s := strings.Join(m.pager.lines, "\n"); !strings.Contains(s, "/rewind [checkpoint]") || !strings.Contains(s, "/quit") {
 		t.Fatalf("/help does not list the registry:\n%s", s)
 	}
+	press(t, m, "esc")
 	typeText(t, m, "/tasks")
 	press(t, m, "enter")
 	if got := entryTexts(m); got[len(got)-1] != "info:no background tasks" {
@@ -594,7 +606,7 @@ func TestScrollback(t *testing.T) {
 		t.Fatalf("the bottom is not shown:\n%s", s)
 	}
 	press(t, m, "pgup")
-	if s := screen(m); strings.Contains(s, "line 59") || !strings.Contains(s, "scrolled up") {
+	if s := screen(m); strings.Contains(s, "line 59") || !strings.Contains(s, "more below (PgDn)") {
 		t.Fatalf("PgUp did not scroll:\n%s", s)
 	}
 	press(t, m, "pgdown")
@@ -634,4 +646,13 @@ func allTUICommands() []string {
 		out = append(out, "/"+d.Name)
 	}
 	return out
+}
+
+// confirmKey confirms the open preview the way a user does: after the
+// grace period, with every line of it shown, y.
+func confirmKey(t *testing.T, m *model, c *clock) {
+	t.Helper()
+	c.advance(confirmGrace)
+	press(t, m, "end")
+	press(t, m, "y")
 }

@@ -49,12 +49,35 @@ type model struct {
 	execBusy bool
 
 	picker *picker
+	// pager is help or a diff shown over everything else.
+	pager *pager
 
 	lastEsc   time.Time // previous lone Esc while idle, for Esc Esc
 	quitArmed bool      // Ctrl+C pressed once while idle
-	completed int       // index into completion matches cycled by Tab
-	compBase  string    // what was typed before Tab started cycling
+	compSel   int       // highlighted completion, -1 for none
+	compBase  string    // what was typed before Tab/↑/↓ started cycling
+
+	// hist is the input history; drafts put aside land there too.
+	hist history
+	// stash is the composer's draft put aside while a restore is applied.
+	stash string
+	// restoreTyped is set when the user typed while a restore was applied.
+	restoreTyped bool
+	// restored is the prompt a restore just put in the composer; until
+	// settleUntil, typing moves it to the history instead of extending it,
+	// and Enter is ignored, so keys meant for the picker cannot send it.
+	restored    string
+	settleUntil time.Time
+
+	// pollEvery is how often the status is refreshed during a turn (0:
+	// never; tests).
+	pollEvery time.Duration
+	turnGen   int
 }
+
+// settle is how long after a restore lands keys are treated as typed
+// ahead rather than as edits of the restored prompt.
+const settle = 500 * time.Millisecond
 
 type runningTurn struct {
 	cancel    context.CancelFunc
@@ -96,10 +119,13 @@ func newModel(ctx context.Context, s Session, info app.Info, items []agent.Item,
 		st:       newStyles(noColor),
 		width:    80,
 		height:   24,
-		info:     info,
-		composer: ta,
+		info:      info,
+		composer:  ta,
+		compSel:   -1,
+		pollEvery: 250 * time.Millisecond,
 	}
 	m.entries = entriesFromItems(items)
+	m.fadeRedoHints(true)
 	for _, r := range info.Repairs {
 		m.entries = append(m.entries, entry{kind: kindNotice, text: "repaired: " + r})
 	}
@@ -124,70 +150,241 @@ func (m *model) Init() tea.Cmd { return nil }
 func (m *model) busy() bool { return m.turn != nil || m.execBusy }
 
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmd := m.update(msg)
+	// Whatever moved (a key, a resize, a new preview), note whether the
+	// whole preview has been on screen.
+	m.clampPicker()
+	return m, cmd
+}
+
+func (m *model) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.layout()
-		return m, nil
+		return nil
 	case tea.KeyPressMsg:
-		return m, m.handleKey(msg)
-	case tea.PasteMsg:
-		if m.picker == nil {
-			var cmd tea.Cmd
-			m.composer, cmd = m.composer.Update(msg)
-			m.layout()
-			return m, cmd
+		return m.handleKey(msg)
+	case tea.MouseWheelMsg:
+		d := 3
+		if msg.Button == tea.MouseWheelUp {
+			d = -3
+		} else if msg.Button != tea.MouseWheelDown {
+			return nil
 		}
-		return m, nil
+		m.scrollBy(d)
+		return nil
+	case tea.PasteMsg:
+		// A paste is text, never a key: it cannot confirm a restore or
+		// send anything, and it does not extend a restored prompt.
+		if m.pager != nil || (m.picker != nil && !m.picker.confirming) {
+			return nil
+		}
+		m.settleTyping(true)
+		var cmd tea.Cmd
+		m.composer, cmd = m.composer.Update(msg)
+		if m.picker != nil {
+			m.restoreTyped = true
+		}
+		m.layout()
+		return cmd
 	case updateMsg:
+		if msg.info.SessionID != "" {
+			m.info = msg.info
+		}
 		m.handleUpdate(msg.u)
 		if m.turn != nil {
-			return m, waitStream(m.turn.stream)
+			return waitStream(m.turn.stream)
 		}
-		return m, nil
+		return nil
+	case infoMsg:
+		if m.turn == nil || msg.gen != m.turnGen {
+			return nil
+		}
+		if msg.info.SessionID != "" {
+			m.info = msg.info
+		}
+		return m.pollInfo()
+	case diffDoneMsg:
+		if m.pager == nil || !m.pager.loading {
+			return nil
+		}
+		m.pager.loading = false
+		if msg.err != nil {
+			m.pager.err = describeErr(msg.err)
+			return nil
+		}
+		m.pager.lines = m.diffLines(msg.diff)
+		return nil
 	case turnDoneMsg:
-		return m, m.handleTurnDone(msg)
+		return m.handleTurnDone(msg)
 	case execDoneMsg:
-		return m, m.handleExecDone(msg)
+		return m.handleExecDone(msg)
 	}
-	return m, nil
+	return nil
 }
 
-// handleKey routes a key press: global keys first, then the picker or the
-// composer.
+// scrollBy scrolls whatever view is in front by delta lines (positive:
+// towards the end).
+func (m *model) scrollBy(delta int) {
+	switch {
+	case m.pager != nil:
+		m.pager.scroll = max(0, m.pager.scroll+delta)
+		m.pagerBody(m.width, m.transcriptHeight())
+	case m.picker != nil && m.picker.stage == stageConfirm:
+		m.scrollPicker(delta)
+	case m.picker != nil:
+		m.picker.move(delta / 3)
+	default:
+		m.scroll = max(0, m.scroll-delta)
+	}
+}
+
+// pollInfo refreshes the status bar while a turn runs: its checkpoint
+// appears and the redo slot clears as soon as the turn starts.
+func (m *model) pollInfo() tea.Cmd {
+	if m.pollEvery <= 0 || m.turn == nil {
+		return nil
+	}
+	s, quit, gen := m.sess, m.calls.quit, m.turnGen
+	return tea.Tick(m.pollEvery, func(time.Time) tea.Msg {
+		select {
+		case <-quit:
+			return nil
+		default:
+		}
+		return infoMsg{info: s.Info(), gen: gen}
+	})
+}
+
+// typeIntoComposer sends a key to the composer.
+func (m *model) typeIntoComposer(k tea.KeyPressMsg) tea.Cmd {
+	var cmd tea.Cmd
+	m.composer, cmd = m.composer.Update(k)
+	m.layout()
+	return cmd
+}
+
+// settleTyping handles typing right after a restore put a prompt back:
+// the typing is a new prompt, so the restored one moves to the history.
+func (m *model) settleTyping(inserts bool) {
+	if m.restored == "" {
+		return
+	}
+	if !m.now().Before(m.settleUntil) || m.composer.Value() != m.restored {
+		m.restored = ""
+		return
+	}
+	if !inserts {
+		return
+	}
+	m.hist.add(m.restored)
+	m.composer.Reset()
+	m.restored = ""
+	m.addNotice("You were typing as the restore finished: the restored prompt is in the input history (↑ brings it back), not mixed with what you typed.")
+}
+
+// handleKey routes a key press: global keys first, then the view in
+// front (pager, picker) or the composer.
 func (m *model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	ks := k.String()
 	if ks != "ctrl+c" {
 		m.quitArmed = false
 	}
-	switch ks {
-	case "ctrl+c":
+	if ks == "ctrl+c" {
 		return m.handleCtrlC()
+	}
+	if m.pager != nil {
+		return m.pagerKey(ks)
+	}
+	if m.picker != nil {
+		return m.pickerKey(k)
+	}
+	switch ks {
 	case "pgup":
 		m.scroll += m.transcriptHeight() - 1
 		return nil
 	case "pgdown":
 		m.scroll = max(0, m.scroll-(m.transcriptHeight()-1))
 		return nil
-	}
-	if m.picker != nil {
-		return m.pickerKey(k)
-	}
-	switch ks {
+	case "shift+up":
+		m.scroll++
+		return nil
+	case "shift+down":
+		m.scroll = max(0, m.scroll-1)
+		return nil
 	case "esc", "alt+esc":
 		return m.handleEsc(ks == "alt+esc")
 	case "enter":
+		if m.restored != "" && m.now().Before(m.settleUntil) && m.composer.Value() == m.restored {
+			// An Enter this close to the restore was typed ahead, not
+			// meant to send the restored prompt.
+			return nil
+		}
+		m.restored = ""
 		return m.submit()
-	case "tab":
-		m.complete()
+	case "tab", "shift+tab":
+		m.complete(ks == "shift+tab")
 		return nil
+	case "up", "down":
+		if m.completing() {
+			m.cycleCompletion(map[string]int{"up": -1, "down": 1}[ks])
+			return nil
+		}
+		if m.historyKey(ks) {
+			return nil
+		}
 	}
 	m.lastEsc = time.Time{}
-	m.completed, m.compBase = 0, ""
-	var cmd tea.Cmd
-	m.composer, cmd = m.composer.Update(k)
+	m.compSel, m.compBase = -1, ""
+	m.settleTyping(k.Text != "")
+	if k.Text != "" {
+		m.hist.reset()
+	}
+	return m.typeIntoComposer(k)
+}
+
+// pagerKey scrolls or closes the pager.
+func (m *model) pagerKey(ks string) tea.Cmd {
+	page := max(1, m.transcriptHeight()-3)
+	switch ks {
+	case "esc", "q", "enter":
+		m.pager = nil
+		return nil
+	case "up", "k":
+		m.scrollBy(-1)
+	case "down", "j":
+		m.scrollBy(1)
+	case "pgup":
+		m.scrollBy(-page)
+	case "pgdown", "space":
+		m.scrollBy(page)
+	case "home":
+		m.scrollBy(-1 << 30)
+	case "end":
+		m.scrollBy(1 << 30)
+	}
+	return nil
+}
+
+// historyKey walks the input history with ↑ on the composer's first line
+// and ↓ on its last.
+func (m *model) historyKey(ks string) bool {
+	var text string
+	var ok bool
+	switch {
+	case ks == "up" && m.composer.Line() == 0:
+		text, ok = m.hist.prev(m.composer.Value())
+	case ks == "down" && m.composer.Line() == m.composer.LineCount()-1:
+		text, ok = m.hist.next()
+	}
+	if !ok {
+		return false
+	}
+	m.composer.SetValue(text)
+	m.composer.MoveToEnd()
 	m.layout()
-	return cmd
+	return true
 }
 
 func (m *model) handleCtrlC() tea.Cmd {
@@ -199,6 +396,12 @@ func (m *model) handleCtrlC() tea.Cmd {
 			m.addNotice("cancelling the turn…")
 		}
 		return nil
+	case m.pager != nil:
+		m.pager = nil
+		return nil
+	case m.picker != nil && m.picker.confirming:
+		// The restore is being applied; it is not interrupted.
+		return nil
 	case m.picker != nil:
 		m.picker = nil
 		m.quitArmed = false
@@ -207,7 +410,9 @@ func (m *model) handleCtrlC() tea.Cmd {
 		return tea.Quit
 	}
 	m.quitArmed = true
-	if m.composer.Value() != "" {
+	if v := m.composer.Value(); v != "" {
+		// Cleared, not lost: ↑ brings it back.
+		m.hist.add(v)
 		m.composer.Reset()
 		m.layout()
 	}
@@ -240,8 +445,9 @@ func (m *model) submit() tea.Cmd {
 		m.addError("a turn is running: wait for it or press Ctrl+C to cancel it (your text stays in the composer)")
 		return nil
 	}
+	m.hist.add(text)
 	m.composer.Reset()
-	m.completed, m.compBase = 0, ""
+	m.compSel, m.compBase = -1, ""
 	m.layout()
 	m.scroll = 0
 	if command.IsCommand(text) {
@@ -262,8 +468,12 @@ func (m *model) startTurn(text string) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
 	st := turnStream{ch: make(chan tea.Msg, 64)}
 	m.turn = &runningTurn{cancel: cancel, stream: st}
+	m.turnGen++
+	// A new turn clears the redo slot: earlier restore notices stop
+	// offering /redo.
+	m.fadeRedoHints(false)
 	m.addEntry(entry{kind: kindUser, text: text})
-	return tea.Batch(promptCmd(ctx, m.sess, m.calls, st, text), waitStream(st))
+	return tea.Batch(promptCmd(ctx, m.sess, m.calls, st, text), waitStream(st), m.pollInfo())
 }
 
 // runCommand handles the display-only commands here and sends the rest to
@@ -277,7 +487,7 @@ func (m *model) runCommand(cmd command.Command) tea.Cmd {
 		m.scroll = 0
 		return nil
 	case "help":
-		m.addEntry(entry{kind: kindInfo, text: helpText()})
+		m.pager = helpPager()
 		return nil
 	}
 	m.execBusy = true
@@ -366,7 +576,8 @@ func (m *model) handleTurnDone(msg turnDoneMsg) tea.Cmd {
 	}
 	if res.Pending != nil {
 		m.addNotice("the model asked for a restore: review the preview and confirm it, or press Esc to cancel")
-		m.picker = &picker{stage: stageConfirm, preview: res.Pending}
+		m.picker = &picker{}
+		m.picker.setPreview(res.Pending, m.now())
 	}
 	return nil
 }
@@ -378,6 +589,10 @@ func (m *model) handleExecDone(msg execDoneMsg) tea.Cmd {
 	}
 	if m.picker != nil {
 		m.picker.loading = false
+		m.picker.confirming = false
+	}
+	if msg.cmd.Confirm && msg.err != nil {
+		m.unstash()
 	}
 	if msg.err != nil {
 		text := describeErr(msg.err)
@@ -387,6 +602,7 @@ func (m *model) handleExecDone(msg execDoneMsg) tea.Cmd {
 				// The token is spent or refused; Enter previews again.
 				m.picker.refused, m.picker.preview = m.picker.preview, nil
 			}
+			m.picker.scroll = 1 << 30 // the error is at the end
 			return nil
 		}
 		m.addError(text)
@@ -409,14 +625,14 @@ func (m *model) handleExecDone(msg execDoneMsg) tea.Cmd {
 		if m.picker == nil {
 			m.picker = &picker{}
 		}
-		m.picker.stage = stageConfirm
-		m.picker.preview = res.Preview
+		m.picker.setPreview(res.Preview, m.now())
 		m.picker.request = msg.cmd
 		m.picker.err, m.picker.refused = "", nil
 	case command.ResultRestored:
 		m.picker = nil
 		m.applyRestore(res.Restored, msg)
 	default:
+		m.unstash()
 		text := res.Text
 		if text == "" {
 			text = "/" + msg.cmd.Name + ": done"
@@ -424,6 +640,24 @@ func (m *model) handleExecDone(msg execDoneMsg) tea.Cmd {
 		m.addEntry(entry{kind: kindInfo, text: text})
 	}
 	return nil
+}
+
+// unstash gives back a draft put aside for a restore that did not happen:
+// to the composer when it is empty, else to the history.
+func (m *model) unstash() {
+	d := m.stash
+	m.stash = ""
+	if d == "" {
+		return
+	}
+	if m.composer.Value() == "" {
+		m.composer.SetValue(d)
+		m.composer.MoveToEnd()
+		m.layout()
+		return
+	}
+	m.hist.add(d)
+	m.addNotice("Your earlier draft is in the input history (↑ brings it back).")
 }
 
 // applyRestore shows a restore: a conversation restore replaces the
@@ -436,7 +670,7 @@ func (m *model) applyRestore(r *checkpoint.Restored, msg execDoneMsg) {
 	}
 	notice := r.Notice
 	if notice == "" {
-		notice = fmt.Sprintf("restored %s (%s): %d paths changed", r.Target, r.Mode.Describe(), r.PathsChanged)
+		notice = fmt.Sprintf("Restored %s (%s): %s changed.", r.Target, r.Mode.Short(), plural(r.PathsChanged, "path", "paths"))
 	}
 	if msg.hadTranscript {
 		m.entries = entriesFromItems(msg.transcript)
@@ -445,38 +679,115 @@ func (m *model) applyRestore(r *checkpoint.Restored, msg execDoneMsg) {
 	if n := len(m.entries); n == 0 || m.entries[n-1].kind != kindNotice || m.entries[n-1].text != notice {
 		m.addNotice(notice)
 	}
+	m.fadeRedoHints(true)
 	if r.Warning != "" {
 		m.addError(r.Warning)
 	}
+	// Nothing the user wrote is replaced: a draft from before the restore
+	// goes to the history; text typed while it was applied stays in the
+	// composer and the restored prompt goes to the history instead.
+	draft := m.stash
+	m.stash = ""
+	typed := m.composer.Value()
+	if draft != "" {
+		m.hist.add(draft)
+	}
 	if r.Prompt != "" {
-		m.composer.SetValue(r.Prompt)
-		m.composer.MoveToEnd()
-		m.layout()
+		if typed != "" {
+			m.hist.add(r.Prompt)
+		} else {
+			m.composer.SetValue(r.Prompt)
+			m.composer.MoveToEnd()
+			m.restored, m.settleUntil = m.composer.Value(), m.now().Add(settle)
+			m.layout()
+		}
+	}
+	switch {
+	case draft != "" && r.Prompt != "" && typed != "":
+		m.addNotice("Your draft and " + r.Target + "'s prompt are in the input history (↑ brings them back); the composer keeps what you typed during the restore.")
+	case r.Prompt != "" && typed != "":
+		m.addNotice(r.Target + "'s prompt is in the input history (↑ brings it back); the composer keeps what you typed during the restore.")
+	case draft != "" && r.Prompt != "":
+		m.addNotice("Your draft is in the input history (↑ brings it back); the composer holds " + r.Target + "'s prompt.")
+	case draft != "":
+		if typed == "" {
+			m.composer.SetValue(draft)
+			m.composer.MoveToEnd()
+			m.layout()
+		} else {
+			m.addNotice("Your draft is in the input history (↑ brings it back).")
+		}
 	}
 }
 
-// complete implements Tab completion of a command name: first to the
-// longest common prefix, then cycling through the candidates for what was
-// typed before the first Tab.
-func (m *model) complete() {
-	base := m.compBase
-	if base == "" {
-		base = m.composer.Value()
+// fadeRedoHints drops the /redo hint from restore notices it no longer
+// holds for: every one once a turn started, all but the newest (while
+// /redo is available and no prompt followed it) otherwise.
+func (m *model) fadeRedoHints(keepLatest bool) {
+	last := -1
+	if keepLatest && m.info.RedoAvailable {
+		for i := len(m.entries) - 1; i >= 0; i-- {
+			if m.entries[i].kind == kindUser {
+				break
+			}
+			if m.entries[i].kind == kindNotice && strings.Contains(m.entries[i].text, checkpoint.RedoHint) {
+				last = i
+				break
+			}
+		}
 	}
-	matches := matchCommands(base)
+	for i := range m.entries {
+		e := &m.entries[i]
+		if i != last && e.kind == kindNotice && strings.Contains(e.text, checkpoint.RedoHint) {
+			e.text = strings.TrimSpace(strings.Replace(e.text, checkpoint.RedoHint, "", 1))
+		}
+	}
+}
+
+// complete implements Tab completion of a command name: a single match
+// is completed, several extend to their longest common prefix first, then
+// Tab (Shift+Tab backwards) cycles the highlighted match.
+func (m *model) complete(back bool) {
+	if m.compBase == "" {
+		matches := matchCommands(m.composer.Value())
+		if len(matches) == 0 {
+			return
+		}
+		typed := strings.TrimPrefix(m.composer.Value(), "/")
+		if p := commonPrefix(matches); len(matches) == 1 || len(p) > len(typed) {
+			m.composer.SetValue("/" + p + suffixIfUnique(matches))
+			m.composer.MoveToEnd()
+			return
+		}
+	}
+	d := 1
+	if back {
+		d = -1
+	}
+	m.cycleCompletion(d)
+}
+
+// completing reports whether the completion list is showing.
+func (m *model) completing() bool { return len(m.completions()) > 0 }
+
+// cycleCompletion moves the highlight by d and puts the highlighted
+// command in the composer; what was typed stays the list's filter.
+func (m *model) cycleCompletion(d int) {
+	if m.compBase == "" {
+		m.compBase = m.composer.Value()
+		m.compSel = -1
+	}
+	matches := matchCommands(m.compBase)
 	if len(matches) == 0 {
 		return
 	}
-	typed := strings.TrimPrefix(base, "/")
-	if p := commonPrefix(matches); m.compBase == "" && len(p) > len(typed) {
-		m.composer.SetValue("/" + p + suffixIfUnique(matches))
-		m.composer.MoveToEnd()
-		return
+	n := len(matches)
+	if m.compSel < 0 && d < 0 {
+		m.compSel = n - 1
+	} else {
+		m.compSel = (m.compSel + d + n) % n
 	}
-	m.compBase = base
-	name := matches[m.completed%len(matches)].Name
-	m.completed++
-	m.composer.SetValue("/" + name)
+	m.composer.SetValue("/" + matches[m.compSel].Name)
 	m.composer.MoveToEnd()
 }
 
@@ -516,8 +827,12 @@ func commonPrefix(ds []command.Descriptor) string {
 }
 
 // completions lists the commands matching what is typed while the composer
-// holds only "/name" (no argument yet).
+// holds only "/name" (no argument yet); while cycling, the matches of what
+// was typed before.
 func (m *model) completions() []command.Descriptor {
+	if m.compBase != "" {
+		return matchCommands(m.compBase)
+	}
 	return matchCommands(m.composer.Value())
 }
 
@@ -581,6 +896,17 @@ func helpText() string {
 		}
 		fmt.Fprintf(&b, "  %s\n      %s\n", line, d.Description)
 	}
-	b.WriteString("Keys: Enter send · Alt+Enter or Ctrl+J newline · Tab complete · Esc Esc rewind · PgUp/PgDn scroll · Ctrl+C cancel turn (twice when idle: quit)")
-	return b.String()
+	b.WriteString("Keys:\n")
+	for _, k := range [][2]string{
+		{"Enter", "send the prompt or command"},
+		{"Alt+Enter, Ctrl+J", "new line in the prompt"},
+		{"Tab, ↑/↓ after /", "complete a command; cycle the highlighted one"},
+		{"↑/↓", "earlier prompts and drafts (input history)"},
+		{"Esc Esc", "rewind: pick a checkpoint, read the preview, y confirms"},
+		{"PgUp/PgDn, wheel", "scroll the transcript (Shift+↑/↓ by a line)"},
+		{"Ctrl+C", "cancel the turn; twice when idle: quit"},
+	} {
+		fmt.Fprintf(&b, "  %s\n      %s\n", k[0], k[1])
+	}
+	return strings.TrimRight(b.String(), "\n")
 }

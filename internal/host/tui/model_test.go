@@ -31,6 +31,7 @@ type fakeSession struct {
 	execs  []command.Command
 	prompt func(ctx context.Context, text string, on func(agent.Update)) (app.TurnResult, error)
 	exec   func(cmd command.Command) (command.Result, error)
+	diff   func(token, path string) (*checkpoint.PathDiff, error)
 }
 
 func (f *fakeSession) Info() app.Info {
@@ -63,6 +64,16 @@ func (f *fakeSession) Exec(ctx context.Context, cmd command.Command) (command.Re
 	return fn(cmd)
 }
 
+func (f *fakeSession) PreviewDiff(ctx context.Context, token, path string) (*checkpoint.PathDiff, error) {
+	f.mu.Lock()
+	fn := f.diff
+	f.mu.Unlock()
+	if fn == nil {
+		return nil, errors.New("unexpected diff of " + path)
+	}
+	return fn(token, path)
+}
+
 func (f *fakeSession) execLog() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -92,6 +103,7 @@ func newTestModel(t *testing.T, f *fakeSession) (*model, *clock) {
 	t.Helper()
 	c := &clock{t: t0}
 	m := newModel(context.Background(), f, f.Info(), f.Transcript(), true, c.now, time.UTC)
+	m.pollEvery = 0
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	t.Cleanup(m.shutdown)
 	return m, c
@@ -148,6 +160,12 @@ func keyMsg(s string) tea.KeyPressMsg {
 		return tea.KeyPressMsg{Code: tea.KeyPgUp}
 	case "pgdown":
 		return tea.KeyPressMsg{Code: tea.KeyPgDown}
+	case "end":
+		return tea.KeyPressMsg{Code: tea.KeyEnd}
+	case "home":
+		return tea.KeyPressMsg{Code: tea.KeyHome}
+	case "shift+tab":
+		return tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
 	case "ctrl+c":
 		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
 	}

@@ -11,8 +11,34 @@ import (
 	"github.com/yolop-dev/yolop/internal/command"
 )
 
-// updateMsg carries one live event of the running turn.
-type updateMsg struct{ u agent.Update }
+// updateMsg carries one live event of the running turn and the session's
+// state at that moment (the running turn's checkpoint, redo cleared).
+type updateMsg struct {
+	u    agent.Update
+	info app.Info
+}
+
+// infoMsg is the session's state, polled while a turn runs.
+type infoMsg struct {
+	info app.Info
+	gen  int // the turn it was polled for
+}
+
+// diffDoneMsg carries the diff of one path of a preview.
+type diffDoneMsg struct {
+	diff *checkpoint.PathDiff
+	err  error
+}
+
+// diffCmd fetches the diff of path in the preview with token.
+func diffCmd(ctx context.Context, s Session, c *calls, token, path string) tea.Cmd {
+	c.wg.Add(1)
+	return func() tea.Msg {
+		defer c.wg.Done()
+		d, err := s.PreviewDiff(ctx, token, path)
+		return diffDoneMsg{diff: d, err: err}
+	}
+}
 
 // turnDoneMsg ends a turn. It is the last message of its stream.
 type turnDoneMsg struct {
@@ -60,7 +86,7 @@ func promptCmd(ctx context.Context, s Session, c *calls, st turnStream, text str
 				t := *u.Tool
 				u.Tool = &t
 			}
-			deliver(updateMsg{u})
+			deliver(updateMsg{u: u, info: s.Info()})
 		})
 		deliver(turnDoneMsg{res: res, err: err, info: s.Info()})
 		close(st.ch)

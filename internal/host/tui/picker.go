@@ -6,6 +6,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
@@ -38,6 +40,30 @@ type picker struct {
 
 	loading bool
 	err     string
+	// note is a passing hint (why a key did nothing).
+	note string
+
+	// scroll is the first content line shown.
+	scroll int
+	// file is the index into preview.Paths whose diff Enter opens.
+	file int
+	// shownAt is when the current preview appeared; y is ignored for
+	// confirmGrace after it so a key meant for the list cannot confirm.
+	shownAt time.Time
+	// seenAll is set once every line of the preview was on screen.
+	seenAll bool
+	// confirming is set while the confirmed restore is being applied.
+	confirming bool
+}
+
+// confirmGrace is how long y is ignored after a preview appears.
+const confirmGrace = 600 * time.Millisecond
+
+// setPreview shows pv for confirmation, read from the top.
+func (p *picker) setPreview(pv *checkpoint.Preview, now time.Time) {
+	p.stage, p.preview = stageConfirm, pv
+	p.scroll, p.file, p.seenAll, p.note = 0, 0, false, ""
+	p.shownAt = now
 }
 
 func newPicker(rows []checkpoint.Row) *picker {
@@ -127,12 +153,23 @@ func (m *model) pickerKey(k tea.KeyPressMsg) tea.Cmd {
 	p := m.picker
 	ks := k.String()
 	if p.loading {
+		if p.confirming {
+			// The restore is being applied: typing goes to the composer
+			// (it is not merged into the restored prompt), Enter does
+			// nothing, so no stray key can send or confirm anything.
+			if ks != "enter" && ks != "esc" {
+				m.typeIntoComposer(k)
+				m.restoreTyped = m.composer.Value() != ""
+			}
+			return nil
+		}
 		// One session call at a time; Esc still closes the view.
 		if ks == "esc" {
 			m.picker = nil
 		}
 		return nil
 	}
+	p.note = ""
 	switch p.stage {
 	case stageList:
 		switch ks {
@@ -140,6 +177,10 @@ func (m *model) pickerKey(k tea.KeyPressMsg) tea.Cmd {
 			p.move(-1)
 		case "down", "j", "ctrl+n":
 			p.move(1)
+		case "pgup":
+			p.move(-max(1, m.transcriptHeight()-4))
+		case "pgdown":
+			p.move(max(1, m.transcriptHeight()-4))
 		case "left", "h", "shift+tab":
 			p.cycleMode(-1)
 		case "right", "l", "tab":
@@ -156,6 +197,7 @@ func (m *model) pickerKey(k tea.KeyPressMsg) tea.Cmd {
 			return m.runCommand(c)
 		}
 	case stageConfirm:
+		page := max(1, m.transcriptHeight()-3)
 		switch ks {
 		case "esc", "q", "n":
 			if len(p.rows) > 0 {
@@ -165,26 +207,114 @@ func (m *model) pickerKey(k tea.KeyPressMsg) tea.Cmd {
 			}
 			m.picker = nil
 			m.addNotice("restore cancelled: nothing was changed")
-		case "enter", "y":
+		case "up", "k":
+			m.scrollPicker(-1)
+		case "down", "j":
+			m.scrollPicker(1)
+		case "pgup":
+			m.scrollPicker(-page)
+		case "pgdown", "space":
+			m.scrollPicker(page)
+		case "home":
+			m.scrollPicker(-1 << 30)
+		case "end":
+			m.scrollPicker(1 << 30)
+		case "tab", "shift+tab":
+			if p.preview != nil && len(p.preview.Paths) > 0 {
+				d := 1
+				if ks == "shift+tab" {
+					d = -1
+				}
+				n := len(p.preview.Paths)
+				p.file = (p.file + d + n) % n
+				m.showFile()
+			}
+		case "enter", "d":
 			if p.preview == nil {
-				if p.request.Name == "" {
-					m.picker = nil
+				if p.request.Name == "" || ks != "enter" {
 					return nil
 				}
 				return m.runCommand(p.request)
 			}
-			if p.request.Name == "" {
-				p.request = previewCommand(p.preview)
-			}
-			c, err := confirmCommand(p.preview)
-			if err != nil {
-				p.err = "the preview's confirm command is malformed: " + err.Error() + "; press Esc and preview again"
+			if len(p.preview.Paths) == 0 {
+				p.note = "no file changes to show; press y to confirm"
 				return nil
 			}
-			return m.runCommand(c)
+			return m.openDiff()
+		case "y", "Y":
+			return m.confirmPreview()
 		}
 	}
 	return nil
+}
+
+// confirmPreview applies the preview after y: only once the preview was
+// shown for a moment and every line of it was on screen.
+func (m *model) confirmPreview() tea.Cmd {
+	p := m.picker
+	if p.preview == nil {
+		p.note = "there is nothing to confirm: press Enter to preview again"
+		return nil
+	}
+	if m.now().Sub(p.shownAt) < confirmGrace {
+		p.note = "y is ignored for a moment after the preview appears; press it again"
+		return nil
+	}
+	if !p.seenAll {
+		p.note = "read the whole preview first (↓/PgDn), then press y"
+		return nil
+	}
+	if p.request.Name == "" {
+		p.request = previewCommand(p.preview)
+	}
+	c, err := confirmCommand(p.preview)
+	if err != nil {
+		p.err = "the preview's confirm command is malformed: " + err.Error() + "; press Esc and preview again"
+		return nil
+	}
+	// A draft in the composer is put aside, not replaced; it comes back
+	// or goes to the input history when the restore ends.
+	m.stash = m.composer.Value()
+	if m.stash != "" {
+		m.composer.Reset()
+		m.layout()
+	}
+	m.restoreTyped = false
+	p.confirming = true
+	return m.runCommand(c)
+}
+
+// scrollPicker moves the preview by delta lines.
+func (m *model) scrollPicker(delta int) {
+	p := m.picker
+	p.scroll = max(0, p.scroll+delta)
+	m.clampPicker()
+}
+
+// showFile scrolls so the selected file's line is visible.
+func (m *model) showFile() {
+	p := m.picker
+	lines, fileAt := m.previewContent(p, m.width)
+	_ = lines
+	if p.file < 0 || p.file >= len(fileAt) {
+		return
+	}
+	at := fileAt[p.file]
+	room := m.pickerRoom()
+	if at < p.scroll+1 {
+		p.scroll = max(0, at-1)
+	} else if at >= p.scroll+room-2 {
+		p.scroll = at - room + 3
+	}
+	m.clampPicker()
+}
+
+// openDiff opens the diff of the selected file of the preview.
+func (m *model) openDiff() tea.Cmd {
+	p := m.picker
+	pc := p.preview.Paths[p.file]
+	m.pager = &pager{title: "Diff of " + pc.Path + " · " + changeLabel(pc.Change), back: true, loading: true}
+	return diffCmd(m.ctx, m.sess, m.calls, p.preview.Token, pc.Path)
 }
 
 // ago formats t relative to now for the checkpoint list.
@@ -215,142 +345,217 @@ func firstLine(s string) string {
 	return s
 }
 
-// pickerLines renders the picker at width w.
-func (m *model) pickerLines(w int) []string {
+// pickerRoom is the number of rows the picker's content may use (the key
+// hints take the last row).
+func (m *model) pickerRoom() int { return max(1, m.transcriptHeight()-1) }
+
+// clampPicker keeps the preview's scroll in range and records whether all
+// of it has been on screen.
+func (m *model) clampPicker() {
 	p := m.picker
+	if p == nil {
+		return
+	}
+	var lines []string
+	if p.stage == stageConfirm {
+		lines, _ = m.previewContent(p, m.width)
+	} else {
+		lines = m.listContent(p, m.width)
+	}
+	_, off, atEnd := window(lines, m.pickerRoom(), p.scroll, m.st.dim)
+	p.scroll = off
+	if atEnd && p.stage == stageConfirm && p.preview != nil {
+		p.seenAll = true
+	}
+}
+
+// pickerBody renders the picker into h rows of width w: its content,
+// scrolled, then the key hints.
+func (m *model) pickerBody(w, h int) []string {
+	p := m.picker
+	var content []string
+	if p.stage == stageConfirm {
+		content, _ = m.previewContent(p, w)
+	} else {
+		content = m.listContent(p, w)
+		// Keep the selected row on screen.
+		at := 2 + p.cursor
+		room := max(1, h-1)
+		if at < p.scroll+1 {
+			p.scroll = max(0, at-1)
+		} else if at >= p.scroll+room-1 {
+			p.scroll = at - room + 2
+		}
+	}
+	vis, off, _ := window(content, max(1, h-1), p.scroll, m.st.dim)
+	p.scroll = off
+	out := append([]string(nil), vis...)
+	for len(out) < h-1 {
+		out = append(out, "")
+	}
+	if p.note != "" {
+		return append(out, m.st.warn.Render(ansi.Truncate(p.note, w, "…")))
+	}
+	return append(out, m.st.dim.Render(ansi.Truncate(m.pickerHints(p), w, "…")))
+}
+
+func (m *model) pickerHints(p *picker) string {
+	if p.stage == stageList {
+		return "↑/↓ checkpoint · ←/→ or Tab mode · Enter preview · Esc close"
+	}
+	back := "Esc cancel"
+	if len(p.rows) > 0 {
+		back = "Esc back"
+	}
+	switch {
+	case p.preview == nil:
+		return "Enter preview again · " + back
+	case p.confirming:
+		return "restoring… (Enter is ignored until it ends)"
+	case !p.seenAll:
+		return "↓/PgDn read on (y confirms at the end) · " + back
+	case len(p.preview.Paths) > 0:
+		return "y confirm · Tab file · Enter diff · " + back
+	}
+	return "y confirm · " + back
+}
+
+// listContent is the checkpoint list, one row per line, truncated to w.
+func (m *model) listContent(p *picker, w int) []string {
 	st := m.st
 	var out []string
 	add := func(s string) { out = append(out, s) }
-	switch p.stage {
-	case stageList:
-		add(st.title.Render("Rewind: choose a checkpoint (the state before that turn)"))
-		add("")
-		for i, r := range p.rows {
-			cur := "  "
-			if i == p.cursor {
-				cur = "› "
-			}
-			c := r.Cells()
-			line := fmt.Sprintf("%s%-5s %-11s %-9s %s", cur, r.ID, ago(m.now(), r.CreatedAt, m.loc), c.FilesText, firstLine(r.Prompt))
-			if c.Status != "" && c.Status != "completed" {
-				line += " [" + c.Status + "]"
-			}
-			if r.Abandoned {
-				line += " (abandoned)"
-			}
-			if !r.Workspace {
-				line += "  " + c.Workspace
-			}
-			if i == p.cursor {
-				add(st.selected.Render(line))
+	add(ansi.Truncate(st.title.Render("Rewind: choose a checkpoint (the state before that turn)"), w, "…"))
+	add("")
+	for i, r := range p.rows {
+		cur := "  "
+		if i == p.cursor {
+			cur = "› "
+		}
+		c := r.Cells()
+		line := fmt.Sprintf("%s%-5s %-11s %-9s %s", cur, c.ID, ago(m.now(), r.CreatedAt, m.loc), c.FilesText, c.Prompt)
+		if c.Status != "" && c.Status != "completed" {
+			line += " [" + c.Status + "]"
+		}
+		if !r.Workspace {
+			line += "  " + c.Workspace
+		}
+		line = ansi.Truncate(line, w, "…")
+		if i == p.cursor {
+			add(st.selected.Render(line))
+		} else {
+			add(line)
+		}
+	}
+	add("")
+	r, mode, ok := p.selected()
+	if ok {
+		var chips []string
+		for _, md := range modesFor(r) {
+			if md == mode {
+				chips = append(chips, st.selected.Render("["+string(md)+"]"))
 			} else {
-				add(line)
+				chips = append(chips, " "+string(md)+" ")
 			}
 		}
-		add("")
-		r, mode, ok := p.selected()
-		if ok {
-			var chips []string
-			for _, md := range modesFor(r) {
-				if md == mode {
-					chips = append(chips, st.selected.Render("["+string(md)+"]"))
-				} else {
-					chips = append(chips, " "+string(md)+" ")
-				}
-			}
-			add("Mode: " + strings.Join(chips, " "))
-			add(fmt.Sprintf("Restores %s to before %s.", mode.Describe(), r.ID))
-			if !r.Workspace {
-				add(st.dim.Render("Workspace restore is unavailable for " + r.ID + "."))
-			}
+		out = append(out, indent("Mode: "+strings.Join(chips, " "), w, "", "      ", lipgloss.NewStyle())...)
+		out = append(out, indent(fmt.Sprintf("Restores %s to before %s.", mode.Describe(), r.ID), w, "", "  ", lipgloss.NewStyle())...)
+		if !r.Workspace {
+			out = append(out, indent("Workspace restore is unavailable for "+r.ID+".", w, "", "  ", st.dim)...)
 		}
-		add("")
-		if p.loading {
-			add(st.dim.Render("previewing…"))
-		}
-		if p.err != "" {
-			add(st.err.Render("✗ " + p.err))
-		}
-		add(st.dim.Render("↑/↓ checkpoint · ←/→ or Tab mode · Enter preview · Esc close"))
-	case stageConfirm:
-		out = append(out, m.previewLines(p)...)
+	}
+	if p.loading {
+		add(st.dim.Render("previewing…"))
+	}
+	if p.err != "" {
+		out = append(out, indent(p.err, w, st.err.Render("✗ "), "  ", st.err)...)
 	}
 	return out
 }
 
-func (m *model) previewLines(p *picker) []string {
+// previewContent renders the preview at width w; fileAt holds the line of
+// each of its paths.
+func (m *model) previewContent(p *picker, w int) (out []string, fileAt []int) {
 	st := m.st
-	var out []string
-	add := func(s string) { out = append(out, s) }
+	plain := lipgloss.NewStyle()
+	para := func(s string, style lipgloss.Style) { out = append(out, indent(s, w, "", "  ", style)...) }
+	row := func(s string) { out = append(out, ansi.Truncate(s, w, "…")) }
 	pv := p.preview
 	if pv == nil {
 		if p.refused != nil {
-			add(st.title.Render(previewTitle(p.refused)) + " · not applied, nothing was changed")
+			para(previewTitle(p.refused)+" · not applied, nothing was changed", st.title)
 		} else {
-			add(st.title.Render("Restore"))
+			para("Restore", st.title)
 		}
-		add("")
+		out = append(out, "")
 		if p.loading {
-			add(st.dim.Render("previewing…"))
+			para("previewing…", st.dim)
 		}
 		if p.err != "" {
-			add(st.err.Render("✗ " + p.err))
+			out = append(out, indent(p.err, w, st.err.Render("✗ "), "  ", st.err)...)
 		}
-		add(st.dim.Render("Enter preview again · Esc back"))
-		return out
+		return out, nil
 	}
-	add(st.title.Render(previewTitle(pv)) + " · changes the " + pv.Mode.Describe())
-	add("")
+	para(previewTitle(pv)+" · "+pv.Mode.Short(), st.title)
+	out = append(out, "")
 	if pv.NoOp() {
-		add("Nothing will change: the conversation and files already match.")
+		para("Nothing will change: the conversation and files already match.", plain)
 	}
-	if len(pv.TurnsLeaving) > 0 {
-		add(fmt.Sprintf("Turns leaving the branch (%d):", len(pv.TurnsLeaving)))
-		for _, t := range pv.TurnsLeaving {
-			add(fmt.Sprintf("  %-5s %s", t.ID, firstLine(t.Prompt)))
+	if pv.Mode.HasConversation() {
+		if len(pv.TurnsLeaving) > 0 {
+			para(fmt.Sprintf("Turns leaving the active conversation (%d; /redo brings them back):", len(pv.TurnsLeaving)), plain)
+			for _, t := range pv.TurnsLeaving {
+				row(fmt.Sprintf("  %-5s %s", t.ID, firstLine(t.Prompt)))
+			}
 		}
-	}
-	if len(pv.TurnsReturning) > 0 {
-		add(fmt.Sprintf("Turns coming back (%d):", len(pv.TurnsReturning)))
-		for _, t := range pv.TurnsReturning {
-			add(fmt.Sprintf("  %-5s %s", t.ID, firstLine(t.Prompt)))
-		}
-	}
-	if pv.Mode.HasWorkspace() || len(pv.Paths) > 0 {
-		if len(pv.Paths) == 0 {
-			add("Files: none change.")
-		} else {
-			add(fmt.Sprintf("Files that will change (%d):", len(pv.Paths)))
-			for _, pc := range pv.Paths {
-				add(fmt.Sprintf("  %-12s %s", changeLabel(pc.Change), pc.Path))
+		if len(pv.TurnsReturning) > 0 {
+			para(fmt.Sprintf("Turns returning to the conversation (%d):", len(pv.TurnsReturning)), plain)
+			for _, t := range pv.TurnsReturning {
+				row(fmt.Sprintf("  %-5s %s", t.ID, firstLine(t.Prompt)))
 			}
 		}
 	} else {
-		add("Files: unchanged (conversation only).")
+		para("Conversation: unchanged.", plain)
 	}
-	for _, w := range pv.Warnings {
-		add(st.warn.Render("! " + warningText(w)))
+	if pv.Mode.HasWorkspace() || len(pv.Paths) > 0 {
+		if len(pv.Paths) == 0 {
+			para("Files: none change (the workspace already matches).", plain)
+		} else {
+			para(fmt.Sprintf("Files that will change (%d):", len(pv.Paths)), plain)
+			for i, pc := range pv.Paths {
+				cur := "  "
+				if i == p.file {
+					cur = "› "
+				}
+				line := ansi.Truncate(fmt.Sprintf("%s%-12s %s", cur, changeLabel(pc.Change), pc.Path), w, "…")
+				fileAt = append(fileAt, len(out))
+				if i == p.file {
+					out = append(out, st.selected.Render(line))
+				} else {
+					out = append(out, line)
+				}
+			}
+		}
+	} else {
+		para("Files: unchanged.", plain)
+	}
+	for _, wn := range pv.Warnings {
+		out = append(out, indent(warningText(wn), w, st.warn.Render("! "), "  ", st.warn)...)
 	}
 	if len(pv.Excluded) > 0 {
-		add(st.dim.Render("Not restored: " + strings.Join(pv.Excluded, ", ")))
+		para("Left alone (ignored or excluded): "+strings.Join(pv.Excluded, ", "), st.dim)
 	}
-	add("")
-	if pv.Recovery != "" {
-		add(st.dim.Render("The current state is kept as " + pv.Recovery + "; /redo brings it back."))
+	if pv.Recovery != "" && pv.Mode.HasWorkspace() {
+		out = append(out, "")
+		para("The current files are kept as "+pv.Recovery+"; /redo brings them back.", st.dim)
 	}
-	add("Confirm token: " + st.selected.Render(pv.Token))
 	if p.loading {
-		add(st.dim.Render("restoring…"))
+		para("restoring…", st.dim)
 	}
 	if p.err != "" {
-		add(st.err.Render("✗ " + p.err))
+		out = append(out, indent(p.err, w, st.err.Render("✗ "), "  ", st.err)...)
 	}
-	back := "Esc cancel"
-	if len(p.rows) > 0 {
-		back = "Esc back to the list"
-	}
-	add(st.dim.Render("Enter confirm · " + back))
-	return out
+	return out, fileAt
 }
 
 func previewTitle(pv *checkpoint.Preview) string {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
 )
 
@@ -33,6 +34,9 @@ type Session interface {
 	// Exec runs a slash command: rewind list/preview/confirm, undo, redo,
 	// compact, tasks.
 	Exec(ctx context.Context, cmd command.Command) (command.Result, error)
+	// PreviewDiff is the diff of one path that confirming the preview
+	// with token restores (current files to the target).
+	PreviewDiff(ctx context.Context, token, path string) (*checkpoint.PathDiff, error)
 	// Transcript is the active branch, for the first render and after a
 	// conversation restore.
 	Transcript() []agent.Item

@@ -121,7 +121,9 @@ func (m *model) View() tea.View {
 	v := tea.NewView(m.render())
 	v.AltScreen = true
 	v.WindowTitle = "yolop"
-	if !m.tooSmall() && m.picker == nil {
+	// The wheel scrolls the transcript, the preview and the pagers.
+	v.MouseMode = tea.MouseModeCellMotion
+	if !m.tooSmall() && m.picker == nil && m.pager == nil {
 		if c := m.composer.Cursor(); c != nil {
 			c.Position.Y += m.transcriptHeight() + len(m.completionLines()) + 1
 			v.Cursor = c
@@ -140,13 +142,14 @@ func (m *model) render() string {
 	w := m.width
 	th := m.transcriptHeight()
 	var body []string
-	if m.picker != nil {
-		body = wrapLines(m.pickerLines(w), w)
-		if len(body) > th {
-			// Keep the top (title, selection) and the key hints at the bottom.
-			body = append(body[:th-1:th-1], body[len(body)-1])
-		}
-	} else {
+	switch {
+	case m.pager != nil:
+		body = m.pagerBody(w, th)
+	case m.picker != nil:
+		body = m.pickerBody(w, th)
+	case len(m.entries) == 0:
+		body = m.welcomeLines(w, th)
+	default:
 		all := m.transcriptLines(w)
 		maxScroll := max(0, len(all)-th)
 		m.scroll = min(m.scroll, maxScroll)
@@ -161,8 +164,8 @@ func (m *model) render() string {
 	}
 	lines = append(lines, m.completionLines()...)
 	sep := strings.Repeat("─", w)
-	if m.scroll > 0 && m.picker == nil {
-		sep = ansi.Truncate(fmt.Sprintf("── scrolled up %d lines (PgDn) ", m.scroll)+sep, w, "")
+	if m.scroll > 0 && m.picker == nil && m.pager == nil {
+		sep = ansi.Truncate(fmt.Sprintf("── … %d more below (PgDn) ", m.scroll)+sep, w, "")
 	}
 	lines = append(lines, m.st.dim.Render(sep))
 	lines = append(lines, strings.Split(m.composer.View(), "\n")...)
@@ -255,9 +258,13 @@ func (m *model) toolLines(t *agent.ToolInfo, w int) []string {
 	out := []string{"  " + style.Render(mark) + " " + head + st.dim.Render("  "+status)}
 	if res := strings.TrimSpace(t.Result); res != "" && t.Status != "in_progress" && t.Status != "pending" {
 		lines := strings.Split(res, "\n")
-		first := ansi.Truncate(strings.TrimSpace(lines[0]), max(1, w-6), "…")
-		if len(lines) > 1 {
-			first += st.dim.Render(fmt.Sprintf(" (+%d lines)", len(lines)-1))
+		first := strings.TrimSpace(lines[0])
+		switch rest := lines[1:]; {
+		case len(rest) == 1 && ansi.StringWidth(strings.TrimSpace(rest[0])) <= 40:
+			// One short line more ("(no output)") is shown, not counted.
+			first += " · " + strings.TrimSpace(rest[0])
+		case len(rest) > 0:
+			first = ansi.Truncate(first, max(1, w-6), "…") + st.dim.Render(" (+"+plural(len(rest), "line", "lines")+")")
 		}
 		rs := st.dim
 		if t.IsError || t.Status == "failed" {
@@ -268,62 +275,103 @@ func (m *model) toolLines(t *agent.ToolInfo, w int) []string {
 	return out
 }
 
-// completionLines lists commands matching what is typed after "/".
+// completionLines lists commands matching what is typed after "/", the
+// highlighted one marked; at most a third of the screen.
 func (m *model) completionLines() []string {
-	if m.picker != nil {
+	if m.picker != nil || m.pager != nil {
 		return nil
 	}
 	v := m.composer.Value()
-	if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, " \t\n") {
+	if m.compBase == "" && (!strings.HasPrefix(v, "/") || strings.ContainsAny(v, " \t\n")) {
 		return nil
 	}
 	matches := m.completions()
 	if len(matches) == 0 {
 		return []string{m.st.err.Render(ansi.Truncate(fmt.Sprintf("no command matches %s: /help lists them", v), m.width, "…"))}
 	}
+	room := max(1, m.height/3)
+	start := 0
+	if m.compSel >= room {
+		start = m.compSel - room + 1
+	}
 	var out []string
-	for _, d := range matches {
+	for i := start; i < len(matches) && len(out) < room; i++ {
+		d := matches[i]
 		name := "/" + d.Name
 		if d.Hint != "" {
 			name += " " + d.Hint
 		}
-		line := fmt.Sprintf("  %s  %s", name, m.st.dim.Render(d.Description))
-		out = append(out, ansi.Truncate(line, m.width, "…"))
+		cur := "  "
+		if i == m.compSel {
+			cur = "› "
+		}
+		line := ansi.Truncate(cur+name+"  "+d.Description, m.width, "…")
+		if i == m.compSel {
+			line = m.st.selected.Render(line)
+		} else {
+			line = ansi.Truncate(cur+name+"  "+m.st.dim.Render(d.Description), m.width, "…")
+		}
+		out = append(out, line)
+	}
+	if hidden := len(matches) - start - len(out); hidden > 0 && len(out) > 0 {
+		out[len(out)-1] = m.st.dim.Render(ansi.Truncate(fmt.Sprintf("  … %d more (Tab/↓)", hidden), m.width, "…"))
 	}
 	return out
 }
 
 // statusLine: session, worktree branch, provider/model, checkpoints, redo.
+// When it does not fit, the session id is shortened first, then the
+// branch and the model go; the provider, the checkpoint count and redo
+// stay.
 func (m *model) statusLine(w int) string {
 	in := m.info
-	parts := []string{in.SessionID}
+	var where string
 	switch {
 	case in.Branch != "":
-		parts = append(parts, in.Branch)
+		where = in.Branch
 	case in.Workspace:
 		// A new session makes its worktree with the first prompt.
-		parts = append(parts, "worktree at first prompt")
+		where = "worktree at first prompt"
 	default:
-		parts = append(parts, "no worktree")
+		where = "no worktree"
+	}
+	tail := []string{plural(in.Checkpoints, "checkpoint", "checkpoints")}
+	if in.RedoAvailable {
+		tail = append(tail, "redo available")
+	}
+	if !in.Workspace {
+		tail = append(tail, "conversation only")
+	}
+	if in.ReadOnly {
+		tail = append(tail, "read-only")
 	}
 	pm := in.Provider
 	if in.Model != "" {
 		pm += "/" + in.Model
 	}
-	if pm != "" {
-		parts = append(parts, pm)
+	build := func(id, where, pm string) string {
+		parts := []string{}
+		for _, p := range []string{id, where, pm} {
+			if p != "" {
+				parts = append(parts, p)
+			}
+		}
+		return " " + strings.Join(append(parts, tail...), " │ ")
 	}
-	parts = append(parts, plural(in.Checkpoints, "checkpoint", "checkpoints"))
-	if in.RedoAvailable {
-		parts = append(parts, "redo available")
+	short := shortID(in.SessionID)
+	var line string
+	for _, try := range [][3]string{
+		{in.SessionID, where, pm},
+		{short, where, pm},
+		{short, "", pm},
+		{short, "", in.Provider},
+		{"", "", in.Provider},
+	} {
+		line = build(try[0], try[1], try[2])
+		if ansi.StringWidth(line) <= w {
+			break
+		}
 	}
-	if !in.Workspace {
-		parts = append(parts, "conversation-only checkpoints")
-	}
-	if in.ReadOnly {
-		parts = append(parts, "read-only")
-	}
-	line := " " + strings.Join(parts, " │ ")
 	line = ansi.Truncate(line, w, "…")
 	if pad := w - ansi.StringWidth(line); pad > 0 {
 		line += strings.Repeat(" ", pad)
@@ -331,21 +379,99 @@ func (m *model) statusLine(w int) string {
 	return m.st.status.Render(line)
 }
 
+// shortID keeps a session id's prefix and its last characters, enough to
+// tell sessions apart ("s_…k2m3m8").
+func shortID(id string) string {
+	if len(id) <= 10 {
+		return id
+	}
+	return id[:2] + "…" + id[len(id)-6:]
+}
+
 func (m *model) hintLine(w int) string {
 	var h string
 	switch {
 	case m.turn != nil && m.turn.cancelled:
 		h = "cancelling…"
+	case m.turn != nil && m.info.Running != "":
+		h = "turn " + m.info.Running + " running… Ctrl+C cancels it"
 	case m.turn != nil:
 		h = "running… Ctrl+C cancels the turn"
 	case m.execBusy:
 		h = "working…"
 	case m.quitArmed:
 		h = "press Ctrl+C again to quit"
+	case m.pager != nil:
+		h = "reading " + strings.ToLower(m.pager.title)
+	case m.picker != nil && m.picker.confirming:
+		h = "restoring… typing goes to the composer"
 	case m.picker != nil:
 		h = "rewind picker"
 	default:
 		h = "Enter send · Alt+Enter newline · / commands · Esc Esc rewind · Ctrl+C twice quits"
 	}
 	return m.st.dim.Render(ansi.Truncate(" "+h, w, "…"))
+}
+
+// welcomeLines is the first screen of a session with no transcript yet:
+// where it is, where its files live, and the keys that matter.
+func (m *model) welcomeLines(w, h int) []string {
+	st := m.st
+	in := m.info
+	var out []string
+	row := func(label, value string) {
+		out = append(out, ansi.Truncate(fmt.Sprintf("%-8s %s", label, value), w, "…"))
+	}
+	out = append(out, ansi.Truncate(st.title.Render("Welcome to yolop"), w, "…"))
+	id := in.SessionID
+	if in.Checkpoints == 0 && in.Title == "" {
+		id += " (new)"
+	}
+	row("Session", id)
+	switch {
+	case in.Branch != "":
+		row("Branch", in.Branch)
+	case in.Workspace:
+		row("Branch", "a worktree of its own at the first prompt")
+	default:
+		row("Branch", "none: "+orDefault(in.WorkspaceReason, "conversation-only checkpoints"))
+	}
+	if in.ActiveRoot != "" {
+		row("Files", leftTruncate(in.ActiveRoot, w-9))
+	}
+	keys := [][2]string{
+		{"Enter", "send a prompt (a checkpoint first)"},
+		{"Esc Esc", "rewind to a checkpoint"},
+		{"/help", "commands and keys"},
+		{"Ctrl+C", "twice to quit"},
+	}
+	out = append(out, "")
+	for _, k := range keys {
+		out = append(out, ansi.Truncate(fmt.Sprintf("%-8s %s", k[0], st.dim.Render(k[1])), w, "…"))
+	}
+	if len(out) > h {
+		// The keys matter most on a small screen.
+		out = append(out[:max(0, h-len(keys)-1)], out[len(out)-len(keys)-1:]...)
+		out = out[len(out)-min(len(out), h):]
+	}
+	return out
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// leftTruncate keeps the end of a path, which names it best.
+func leftTruncate(s string, w int) string {
+	if w < 2 || ansi.StringWidth(s) <= w {
+		return s
+	}
+	r := []rune(s)
+	for len(r) > 0 && ansi.StringWidth(string(r))+1 > w {
+		r = r[1:]
+	}
+	return "…" + string(r)
 }
