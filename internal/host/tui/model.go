@@ -111,14 +111,14 @@ func newModel(ctx context.Context, s Session, info app.Info, items []agent.Item,
 	ta.Focus()
 
 	m := &model{
-		ctx:      ctx,
-		sess:     s,
-		calls:    newCalls(),
-		now:      now,
-		loc:      loc,
-		st:       newStyles(noColor),
-		width:    80,
-		height:   24,
+		ctx:       ctx,
+		sess:      s,
+		calls:     newCalls(),
+		now:       now,
+		loc:       loc,
+		st:        newStyles(noColor),
+		width:     80,
+		height:    24,
 		info:      info,
 		composer:  ta,
 		compSel:   -1,
@@ -316,9 +316,10 @@ func (m *model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	case "esc", "alt+esc":
 		return m.handleEsc(ks == "alt+esc")
 	case "enter":
-		if m.restored != "" && m.now().Before(m.settleUntil) && m.composer.Value() == m.restored {
-			// An Enter this close to the restore was typed ahead, not
-			// meant to send the restored prompt.
+		if m.now().Before(m.settleUntil) {
+			// An Enter this close to a restore was typed ahead while it
+			// was applied: it must not send the restored prompt or what
+			// was typed with it.
 			return nil
 		}
 		m.restored = ""
@@ -680,6 +681,7 @@ func (m *model) applyRestore(r *checkpoint.Restored, msg execDoneMsg) {
 		m.addNotice(notice)
 	}
 	m.fadeRedoHints(true)
+	m.settleUntil = m.now().Add(settle)
 	if r.Warning != "" {
 		m.addError(r.Warning)
 	}
@@ -698,7 +700,7 @@ func (m *model) applyRestore(r *checkpoint.Restored, msg execDoneMsg) {
 		} else {
 			m.composer.SetValue(r.Prompt)
 			m.composer.MoveToEnd()
-			m.restored, m.settleUntil = m.composer.Value(), m.now().Add(settle)
+			m.restored = m.composer.Value()
 			m.layout()
 		}
 	}

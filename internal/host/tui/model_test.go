@@ -127,7 +127,7 @@ func drive(t *testing.T, m *model, cmd tea.Cmd) (quit bool) {
 			queue = append(queue, msg...)
 		case tea.QuitMsg:
 			quit = true
-		case updateMsg, turnDoneMsg, execDoneMsg:
+		case updateMsg, turnDoneMsg, execDoneMsg, diffDoneMsg, infoMsg:
 			_, next := m.Update(msg)
 			queue = append(queue, next)
 		default:

@@ -89,8 +89,12 @@ func (m *model) diffLines(d *checkpoint.PathDiff) []string {
 	for _, l := range strings.Split(patch, "\n") {
 		// Exact bytes: a carriage return or tab is shown, not acted on.
 		l = visible(l)
+		if strings.HasPrefix(l, "diff --git ") || strings.HasPrefix(l, "index ") {
+			// The title names the path; object ids say nothing here.
+			continue
+		}
 		switch {
-		case strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---") || strings.HasPrefix(l, "diff --git") || strings.HasPrefix(l, "index "):
+		case strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---"):
 			out = append(out, st.dim.Render(l))
 		case strings.HasPrefix(l, "@@"):
 			out = append(out, st.title.Render(l))

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/textarea"
@@ -418,41 +419,49 @@ func (m *model) hintLine(w int) string {
 func (m *model) welcomeLines(w, h int) []string {
 	st := m.st
 	in := m.info
-	var out []string
-	row := func(label, value string) {
-		out = append(out, ansi.Truncate(fmt.Sprintf("%-8s %s", label, value), w, "…"))
+	type line struct {
+		text string
+		drop int // lines with a higher number go first on a small screen
 	}
-	out = append(out, ansi.Truncate(st.title.Render("Welcome to yolop"), w, "…"))
+	var ls []line
+	row := func(label, value string, drop int) {
+		ls = append(ls, line{ansi.Truncate(fmt.Sprintf("%-8s %s", label, value), w, "…"), drop})
+	}
+	ls = append(ls, line{ansi.Truncate(st.title.Render("Welcome to yolop"), w, "…"), 2})
 	id := in.SessionID
 	if in.Checkpoints == 0 && in.Title == "" {
 		id += " (new)"
 	}
-	row("Session", id)
+	row("Session", id, 0)
 	switch {
 	case in.Branch != "":
-		row("Branch", in.Branch)
+		row("Branch", in.Branch, 1)
 	case in.Workspace:
-		row("Branch", "a worktree of its own at the first prompt")
+		row("Branch", "a worktree of its own at the first prompt", 1)
 	default:
-		row("Branch", "none: "+orDefault(in.WorkspaceReason, "conversation-only checkpoints"))
+		row("Branch", "none: "+orDefault(in.WorkspaceReason, "conversation-only checkpoints"), 1)
 	}
 	if in.ActiveRoot != "" {
-		row("Files", leftTruncate(in.ActiveRoot, w-9))
+		ls = append(ls, line{ansi.Truncate(fmt.Sprintf("%-8s %s", "Files", leftTruncate(in.ActiveRoot, w-9)), w, "…"), 0})
 	}
-	keys := [][2]string{
+	ls = append(ls, line{"", 3})
+	for _, k := range [][2]string{
 		{"Enter", "send a prompt (a checkpoint first)"},
 		{"Esc Esc", "rewind to a checkpoint"},
 		{"/help", "commands and keys"},
 		{"Ctrl+C", "twice to quit"},
+	} {
+		ls = append(ls, line{ansi.Truncate(fmt.Sprintf("%-8s %s", k[0], st.dim.Render(k[1])), w, "…"), 0})
 	}
-	out = append(out, "")
-	for _, k := range keys {
-		out = append(out, ansi.Truncate(fmt.Sprintf("%-8s %s", k[0], st.dim.Render(k[1])), w, "…"))
+	for drop := 3; len(ls) > h && drop > 0; drop-- {
+		ls = slices.DeleteFunc(ls, func(l line) bool { return l.drop == drop })
+	}
+	out := make([]string, 0, len(ls))
+	for _, l := range ls {
+		out = append(out, l.text)
 	}
 	if len(out) > h {
-		// The keys matter most on a small screen.
-		out = append(out[:max(0, h-len(keys)-1)], out[len(out)-len(keys)-1:]...)
-		out = out[len(out)-min(len(out), h):]
+		out = out[:h]
 	}
 	return out
 }
