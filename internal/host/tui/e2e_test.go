@@ -109,9 +109,11 @@ func waitFile(t *testing.T, path, want string, gone bool) {
 	t.Fatalf("%s = %q (err %v), want %q", path, got, err, want)
 }
 
-// TestTmuxRewindEndToEnd drives the built binary in a real terminal: three
-// sim turns, Esc Esc, the picker, cp2, its preview, Enter; turn 2's prompt
-// comes back in the composer and the files are restored; then /redo.
+// TestTmuxRewindEndToEnd drives the built binary in a real terminal: the
+// welcome screen, three sim turns, Esc Esc, the picker, cp2, its preview,
+// a file's diff, y with a prompt typed right after it (not merged, not
+// sent); the files are restored and turn 2's prompt is in the input
+// history; then /redo.
 func TestTmuxRewindEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end test in tmux; skipped with -short")
@@ -146,7 +148,12 @@ func TestTmuxRewindEndToEnd(t *testing.T) {
 	tm.tmux("-f", "/dev/null", "new-session", "-d", "-s", "yolop", "-x", "110", "-y", "32", "sh "+script)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", tm.sock, "kill-server").Run() })
 
-	tm.waitText("Type a prompt")
+	welcome := tm.waitText("Type a prompt")
+	for _, want := range []string{"Welcome to yolop", "Session", "Esc Esc", "/help"} {
+		if !strings.Contains(welcome, want) {
+			t.Errorf("the first screen lacks %q:\n%s", want, welcome)
+		}
+	}
 	turns := []string{"write a.txt\nhello\nEOF", "write b.txt\nsecond\nEOF", "rm a.txt"}
 	for i, p := range turns {
 		tm.typeLines(p)
@@ -185,32 +192,67 @@ func TestTmuxRewindEndToEnd(t *testing.T) {
 	tm.keys("Down")
 	tm.waitText("› cp2")
 	tm.keys("Enter")
-	preview := tm.waitText("Confirm token")
+	preview := tm.waitText("y confirm")
 	for _, want := range []string{"Rewind to before cp2", "conversation and workspace", "cp3", "rm a.txt", "a.txt", "b.txt"} {
 		if !strings.Contains(preview, want) {
 			t.Errorf("preview lacks %q:\n%s", want, preview)
 		}
 	}
 	t.Logf("preview:\n%s", preview)
+
+	// Enter opens the diff of the first file (a.txt comes back); it does
+	// not confirm. Esc returns to the preview.
 	tm.keys("Enter")
-	restored := tm.waitFor("turn 2's prompt in the composer", func(s string) bool {
-		return strings.Contains(s, "> write b.txt") && strings.Contains(s, "redo available")
+	diff := tm.waitText("Diff of a.txt")
+	if !strings.Contains(diff, "+hello") {
+		t.Errorf("the diff of a.txt lacks its content:\n%s", diff)
+	}
+	tm.keys("Escape")
+	tm.waitText("y confirm")
+	time.Sleep(700 * time.Millisecond) // y is ignored in the first moment
+
+	// Confirm, and type a prompt and Enter right away, as a fast typist
+	// would: what was typed must not merge into turn 2's prompt, and the
+	// Enter must send nothing.
+	tm.keys("y")
+	tm.tmux("send-keys", "-t", "yolop", "-l", "cleanup")
+	tm.keys("Enter")
+	restored := tm.waitFor("the restore to land", func(s string) bool {
+		return strings.Contains(s, "redo available") && strings.Contains(s, "input history")
 	})
-	if !regexp.MustCompile(`(?m)^> write b\.txt\s*\n\s+second\s*\n\s+EOF`).MatchString(restored) {
-		t.Fatalf("the composer does not hold turn 2's prompt:\n%s", restored)
+	time.Sleep(time.Second) // anything the Enter started would show by now
+	restored = tm.capture()
+	if !regexp.MustCompile(`(?m)^> cleanup\s*$`).MatchString(restored) || strings.Contains(restored, "cleanupwrite") || strings.Contains(restored, "write b.txtcleanup") {
+		t.Fatalf("the composer does not hold exactly what was typed:\n%s", restored)
+	}
+	if strings.Contains(restored, "› cleanup") || !regexp.MustCompile(`│ 1 checkpoint\b`).MatchString(restored) {
+		t.Fatalf("the Enter typed during the restore sent something:\n%s", restored)
 	}
 	waitFile(t, filepath.Join(root, "a.txt"), "hello\n", false)
 	waitFile(t, filepath.Join(root, "b.txt"), "", true)
+
+	// Turn 2's prompt is in the input history: Ctrl+C clears the
+	// composer (keeping "cleanup" in the history), ↑ ↑ brings it back.
+	tm.keys("C-c")
+	tm.waitText("Type a prompt")
+	tm.keys("Up")
+	tm.waitText("> cleanup")
+	tm.keys("Up")
+	back := tm.waitText("> write b.txt")
+	if !regexp.MustCompile(`(?m)^> write b\.txt\s*\n\s+second\s*\n\s+EOF`).MatchString(back) {
+		t.Fatalf("the history does not hold turn 2's prompt:\n%s", back)
+	}
 
 	// Clear the composer (Ctrl+C once when idle), then /redo.
 	tm.keys("C-c")
 	tm.waitText("Type a prompt")
 	tm.typeLines("/redo")
 	tm.keys("Enter")
-	tm.waitText("Confirm token")
-	tm.keys("Enter")
+	tm.waitText("y confirm")
+	time.Sleep(700 * time.Millisecond)
+	tm.keys("y")
 	tm.waitFor("redo to finish", func(s string) bool {
-		return regexp.MustCompile(`│ 3 checkpoints`).MatchString(s) && !strings.Contains(s, "Confirm token")
+		return regexp.MustCompile(`│ 3 checkpoints`).MatchString(s) && !strings.Contains(s, "y confirm")
 	})
 	waitFile(t, filepath.Join(root, "a.txt"), "", true)
 	waitFile(t, filepath.Join(root, "b.txt"), "second\n", false)
