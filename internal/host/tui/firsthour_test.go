@@ -410,3 +410,25 @@ func background(cmd tea.Cmd) {
 		}
 	}()
 }
+
+// Errors say each thing once.
+func TestErrorsSayItOnce(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{&checkpoint.Error{Code: checkpoint.CodeStalePreview, Msg: "workspace changed since the preview; run the preview again"},
+			"workspace changed since the preview; press Enter for a fresh preview"},
+		{&checkpoint.Error{Code: checkpoint.CodeConversationMove, Msg: "the conversation moved since the preview (a turn ran or another restore happened); run the preview again"},
+			"the conversation moved since the preview (a turn ran or another restore happened); press Enter for a fresh preview"},
+		{&checkpoint.Error{Code: checkpoint.CodeTurnRunning, Msg: "turn cp3 is still running and can write the workspace; wait for it to end or cancel it (Ctrl+C in the TUI), then confirm again"},
+			"turn cp3 is still running and can write the workspace; wait for it to end or cancel it (Ctrl+C in the TUI), then confirm again"},
+		{&checkpoint.Error{Code: checkpoint.CodeWriterActive, Msg: "a process can still write the workspace: bash \"sleep 9\" (task t1). Stop it with `/tasks stop <id>` or wait for it to finish, then confirm again"},
+			"a process can still write the workspace: bash \"sleep 9\" (task t1). Stop it with `/tasks stop <id>` or wait for it to finish, then confirm again"},
+	} {
+		if got := describeErr(tt.err); got != tt.want {
+			t.Errorf("describeErr(%q)\n= %q\nwant %q", tt.err, got, tt.want)
+		}
+	}
+}

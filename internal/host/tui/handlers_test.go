@@ -277,7 +277,7 @@ func TestPickerRewindRestoresConversation(t *testing.T) {
 	}
 	want := []string{
 		"user:write a.txt", "assistant:done: 1 action",
-		"notice:rewound to before cp2 (conversation and workspace): 2 turns left the branch, 2 paths restored",
+		"notice:Rewound to cp2 (conversation and workspace): 2 turns left the active conversation, 2 paths restored.",
 	}
 	if got := entryTexts(m); !slices.Equal(got, want) {
 		t.Fatalf("transcript after restore %q, want the branch plus one notice %q", got, want)

@@ -874,13 +874,27 @@ func describeErr(err error) string {
 	if errors.As(err, &ue) {
 		return ue.Msg + " (type /help for the commands)"
 	}
+	// Say each thing once: the session's message already says what to do;
+	// only the key to press here is added or swapped in.
+	msg := err.Error()
 	switch checkpoint.CodeOf(err) {
 	case checkpoint.CodeWriterActive:
-		return err.Error() + " — stop it first (/tasks lists running tasks, /tasks stop <id> stops one), then try again"
+		if !strings.Contains(msg, "/tasks") {
+			msg += " — stop it first (/tasks lists running tasks, /tasks stop <id> stops one), then try again"
+		}
+		return msg
 	case checkpoint.CodeStalePreview, checkpoint.CodeConversationMove:
-		return err.Error() + " (press Enter for a fresh preview)"
+		for _, again := range []string{"; run the preview again", ", run the preview again", "; run a new preview"} {
+			if i := strings.Index(msg, again); i >= 0 {
+				msg = msg[:i]
+			}
+		}
+		return msg + "; press Enter for a fresh preview"
 	case checkpoint.CodeTurnRunning:
-		return err.Error() + " — wait for the turn or press Ctrl+C to cancel it"
+		if !strings.Contains(msg, "Ctrl+C") && !strings.Contains(msg, "wait for") {
+			msg += " — wait for the turn or press Ctrl+C to cancel it"
+		}
+		return msg
 	}
 	if errors.Is(err, context.Canceled) {
 		return "cancelled"

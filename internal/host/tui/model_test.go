@@ -297,12 +297,12 @@ func rewindSession(confirmErr error) *fakeSession {
 			}
 			f.mu.Lock()
 			f.info.Checkpoints, f.info.RedoAvailable = 1, true
-			f.items = append(f.items, agent.Item{Kind: agent.ItemNotice, Turn: "cp1", Text: "rewound to before cp2 (conversation and workspace): 2 turns left the branch, 2 paths restored"})
+			f.items = append(f.items, agent.Item{Kind: agent.ItemNotice, Turn: "cp1", Text: "Rewound to cp2 (conversation and workspace): 2 turns left the active conversation, 2 paths restored."})
 			f.mu.Unlock()
 			return command.Result{Kind: command.ResultRestored, Restored: &checkpoint.Restored{
 				Action: checkpoint.ActionRewind, Target: c.Target, Mode: c.Mode, PathsChanged: 2,
 				Prompt: "write b.txt\nsecond file\nEOF",
-				Notice: "rewound to before cp2 (conversation and workspace): 2 turns left the branch, 2 paths restored",
+				Notice: "Rewound to cp2 (conversation and workspace): 2 turns left the active conversation, 2 paths restored.",
 			}}, nil
 		}
 		return command.Result{}, errors.New("unexpected /" + c.Name)
