@@ -217,11 +217,11 @@ func TestTmuxRewindEndToEnd(t *testing.T) {
 	tm.keys("y")
 	tm.tmux("send-keys", "-t", "yolop", "-l", "cleanup")
 	tm.keys("Enter")
-	restored := tm.waitFor("the restore to land", func(s string) bool {
+	tm.waitFor("the restore to land", func(s string) bool {
 		return strings.Contains(s, "redo available") && strings.Contains(s, "input history")
 	})
 	time.Sleep(time.Second) // anything the Enter started would show by now
-	restored = tm.capture()
+	restored := tm.capture()
 	if !regexp.MustCompile(`(?m)^> cleanup\s*$`).MatchString(restored) || strings.Contains(restored, "cleanupwrite") || strings.Contains(restored, "write b.txtcleanup") {
 		t.Fatalf("the composer does not hold exactly what was typed:\n%s", restored)
 	}
