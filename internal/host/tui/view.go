@@ -156,7 +156,10 @@ func (m *model) render() string {
 		m.scroll = min(m.scroll, maxScroll)
 		end := len(all) - m.scroll
 		start := max(0, end-th)
-		body = all[start:end]
+		body = append([]string(nil), all[start:end]...)
+		if start > 0 && len(body) > 1 {
+			body[0] = m.st.dim.Render(ansi.Truncate(fmt.Sprintf("↑ %s more above (PgUp)", plural(start+1, "line", "lines")), w, "…"))
+		}
 	}
 	lines := make([]string, 0, m.height)
 	lines = append(lines, body...)
