@@ -280,7 +280,7 @@ func TestReconstructedMessages(t *testing.T) {
 		{Role: provider.RoleAssistant, Reasoning: []provider.Reasoning{{Provider: "sim", Text: "first", Signature: Sign("first")}},
 			ToolCalls: []provider.ToolCall{{ID: "call_1", Name: "bash", Arguments: `{"command":"false"}`}}},
 		{Role: provider.RoleTool, ToolCallID: "call_1", ToolName: "bash", Text: "exit status 1", IsError: true},
-		{Role: provider.RoleAssistant, Text: "done: 1 actions"},
+		{Role: provider.RoleAssistant, Text: "done: 1 action"},
 		user("note\nrm a\nrm b"),
 		{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: "call_2", Name: "delete_file", Arguments: `{"path":"a"}`}, {ID: "call_3", Name: "delete_file", Arguments: `{"path":"b"}`}}},
 		{Role: provider.RoleTool, ToolCallID: "call_2", ToolName: "delete_file", Text: "deleted"},
