@@ -203,8 +203,10 @@ func TestTmuxRewindEndToEnd(t *testing.T) {
 	// Enter opens the diff of the first file (a.txt comes back); it does
 	// not confirm. Esc returns to the preview.
 	tm.keys("Enter")
-	diff := tm.waitText("Diff of a.txt")
-	if !strings.Contains(diff, "+hello") {
+	diff := tm.waitFor("the diff of a.txt", func(s string) bool {
+		return strings.Contains(s, "Diff of a.txt") && !strings.Contains(s, "loading…")
+	})
+	if !strings.Contains(diff, "+hello") || !strings.Contains(diff, "new file mode") {
 		t.Errorf("the diff of a.txt lacks its content:\n%s", diff)
 	}
 	tm.keys("Escape")
