@@ -144,11 +144,9 @@ func (p *Parts) info(prov provider.Provider) Info {
 		in.ReadOnly, in.ReadOnlyReason = true, r
 	}
 	in.Checkpoints = p.Controller.ActiveCount()
-	if id := p.Controller.RunningCheckpoint(); id != "" {
-		// The running turn's checkpoint exists already: count it.
-		in.Running = id
-		in.Checkpoints++
-	}
+	// The running turn's checkpoint, once journaled, is on the active
+	// branch already (ActiveCount counts it).
+	in.Running = p.Controller.RunningCheckpoint()
 	in.RedoAvailable = p.Controller.RedoAvailable()
 	in.Repairs = p.Notes
 	in.Notices = p.Notices

@@ -2,11 +2,13 @@ package checkpoint_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 )
 
@@ -57,5 +59,32 @@ func TestPreviewDiffShowsOnePath(t *testing.T) {
 	// Nothing changed: the preview still confirms.
 	if _, err := r.ctl.Confirm(ctx, checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp2", Mode: checkpoint.ModeBoth}, pv.Token); err != nil {
 		t.Fatalf("confirm after diffs: %v", err)
+	}
+}
+
+// During a turn the session's info counts the turn's checkpoint and no
+// longer offers a redo the turn cleared.
+func TestInfoDuringTurn(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOpts{})
+	r.turn("write a.txt\nhello\nEOF")
+	r.turn("write b.txt\nhi\nEOF")
+	r.restore(checkpoint.Request{Action: checkpoint.ActionUndo})
+	if in := r.app.Info(); in.Checkpoints != 1 || !in.RedoAvailable || in.Running != "" {
+		t.Fatalf("info before the turn: %+v", in)
+	}
+	var during []string
+	_, err := r.app.Prompt(context.Background(), "write c.txt\nx\nEOF", func(agent.Update) {
+		in := r.app.Info()
+		during = append(during, fmt.Sprintf("%d %v %s", in.Checkpoints, in.RedoAvailable, in.Running))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(during) == 0 || during[0] != "2 false cp3" {
+		t.Fatalf("info during the turn: %q, want \"2 false cp3\" from the first update", during)
+	}
+	if in := r.app.Info(); in.Checkpoints != 2 || in.RedoAvailable || in.Running != "" {
+		t.Fatalf("info after the turn: %+v", in)
 	}
 }
