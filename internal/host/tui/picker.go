@@ -294,8 +294,7 @@ func (m *model) scrollPicker(delta int) {
 // showFile scrolls so the selected file's line is visible.
 func (m *model) showFile() {
 	p := m.picker
-	lines, fileAt := m.previewContent(p, m.width)
-	_ = lines
+	_, fileAt := m.previewContent(p, m.width)
 	if p.file < 0 || p.file >= len(fileAt) {
 		return
 	}
