@@ -100,6 +100,10 @@ func connect(ctx context.Context, s Server, root string, prepare func(*exec.Cmd)
 	defer cancel()
 	client := sdk.NewClient(&sdk.Implementation{Name: "yolop", Version: "1"}, nil)
 	if root != "" {
+		// Roots are deprecated from protocol 2026-07-28 on but still the
+		// way servers of earlier versions (most of them) learn where to
+		// work: the session's worktree, never the user's checkout.
+		//lint:ignore SA1019 servers before 2026-07-28 read their roots
 		client.AddRoots(&sdk.Root{URI: "file://" + root, Name: "session worktree"})
 	}
 	var t sdk.Transport

@@ -266,18 +266,6 @@ func sessionNotes(info app.Info) string {
 	return b.String()
 }
 
-// firstLine shortens a prompt to a label.
-func firstLine(s string) string {
-	s, _, cut := strings.Cut(strings.TrimSpace(s), "\n")
-	const max = 72
-	if r := []rune(s); len(r) > max {
-		s, cut = string(r[:max]), true
-	}
-	if cut {
-		s += "…"
-	}
-	return s
-}
 
 func plural(n int, one, many string) string { return checkpoint.Plural(n, one, many) }
 
