@@ -29,12 +29,14 @@ const (
 // model is the one root model. Sub-parts (transcript, picker, composer)
 // are plain state with methods; only model has an Update.
 type model struct {
-	ctx   context.Context
-	sess  Session
-	calls *calls
-	now   func() time.Time
-	loc   *time.Location
-	st    styles
+	// shownNotices are the setup notices already shown.
+	shownNotices map[string]bool
+	ctx          context.Context
+	sess         Session
+	calls        *calls
+	now          func() time.Time
+	loc          *time.Location
+	st           styles
 
 	width, height int
 
@@ -129,6 +131,7 @@ func newModel(ctx context.Context, s Session, info app.Info, items []agent.Item,
 	for _, r := range info.Repairs {
 		m.entries = append(m.entries, entry{kind: kindNotice, text: "repaired: " + r})
 	}
+	m.noteNotices()
 	if info.ReadOnly {
 		m.entries = append(m.entries, entry{kind: kindError, text: "this session is read-only: " + info.ReadOnlyReason})
 	}
@@ -191,6 +194,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case updateMsg:
 		if msg.info.SessionID != "" {
 			m.info = msg.info
+			m.noteNotices()
 		}
 		m.handleUpdate(msg.u)
 		if m.turn != nil {
@@ -203,6 +207,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		}
 		if msg.info.SessionID != "" {
 			m.info = msg.info
+			m.noteNotices()
 		}
 		return m.pollInfo()
 	case diffDoneMsg:
@@ -547,6 +552,7 @@ func (m *model) handleTurnDone(msg turnDoneMsg) tea.Cmd {
 	m.closeStreams()
 	if msg.info.SessionID != "" {
 		m.info = msg.info
+		m.noteNotices()
 	}
 	if msg.err != nil {
 		if t == nil || describeErr(msg.err) != t.errShown {
@@ -587,6 +593,7 @@ func (m *model) handleExecDone(msg execDoneMsg) tea.Cmd {
 	m.execBusy = false
 	if msg.info.SessionID != "" {
 		m.info = msg.info
+		m.noteNotices()
 	}
 	if m.picker != nil {
 		m.picker.loading = false
@@ -925,4 +932,19 @@ func helpText() string {
 		fmt.Fprintf(&b, "  %s\n      %s\n", k[0], k[1])
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// noteNotices shows each of the session's setup notices (an MCP server
+// that did not start) once, when it first appears.
+func (m *model) noteNotices() {
+	for _, n := range m.info.Notices {
+		if m.shownNotices[n] {
+			continue
+		}
+		if m.shownNotices == nil {
+			m.shownNotices = map[string]bool{}
+		}
+		m.shownNotices[n] = true
+		m.entries = append(m.entries, entry{kind: kindNotice, text: n})
+	}
 }

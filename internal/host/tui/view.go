@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"github.com/yolop-dev/yolop/internal/app"
 	"slices"
 	"strings"
 
@@ -353,25 +354,31 @@ func (m *model) statusLine(w int) string {
 	if in.Model != "" {
 		pm += "/" + in.Model
 	}
-	build := func(id, where, pm string) string {
+	usage := usageLabel(in)
+	build := func(id, where, pm, usage string) string {
 		parts := []string{}
 		for _, p := range []string{id, where, pm} {
 			if p != "" {
 				parts = append(parts, p)
 			}
 		}
-		return " " + strings.Join(append(parts, tail...), " │ ")
+		parts = append(parts, tail...)
+		if usage != "" {
+			parts = append(parts, usage)
+		}
+		return " " + strings.Join(parts, " │ ")
 	}
 	short := shortID(in.SessionID)
 	var line string
-	for _, try := range [][3]string{
-		{in.SessionID, where, pm},
-		{short, where, pm},
-		{short, "", pm},
-		{short, "", in.Provider},
-		{"", "", in.Provider},
+	for _, try := range [][4]string{
+		{in.SessionID, where, pm, usage},
+		{short, where, pm, usage},
+		{short, "", pm, usage},
+		{short, "", in.Provider, usage},
+		{short, "", in.Provider, ""},
+		{"", "", in.Provider, ""},
 	} {
-		line = build(try[0], try[1], try[2])
+		line = build(try[0], try[1], try[2], try[3])
 		if ansi.StringWidth(line) <= w {
 			break
 		}
@@ -381,6 +388,31 @@ func (m *model) statusLine(w int) string {
 		line += strings.Repeat(" ", pad)
 	}
 	return m.st.status.Render(line)
+}
+
+// usageLabel is the session's token use for the status bar: the context's
+// fill when the model's window is known, and the tokens spent.
+func usageLabel(in app.Info) string {
+	spent := in.Usage.InputTokens + in.Usage.OutputTokens + in.Usage.CacheReadTokens + in.Usage.CacheWriteTokens
+	if spent == 0 {
+		return ""
+	}
+	s := compactCount(spent) + " tokens"
+	if in.ContextWindow > 0 && in.ContextTokens > 0 {
+		s = fmt.Sprintf("context %d%% · %s", in.ContextTokens*100/in.ContextWindow, s)
+	}
+	return s
+}
+
+// compactCount writes 950, 12.3k, 1.2M.
+func compactCount(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 1_000_000:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1000), ".0") + "k"
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1_000_000), ".0") + "M"
 }
 
 // shortID keeps a session id's prefix and its last characters, enough to
