@@ -84,4 +84,12 @@
 // ever half written. The caller keeps a recovery snapshot of the pre-restore
 // state and restores it on failure; Failpoint lets tests stop the process
 // between the restore steps.
+//
+// Before Restore returns, the restored bytes are flushed to stable storage,
+// because the caller journals the restore as done right after. On Linux one
+// syncfs(2) on the worktree's file system does it. Elsewhere (darwin has no
+// syncfs) each written file is fsynced before it is renamed into place
+// (os.File.Sync issues F_FULLFSYNC on darwin) and then every directory whose
+// entries changed, and the worktree root, is fsynced: slower for large
+// restores, equally durable.
 package snapshot

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"golang.org/x/sys/unix"
 	"io"
 	"io/fs"
 	"os"
@@ -59,9 +58,10 @@ func (e *Engine) Restore(ctx context.Context, from Snapshot, target string) (Res
 	if len(changes) > 0 {
 		// The caller journals the restore as done once Restore returns;
 		// the restored bytes must reach the disk before that record can,
-		// or a power loss could leave the new head over old files. One
-		// syncfs costs less than an fsync per written file and directory.
-		if err := syncFS(e.root); err != nil {
+		// or a power loss could leave the new head over old files. On
+		// Linux one syncfs costs less than an fsync per written file and
+		// directory; elsewhere each file and directory is synced.
+		if err := syncRestored(e.root, touchedDirs(changes)); err != nil {
 			return RestoreResult{}, &RestoreError{Step: "sync", Applied: true, Err: err}
 		}
 	}
@@ -365,6 +365,9 @@ func (e *Engine) writeOne(p *plan, c Change, content []byte) error {
 	if werr == nil {
 		werr = f.Chmod(perm)
 	}
+	if werr == nil && syncEachFile {
+		werr = f.Sync()
+	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
@@ -510,15 +513,17 @@ func (b *blobReader) next(oid string) ([]byte, error) {
 
 func (b *blobReader) close() error { return b.wait() }
 
-// syncFS flushes the file system holding dir to stable storage.
-func syncFS(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
+// touchedDirs lists the directories (relative to the root) whose entries a
+// restore of changes may have changed: each path's parent and its ancestors.
+func touchedDirs(changes []Change) []string {
+	seen := map[string]bool{}
+	var dirs []string
+	for _, c := range changes {
+		for d := filepath.Dir(c.Path); d != "." && d != "/" && !seen[d]; d = filepath.Dir(d) {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
 	}
-	defer f.Close()
-	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
+	sort.Strings(dirs)
+	return dirs
 }
