@@ -409,6 +409,7 @@ func (e *Engine) startIndexUpdate(paths []string) {
 		defer close(done)
 		defer cancel()
 		_ = e.priv.WrapError(args, cmd.Run(), stderr)
+		ownerOnly(e.privIndex, e.privDir)
 	}()
 }
 

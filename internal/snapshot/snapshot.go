@@ -83,6 +83,9 @@ type Engine struct {
 	// the last capture's tree edit has finished (nil: none running).
 	indexUpdate chan struct{}
 	treeEdits   int // captures answered by a tree edit (tests)
+	// lastWalk is what the last capture's walk found (nested
+	// repositories, restrictive permissions).
+	lastWalk walkResult
 
 	repo *git.Runner // real repository, worktree as cwd
 	priv *git.Runner // private GIT_DIR / index / work tree
@@ -351,7 +354,23 @@ func (e *Engine) Capture(ctx context.Context, name string) (Snapshot, error) {
 	s := Snapshot{Tree: tree}
 	if name != "" {
 		ref := e.RefName(name)
-		if _, err := e.repo.Run(ctx, "-c", "core.logAllRefUpdates=false", "-c", "core.fsync=reference", "update-ref", "--no-deref", ref, tree); err != nil {
+		// The permissions a tree cannot hold are kept in a blob beside
+		// the snapshot ref, written in the same ref transaction.
+		modes, err := e.capturedModes(ctx, e.lastWalk.modes)
+		if err != nil {
+			return Snapshot{}, err
+		}
+		in := "update " + ref + " " + tree + "\n"
+		if len(modes) > 0 {
+			out, err := e.repo.RunInput(ctx, encodeModes(tree, modes), "hash-object", "-w", "--no-filters", "--stdin")
+			if err != nil {
+				return Snapshot{}, e.captureErr(ctx, "cannot write the permission record", err)
+			}
+			in += "update " + e.modesRef(name) + " " + git.Trim(out) + "\n"
+		} else {
+			in += "delete " + e.modesRef(name) + "\n"
+		}
+		if _, err := e.repo.RunInput(ctx, []byte(in), "-c", "core.logAllRefUpdates=false", "-c", "core.fsync=reference", "update-ref", "--no-deref", "--stdin"); err != nil {
 			return Snapshot{}, e.captureErr(ctx, "cannot write the snapshot ref", err)
 		}
 		s.Ref = ref
@@ -460,7 +479,8 @@ func (e *Engine) DeleteRef(ctx context.Context, name string) error {
 	if !validName(name) {
 		return fmt.Errorf("%w: snapshot name %q", ErrBadName, name)
 	}
-	if _, err := e.repo.Run(ctx, "update-ref", "-d", e.RefName(name)); err != nil {
+	in := "delete " + e.RefName(name) + "\ndelete " + e.modesRef(name) + "\n"
+	if _, err := e.repo.RunInput(ctx, []byte(in), "update-ref", "--stdin"); err != nil {
 		return fmt.Errorf("snapshot: delete %s: %w", e.RefName(name), err)
 	}
 	return nil
@@ -489,12 +509,25 @@ func ListRefs(ctx context.Context, repoDir, sessionID string) ([]string, error) 
 // transaction and returns how many were removed. Other refs are untouched.
 func DeleteSessionRefs(ctx context.Context, repoDir, sessionID string) (int, error) {
 	refs, err := ListRefs(ctx, repoDir, sessionID)
-	if err != nil || len(refs) == 0 {
+	if err != nil {
 		return 0, err
+	}
+	// The permission records kept beside the snapshots go with them.
+	out, err := git.New(repoDir).Run(ctx, "for-each-ref", "--format=%(refname)", ModesRefPrefix+sessionID+"/")
+	if err != nil {
+		return 0, fmt.Errorf("snapshot: list permission records of session %s: %w", sessionID, err)
 	}
 	var in strings.Builder
 	for _, r := range refs {
 		in.WriteString("delete " + r + "\n")
+	}
+	for _, r := range strings.Split(git.Trim(out), "\n") {
+		if r != "" {
+			in.WriteString("delete " + r + "\n")
+		}
+	}
+	if in.Len() == 0 {
+		return 0, nil
 	}
 	if _, err := git.New(repoDir).RunInput(ctx, []byte(in.String()), "update-ref", "--stdin"); err != nil {
 		return 0, fmt.Errorf("snapshot: delete refs of session %s: %w", sessionID, err)

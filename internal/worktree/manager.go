@@ -21,6 +21,10 @@ const BranchPrefix = "yolop/"
 // RefPrefix + <session-id> + "/" + <checkpoint-id>.
 const RefPrefix = "refs/yolop/checkpoints/"
 
+// ModesRefPrefix is where the permission records kept beside a session's
+// checkpoint refs live (same layout); they go when the checkpoints go.
+const ModesRefPrefix = "refs/yolop/modes/"
+
 // Info describes one session's worktree; it is what a session records (in its
 // workspace.json) to find the worktree again.
 type Info struct {

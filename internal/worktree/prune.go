@@ -226,7 +226,9 @@ func refNames(refs []ref) []string {
 }
 
 // sessionRefs lists refs/yolop/checkpoints/<sessionID>/ in the repository at
-// commonDir. The trailing slash keeps session "s_1" from matching "s_10".
+// commonDir, and the permission records kept beside them under
+// refs/yolop/modes/<sessionID>/. The trailing slash keeps session "s_1" from
+// matching "s_10".
 func sessionRefs(ctx context.Context, commonDir, sessionID string) ([]ref, error) {
 	if commonDir == "" {
 		return nil, nil
@@ -234,7 +236,7 @@ func sessionRefs(ctx context.Context, commonDir, sessionID string) ([]ref, error
 	if err := checkSessionID(sessionID); err != nil {
 		return nil, err
 	}
-	out, err := git.New(commonDir).Run(ctx, "for-each-ref", "--format=%(objectname) %(refname)", RefPrefix+sessionID+"/")
+	out, err := git.New(commonDir).Run(ctx, "for-each-ref", "--format=%(objectname) %(refname)", RefPrefix+sessionID+"/", ModesRefPrefix+sessionID+"/")
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +246,7 @@ func sessionRefs(ctx context.Context, commonDir, sessionID string) ([]ref, error
 			continue
 		}
 		oid, name, ok := strings.Cut(line, " ")
-		if !ok || !strings.HasPrefix(name, RefPrefix+sessionID+"/") {
+		if !ok || !strings.HasPrefix(name, RefPrefix+sessionID+"/") && !strings.HasPrefix(name, ModesRefPrefix+sessionID+"/") {
 			return nil, fmt.Errorf("unexpected for-each-ref line %q", line)
 		}
 		refs = append(refs, ref{name: name, oid: oid})
