@@ -98,10 +98,10 @@ func (e *Engine) Restore(ctx context.Context, from Snapshot, target string) (Res
 }
 
 type plan struct {
-	writes  []Change        // added, modified, type or mode changed, by path
-	deletes []Change        // deleted, by path
-	del     map[string]bool // captured paths that go away (may block a write)
-	removed map[string]bool // deletions already done while writing
+	writes  []Change               // added, modified, type or mode changed, by path
+	deletes []Change               // deleted, by path
+	del     map[string]bool        // captured paths that go away (may block a write)
+	removed map[string]bool        // deletions already done while writing
 	modes   map[string]fs.FileMode // captured permissions narrower than the tree mode
 }
 
