@@ -57,7 +57,7 @@ func (e *Engine) removeIndex() error {
 
 func (e *Engine) captureOnce(ctx context.Context) (string, error) {
 	if err := writeIfChanged(filepath.Join(e.privDir, "info", "exclude"), []byte(e.excludeTextFresh())); err != nil {
-		return "", &CaptureError{Reason: "cannot prepare the private git directory", Err: err}
+		return "", e.fileErr("cannot prepare the private git directory", err)
 	}
 	if err := e.ensureIndex(ctx); err != nil {
 		return "", err
@@ -302,7 +302,7 @@ func (e *Engine) ensureIndex(ctx context.Context) error {
 	if !convert {
 		ok, err := copyPreservingMtime(e.realIndex, e.privIndex)
 		if err != nil {
-			return &CaptureError{Reason: "cannot copy the worktree index", Err: err}
+			return e.fileErr("cannot copy the worktree index", err)
 		}
 		seeded = ok
 	}
@@ -324,7 +324,7 @@ func (e *Engine) ensureIndex(ctx context.Context) error {
 		return err
 	}
 	if err := os.WriteFile(e.privIndex+".settle", nil, 0o600); err != nil {
-		return &CaptureError{Reason: "cannot write private state", Err: err}
+		return e.fileErr("cannot write private state", err)
 	}
 	return nil
 }
@@ -520,4 +520,13 @@ func ownerOnly(index, gitDir string) {
 			_ = os.Chmod(n, 0o600) // best effort: the directory is owner-only
 		}
 	}
+}
+
+// fileErr classifies a failure to write private state: a full disk is
+// named as such.
+func (e *Engine) fileErr(what string, err error) error {
+	if noSpace(err) || e.diskFull() {
+		return &CaptureError{Reason: "no space left on device", Err: fmt.Errorf("%w: %v", ErrNoSpace, err)}
+	}
+	return &CaptureError{Reason: what, Err: err}
 }

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/git"
@@ -437,6 +438,9 @@ func (e *Engine) captureErr(ctx context.Context, what string, err error) error {
 	if ctx.Err() != nil {
 		return &CaptureError{Reason: "capture was cancelled", Err: ctx.Err()}
 	}
+	if noSpace(err) || e.diskFull() {
+		return &CaptureError{Reason: "no space left on device", Err: fmt.Errorf("%w: %v", ErrNoSpace, err)}
+	}
 	if git.IsLockError(err) {
 		return &CaptureError{Reason: "repository is locked by another git process; retry when it finishes", Err: fmt.Errorf("%w: %v", ErrLocked, err)}
 	}
@@ -448,6 +452,33 @@ func (e *Engine) captureErr(ctx context.Context, what string, err error) error {
 		}
 	}
 	return &CaptureError{Reason: what, Err: err}
+}
+
+// noSpace reports whether err comes from a full file system (ENOSPC, or
+// git saying so on stderr) or an exhausted quota.
+func noSpace(err error) bool {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return true
+	}
+	var ge *git.Error
+	if errors.As(err, &ge) {
+		s := strings.ToLower(ge.Stderr)
+		return strings.Contains(s, "no space left on device") || strings.Contains(s, "disk quota exceeded") ||
+			strings.Contains(s, "out of diskspace")
+	}
+	return false
+}
+
+// diskFull reports whether the file system holding the private state or
+// the repository's objects has no space left: git does not always name the
+// cause ("unable to write new index file").
+func (e *Engine) diskFull() bool {
+	for _, d := range []string{e.stateDir, e.objects} {
+		if d != "" && freeBytes(d) == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func firstLine(s string) string {

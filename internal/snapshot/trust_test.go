@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -179,5 +180,25 @@ func TestStateDirIsOwnerOnly(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A capture on a full disk names the cause: "no space left on device".
+func TestCaptureNamesFullDisk(t *testing.T) {
+	t.Parallel()
+	disk := gittest.SmallDisk(t, 4<<20)
+	wt := gittest.NewRepoIn(t, disk)
+	e, err := Open(context.Background(), Options{Worktree: wt, SessionID: "s_test", StateDir: filepath.Join(disk, "state")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Wait)
+	capture(t, e, "c1")
+	sh(t, wt, "echo a > a.txt && echo b > b.txt")
+	gittest.Fill(t, filepath.Join(disk, "filler"))
+	_, err = e.Capture(context.Background(), "c2")
+	var ce *CaptureError
+	if !errors.As(err, &ce) || ce.Reason != "no space left on device" || !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("Capture on a full disk = %v, want reason %q", err, "no space left on device")
 	}
 }
