@@ -398,7 +398,7 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	if err != nil {
 		return TurnResult{}, err
 	}
-	res := TurnResult{CheckpointID: out.ID, Status: out.Status, Text: out.Text, Pending: out.Pending, Usage: out.Usage}
+	res := TurnResult{CheckpointID: out.ID, Status: out.Status, Text: out.Text, Pending: out.Pending, Usage: out.Usage, Warnings: out.Warnings}
 	if out.Err != nil {
 		res.Error = out.Err.Error()
 	}

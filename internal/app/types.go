@@ -50,6 +50,9 @@ type TurnResult struct {
 	Warning string `json:"warning,omitempty"`
 	// Usage is what the turn's model steps used, as the provider reported.
 	Usage Usage `json:"usage"`
+	// Warnings must reach the user when the turn ends: a workspace capture
+	// that failed before or after it, a worktree link that was repaired.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Usage counts tokens as the provider reported them (see provider.Usage).

@@ -277,7 +277,7 @@ type TurnOutcome struct {
 	Text    string
 	Err     error
 	Usage   provider.Usage // tokens the turn's model steps used
-	Pending *Preview // a preview queued by the model's checkpoint tool
+	Pending *Preview       // a preview queued by the model's checkpoint tool
 	// PendingErr says why a queued preview could not be built.
 	PendingErr error
 	// Warnings are what the user must be told after the turn: a start or

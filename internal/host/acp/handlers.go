@@ -11,8 +11,8 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
 )
 
@@ -351,6 +351,9 @@ func (s *server) runTurn(ctx context.Context, l *live, text string) (sdk.StopRea
 	}
 	if res.Warning != "" {
 		s.say(id, "\n\nNote: "+res.Warning+"\n")
+	}
+	for _, w := range res.Warnings {
+		s.say(id, "\n\nWarning: "+w+"\n")
 	}
 	if res.Pending != nil {
 		s.say(id, "\n\nThe model asked for a restore. Nothing has changed yet.\n\n"+previewText(res.Pending))

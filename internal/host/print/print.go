@@ -243,6 +243,9 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 		if res.Pending != nil {
 			out["pending"] = pendingJSON{Preview: res.Pending, Token: res.Pending.Token, Confirm: p.confirmLine(res.Pending.Command)}
 		}
+		if len(res.Warnings) > 0 {
+			out["warnings"] = res.Warnings
+		}
 		p.json(out)
 		return exit
 	}
@@ -259,6 +262,9 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 	}
 	if res.Warning != "" {
 		fmt.Fprintln(p.o.Stderr, "yolop: warning:", res.Warning)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintln(p.o.Stderr, "yolop: warning:", w)
 	}
 	if res.Pending != nil {
 		fmt.Fprintln(p.o.Stdout, "\nThe agent asked for a restore. Nothing has changed yet.")

@@ -364,6 +364,9 @@ func (m *model) handleTurnDone(msg turnDoneMsg) tea.Cmd {
 	if res.Warning != "" {
 		m.addNotice(res.Warning)
 	}
+	for _, w := range res.Warnings {
+		m.addError("warning: " + w)
+	}
 	if res.Pending != nil {
 		m.addNotice("the model asked for a restore: review the preview and confirm it, or press Esc to cancel")
 		m.picker = &picker{stage: stageConfirm, preview: res.Pending}

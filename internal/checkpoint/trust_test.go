@@ -1,0 +1,157 @@
+package checkpoint_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/git/gittest"
+	"github.com/yolop-dev/yolop/internal/session"
+	"github.com/yolop-dev/yolop/internal/timeline"
+)
+
+// A turn whose end capture fails (the disk filled up during it) is not
+// listed as a completed turn that changed nothing: the record says why,
+// the listing shows it, and the user is warned when the turn ends.
+func TestFailedEndCaptureIsRecordedAndShown(t *testing.T) {
+	t.Parallel()
+	disk := gittest.SmallDisk(t, 8<<20)
+	repo := gittest.NewRepoIn(t, disk)
+	r := newRig(t, rigOpts{repo: repo})
+	filler := filepath.Join(disk, "filler")
+	out := r.turn("$ echo a > a.txt && echo b > b.txt && (head -c 100000000 /dev/zero > " + filler + " || true)")
+
+	const cause = "no space left on device"
+	if len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], cause) || !strings.Contains(out.Warnings[0], out.ID) {
+		t.Errorf("turn warnings = %q, want one naming %q and %s", out.Warnings, cause, out.ID)
+	}
+	var done *timeline.Record
+	recs, err := timeline.ReadRecords(r.sess.Path(session.TimelineFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		if recs[i].Type == timeline.TypeTurnCompleted && recs[i].Checkpoint == out.ID {
+			done = &recs[i]
+		}
+	}
+	if done == nil || done.End != nil || done.EndError != cause {
+		t.Fatalf("turn.completed = %+v, want end_error %q and no end snapshot", done, cause)
+	}
+	rows, err := r.ctl.List(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || !rows[0].Workspace || !strings.Contains(rows[0].Reason, cause) || strings.Contains(rows[0].Reason, "cannot list") {
+		t.Fatalf("rows = %+v, want the end capture failure as the reason", rows)
+	}
+	b, _ := json.Marshal(rows[0])
+	if !strings.Contains(string(b), `"reason":"end-of-turn capture failed (no space left on device)`) {
+		t.Errorf("JSON row = %s", b)
+	}
+	text, err := r.ctl.ListForModel(context.Background())
+	if err != nil || !strings.Contains(text, cause) {
+		t.Errorf("model listing = %q (%v), want the cause", text, err)
+	}
+	// Space again: the checkpoint itself is intact and the next turn
+	// captures the files the failed one left.
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	next := r.turn("$ echo c > c.txt")
+	if len(next.Warnings) != 0 {
+		t.Errorf("warnings after space came back: %q", next.Warnings)
+	}
+}
+
+// The same turn, closed by Repair after a crash, records the failure too.
+func TestRepairRecordsFailedEndCapture(t *testing.T) {
+	t.Parallel()
+	disk := gittest.SmallDisk(t, 8<<20)
+	repo := gittest.NewRepoIn(t, disk)
+	r := newRig(t, rigOpts{repo: repo})
+	r.turn("$ echo a > a.txt")
+	// A turn that was running when the process died: only its checkpoint
+	// record exists.
+	if err := r.tl.Append(timeline.Record{Type: timeline.TypeCheckpointCreated, Checkpoint: "cp2", Parent: "cp1", SeqBefore: r.sess.LastSeq(), Prompt: "killed", Snapshot: mustCapture(t, r, "cp2")}); err != nil {
+		t.Fatal(err)
+	}
+	gittest.WriteFile(t, r.root, "b.txt", "b\n")
+	gittest.Fill(t, filepath.Join(disk, "filler"))
+	r.reopen()
+	joined := strings.Join(r.notes, "\n")
+	if !strings.Contains(joined, "could not be captured at the end of turn cp2 (no space left on device)") {
+		t.Errorf("repair notes = %q", r.notes)
+	}
+}
+
+func mustCapture(t *testing.T, r *rig, name string) *timeline.SnapshotRef {
+	t.Helper()
+	s, err := r.eng.Capture(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &timeline.SnapshotRef{Tree: s.Tree, Ref: s.Ref}
+}
+
+// Rewinding a turn that turned a captured directory into a repository
+// leaves the repository alone, says so in the preview, and verifies.
+func TestRewindLeavesNewNestedRepoAlone(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOpts{})
+	r.turn("$ mkdir lib2 && echo A > lib2/a.txt && echo B > lib2/b.txt")
+	b := r.turn("$ rm -rf lib2 && mkdir lib2 && cd lib2 && git init -q && echo nested > a.txt && git add a.txt && git -c user.name=t -c user.email=t@t commit -qm n && echo u > u.txt && cd .. && echo top > top.txt")
+	lib2 := filepath.Join(r.root, "lib2")
+	before := manifest(t, lib2)
+	nestedGit := manifest(t, filepath.Join(lib2, ".git"))
+
+	req := checkpoint.Request{Action: checkpoint.ActionRewind, Target: b.ID, Mode: checkpoint.ModeWorkspace}
+	pv, err := r.ctl.Preview(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pv.Paths {
+		if strings.HasPrefix(p.Path, "lib2/") {
+			t.Errorf("preview lists %s inside the nested repository", p.Path)
+		}
+	}
+	found := false
+	for _, e := range pv.Excluded {
+		found = found || e == "lib2/"
+	}
+	if !found {
+		t.Errorf("preview excluded = %q, want lib2/", pv.Excluded)
+	}
+	if _, err := r.ctl.Confirm(context.Background(), req, pv.Token); err != nil {
+		t.Fatalf("confirm: %v", err)
+	}
+	if d := diffManifests(before, manifest(t, lib2)); len(d) > 0 {
+		t.Errorf("the nested repository's files changed: %q", d)
+	}
+	if d := diffManifests(nestedGit, manifest(t, filepath.Join(lib2, ".git"))); len(d) > 0 {
+		t.Errorf("the nested repository's .git changed: %q", d)
+	}
+	if _, err := os.Stat(filepath.Join(r.root, "top.txt")); !os.IsNotExist(err) {
+		t.Errorf("top.txt was not removed by the rewind (%v)", err)
+	}
+}
+
+// A deleted 0600 secret comes back 0600.
+func TestRewindKeepsSecretPermissions(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOpts{})
+	r.turn("$ echo s3cret > secret.key && chmod 600 secret.key")
+	del := r.turn("$ rm secret.key")
+	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: del.ID, Mode: checkpoint.ModeWorkspace})
+	st, err := os.Stat(filepath.Join(r.root, "secret.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("secret.key came back %o, want 600", st.Mode().Perm())
+	}
+}
