@@ -49,6 +49,12 @@ func (e *Engine) Restore(ctx context.Context, from Snapshot, target string) (Res
 	if err != nil {
 		return RestoreResult{}, &RestoreError{Step: "validate", Err: err}
 	}
+	// Every path is checked before any is looked up on disk.
+	for _, c := range all {
+		if err := checkPath(c.Path); err != nil {
+			return RestoreResult{}, &RestoreError{Step: "validate", Err: err}
+		}
+	}
 	// Nested repositories and submodules are left alone, also where the
 	// target holds files captured before the directory became one.
 	changes, alone := splitNested(e.root, all)

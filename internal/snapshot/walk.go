@@ -167,6 +167,10 @@ func splitNested(root string, changes []Change) (apply []Change, alone []string)
 	}
 	seen := map[string]bool{}
 	for _, c := range changes {
+		if checkPath(c.Path) != nil {
+			apply = append(apply, c) // never looked up; a restore rejects it
+			continue
+		}
 		repo := ""
 		comps := strings.Split(c.Path, "/")
 		for i := 1; i <= len(comps); i++ {
