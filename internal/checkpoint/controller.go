@@ -367,6 +367,7 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 	if done.EndError != "" {
 		res.Warnings = append(res.Warnings, endWarning(id, done.EndError))
 	}
+	res.Warnings = append(res.Warnings, c.linkRepairs()...)
 	if queued != nil {
 		req := *queued
 		if req.Action == ActionUndo {
@@ -393,6 +394,15 @@ func (c *Controller) captureEnd(ctx context.Context, done *timeline.Record) {
 		return
 	}
 	done.End = &timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}
+}
+
+// linkRepairs returns the snapshot engine's notes about a worktree `.git`
+// link it had to repair (a command rewrote it).
+func (c *Controller) linkRepairs() []string {
+	if lr, ok := c.cfg.Snapshots.(interface{ LinkRepairs() []string }); ok {
+		return lr.LinkRepairs()
+	}
+	return nil
 }
 
 // endWarning tells the user that a turn's end capture failed.
@@ -638,6 +648,7 @@ func (c *Controller) Repair(ctx context.Context) ([]string, error) {
 			notes = append(notes, endWarning(t.ID, rec.EndError))
 		}
 	}
+	notes = append(notes, c.linkRepairs()...)
 	return notes, nil
 }
 

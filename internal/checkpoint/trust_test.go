@@ -155,3 +155,46 @@ func TestRewindKeepsSecretPermissions(t *testing.T) {
 		t.Errorf("secret.key came back %o, want 600", st.Mode().Perm())
 	}
 }
+
+// A shell command that points the worktree's .git at another repository
+// neither wedges the session nor hides the work done with it.
+func TestTurnRewritingDotGitIsRepaired(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOpts{})
+	other := gittest.NewRepo(t)
+	link := filepath.Join(r.root, ".git")
+	orig, err := os.ReadFile(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := r.turn("$ echo \"gitdir: " + other + "/.git\" > .git; echo b > b.txt")
+	if got, _ := os.ReadFile(link); string(got) != string(orig) {
+		t.Errorf(".git = %q after the turn, want the link restored", got)
+	}
+	if !strings.Contains(strings.Join(out.Warnings, "\n"), ".git file had been changed") {
+		t.Errorf("warnings = %q, want the link repair reported", out.Warnings)
+	}
+	rows, err := r.ctl.List(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows[0].FilesChanged != 1 || rows[0].Reason != "" {
+		t.Errorf("row = %+v, want b.txt counted and no failure", rows[0])
+	}
+	// The other repository was never written.
+	if st := gittest.Git(t, other, "status", "--porcelain"); st != "" {
+		t.Errorf("the other repository changed: %q", st)
+	}
+	// Rewritten again between processes: the next open repairs it too.
+	if err := os.WriteFile(link, []byte("gitdir: "+other+"/.git\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.reopen()
+	if !strings.Contains(strings.Join(r.notes, "\n"), ".git file had been changed") {
+		t.Errorf("notes after reopen = %q", r.notes)
+	}
+	undo := r.restore(checkpoint.Request{Action: checkpoint.ActionUndo})
+	if undo.PathsChanged != 1 {
+		t.Errorf("undo changed %d paths, want 1 (b.txt)", undo.PathsChanged)
+	}
+}

@@ -22,6 +22,9 @@ func (e *Engine) Excluded(ctx context.Context) ([]string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.waitIndexUpdate()
+	if err := e.guardLink(); err != nil {
+		return nil, err
+	}
 	out, err := e.priv.RunInput(ctx, nil, append([]string{"--no-optional-locks"}, append(e.privConfig(),
 		"status", "--porcelain=v1", "-z", "--ignored=matching", "--untracked-files=all", "--ignore-submodules=all", "--no-renames")...)...)
 	if err != nil {

@@ -44,6 +44,9 @@ func (e *Engine) Restore(ctx context.Context, from Snapshot, target string) (Res
 	defer e.mu.Unlock()
 	// The files are about to change under the background index update.
 	e.waitIndexUpdate()
+	if err := e.guardLink(); err != nil {
+		return RestoreResult{}, &RestoreError{Step: "validate", Err: err}
+	}
 	start := time.Now()
 	all, err := e.diff(ctx, from.Tree, target)
 	if err != nil {

@@ -40,6 +40,11 @@ type Options struct {
 	// Failpoint, when set, is called between restore steps with the step's
 	// name so crash tests can stop the process there.
 	Failpoint func(name string)
+	// CommonDir, when set, is the common git directory of the repository
+	// the worktree is a linked worktree of (the session's own record).
+	// Open then repairs the worktree's .git link before asking git
+	// anything, and every later call keeps it guarded.
+	CommonDir string
 }
 
 // Snapshot is a captured tree and the ref anchoring it ("" when unnamed).
@@ -88,6 +93,10 @@ type Engine struct {
 	// repositories, restrictive permissions).
 	lastWalk walkResult
 
+	linked    bool       // a linked worktree: its .git file is guarded
+	notesMu   sync.Mutex // guards linkNotes
+	linkNotes []string   // link repairs not yet reported
+
 	repo *git.Runner // real repository, worktree as cwd
 	priv *git.Runner // private GIT_DIR / index / work tree
 
@@ -118,6 +127,12 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 		return nil, &CaptureError{Reason: "worktree is missing", Err: err}
 	}
 	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, failpointFn: o.Failpoint, repo: git.New(root)}
+	if o.CommonDir != "" {
+		e.linked, e.commonDir = true, o.CommonDir
+		if err := e.guardLink(); err != nil {
+			return nil, err
+		}
+	}
 	if e.budget <= 0 {
 		e.budget = DefaultBudget
 	}
@@ -147,10 +162,16 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 		return filepath.Join(root, p)
 	}
 	e.gitDir = f[2]
+	if e.linked && !samePath(abs(f[3]), e.commonDir) {
+		return nil, &CaptureError{Reason: "the worktree belongs to another repository than the session's", Err: fmt.Errorf("%w: %s uses %s, the session's repository is %s", ErrNotRepo, o.Worktree, abs(f[3]), e.commonDir)}
+	}
 	e.commonDir = abs(f[3])
 	e.realIndex = abs(f[4])
 	e.objects = abs(f[5])
 	e.objFormat = f[6]
+	if st, err := os.Lstat(filepath.Join(root, ".git")); err == nil && st.Mode().IsRegular() && !samePath(e.gitDir, e.commonDir) {
+		e.linked = true
+	}
 	head, err := e.repo.Run(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
 		return nil, &CaptureError{Reason: "repository has no commits yet", Err: ErrNoCommits}
@@ -348,6 +369,9 @@ func (e *Engine) Capture(ctx context.Context, name string) (Snapshot, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.guardLink(); err != nil {
+		return Snapshot{}, err
+	}
 	tree, err := e.capture(ctx)
 	if err != nil {
 		return Snapshot{}, err
@@ -404,6 +428,9 @@ func (e *Engine) Anchor(ctx context.Context, name, tree string) (Snapshot, error
 func (e *Engine) Verify(ctx context.Context, tree string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.guardLink(); err != nil {
+		return err
+	}
 	return e.verify(ctx, tree)
 }
 
@@ -494,6 +521,9 @@ func (e *Engine) ResolveRef(ctx context.Context, name string) (string, error) {
 	if !validName(name) {
 		return "", fmt.Errorf("%w: snapshot name %q", ErrBadName, name)
 	}
+	if err := e.guardLink(); err != nil {
+		return "", err
+	}
 	out, err := e.repo.Run(ctx, "rev-parse", "--verify", "--quiet", e.RefName(name)+"^{tree}")
 	if err != nil {
 		var ge *git.Error
@@ -509,6 +539,9 @@ func (e *Engine) ResolveRef(ctx context.Context, name string) (string, error) {
 func (e *Engine) DeleteRef(ctx context.Context, name string) error {
 	if !validName(name) {
 		return fmt.Errorf("%w: snapshot name %q", ErrBadName, name)
+	}
+	if err := e.guardLink(); err != nil {
+		return err
 	}
 	in := "delete " + e.RefName(name) + "\ndelete " + e.modesRef(name) + "\n"
 	if _, err := e.repo.RunInput(ctx, []byte(in), "update-ref", "--stdin"); err != nil {
@@ -564,4 +597,14 @@ func DeleteSessionRefs(ctx context.Context, repoDir, sessionID string) (int, err
 		return 0, fmt.Errorf("snapshot: delete refs of session %s: %w", sessionID, err)
 	}
 	return len(refs), nil
+}
+
+// samePath compares two directory paths after resolving symlinks.
+func samePath(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
 }

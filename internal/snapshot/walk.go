@@ -382,3 +382,39 @@ func narrow(acc, m map[string]fs.FileMode, counted int) map[string]fs.FileMode {
 }
 
 func (e *Engine) modesRef(name string) string { return ModesRefPrefix + e.sessionID + "/" + name }
+
+// guardLink runs before every use of the worktree's repository: a shell
+// command may have rewritten the worktree's `.git` file (pointing it at
+// another repository, say), and git would then read and write the wrong
+// repository. The link is repaired from the repository's own record of the
+// worktree (git.CheckWorktreeLink); when that is impossible the call fails
+// with the reason and changes nothing.
+func (e *Engine) guardLink() error {
+	if !e.linked {
+		return nil
+	}
+	r, err := git.CheckWorktreeLink(e.root, e.commonDir)
+	if err != nil {
+		return &CaptureError{Reason: "the worktree's .git link is broken and could not be repaired", Err: err}
+	}
+	if r.Repaired {
+		was := r.Was
+		if was == "" {
+			was = "nothing: it was deleted"
+		}
+		e.notesMu.Lock()
+		e.linkNotes = append(e.linkNotes, fmt.Sprintf("The worktree's .git file had been changed by a command (it held %q); yolop pointed it back at the session's repository (%s). Nothing else was touched.", was, r.AdminDir))
+		e.notesMu.Unlock()
+	}
+	return nil
+}
+
+// LinkRepairs returns, once, a note for each repair of the worktree's
+// `.git` link since the last call.
+func (e *Engine) LinkRepairs() []string {
+	e.notesMu.Lock()
+	defer e.notesMu.Unlock()
+	n := e.linkNotes
+	e.linkNotes = nil
+	return n
+}

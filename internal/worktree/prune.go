@@ -159,6 +159,13 @@ func (m *Manager) Remove(ctx context.Context, info Info, sessionID string, force
 	} else if err != nil {
 		return nil, fmt.Errorf("worktree: %w", err)
 	}
+	// A rewritten .git file would make git check another repository's
+	// state; put the link back first, and never guess "clean" without it.
+	if info.CommonDir != "" {
+		if _, err := git.CheckWorktreeLink(path, info.CommonDir); err != nil && !force {
+			return nil, &DirtyError{Path: path, Reason: err.Error()}
+		}
+	}
 	e := inspect(ctx, path, filepath.Base(filepath.Dir(path)), sessionID)
 	if e.Missing && e.CommonDir == "" {
 		// The link is broken; the recorded repository may still hold refs.
