@@ -13,6 +13,11 @@ import (
 // put back from the repository's own records.
 var ErrLinkBroken = errors.New("git: worktree link broken")
 
+// ErrNoWorktreeRecord is wrapped (with ErrLinkBroken) when the repository
+// holds no record of the worktree, so the link cannot be rebuilt from it:
+// the directory may not be a worktree of that repository at all.
+var ErrNoWorktreeRecord = errors.New("git: repository has no record of the worktree")
+
 // LinkRepair says what CheckWorktreeLink found and did.
 type LinkRepair struct {
 	Repaired bool   // the .git file was rewritten
@@ -118,7 +123,7 @@ func findAdminDir(worktree, commonDir string) (string, error) {
 	dir := filepath.Join(commonDir, "worktrees")
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return "", fmt.Errorf("%w: the repository %s has no worktree records (%v); the session's files are intact in %s, but its git link cannot be restored; run `git worktree repair %s` in the repository, then open the session again", ErrLinkBroken, commonDir, err, worktree, worktree)
+		return "", fmt.Errorf("%w: %w: the repository %s has no worktree records (%v); the session's files are intact in %s, but its git link cannot be restored; run `git worktree repair %s` in the repository, then open the session again", ErrLinkBroken, ErrNoWorktreeRecord, commonDir, err, worktree, worktree)
 	}
 	for _, e := range ents {
 		admin := filepath.Join(dir, e.Name())
@@ -126,7 +131,7 @@ func findAdminDir(worktree, commonDir string) (string, error) {
 			return admin, nil
 		}
 	}
-	return "", fmt.Errorf("%w: the repository %s no longer records the worktree %s (was `git worktree prune` run?); its files are intact, but its git link cannot be restored from yolop's records; run `git worktree repair %s` in the repository, then open the session again", ErrLinkBroken, commonDir, worktree, worktree)
+	return "", fmt.Errorf("%w: %w: the repository %s no longer records the worktree %s (was `git worktree prune` run?); its files are intact, but its git link cannot be restored from yolop's records; run `git worktree repair %s` in the repository, then open the session again", ErrLinkBroken, ErrNoWorktreeRecord, commonDir, worktree, worktree)
 }
 
 // samePath compares two paths after resolving symlinks in their parent

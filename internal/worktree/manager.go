@@ -178,9 +178,11 @@ func (m *Manager) Ensure(ctx context.Context, info Info) (Info, error) {
 		// A command in the worktree may have rewritten its .git file; put
 		// the link back from the repository's record before asking git.
 		rep, err := git.CheckWorktreeLink(info.Path, info.CommonDir)
-		if err != nil {
+		if err != nil && !errors.Is(err, git.ErrNoWorktreeRecord) {
 			return Info{}, fmt.Errorf("worktree: %w", err)
 		}
+		// Without a record in the repository there is nothing to repair
+		// from; git itself decides whether the directory is ours.
 		if err := checkWorktreeOf(ctx, info.Path, info.CommonDir); err != nil {
 			return Info{}, err
 		}

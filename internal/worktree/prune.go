@@ -162,7 +162,7 @@ func (m *Manager) Remove(ctx context.Context, info Info, sessionID string, force
 	// A rewritten .git file would make git check another repository's
 	// state; put the link back first, and never guess "clean" without it.
 	if info.CommonDir != "" {
-		if _, err := git.CheckWorktreeLink(path, info.CommonDir); err != nil && !force {
+		if _, err := git.CheckWorktreeLink(path, info.CommonDir); err != nil && !force && !errors.Is(err, git.ErrNoWorktreeRecord) {
 			return nil, &DirtyError{Path: path, Reason: err.Error()}
 		}
 	}
