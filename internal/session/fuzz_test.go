@@ -3,8 +3,8 @@ package session
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
 	"fmt"
+	"reflect"
 	"testing"
 )
 
