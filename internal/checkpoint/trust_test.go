@@ -3,6 +3,7 @@ package checkpoint_test
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -196,5 +197,44 @@ func TestTurnRewritingDotGitIsRepaired(t *testing.T) {
 	undo := r.restore(checkpoint.Request{Action: checkpoint.ActionUndo})
 	if undo.PathsChanged != 1 {
 		t.Errorf("undo changed %d paths, want 1 (b.txt)", undo.PathsChanged)
+	}
+}
+
+// Every file yolop writes under the data directory, outside the worktrees,
+// is owner-only (0600, directories 0700): after turns, a background index
+// update, a preview and a restore.
+func TestDataDirIsOwnerOnly(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOpts{})
+	r.turn("$ echo a > a.txt && seq 1 50000 > big.txt")
+	b := r.turn("$ echo b > b.txt && rm a.txt")
+	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: b.ID, Mode: checkpoint.ModeBoth})
+	r.close()
+	err := filepath.WalkDir(r.data, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if path == r.data {
+			return nil
+		}
+		rel, _ := filepath.Rel(r.data, path)
+		if d.IsDir() && filepath.Dir(rel) == "worktrees" {
+			return fs.SkipDir // <data>/worktrees/<repo-id>/: the worktrees themselves are the user's files
+		}
+		st, err := os.Lstat(path)
+		if err != nil {
+			return err
+		}
+		want := fs.FileMode(0o600)
+		if d.IsDir() {
+			want = 0o700
+		}
+		if st.Mode().Perm() != want {
+			t.Errorf("%s: mode %o, want %o", rel, st.Mode().Perm(), want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
