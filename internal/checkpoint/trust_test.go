@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
@@ -53,6 +54,12 @@ func TestFailedEndCaptureIsRecordedAndShown(t *testing.T) {
 	b, _ := json.Marshal(rows[0])
 	if !strings.Contains(string(b), `"reason":"end-of-turn capture failed (no space left on device)`) {
 		t.Errorf("JSON row = %s", b)
+	}
+	if c := rows[0].Cells(); c.Files != "?" || !strings.HasPrefix(c.Workspace, "yes; end-of-turn capture failed (no space left on device)") {
+		t.Errorf("row cells = %+v, want the count unknown and the reason", c)
+	}
+	if lt := checkpoint.ListText(rows, func(time.Time) string { return "now" }); !strings.Contains(lt, cause) {
+		t.Errorf("list text = %q", lt)
 	}
 	text, err := r.ctl.ListForModel(context.Background())
 	if err != nil || !strings.Contains(text, cause) {

@@ -238,7 +238,7 @@ func (m *model) pickerLines(w int) []string {
 			if r.Abandoned {
 				line += " (abandoned)"
 			}
-			if !r.Workspace {
+			if !r.Workspace || r.Reason != "" {
 				line += "  " + c.Workspace
 			}
 			if i == p.cursor {
