@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 	"github.com/yolop-dev/yolop/internal/session"
@@ -244,4 +245,47 @@ func TestDataDirIsOwnerOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A repository created at the worktree's top level replaces its .git link
+// with data yolop must not touch: the session still opens, lists its
+// checkpoints read-only, refuses turns and restores with advice that loses
+// nothing, and opens normally again once the directory is renamed.
+func TestUnrepairableDotGitOpensReadOnly(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOpts{})
+	r.turn("$ echo a > a.txt")
+	link := filepath.Join(r.root, ".git")
+	orig, err := os.ReadFile(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.turn("$ rm .git && git init -q . && echo b > b.txt")
+	r.reopen()
+	ro := r.ctl.ReadOnly()
+	if !strings.Contains(ro, "rename it") || strings.Contains(ro, "remove") || strings.Contains(ro, "delete") {
+		t.Errorf("read-only reason = %q, want advice to rename, never to remove", ro)
+	}
+	rows, err := r.ctl.List(context.Background(), false)
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("listing = %+v, %v; want both checkpoints", rows, err)
+	}
+	if _, err := r.ctl.RunTurn(context.Background(), "$ echo c > c.txt", func(agent.Update) {}); checkpoint.CodeOf(err) != checkpoint.CodeReadOnly {
+		t.Errorf("turn on a broken link: %v, want read_only", err)
+	}
+	if _, err := os.Stat(filepath.Join(r.root, "b.txt")); err != nil {
+		t.Errorf("b.txt: %v", err)
+	}
+	// The user follows the advice; the next open repairs the link.
+	if err := os.Rename(link, link+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	r.reopen()
+	if ro := r.ctl.ReadOnly(); ro != "" {
+		t.Fatalf("still read-only after the rename: %s", ro)
+	}
+	if got, _ := os.ReadFile(link); string(got) != string(orig) {
+		t.Errorf(".git = %q, want the link back", got)
+	}
+	r.turn("$ echo c > c.txt")
 }
