@@ -1,6 +1,8 @@
 package snapshot
 
 import (
+	"runtime"
+	"sync"
 	"context"
 	"errors"
 	"fmt"
@@ -30,49 +32,126 @@ type walkResult struct {
 
 // walkTree walks the worktree without following symlinks, skipping the
 // write blocklist, restore temporaries and nested repositories. A directory
-// it cannot read is skipped: git status reports that problem.
+// it cannot read is skipped: git status reports that problem. Directories
+// are read by a few goroutines (one per CPU) and files are stat'ed relative
+// to their open directory, so the walk costs about what git status's own
+// stat pass does, and runs beside it.
 func walkTree(root string) walkResult {
-	var w walkResult
-	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	type dirJob struct{ rel string } // "" is the root
+	var (
+		mu      sync.Mutex
+		w       walkResult
+		pending sync.WaitGroup
+	)
+	jobs := make(chan dirJob, 1024)
+	var queue []dirJob // overflow when jobs is full, so workers never block on each other
+	var qmu sync.Mutex
+	push := func(j dirJob) {
+		pending.Add(1)
+		select {
+		case jobs <- j:
+		default:
+			qmu.Lock()
+			queue = append(queue, j)
+			qmu.Unlock()
+		}
+	}
+	pop := func() (dirJob, bool) {
+		qmu.Lock()
+		defer qmu.Unlock()
+		if len(queue) == 0 {
+			return dirJob{}, false
+		}
+		j := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		return j, true
+	}
+	visit := func(j dirJob) {
+		defer pending.Done()
+		dir := root
+		if j.rel != "" {
+			dir = filepath.Join(root, j.rel)
+		}
+		f, err := openDir(dir)
 		if err != nil {
-			if d != nil && d.IsDir() && path != root {
-				return fs.SkipDir
+			return
+		}
+		defer f.Close()
+		ents, err := f.ReadDir(-1)
+		if err != nil && len(ents) == 0 {
+			return
+		}
+		if j.rel != "" {
+			for _, d := range ents {
+				if d.Name() == ".git" {
+					mu.Lock()
+					w.nested = append(w.nested, j.rel)
+					mu.Unlock()
+					return
+				}
 			}
-			return nil
 		}
-		if path == root {
-			return nil
-		}
-		name := d.Name()
-		if isBlocked(name) || strings.HasPrefix(name, tmpPrefix) {
-			if d.IsDir() {
-				return fs.SkipDir
+		var modes map[string]fs.FileMode
+		for _, d := range ents {
+			name := d.Name()
+			if isBlocked(name) || strings.HasPrefix(name, tmpPrefix) {
+				continue
 			}
-			return nil
-		}
-		rel := filepath.ToSlash(path[len(root)+1:])
-		if d.IsDir() {
-			if _, err := os.Lstat(filepath.Join(path, ".git")); err == nil {
-				w.nested = append(w.nested, rel)
-				return fs.SkipDir
+			rel := name
+			if j.rel != "" {
+				rel = j.rel + "/" + name
 			}
-			return nil
+			switch t := d.Type(); {
+			case t.IsDir():
+				push(dirJob{rel})
+			case t.IsRegular():
+				perm, ok := permAt(f, name)
+				if ok && restrictive(perm) {
+					if modes == nil {
+						modes = map[string]fs.FileMode{}
+					}
+					modes[rel] = perm
+				}
+			}
 		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		if perm := info.Mode().Perm(); restrictive(perm) {
+		if len(modes) > 0 {
+			mu.Lock()
 			if w.modes == nil {
 				w.modes = map[string]fs.FileMode{}
 			}
-			w.modes[rel] = perm
+			for p, m := range modes {
+				w.modes[p] = m
+			}
+			mu.Unlock()
 		}
-		return nil
-	})
+	}
+	push(dirJob{})
+	done := make(chan struct{})
+	workers := runtime.GOMAXPROCS(0)
+	if workers > 4 {
+		workers = 4
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				if j, ok := pop(); ok {
+					visit(j)
+					continue
+				}
+				select {
+				case j := <-jobs:
+					visit(j)
+				case <-done:
+					return
+				}
+			}
+		}()
+	}
+	go func() { pending.Wait(); close(done) }()
+	wg.Wait()
 	sort.Strings(w.nested)
 	return w
 }
