@@ -1,17 +1,17 @@
 package snapshot
 
 import (
-	"runtime"
-	"sync"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/yolop-dev/yolop/internal/git"
 )
