@@ -33,7 +33,9 @@ func FuzzParsePreviews(f *testing.F) {
 			if !r.valid() {
 				t.Fatalf("kept an invalid record %+v", r)
 			}
-			_ = s.find(r.Token)
+			if got := s.find(r.Token); got == nil || got.Token != r.Token {
+				t.Fatalf("find(%q) = %+v", r.Token, got)
+			}
 		}
 		out, err := json.Marshal(s)
 		if err != nil {
