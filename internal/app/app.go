@@ -405,14 +405,14 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	if err != nil {
 		return TurnResult{}, err
 	}
-	res := TurnResult{CheckpointID: out.ID, Status: out.Status, Text: out.Text, Pending: out.Pending, Usage: out.Usage}
+	res := TurnResult{CheckpointID: out.ID, Status: out.Status, Text: out.Text, Pending: out.Pending, Usage: out.Usage, Warnings: out.Warnings}
 	if out.Err != nil {
 		res.Error = out.Err.Error()
 	}
 	if out.PendingErr != nil {
 		res.Text = strings.TrimSpace(res.Text + "\n\nThe requested checkpoint preview could not be built: " + out.PendingErr.Error())
 	}
-	var warnings []string
+	warnings := res.Warnings
 	if created && p.Snapshots == nil {
 		// Said once per session: on the turn that created it.
 		warnings = append(warnings, "conversation only — files are not snapshotted here ("+p.NoWorkspace+"); rewind restores the conversation, not the files")
@@ -420,7 +420,7 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	if err := s.touch(p, text); err != nil {
 		warnings = append(warnings, fmt.Sprintf("the turn ran, but the session's description could not be updated (%v); its title and last-used time may be stale", err))
 	}
-	res.Warning = strings.Join(warnings, "; ")
+	res.Warnings = warnings
 	return res, nil
 }
 

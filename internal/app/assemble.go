@@ -14,6 +14,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/failpoint"
+	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
@@ -103,17 +104,31 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	}
 	var snaps checkpoint.Snapshots
 	p.NoWorkspace = ws.NoWorkspaceReason
+	var linkNotes []string
+	linkRO := ""
 	if ws.Kind == session.KindWorktree && ws.Worktree != nil {
 		m := &worktree.Manager{DataDir: dataDir}
 		info, err := m.Ensure(ctx, worktreeInfo(ws))
-		if err != nil {
+		if errors.Is(err, git.ErrLinkBroken) {
+			// The files are there but git cannot be trusted with them
+			// (the worktree's .git was replaced by something yolop must
+			// not touch): keep the session readable, refuse turns and
+			// restores, and say how to fix it without losing anything.
+			p.NoWorkspace = "workspace snapshots unavailable: " + err.Error()
+			linkRO = err.Error()
+		} else if err != nil {
 			return nil, fmt.Errorf("worktree: %w", err)
 		}
+		if info.LinkRepaired {
+			linkNotes = append(linkNotes, "The worktree's .git file had been changed by a command; yolop pointed it back at the session's repository. Nothing else was touched.")
+		}
+	}
+	if linkRO == "" && ws.Kind == session.KindWorktree && ws.Worktree != nil {
 		budget, err := captureBudget()
 		if err != nil {
 			return nil, err
 		}
-		eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: info.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit})
+		eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir})
 		if err != nil {
 			p.NoWorkspace = "workspace snapshots unavailable: " + err.Error()
 		} else {
@@ -188,6 +203,8 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	ro := ""
 	if bad, why := sess.ReadOnly(); bad {
 		ro = why
+	} else if linkRO != "" {
+		ro = linkRO
 	}
 	p.Controller = checkpoint.New(checkpoint.Config{
 		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: journal, Records: records,
@@ -195,7 +212,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		Failpoint: hit,
 	})
 	late.ctl = p.Controller
-	p.Notes = append(append([]string(nil), sess.Repaired()...), tlRepair.Notes()...)
+	p.Notes = append(append(append([]string(nil), sess.Repaired()...), linkNotes...), tlRepair.Notes()...)
 	more, err := p.Controller.Repair(ctx)
 	if err != nil {
 		return nil, err

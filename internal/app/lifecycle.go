@@ -268,6 +268,13 @@ func ForkSession(ctx context.Context, o Options, id string) (ForkReport, error) 
 		o.Base = ws.Worktree.Base
 		if _, err := os.Stat(ws.Worktree.Path); err == nil {
 			src = ws.Worktree.Path
+			// A command may have pointed the worktree's .git elsewhere;
+			// reading that repository's commit would fork the wrong base.
+			if ws.CommonDir != "" {
+				if _, err := git.CheckWorktreeLink(src, ws.CommonDir); err != nil && !errors.Is(err, git.ErrNoWorktreeRecord) {
+					return rep, fmt.Errorf("fork %s: %w", id, err)
+				}
+			}
 			out, err := git.New(src).Run(ctx, "rev-parse", "--verify", "HEAD^{commit}")
 			if err != nil {
 				return rep, fmt.Errorf("fork %s: read the commit of its worktree: %w", id, err)

@@ -51,11 +51,13 @@ type TurnResult struct {
 	// Pending is a preview queued by the model's checkpoint tool during the
 	// turn; it is applied only when the user confirms its token.
 	Pending *checkpoint.Preview `json:"pending"`
-	// Warning says what went wrong around a turn that itself ran (hosts
-	// show it; JSON carries it).
-	Warning string `json:"warning,omitempty"`
 	// Usage is what the turn's model steps used, as the provider reported.
 	Usage Usage `json:"usage"`
+	// Warnings must reach the user when the turn ends: a workspace capture
+	// that failed before or after it, a worktree link that was repaired,
+	// files that are not snapshotted here (said on the turn that created
+	// the session), a session description that could not be saved.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Usage counts tokens as the provider reported them (see provider.Usage).

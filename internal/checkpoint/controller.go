@@ -292,6 +292,9 @@ type TurnOutcome struct {
 	Pending *Preview       // a preview queued by the model's checkpoint tool
 	// PendingErr says why a queued preview could not be built.
 	PendingErr error
+	// Warnings are what the user must be told after the turn: a start or
+	// end capture that failed, so the workspace is not (fully) recorded.
+	Warnings []string
 }
 
 // RunTurn brackets one turn: capture, checkpoint.created (fsynced) before
@@ -357,9 +360,7 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 	// even when the turn was cancelled, so use a fresh context.
 	done := timeline.Record{Type: timeline.TypeTurnCompleted, Checkpoint: id, Status: out.Status}
 	if c.cfg.Snapshots != nil && rec.Snapshot != nil {
-		if snap, err := c.cfg.Snapshots.Capture(context.WithoutCancel(ctx), "end-"+id); err == nil {
-			done.End = &timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}
-		}
+		c.captureEnd(context.WithoutCancel(ctx), &done)
 	}
 	c.mu.Lock()
 	done.FinalSeq = c.cfg.Store.LastSeq()
@@ -372,6 +373,13 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 		return TurnOutcome{}, err
 	}
 	res := TurnOutcome{ID: id, Status: out.Status, Text: out.Text, Err: out.Err, Usage: out.Usage}
+	if rec.CaptureError != "" && c.cfg.Snapshots != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("The workspace could not be captured before turn %s (%s): %s is conversation only.", id, rec.CaptureError, id))
+	}
+	if done.EndError != "" {
+		res.Warnings = append(res.Warnings, endWarning(id, done.EndError))
+	}
+	res.Warnings = append(res.Warnings, c.linkRepairs()...)
 	if queued != nil {
 		req := *queued
 		if req.Action == ActionUndo {
@@ -386,6 +394,37 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 		res.Pending, res.PendingErr = c.Preview(context.WithoutCancel(ctx), req)
 	}
 	return res, nil
+}
+
+// captureEnd takes the end-of-turn snapshot into done, or records why it
+// could not be taken: a turn that changed files must never be listed as
+// having changed none.
+func (c *Controller) captureEnd(ctx context.Context, done *timeline.Record) {
+	snap, err := c.cfg.Snapshots.Capture(ctx, "end-"+done.Checkpoint)
+	if err != nil {
+		done.EndError = captureReason(err)
+		return
+	}
+	done.End = &timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}
+}
+
+// linkRepairs returns the snapshot engine's notes about a worktree `.git`
+// link it had to repair (a command rewrote it).
+func (c *Controller) linkRepairs() []string {
+	if lr, ok := c.cfg.Snapshots.(interface{ LinkRepairs() []string }); ok {
+		return lr.LinkRepairs()
+	}
+	return nil
+}
+
+// endWarning tells the user that a turn's end capture failed.
+func endWarning(id, reason string) string {
+	return fmt.Sprintf("The workspace could not be captured at the end of turn %s (%s): the files it changed are not recorded and are unknown in the listing; they are still on disk and the next capture records them. Checkpoint %s itself (before the turn) is intact.", id, reason, id)
+}
+
+// endReason is the listing's reason for a turn whose end capture failed.
+func endReason(reason string) string {
+	return "end-of-turn capture failed (" + reason + "): files changed unknown"
 }
 
 func captureReason(err error) string {
@@ -457,6 +496,9 @@ func (c *Controller) List(ctx context.Context, all bool) ([]Row, error) {
 		}
 		if _, ok := active[cp.ID]; !ok {
 			row.Abandoned = true
+		}
+		if row.Workspace && cp.EndError != "" {
+			row.Reason = endReason(cp.EndError)
 		}
 		if !row.Workspace {
 			row.Reason = cp.CaptureError
@@ -608,15 +650,17 @@ func (c *Controller) Repair(ctx context.Context) ([]string, error) {
 		}
 		rec := timeline.Record{Type: timeline.TypeTurnCompleted, Checkpoint: t.ID, Status: agent.StatusInterrupted, FinalSeq: final}
 		if c.cfg.Snapshots != nil && t.Snapshot != nil {
-			if snap, err := c.cfg.Snapshots.Capture(ctx, "end-"+t.ID); err == nil {
-				rec.End = &timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}
-			}
+			c.captureEnd(ctx, &rec)
 		}
 		if err := c.append(rec); err != nil {
 			return nil, err
 		}
 		notes = append(notes, fmt.Sprintf("Turn %s was interrupted (the process stopped during it); it was closed as interrupted and stays rewindable.", t.ID))
+		if rec.EndError != "" {
+			notes = append(notes, endWarning(t.ID, rec.EndError))
+		}
 	}
+	notes = append(notes, c.linkRepairs()...)
 	return notes, nil
 }
 

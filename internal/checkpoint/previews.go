@@ -55,16 +55,51 @@ func loadPreviews(dir string) (*previewStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read previews: %w", err)
 	}
+	return parsePreviews(b), nil
+}
+
+// parsePreviews decodes previews.json. Outstanding tokens are convenience
+// state: a damaged file, or a damaged record in it, only means those
+// previews must be made again, so it never fails. A record is kept only
+// when it is complete enough to be confirmed safely (a token, a known
+// action and mode, and for a workspace restore both trees).
+func parsePreviews(b []byte) *previewStore {
 	var s previewStore
 	if err := json.Unmarshal(b, &s); err != nil {
-		// Outstanding tokens are convenience state: a damaged file only
-		// means previews must be made again. Start over rather than block.
-		return &previewStore{NextRecovery: 1}, nil
+		return &previewStore{NextRecovery: 1}
 	}
 	if s.NextRecovery < 1 {
 		s.NextRecovery = 1
 	}
-	return &s, nil
+	kept := s.Previews[:0]
+	for _, r := range s.Previews {
+		if r.valid() {
+			kept = append(kept, r)
+		}
+	}
+	s.Previews = kept
+	return &s
+}
+
+func (r *previewRecord) valid() bool {
+	if r.Token == "" {
+		return false
+	}
+	switch r.Action {
+	case ActionRewind, ActionUndo, ActionRedo:
+	default:
+		return false
+	}
+	switch r.Mode {
+	case ModeBoth, ModeConversation, ModeWorkspace:
+	default:
+		return false
+	}
+	if r.Recovery != nil && (r.Recovery.Tree == "" || r.Recovery.Ref == "") {
+		return false
+	}
+	// A workspace restore needs the tree it restores.
+	return !(r.Mode.HasWorkspace() && r.Recovery != nil && r.TargetTree == "")
 }
 
 func (s *previewStore) save(dir string) error {

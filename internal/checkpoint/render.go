@@ -22,9 +22,9 @@ const ListHint = "Preview a restore with /rewind <id> [both|conversation|workspa
 type RowCells struct {
 	ID        string // "cp3", "cp3 (abandoned)"
 	Status    string // completed, failed, cancelled, interrupted, running
-	Files     string // the number of files changed; "—" when there is no workspace snapshot to count from
-	FilesText string // "1 file", "2 files"; "files: —" when unknown
-	Workspace string // "yes" or "conversation only: <reason>"
+	Files     string // the number of files changed; "—" when there is no workspace snapshot to count from, "?" when the end capture failed
+	FilesText string // "1 file", "2 files"; "files: —" or "files: unknown" when unknown
+	Workspace string // "yes", "yes; <end capture failure>" or "conversation only: <reason>"
 	Prompt    string // the prompt's label (first line)
 }
 
@@ -41,6 +41,11 @@ func (r Row) Cells() RowCells {
 		}
 		c.Workspace = "conversation only: " + reason
 		c.Files, c.FilesText = "—", "files: —"
+	} else if r.Reason != "" {
+		// The checkpoint is whole, but the turn's end capture failed: how
+		// many files it changed is unknown, not zero.
+		c.Workspace = "yes; " + r.Reason
+		c.Files, c.FilesText = "?", "files: unknown"
 	}
 	return c
 }

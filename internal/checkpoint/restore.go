@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -229,10 +230,20 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 			if err != nil {
 				return nil, &Error{Code: CodeCaptureFailed, Msg: "could not compare the files with the checkpoint: " + err.Error() + "; nothing was changed", Err: err}
 			}
+			// A nested repository or submodule now in the worktree is left
+			// alone even where the checkpoint holds files: say so instead
+			// of listing paths the restore will not touch.
+			var alone []string
+			if la, ok := c.cfg.Snapshots.(interface {
+				LeftAlone(changes []snapshot.Change) ([]snapshot.Change, []string)
+			}); ok {
+				changes, alone = la.LeftAlone(changes)
+			}
 			for _, ch := range changes {
 				pv.Paths = append(pv.Paths, NewPathChange(ch.Path, string(ch.Kind)))
 			}
 			sortChanges(pv.Paths)
+
 			// Paths changed since yolop last left the workspace were not
 			// made by the agent; the recovery checkpoint keeps them, but
 			// say so.
@@ -255,6 +266,11 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 			}
 			if list != nil {
 				pv.Excluded = list
+			}
+			for _, d := range alone {
+				if !slices.Contains(pv.Excluded, d+"/") {
+					pv.Excluded = append(pv.Excluded, d+"/")
+				}
 			}
 		}
 	}

@@ -60,20 +60,24 @@ func TestScripts(t *testing.T) {
 				_, err := os.Stat(everythingServer())
 				return err == nil, nil
 			}
+			if cond == "mount" {
+				return canMount(), nil
+			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode": cmdExitCode,
-			"jsonone":  cmdJSONOne,
-			"jsonget":  cmdJSONGet,
-			"jsonkeys": cmdJSONKeys,
-			"grab":     cmdGrab,
-			"manifest": cmdManifest,
-			"gitstate": cmdGitState,
-			"mkrepo":   cmdMkRepo,
-			"garble":   cmdGarble,
-			"waitfor":  cmdWaitFor,
-			"count":    cmdCount,
+			"exitcode":  cmdExitCode,
+			"jsonone":   cmdJSONOne,
+			"jsonget":   cmdJSONGet,
+			"jsonkeys":  cmdJSONKeys,
+			"grab":      cmdGrab,
+			"manifest":  cmdManifest,
+			"gitstate":  cmdGitState,
+			"mkrepo":    cmdMkRepo,
+			"smalldisk": cmdSmallDisk,
+			"garble":    cmdGarble,
+			"waitfor":   cmdWaitFor,
+			"count":     cmdCount,
 		},
 	})
 }
@@ -352,6 +356,37 @@ func cmdMkRepo(ts *testscript.TestScript, neg bool, args []string) {
 	git(ts, dir, "init", "-q", "-b", "main")
 	git(ts, dir, "add", "-A")
 	git(ts, dir, "commit", "-q", "-m", "initial")
+}
+
+// smalldisk DIR BYTES: mount a tmpfs of BYTES on DIR (created), so that
+// filling it makes writes there fail with ENOSPC; unmounted when the script
+// ends. Guard it with `[!mount] skip '…'`: mounting needs root with
+// CAP_SYS_ADMIN.
+func cmdSmallDisk(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: smalldisk DIR BYTES")
+	}
+	dir := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(dir, 0o755))
+	ts.Check(mountTmpfs(dir, args[1]))
+	ts.Defer(func() {
+		if err := unmount(dir); err != nil {
+			ts.Logf("unmount %s: %v", dir, err)
+		}
+	})
+}
+
+// canMount reports whether this process may mount a tmpfs.
+func canMount() bool {
+	dir, err := os.MkdirTemp("", "mountcheck-")
+	if err != nil {
+		return false
+	}
+	defer os.Remove(dir)
+	if mountTmpfs(dir, "65536") != nil {
+		return false
+	}
+	return unmount(dir) == nil
 }
 
 // garble FILE N: replace line N (1-based) of FILE with bytes that are not

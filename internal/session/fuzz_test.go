@@ -2,7 +2,9 @@ package session
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"testing"
 )
 
@@ -36,6 +38,41 @@ func FuzzParseEvents(f *testing.F) {
 		got := ParseEvents("events.jsonl", withJunk)
 		if len(got.Events) < len(good.Events) {
 			t.Fatalf("appending %q lost valid events: %d < %d", suffix, len(got.Events), len(good.Events))
+		}
+	})
+}
+
+// FuzzParseWorkspace: workspace.json never panics the parser, and what it
+// accepts is complete (a worktree session has a worktree path) and survives
+// being written back.
+func FuzzParseWorkspace(f *testing.F) {
+	f.Add([]byte(`{"version":1,"session_id":"s_1","kind":"worktree","repo_root":"/r","active_root":"/w","common_dir":"/r/.git","worktree":{"path":"/w","branch":"yolop/x","base":"abc"}}`), "s_1")
+	f.Add([]byte(`{"version":1,"session_id":"s_1","kind":"worktree","worktree":null}`), "s_1")
+	f.Add([]byte(`{"version":1,"session_id":"s_1","kind":"conversation","active_root":"/x"}`), "s_1")
+	f.Add([]byte(`{"version":99,"session_id":"s_1","kind":"conversation"}`), "s_1")
+	f.Add([]byte(`{"session_id":"s_2"}`), "s_1")
+	f.Add([]byte(`null`), "s_1")
+	f.Fuzz(func(t *testing.T, b []byte, id string) {
+		ws, err := parseWorkspace("workspace.json", b, id)
+		if err != nil {
+			return
+		}
+		if ws.SessionID != id {
+			t.Fatalf("accepted session id %q for %q", ws.SessionID, id)
+		}
+		if ws.Kind == KindWorktree && (ws.Worktree == nil || ws.Worktree.Path == "") {
+			t.Fatalf("accepted a worktree session without a worktree: %+v", ws)
+		}
+		out, err := json.Marshal(ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := parseWorkspace("workspace.json", out, id)
+		if err != nil {
+			t.Fatalf("written back, it no longer parses: %v", err)
+		}
+		if !reflect.DeepEqual(again, ws) {
+			t.Fatalf("round trip: %+v != %+v", again, ws)
 		}
 	})
 }

@@ -258,6 +258,14 @@ func readWorkspace(dir, id string) (Workspace, error) {
 	if err != nil {
 		return ws, err
 	}
+	return parseWorkspace(path, b, id)
+}
+
+// parseWorkspace decodes workspace.json for the session id. Whatever it
+// returns without an error is usable as it is: a worktree session names its
+// worktree path (nothing downstream has to guard against a missing one).
+func parseWorkspace(path string, b []byte, id string) (Workspace, error) {
+	var ws Workspace
 	if err := json.Unmarshal(b, &ws); err != nil {
 		return ws, &CorruptError{File: path, Line: 1, Offset: -1, Reason: "invalid JSON: " + err.Error()}
 	}
@@ -266,6 +274,9 @@ func readWorkspace(dir, id string) (Workspace, error) {
 	}
 	if ws.Version > WorkspaceVersion {
 		return ws, &CorruptError{File: path, Line: 1, Offset: -1, Reason: fmt.Sprintf("version %d was written by a newer yolop; upgrade to open it", ws.Version)}
+	}
+	if err := checkWorkspace(ws); err != nil {
+		return ws, &CorruptError{File: path, Line: 1, Offset: -1, Reason: err.Error()}
 	}
 	return ws, nil
 }

@@ -17,6 +17,7 @@ import (
 // The caller holds e.mu.
 func (e *Engine) capture(ctx context.Context) (string, error) {
 	e.waitIndexUpdate()
+	defer ownerOnly(e.privIndex, e.privDir)
 	ctx, cancel := context.WithTimeout(ctx, e.budget)
 	defer cancel()
 	tree, err := e.captureOnce(ctx)
@@ -56,7 +57,7 @@ func (e *Engine) removeIndex() error {
 
 func (e *Engine) captureOnce(ctx context.Context) (string, error) {
 	if err := writeIfChanged(filepath.Join(e.privDir, "info", "exclude"), []byte(e.excludeTextFresh())); err != nil {
-		return "", &CaptureError{Reason: "cannot prepare the private git directory", Err: err}
+		return "", e.fileErr("cannot prepare the private git directory", err)
 	}
 	if err := e.ensureIndex(ctx); err != nil {
 		return "", err
@@ -67,9 +68,31 @@ func (e *Engine) captureOnce(ctx context.Context) (string, error) {
 	// Only one Engine uses a state dir at a time, but the file, not memory,
 	// is what status compares with.
 	headKnown := e.headIsTree && e.headFileIs(e.head)
+	// The walk finds what status cannot report: nested repositories where
+	// captured files used to be, and permissions a tree cannot hold. It
+	// runs while git stats the same files.
+	walked := make(chan walkResult, 1)
+	go func() { walked <- walkTree(e.root) }()
 	paths, indexDiffers, err := e.changedPaths(ctx)
+	w := <-walked
 	if err != nil {
 		return "", err
+	}
+	e.lastWalk = w
+	if len(w.nested) > 0 {
+		kept := paths[:0]
+		for _, p := range paths {
+			if !underAny(p, w.nested) {
+				kept = append(kept, p)
+			}
+		}
+		paths = kept
+		dropped, err := e.dropNested(ctx, w.nested)
+		if err != nil {
+			return "", err
+		}
+		// The index no longer holds the private HEAD's tree.
+		indexDiffers = indexDiffers || dropped
 	}
 	if len(paths) == 0 && !indexDiffers && headKnown && e.headIsTree {
 		// status compared the worktree with the index and the index with
@@ -279,7 +302,7 @@ func (e *Engine) ensureIndex(ctx context.Context) error {
 	if !convert {
 		ok, err := copyPreservingMtime(e.realIndex, e.privIndex)
 		if err != nil {
-			return &CaptureError{Reason: "cannot copy the worktree index", Err: err}
+			return e.fileErr("cannot copy the worktree index", err)
 		}
 		seeded = ok
 	}
@@ -301,7 +324,7 @@ func (e *Engine) ensureIndex(ctx context.Context) error {
 		return err
 	}
 	if err := os.WriteFile(e.privIndex+".settle", nil, 0o600); err != nil {
-		return &CaptureError{Reason: "cannot write private state", Err: err}
+		return e.fileErr("cannot write private state", err)
 	}
 	return nil
 }
@@ -481,4 +504,29 @@ func hasSplitLink(path string) (bool, error) {
 	// extension signature followed by a plausible size. A false positive only
 	// costs one rewrite of the private index.
 	return strings.Contains(string(b[12:]), "link\x00\x00"), nil
+}
+
+// ownerOnly narrows the files git writes in the state directory (the
+// private index and the shared part of a split index, created 0666 less the
+// umask) to 0600. The state directory itself is 0700, so nobody else could
+// reach them anyway; this keeps every file yolop writes owner-only.
+func ownerOnly(index, gitDir string) {
+	names := []string{index}
+	if m, err := filepath.Glob(filepath.Join(gitDir, "sharedindex.*")); err == nil {
+		names = append(names, m...)
+	}
+	for _, n := range names {
+		if st, err := os.Lstat(n); err == nil && st.Mode().IsRegular() && st.Mode().Perm() != 0o600 {
+			_ = os.Chmod(n, 0o600) // best effort: the directory is owner-only
+		}
+	}
+}
+
+// fileErr classifies a failure to write private state: a full disk is
+// named as such.
+func (e *Engine) fileErr(what string, err error) error {
+	if noSpace(err) || e.diskFull() {
+		return &CaptureError{Reason: "no space left on device", Err: fmt.Errorf("%w: %v", ErrNoSpace, err)}
+	}
+	return &CaptureError{Reason: what, Err: err}
 }

@@ -37,6 +37,9 @@ type Change struct {
 
 // Diff returns what applying toTree over fromTree changes, sorted by path.
 func (e *Engine) Diff(ctx context.Context, fromTree, toTree string) ([]Change, error) {
+	if err := e.guardLink(); err != nil {
+		return nil, err
+	}
 	return e.diff(ctx, fromTree, toTree)
 }
 

@@ -12,6 +12,21 @@
 // are shared by all worktrees of the repository; DeleteSessionRefs removes one
 // session's refs and nothing else.
 //
+// A tree holds only 644 or 755 for a file. The files a capture finds with
+// narrower permissions (a 0600 key, a 0400 file: any mode lacking a bit its
+// tree mode would grant) are recorded in a blob beside the snapshot,
+//
+//	refs/yolop/modes/<session-id>/<name>
+//
+// written in the same ref transaction as the snapshot ref and deleted with it
+// (DeleteSessionRefs, DeleteRef, `yolop worktree prune`, `sessions rm`). The
+// blob is "yolop-modes 1 <tree>" then "<octal perm> <path>" entries, each
+// NUL-terminated, sorted by path; ignored files are left out. A restore to a
+// tree applies the narrowest permissions recorded by any snapshot of this
+// session pointing at that tree: a written file is created with its final
+// permissions (never more open, even for a moment), and a file whose content
+// did not change but was opened up since is narrowed again.
+//
 // Each session also owns a state directory (Options.StateDir, outside the
 // worktree, mode 0700):
 //
@@ -32,6 +47,23 @@
 // are carried over explicitly: the repository's info/exclude is copied into
 // the private one together with the write blocklist, and the repository's
 // core.excludesFile is passed on the command line.
+//
+// # Nested repositories and the worktree's .git link
+//
+// Every capture walks the worktree (in Go, beside git status, not following
+// symlinks, skipping the write blocklist). A directory holding a .git entry
+// is a nested repository or submodule: its entries are dropped from the
+// private index, so a directory captured as plain files before it became a
+// repository stops being captured, and a restore skips every change at or
+// below one that is in the worktree now (RestoreResult.LeftAlone, previews'
+// excluded list). The restore is then verified against the target minus
+// those subtrees. The same walk yields the permissions above.
+//
+// A shell command in the worktree can rewrite its .git file (point it at
+// another repository). With Options.CommonDir set, Open and every later
+// capture, restore, diff and ref call first run git.CheckWorktreeLink,
+// which repairs the link from the repository's own record of the worktree
+// or fails with the reason, changing nothing; LinkRepairs reports repairs.
 //
 // # Capture
 //
@@ -84,4 +116,12 @@
 // ever half written. The caller keeps a recovery snapshot of the pre-restore
 // state and restores it on failure; Failpoint lets tests stop the process
 // between the restore steps.
+//
+// Before Restore returns, the restored bytes are flushed to stable storage,
+// because the caller journals the restore as done right after. On Linux one
+// syncfs(2) on the worktree's file system does it. Elsewhere (darwin has no
+// syncfs) each written file is fsynced before it is renamed into place
+// (os.File.Sync issues F_FULLFSYNC on darwin) and then every directory whose
+// entries changed, and the worktree root, is fsynced: slower for large
+// restores, equally durable.
 package snapshot

@@ -16,6 +16,7 @@ var (
 	ErrBudget      = errors.New("snapshot: capture exceeded its time budget")
 	ErrLocked      = errors.New("snapshot: index is locked by another git process")
 	ErrUnreadable  = errors.New("snapshot: file cannot be read")
+	ErrNoSpace     = errors.New("snapshot: no space left on device")
 	ErrBadName     = errors.New("snapshot: invalid snapshot or session name")
 	ErrNoRef       = errors.New("snapshot: no such snapshot ref")
 	ErrUnsafePath  = errors.New("snapshot: unsafe path in tree")

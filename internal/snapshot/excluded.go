@@ -13,8 +13,8 @@ import (
 const MaxExcluded = 50
 
 // Excluded lists what a restore leaves alone in the worktree as it is now:
-// ignored files and the write-blocklisted directories, an ignored directory
-// listed once as "dir/". Previews show it so the user knows what a
+// ignored files, the write-blocklisted directories, nested repositories and
+// submodules, a directory listed once as "dir/". Previews show it so the user knows what a
 // restore does not bring back. At most MaxExcluded entries are returned; a
 // final entry "… and N more" counts the rest. It takes no locks on the
 // private index and writes nothing.
@@ -22,6 +22,9 @@ func (e *Engine) Excluded(ctx context.Context) ([]string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.waitIndexUpdate()
+	if err := e.guardLink(); err != nil {
+		return nil, err
+	}
 	out, err := e.priv.RunInput(ctx, nil, append([]string{"--no-optional-locks"}, append(e.privConfig(),
 		"status", "--porcelain=v1", "-z", "--ignored=matching", "--untracked-files=all", "--ignore-submodules=all", "--no-renames")...)...)
 	if err != nil {
@@ -37,6 +40,17 @@ func (e *Engine) Excluded(ctx context.Context) ([]string, error) {
 			continue
 		}
 		list = append(list, p)
+	}
+	// Nested repositories and submodules are left alone too, whatever an
+	// earlier snapshot held at their place.
+	seen := map[string]bool{}
+	for _, p := range list {
+		seen[p] = true
+	}
+	for _, d := range walkTree(e.root).nested {
+		if !seen[d+"/"] {
+			list = append(list, d+"/")
+		}
 	}
 	sort.Strings(list)
 	if n := len(list); n > MaxExcluded {

@@ -378,6 +378,12 @@ func parseTree(b []byte, oidLen int) (map[string]fastEntry, error) {
 		default:
 			return nil, errors.New("unexpected mode " + mode)
 		}
+		if name == "" || strings.Contains(name, "/") {
+			return nil, fmt.Errorf("malformed tree entry name %q", name)
+		}
+		if _, dup := m[name]; dup {
+			return nil, fmt.Errorf("duplicate tree entry %q", name)
+		}
 		m[name] = fastEntry{mode: mode, oid: append([]byte(nil), b[nul+1:nul+1+oidLen]...)}
 		b = b[nul+1+oidLen:]
 	}
@@ -409,6 +415,7 @@ func (e *Engine) startIndexUpdate(paths []string) {
 		defer close(done)
 		defer cancel()
 		_ = e.priv.WrapError(args, cmd.Run(), stderr)
+		ownerOnly(e.privIndex, e.privDir)
 	}()
 }
 

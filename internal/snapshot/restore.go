@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"golang.org/x/sys/unix"
 	"io"
 	"io/fs"
 	"os"
@@ -29,7 +28,8 @@ func (e *Engine) failpoint(name string) {
 // RestoreResult describes a completed restore.
 type RestoreResult struct {
 	Changes    []Change      // the changes applied, sorted by path
-	Tree       string        // the verified tree of the worktree (the target)
+	LeftAlone  []string      // nested repositories and submodules where the target differs, left alone
+	Tree       string        // the verified tree of the worktree (the target minus LeftAlone)
 	ApplyTime  time.Duration // validating, writing and deleting
 	VerifyTime time.Duration // re-capturing and comparing
 }
@@ -44,8 +44,30 @@ func (e *Engine) Restore(ctx context.Context, from Snapshot, target string) (Res
 	defer e.mu.Unlock()
 	// The files are about to change under the background index update.
 	e.waitIndexUpdate()
+	if err := e.guardLink(); err != nil {
+		return RestoreResult{}, &RestoreError{Step: "validate", Err: err}
+	}
 	start := time.Now()
-	changes, err := e.diff(ctx, from.Tree, target)
+	all, err := e.diff(ctx, from.Tree, target)
+	if err != nil {
+		return RestoreResult{}, &RestoreError{Step: "validate", Err: err}
+	}
+	// Every path is checked before any is looked up on disk.
+	for _, c := range all {
+		if err := checkPath(c.Path); err != nil {
+			return RestoreResult{}, &RestoreError{Step: "validate", Err: err}
+		}
+	}
+	// Nested repositories and submodules are left alone, also where the
+	// target holds files captured before the directory became one.
+	changes, alone := splitNested(e.root, all)
+	// The target's captured files whose permissions were narrower than a
+	// tree can say get them back.
+	modes, err := e.modesFor(ctx, target)
+	if err != nil {
+		return RestoreResult{}, &RestoreError{Step: "validate", Err: err}
+	}
+	expect, err := e.treeWithout(ctx, target, alone)
 	if err != nil {
 		return RestoreResult{}, &RestoreError{Step: "validate", Err: err}
 	}
@@ -53,34 +75,43 @@ func (e *Engine) Restore(ctx context.Context, from Snapshot, target string) (Res
 	if err != nil {
 		return RestoreResult{}, &RestoreError{Step: "validate", Err: err}
 	}
+	p.modes = modes
 	if err := e.apply(ctx, p); err != nil {
 		return RestoreResult{}, err
 	}
-	if len(changes) > 0 {
+	tightened, err := e.tighten(p, alone)
+	if err != nil {
+		return RestoreResult{}, &RestoreError{Step: "write", Applied: true, Err: err}
+	}
+	if len(changes) > 0 || tightened {
 		// The caller journals the restore as done once Restore returns;
 		// the restored bytes must reach the disk before that record can,
-		// or a power loss could leave the new head over old files. One
-		// syncfs costs less than an fsync per written file and directory.
-		if err := syncFS(e.root); err != nil {
+		// or a power loss could leave the new head over old files. On
+		// Linux one syncfs costs less than an fsync per written file and
+		// directory; elsewhere each file and directory is synced.
+		if err := syncRestored(e.root, touchedDirs(changes)); err != nil {
 			return RestoreResult{}, &RestoreError{Step: "sync", Applied: true, Err: err}
 		}
 	}
-	res := RestoreResult{Changes: changes, ApplyTime: time.Since(start)}
+	res := RestoreResult{Changes: changes, LeftAlone: alone, ApplyTime: time.Since(start)}
 	e.failpoint("restore.before_verify")
 	vstart := time.Now()
-	if err := e.verify(ctx, target); err != nil {
-		return RestoreResult{}, &RestoreError{Step: "verify", Applied: len(changes) > 0, Err: err}
+	// What was left alone is not compared: the worktree must equal the
+	// target minus those subtrees.
+	if err := e.verify(ctx, expect); err != nil {
+		return RestoreResult{}, &RestoreError{Step: "verify", Applied: len(changes) > 0 || tightened, Err: err}
 	}
 	res.VerifyTime = time.Since(vstart)
-	res.Tree = target
+	res.Tree = expect
 	return res, nil
 }
 
 type plan struct {
-	writes  []Change        // added, modified, type or mode changed, by path
-	deletes []Change        // deleted, by path
-	del     map[string]bool // captured paths that go away (may block a write)
-	removed map[string]bool // deletions already done while writing
+	writes  []Change               // added, modified, type or mode changed, by path
+	deletes []Change               // deleted, by path
+	del     map[string]bool        // captured paths that go away (may block a write)
+	removed map[string]bool        // deletions already done while writing
+	modes   map[string]fs.FileMode // captured permissions narrower than the tree mode
 }
 
 // checkPath rejects a tree path that could escape the worktree, reach into
@@ -337,7 +368,7 @@ func (e *Engine) writeOne(p *plan, c Change, content []byte) error {
 		if !exists || !st.Mode().IsRegular() {
 			return fmt.Errorf("%w: %q is no longer a regular file", ErrConflict, c.Path)
 		}
-		return os.Chmod(full, permFor(st.Mode().Perm(), c.NewMode))
+		return os.Chmod(full, e.permOf(p, c, st.Mode().Perm()))
 	}
 	dir := filepath.Dir(full)
 	if c.NewMode == "120000" {
@@ -355,15 +386,20 @@ func (e *Engine) writeOne(p *plan, c Change, content []byte) error {
 	if exists && st.Mode().IsRegular() {
 		perm = st.Mode().Perm()
 	}
-	perm = permFor(perm, c.NewMode)
-	f, err := os.CreateTemp(dir, tmpPrefix+"*")
+	perm = e.permOf(p, c, perm)
+	// Created with its final permissions: never, not even for a moment,
+	// more open than it was captured (umask can only narrow them; the
+	// Chmod below undoes that).
+	f, tmp, err := createTemp(dir, perm)
 	if err != nil {
 		return fmt.Errorf("snapshot: write %q: %w", c.Path, err)
 	}
-	tmp := f.Name()
 	_, werr := f.Write(content)
 	if werr == nil {
 		werr = f.Chmod(perm)
+	}
+	if werr == nil && syncEachFile {
+		werr = f.Sync()
 	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
@@ -376,6 +412,69 @@ func (e *Engine) writeOne(p *plan, c Change, content []byte) error {
 		return fmt.Errorf("snapshot: write %q: %w", c.Path, werr)
 	}
 	return nil
+}
+
+// createTemp creates a new restore temporary in dir with permissions perm.
+func createTemp(dir string, perm fs.FileMode) (*os.File, string, error) {
+	for i := 0; ; i++ {
+		name := filepath.Join(dir, tmpPrefix+strconv.FormatInt(time.Now().UnixNano(), 36)+strconv.Itoa(i))
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if err == nil {
+			return f, name, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || i >= 100 {
+			return nil, "", err
+		}
+	}
+}
+
+// permOf is the permissions a written file gets: those captured with the
+// target when they were narrower than its tree mode, else cur adjusted to
+// the tree mode's exec bit.
+func (e *Engine) permOf(p *plan, c Change, cur fs.FileMode) fs.FileMode {
+	if m, ok := p.modes[c.Path]; ok {
+		return permFor(m, c.NewMode)
+	}
+	return permFor(cur, c.NewMode)
+}
+
+// tighten gives the target's recorded narrow permissions back to files the
+// change set did not write (their content is the same, their permissions
+// were opened since). It only ever removes permission bits. It reports
+// whether it changed anything.
+func (e *Engine) tighten(p *plan, alone []string) (bool, error) {
+	written := map[string]bool{}
+	for _, c := range p.writes {
+		written[c.Path] = true
+	}
+	paths := make([]string, 0, len(p.modes))
+	for path := range p.modes {
+		paths = append(paths, path)
+	}
+	sort.Strings(paths)
+	changed := false
+	for _, path := range paths {
+		if written[path] || underAny(path, alone) || e.beyondSymlink(path) {
+			continue
+		}
+		full := filepath.Join(e.root, path)
+		st, err := os.Lstat(full)
+		if err != nil || !st.Mode().IsRegular() {
+			continue // not there as a file: verify reports any difference
+		}
+		cur := st.Mode().Perm()
+		want := p.modes[path]
+		// Keep the exec bits the tree decided (verify checks them).
+		want = permFor(want, map[bool]string{true: "100755", false: "100644"}[cur&0o111 != 0])
+		if cur&^want == 0 {
+			continue
+		}
+		if err := os.Chmod(full, cur&want); err != nil {
+			return changed, fmt.Errorf("snapshot: restore permissions of %q: %w", path, err)
+		}
+		changed = true
+	}
+	return changed, nil
 }
 
 // permFor keeps a file's permission bits but sets the exec bits (where
@@ -510,15 +609,17 @@ func (b *blobReader) next(oid string) ([]byte, error) {
 
 func (b *blobReader) close() error { return b.wait() }
 
-// syncFS flushes the file system holding dir to stable storage.
-func syncFS(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
+// touchedDirs lists the directories (relative to the root) whose entries a
+// restore of changes may have changed: each path's parent and its ancestors.
+func touchedDirs(changes []Change) []string {
+	seen := map[string]bool{}
+	var dirs []string
+	for _, c := range changes {
+		for d := filepath.Dir(c.Path); d != "." && d != "/" && !seen[d]; d = filepath.Dir(d) {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
 	}
-	defer f.Close()
-	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
+	sort.Strings(dirs)
+	return dirs
 }

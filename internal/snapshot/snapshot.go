@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/git"
@@ -39,6 +40,11 @@ type Options struct {
 	// Failpoint, when set, is called between restore steps with the step's
 	// name so crash tests can stop the process there.
 	Failpoint func(name string)
+	// CommonDir, when set, is the common git directory of the repository
+	// the worktree is a linked worktree of (the session's own record).
+	// Open then repairs the worktree's .git link before asking git
+	// anything, and every later call keeps it guarded.
+	CommonDir string
 }
 
 // Snapshot is a captured tree and the ref anchoring it ("" when unnamed).
@@ -83,6 +89,13 @@ type Engine struct {
 	// the last capture's tree edit has finished (nil: none running).
 	indexUpdate chan struct{}
 	treeEdits   int // captures answered by a tree edit (tests)
+	// lastWalk is what the last capture's walk found (nested
+	// repositories, restrictive permissions).
+	lastWalk walkResult
+
+	linked    bool       // a linked worktree: its .git file is guarded
+	notesMu   sync.Mutex // guards linkNotes
+	linkNotes []string   // link repairs not yet reported
 
 	repo *git.Runner // real repository, worktree as cwd
 	priv *git.Runner // private GIT_DIR / index / work tree
@@ -114,6 +127,12 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 		return nil, &CaptureError{Reason: "worktree is missing", Err: err}
 	}
 	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, failpointFn: o.Failpoint, repo: git.New(root)}
+	if o.CommonDir != "" {
+		e.linked, e.commonDir = true, o.CommonDir
+		if err := e.guardLink(); err != nil {
+			return nil, err
+		}
+	}
 	if e.budget <= 0 {
 		e.budget = DefaultBudget
 	}
@@ -143,10 +162,16 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 		return filepath.Join(root, p)
 	}
 	e.gitDir = f[2]
+	if e.linked && !samePath(abs(f[3]), e.commonDir) {
+		return nil, &CaptureError{Reason: "the worktree belongs to another repository than the session's", Err: fmt.Errorf("%w: %s uses %s, the session's repository is %s", ErrNotRepo, o.Worktree, abs(f[3]), e.commonDir)}
+	}
 	e.commonDir = abs(f[3])
 	e.realIndex = abs(f[4])
 	e.objects = abs(f[5])
 	e.objFormat = f[6]
+	if st, err := os.Lstat(filepath.Join(root, ".git")); err == nil && st.Mode().IsRegular() && !samePath(e.gitDir, e.commonDir) {
+		e.linked = true
+	}
 	head, err := e.repo.Run(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
 		return nil, &CaptureError{Reason: "repository has no commits yet", Err: ErrNoCommits}
@@ -344,6 +369,9 @@ func (e *Engine) Capture(ctx context.Context, name string) (Snapshot, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.guardLink(); err != nil {
+		return Snapshot{}, err
+	}
 	tree, err := e.capture(ctx)
 	if err != nil {
 		return Snapshot{}, err
@@ -351,7 +379,23 @@ func (e *Engine) Capture(ctx context.Context, name string) (Snapshot, error) {
 	s := Snapshot{Tree: tree}
 	if name != "" {
 		ref := e.RefName(name)
-		if _, err := e.repo.Run(ctx, "-c", "core.logAllRefUpdates=false", "-c", "core.fsync=reference", "update-ref", "--no-deref", ref, tree); err != nil {
+		// The permissions a tree cannot hold are kept in a blob beside
+		// the snapshot ref, written in the same ref transaction.
+		modes, err := e.capturedModes(ctx, e.lastWalk.modes)
+		if err != nil {
+			return Snapshot{}, err
+		}
+		in := "update " + ref + " " + tree + "\n"
+		if len(modes) > 0 {
+			out, err := e.repo.RunInput(ctx, encodeModes(tree, modes), "hash-object", "-w", "--no-filters", "--stdin")
+			if err != nil {
+				return Snapshot{}, e.captureErr(ctx, "cannot write the permission record", err)
+			}
+			in += "update " + e.modesRef(name) + " " + git.Trim(out) + "\n"
+		} else {
+			in += "delete " + e.modesRef(name) + "\n"
+		}
+		if _, err := e.repo.RunInput(ctx, []byte(in), "-c", "core.logAllRefUpdates=false", "-c", "core.fsync=reference", "update-ref", "--no-deref", "--stdin"); err != nil {
 			return Snapshot{}, e.captureErr(ctx, "cannot write the snapshot ref", err)
 		}
 		s.Ref = ref
@@ -384,6 +428,9 @@ func (e *Engine) Anchor(ctx context.Context, name, tree string) (Snapshot, error
 func (e *Engine) Verify(ctx context.Context, tree string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.guardLink(); err != nil {
+		return err
+	}
 	return e.verify(ctx, tree)
 }
 
@@ -418,6 +465,9 @@ func (e *Engine) captureErr(ctx context.Context, what string, err error) error {
 	if ctx.Err() != nil {
 		return &CaptureError{Reason: "capture was cancelled", Err: ctx.Err()}
 	}
+	if noSpace(err) || e.diskFull() {
+		return &CaptureError{Reason: "no space left on device", Err: fmt.Errorf("%w: %v", ErrNoSpace, err)}
+	}
 	if git.IsLockError(err) {
 		return &CaptureError{Reason: "repository is locked by another git process; retry when it finishes", Err: fmt.Errorf("%w: %v", ErrLocked, err)}
 	}
@@ -429,6 +479,33 @@ func (e *Engine) captureErr(ctx context.Context, what string, err error) error {
 		}
 	}
 	return &CaptureError{Reason: what, Err: err}
+}
+
+// noSpace reports whether err comes from a full file system (ENOSPC, or
+// git saying so on stderr) or an exhausted quota.
+func noSpace(err error) bool {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return true
+	}
+	var ge *git.Error
+	if errors.As(err, &ge) {
+		s := strings.ToLower(ge.Stderr)
+		return strings.Contains(s, "no space left on device") || strings.Contains(s, "disk quota exceeded") ||
+			strings.Contains(s, "out of diskspace")
+	}
+	return false
+}
+
+// diskFull reports whether the file system holding the private state or
+// the repository's objects has no space left: git does not always name the
+// cause ("unable to write new index file").
+func (e *Engine) diskFull() bool {
+	for _, d := range []string{e.stateDir, e.objects} {
+		if d != "" && freeBytes(d) == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func firstLine(s string) string {
@@ -443,6 +520,9 @@ func firstLine(s string) string {
 func (e *Engine) ResolveRef(ctx context.Context, name string) (string, error) {
 	if !validName(name) {
 		return "", fmt.Errorf("%w: snapshot name %q", ErrBadName, name)
+	}
+	if err := e.guardLink(); err != nil {
+		return "", err
 	}
 	out, err := e.repo.Run(ctx, "rev-parse", "--verify", "--quiet", e.RefName(name)+"^{tree}")
 	if err != nil {
@@ -460,7 +540,11 @@ func (e *Engine) DeleteRef(ctx context.Context, name string) error {
 	if !validName(name) {
 		return fmt.Errorf("%w: snapshot name %q", ErrBadName, name)
 	}
-	if _, err := e.repo.Run(ctx, "update-ref", "-d", e.RefName(name)); err != nil {
+	if err := e.guardLink(); err != nil {
+		return err
+	}
+	in := "delete " + e.RefName(name) + "\ndelete " + e.modesRef(name) + "\n"
+	if _, err := e.repo.RunInput(ctx, []byte(in), "update-ref", "--stdin"); err != nil {
 		return fmt.Errorf("snapshot: delete %s: %w", e.RefName(name), err)
 	}
 	return nil
@@ -489,15 +573,38 @@ func ListRefs(ctx context.Context, repoDir, sessionID string) ([]string, error) 
 // transaction and returns how many were removed. Other refs are untouched.
 func DeleteSessionRefs(ctx context.Context, repoDir, sessionID string) (int, error) {
 	refs, err := ListRefs(ctx, repoDir, sessionID)
-	if err != nil || len(refs) == 0 {
+	if err != nil {
 		return 0, err
+	}
+	// The permission records kept beside the snapshots go with them.
+	out, err := git.New(repoDir).Run(ctx, "for-each-ref", "--format=%(refname)", ModesRefPrefix+sessionID+"/")
+	if err != nil {
+		return 0, fmt.Errorf("snapshot: list permission records of session %s: %w", sessionID, err)
 	}
 	var in strings.Builder
 	for _, r := range refs {
 		in.WriteString("delete " + r + "\n")
 	}
+	for _, r := range strings.Split(git.Trim(out), "\n") {
+		if r != "" {
+			in.WriteString("delete " + r + "\n")
+		}
+	}
+	if in.Len() == 0 {
+		return 0, nil
+	}
 	if _, err := git.New(repoDir).RunInput(ctx, []byte(in.String()), "update-ref", "--stdin"); err != nil {
 		return 0, fmt.Errorf("snapshot: delete refs of session %s: %w", sessionID, err)
 	}
 	return len(refs), nil
+}
+
+// samePath compares two directory paths after resolving symlinks.
+func samePath(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
 }

@@ -23,6 +23,7 @@ type Checkpoint struct {
 	Snapshot     *SnapshotRef
 	CaptureError string
 	End          *SnapshotRef
+	EndError     string // why the end-of-turn capture failed ("" = it did not)
 }
 
 // Redo is the one redo slot: what the most recent restore abandoned.
@@ -265,7 +266,7 @@ func (s *State) planCompleted(r Record) (func(), error) {
 	}
 	return func() {
 		cp := s.OpenTurn
-		cp.FinalSeq, cp.Status, cp.End, cp.Open = r.FinalSeq, r.Status, r.End, false
+		cp.FinalSeq, cp.Status, cp.End, cp.Open, cp.EndError = r.FinalSeq, r.Status, r.End, false, r.EndError
 		s.OpenTurn = nil
 		s.Head = cp.ID
 		s.maxSeq = r.FinalSeq

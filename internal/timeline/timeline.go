@@ -75,6 +75,9 @@ type Record struct {
 	FinalSeq int64        `json:"final_seq,omitempty"`
 	Status   string       `json:"status,omitempty"`
 	End      *SnapshotRef `json:"end,omitempty"` // end-of-turn snapshot
+	// EndError says why the end-of-turn capture failed (End is then nil);
+	// the turn's changed files are unknown.
+	EndError string `json:"end_error,omitempty"`
 
 	// restore.started, head.moved, restore.aborted
 	Restore       string       `json:"restore,omitempty"` // restore id, e.g. "r3"

@@ -27,8 +27,9 @@
 // # Checkpoint refs
 //
 // Workspace snapshots of a session are anchored by
-// refs/yolop/checkpoints/<session-id>/... in the worktree's repository. Remove
-// and Prune delete exactly those refs, in one `git update-ref --stdin`
+// refs/yolop/checkpoints/<session-id>/... in the worktree's repository, with
+// the permission records kept beside them under refs/yolop/modes/<session-id>/.
+// Remove and Prune delete exactly those refs, in one `git update-ref --stdin`
 // transaction that names each ref's current value, so a ref that moved
 // concurrently makes the whole deletion fail instead of losing the newer
 // value. No other ref is touched.

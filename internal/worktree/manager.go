@@ -21,6 +21,10 @@ const BranchPrefix = "yolop/"
 // RefPrefix + <session-id> + "/" + <checkpoint-id>.
 const RefPrefix = "refs/yolop/checkpoints/"
 
+// ModesRefPrefix is where the permission records kept beside a session's
+// checkpoint refs live (same layout); they go when the checkpoints go.
+const ModesRefPrefix = "refs/yolop/modes/"
+
 // Info describes one session's worktree; it is what a session records (in its
 // workspace.json) to find the worktree again.
 type Info struct {
@@ -29,6 +33,9 @@ type Info struct {
 	Base      string // the commit the branch started from
 	RepoRoot  string // the user's checkout the session was started from
 	CommonDir string // the repository's common git directory
+	// LinkRepaired is set by Ensure when the worktree's .git file had been
+	// changed and was pointed back at the repository.
+	LinkRepaired bool
 }
 
 // Manager creates and tends session worktrees under DataDir/worktrees.
@@ -168,9 +175,18 @@ func (m *Manager) Ensure(ctx context.Context, info Info) (Info, error) {
 		return Info{}, fmt.Errorf("worktree: incomplete worktree record (path %q, repository %q, branch %q)", info.Path, info.CommonDir, info.Branch)
 	}
 	if _, err := os.Lstat(info.Path); err == nil {
+		// A command in the worktree may have rewritten its .git file; put
+		// the link back from the repository's record before asking git.
+		rep, err := git.CheckWorktreeLink(info.Path, info.CommonDir)
+		if err != nil && !errors.Is(err, git.ErrNoWorktreeRecord) {
+			return Info{}, fmt.Errorf("worktree: %w", err)
+		}
+		// Without a record in the repository there is nothing to repair
+		// from; git itself decides whether the directory is ours.
 		if err := checkWorktreeOf(ctx, info.Path, info.CommonDir); err != nil {
 			return Info{}, err
 		}
+		info.LinkRepaired = rep.Repaired
 		return info, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return Info{}, fmt.Errorf("worktree: %w", err)
@@ -208,7 +224,7 @@ func (m *Manager) Ensure(ctx context.Context, info Info) (Info, error) {
 // repository is commonDir.
 func checkWorktreeOf(ctx context.Context, dir, commonDir string) error {
 	out, err := git.New(dir).Run(ctx, "rev-parse", "--show-toplevel", "--git-common-dir")
-	notOurs := fmt.Errorf("worktree: %s exists but is not a worktree of %s; move it away or remove it, then resume again", dir, commonDir)
+	notOurs := fmt.Errorf("worktree: %s exists but is not a worktree of %s; yolop left it untouched (it may hold unsaved work): rename it, then resume again", dir, commonDir)
 	if err != nil {
 		return fmt.Errorf("%w (%v)", notOurs, err)
 	}

@@ -159,6 +159,13 @@ func (m *Manager) Remove(ctx context.Context, info Info, sessionID string, force
 	} else if err != nil {
 		return nil, fmt.Errorf("worktree: %w", err)
 	}
+	// A rewritten .git file would make git check another repository's
+	// state; put the link back first, and never guess "clean" without it.
+	if info.CommonDir != "" {
+		if _, err := git.CheckWorktreeLink(path, info.CommonDir); err != nil && !force && !errors.Is(err, git.ErrNoWorktreeRecord) {
+			return nil, &DirtyError{Path: path, Reason: err.Error()}
+		}
+	}
 	e := inspect(ctx, path, filepath.Base(filepath.Dir(path)), sessionID)
 	if e.Missing && e.CommonDir == "" {
 		// The link is broken; the recorded repository may still hold refs.
@@ -226,7 +233,9 @@ func refNames(refs []ref) []string {
 }
 
 // sessionRefs lists refs/yolop/checkpoints/<sessionID>/ in the repository at
-// commonDir. The trailing slash keeps session "s_1" from matching "s_10".
+// commonDir, and the permission records kept beside them under
+// refs/yolop/modes/<sessionID>/. The trailing slash keeps session "s_1" from
+// matching "s_10".
 func sessionRefs(ctx context.Context, commonDir, sessionID string) ([]ref, error) {
 	if commonDir == "" {
 		return nil, nil
@@ -234,7 +243,7 @@ func sessionRefs(ctx context.Context, commonDir, sessionID string) ([]ref, error
 	if err := checkSessionID(sessionID); err != nil {
 		return nil, err
 	}
-	out, err := git.New(commonDir).Run(ctx, "for-each-ref", "--format=%(objectname) %(refname)", RefPrefix+sessionID+"/")
+	out, err := git.New(commonDir).Run(ctx, "for-each-ref", "--format=%(objectname) %(refname)", RefPrefix+sessionID+"/", ModesRefPrefix+sessionID+"/")
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +253,7 @@ func sessionRefs(ctx context.Context, commonDir, sessionID string) ([]ref, error
 			continue
 		}
 		oid, name, ok := strings.Cut(line, " ")
-		if !ok || !strings.HasPrefix(name, RefPrefix+sessionID+"/") {
+		if !ok || !strings.HasPrefix(name, RefPrefix+sessionID+"/") && !strings.HasPrefix(name, ModesRefPrefix+sessionID+"/") {
 			return nil, fmt.Errorf("unexpected for-each-ref line %q", line)
 		}
 		refs = append(refs, ref{name: name, oid: oid})

@@ -72,7 +72,13 @@ func Git(t testing.TB, dir string, args ...string) string {
 // returns its path.
 func NewRepo(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "repo")
+	return NewRepoIn(t, t.TempDir())
+}
+
+// NewRepoIn is NewRepo in parent/repo (e.g. on a SmallDisk).
+func NewRepoIn(t testing.TB, parent string) string {
+	t.Helper()
+	dir := filepath.Join(parent, "repo")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -355,8 +355,8 @@ func (s *server) runTurn(ctx context.Context, l *live, text string) (sdk.StopRea
 			s.say(id, "\nThe turn failed: "+res.Error+"\n")
 		}
 	}
-	if res.Warning != "" {
-		s.say(id, "\n\nNote: "+res.Warning+"\n")
+	for _, w := range res.Warnings {
+		s.say(id, "\n\nWarning: "+w+"\n")
 	}
 	if res.Pending != nil {
 		s.say(id, "\n\nThe model asked for a restore. Nothing has changed yet.\n\n"+previewText(res.Pending))

@@ -252,11 +252,11 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 		if res.Error != "" {
 			out["error"] = res.Error
 		}
-		if res.Warning != "" {
-			out["warning"] = res.Warning
-		}
 		if res.Pending != nil {
 			out["pending"] = pendingJSON{Preview: res.Pending, Token: res.Pending.Token, Confirm: p.confirmLine(res.Pending.Command)}
+		}
+		if len(res.Warnings) > 0 {
+			out["warnings"] = res.Warnings
 		}
 		p.json(out)
 		return exit
@@ -272,8 +272,8 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 	case exit == ExitInterrupted:
 		fmt.Fprintf(p.o.Stderr, "yolop: turn %s cancelled; what it did so far is kept (/undo previews undoing it)\n", res.CheckpointID)
 	}
-	if res.Warning != "" {
-		fmt.Fprintln(p.o.Stderr, "yolop: warning:", res.Warning)
+	for _, w := range res.Warnings {
+		fmt.Fprintln(p.o.Stderr, "yolop: warning:", w)
 	}
 	if res.Pending != nil {
 		fmt.Fprintln(p.o.Stdout, "\nThe agent asked for a restore. Nothing has changed yet.")

@@ -578,8 +578,8 @@ func (m *model) handleTurnDone(msg turnDoneMsg) tea.Cmd {
 	case "interrupted":
 		m.addNotice("turn interrupted")
 	}
-	if res.Warning != "" {
-		m.addNotice(res.Warning)
+	for _, w := range res.Warnings {
+		m.addError("warning: " + w)
 	}
 	if res.Pending != nil {
 		m.addNotice("the model asked for a restore: review the preview and confirm it, or press Esc to cancel")

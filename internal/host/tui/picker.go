@@ -436,7 +436,8 @@ func (m *model) listContent(p *picker, w int) []string {
 		if c.Status != "" && c.Status != "completed" {
 			line += " [" + c.Status + "]"
 		}
-		if !r.Workspace {
+		if !r.Workspace || r.Reason != "" {
+			// A failed end-of-turn capture is told here too.
 			line += "  " + c.Workspace
 		}
 		line = ansi.Truncate(line, w, "…")
