@@ -266,7 +266,6 @@ func sessionNotes(info app.Info) string {
 	return b.String()
 }
 
-
 func plural(n int, one, many string) string { return checkpoint.Plural(n, one, many) }
 
 // previewText presents a restore preview and the exact text that confirms
