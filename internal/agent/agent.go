@@ -76,7 +76,6 @@ type Agent struct {
 	events     []session.Event
 	compaction *timeline.Compaction
 	all        []timeline.Compaction
-	isActive   func(turn string, seq int64) bool
 	// total is the usage of every model step of the session, on every
 	// branch (what it cost); inContext is the size in tokens of the
 	// context at the last reported step of the active branch, and
@@ -151,7 +150,6 @@ func (a *Agent) Reseed(active []session.Event, compactions []timeline.Compaction
 	defer a.mu.Unlock()
 	a.events = append([]session.Event(nil), active...)
 	a.all = append([]timeline.Compaction(nil), compactions...)
-	a.isActive = isActive
 	a.compaction = nil
 	if isActive != nil {
 		p := a.cfg.Provider

@@ -130,7 +130,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if st, err := os.Stat(ws.ActiveRoot); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("its directory %s is gone; start a new session", ws.ActiveRoot)
 	}
-	tl, records, tlRepair, err := timeline.OpenLog(sess.Path(session.TimelineFile))
+	tl, _, tlRepair, err := timeline.OpenLog(sess.Path(session.TimelineFile))
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		ro = why
 	}
 	p.Controller = checkpoint.New(checkpoint.Config{
-		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: journal, Records: records,
+		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: journal,
 		Snapshots: snaps, NoWorkspace: p.NoWorkspace, Runtime: rt, Writers: p.Tasks, Compactions: comps, ReadOnly: ro,
 		Failpoint: hit,
 	})

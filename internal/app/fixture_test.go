@@ -85,7 +85,7 @@ func unpackFixture(t *testing.T) string {
 	return dir
 }
 
-func execCmd(t *testing.T, s *app.Session, line string) app.Result {
+func execCmd(t *testing.T, s *app.Session, line string) command.Result {
 	t.Helper()
 	cmd, err := command.Parse(line)
 	if err != nil {
@@ -143,7 +143,7 @@ func TestOldFormatSessionOpens(t *testing.T) {
 
 	// The model sees the compaction and nothing after its boundary on
 	// this branch; nothing of the abandoned turns.
-	msgs := s.Agent().Context()
+	msgs := s.Parts().Agent.Context()
 	if len(msgs) != 1 || !strings.Contains(msgs[0].Text, "summary of 8 messages: write a.txt hello EOF; $ mkdir -p d &&") {
 		t.Fatalf("model context: %+v", msgs)
 	}

@@ -146,7 +146,7 @@ func readController(s *session.Session) (*checkpoint.Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read its timeline: %w", err)
 	}
-	return checkpoint.New(checkpoint.Config{SessionID: s.ID, Store: s, Records: recs, ReadOnly: "opened for reading"}), nil
+	return checkpoint.New(checkpoint.Config{SessionID: s.ID, Store: s, Timeline: timeline.Freeze(recs), ReadOnly: "opened for reading"}), nil
 }
 
 func readOnlyReason(s *session.Session, ctl *checkpoint.Controller) string {

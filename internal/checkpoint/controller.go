@@ -63,9 +63,15 @@ type Store interface {
 	LastSeq() int64
 }
 
-// Timeline is the append-only timeline journal.
+// Timeline is the append-only timeline journal and the one materialized
+// state of the timeline, which the journal keeps up to date as records are
+// appended (timeline.Log).
 type Timeline interface {
 	Append(r timeline.Record) error
+	// Live returns the journal's state, changed in place by Append. The
+	// controller is the journal's only writer and reads it under its own
+	// lock.
+	Live() *timeline.State
 }
 
 // Compactions lists the session's compaction checkpoints.
@@ -79,7 +85,6 @@ type Config struct {
 	Dir       string // session directory (previews.json lives here)
 	Store     Store
 	Timeline  Timeline
-	Records   []timeline.Record // records read when the timeline was opened
 	// Snapshots is nil when the session has no workspace snapshots;
 	// NoWorkspace then says why ("worktrees are off", "not a git
 	// repository", ...).
@@ -102,10 +107,9 @@ type Controller struct {
 	cfg Config
 
 	mu sync.Mutex // guards every field below and serializes restores
-	// records and state are the timeline as journaled; state is rebuilt from
-	// records after every append (Build is pure and cheap).
-	records []timeline.Record
-	state   *timeline.State
+	// state is the journal's own state (Timeline.Live): every append
+	// updates it in place, so it is read under mu and never copied.
+	state *timeline.State
 	// running is the checkpoint id of the turn in progress, "" when idle.
 	running string
 	// compacting is set while /compact runs; a turn waits for it.
@@ -129,9 +133,7 @@ func New(cfg Config) *Controller {
 	if cfg.Failpoint == nil {
 		cfg.Failpoint = failpoint.Hit
 	}
-	c := &Controller{cfg: cfg, records: append([]timeline.Record(nil), cfg.Records...), filesChanged: map[string]int{}}
-	c.state = timeline.Build(c.records)
-	return c
+	return &Controller{cfg: cfg, state: cfg.Timeline.Live(), filesChanged: map[string]int{}}
 }
 
 // readOnly returns why mutations are refused, or "".
@@ -155,7 +157,8 @@ func (c *Controller) refuseReadOnly() error {
 	return nil
 }
 
-// append journals a record (fsynced by the timeline) and rebuilds state.
+// append journals a record (fsynced by the timeline), which applies it to
+// the state.
 func (c *Controller) append(r timeline.Record) error {
 	r.V = 1
 	if r.Time.IsZero() {
@@ -170,8 +173,6 @@ func (c *Controller) append(r timeline.Record) error {
 		}
 		return fmt.Errorf("journal %s: %w", r.Type, err)
 	}
-	c.records = append(c.records, r)
-	c.state = timeline.Build(c.records)
 	return nil
 }
 
@@ -200,7 +201,7 @@ func (c *Controller) Running() string {
 func (c *Controller) ActiveCount() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.state.ActiveChain())
+	return c.state.ActiveLen()
 }
 
 // WorkspaceAvailable reports whether workspace snapshots exist for this
@@ -232,8 +233,8 @@ func (c *Controller) ReadOnly() string {
 // seq_before to the seq_before of its active child, so notices written
 // while a turn was the head live and die with it.
 func (c *Controller) isActiveLocked() func(turn string, seq int64) bool {
-	// append replaces c.state with a new State rather than changing it, so
-	// the method value keeps answering for the state it was taken from.
+	// The state changes in place with every append: the function must
+	// only be called while mu is held (Reseed does so).
 	return c.state.InActiveRange
 }
 

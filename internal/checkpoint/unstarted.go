@@ -28,5 +28,6 @@ func (noEvents) LastSeq() int64          { return 0 }
 type notStarted struct{}
 
 func (notStarted) Append(timeline.Record) error { return errNotStarted }
+func (notStarted) Live() *timeline.State        { return timeline.New() }
 
 var errNotStarted = errors.New("checkpoint: the session has not started; its first prompt creates it")

@@ -75,6 +75,11 @@ type Record struct {
 	FinalSeq int64        `json:"final_seq,omitempty"`
 	Status   string       `json:"status,omitempty"`
 	End      *SnapshotRef `json:"end,omitempty"` // end-of-turn snapshot
+	// FilesChanged is the number of paths that differ between the
+	// checkpoint's snapshot and End, recorded so listings run no git.
+	// Absent in records written before it existed (and when either
+	// snapshot is missing).
+	FilesChanged *int `json:"files_changed,omitempty"`
 
 	// restore.started, head.moved, restore.aborted
 	Restore       string       `json:"restore,omitempty"` // restore id, e.g. "r3"
