@@ -166,8 +166,34 @@ func TestOldFormatSessionOpens(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A second process sees the same listing, then redo and a new turn
-	// work on the old session.
+	// The counts the old records lack were computed once and kept: the
+	// next process reads them instead of running git (a doctored count
+	// shows through).
+	stats := filepath.Join(data, "sessions", fixtureSession, "checkpoint-stats.json")
+	b, err := os.ReadFile(stats)
+	if err != nil {
+		t.Fatalf("counts of the old records were not kept: %v", err)
+	}
+	if want := `{"v":1,"files_changed":{"cp1":1,"cp2":2,"cp3":1,"cp4":1,"cp5":0}}` + "\n"; string(b) != want {
+		t.Fatalf("checkpoint-stats.json = %s, want %s", b, want)
+	}
+	if err := os.WriteFile(stats, bytes.Replace(b, []byte(`"cp2":2`), []byte(`"cp2":7`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = open()
+	all[3].files = 7
+	checkRows(t, "/rewind --all from the kept counts", execCmd(t, s, "/rewind --all").Rows, all)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(stats); err != nil {
+		t.Fatal(err)
+	}
+	all[3].files = 2
+
+	// Without the cache a second process computes the same listing, then
+	// redo and a new turn work on the old session, and the new turn's
+	// record carries its count.
 	s = open()
 	defer s.Close()
 	checkRows(t, "/rewind --all after reopening", execCmd(t, s, "/rewind --all").Rows, all)
@@ -185,5 +211,13 @@ func TestOldFormatSessionOpens(t *testing.T) {
 	checkRows(t, "/rewind after a new turn", execCmd(t, s, "/rewind").Rows, []rowWant{{"cp6", 1, false}, {"cp5", 0, false}, {"cp4", 1, false}, {"cp1", 1, false}})
 	if b, err := os.ReadFile(filepath.Join(s.Info().ActiveRoot, "e.txt")); err != nil || string(b) != "e\n" {
 		t.Fatalf("e.txt: %q, %v", b, err)
+	}
+	tl, err := os.ReadFile(filepath.Join(data, "sessions", fixtureSession, "timeline.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(tl)), "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(last, `"type":"turn.completed","ts":`) || !strings.Contains(last, `"checkpoint":"cp6"`) || !strings.Contains(last, `"files_changed":1`) {
+		t.Fatalf("the new turn's record: %s", last)
 	}
 }

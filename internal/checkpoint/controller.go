@@ -121,8 +121,12 @@ type Controller struct {
 	// broken says why mutations are refused after a failed journal write
 	// ("" while healthy).
 	broken string
-	// filesChanged caches per-turn changed-path counts (trees are immutable).
+	// filesChanged caches changed-path counts of turns recorded without
+	// them (trees are immutable), loaded from and saved to statsFile;
+	// statsDirty says it has counts the file lacks.
 	filesChanged map[string]int
+	statsLoaded  bool
+	statsDirty   bool
 }
 
 // New builds a controller over an opened session. Call Repair next.
@@ -348,6 +352,7 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 	if c.cfg.Snapshots != nil && rec.Snapshot != nil {
 		if snap, err := c.cfg.Snapshots.Capture(context.WithoutCancel(ctx), "end-"+id); err == nil {
 			done.End = &timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}
+			done.FilesChanged = c.countChanged(context.WithoutCancel(ctx), rec.Snapshot.Tree, snap.Tree)
 		}
 	}
 	c.mu.Lock()
@@ -418,20 +423,21 @@ func (c *Controller) Compact(ctx context.Context) (string, error) {
 }
 
 // List returns one row per turn on the active branch, newest first; with
-// all, abandoned turns too (marked).
+// all, abandoned turns too (marked). It is a pass over the timeline state:
+// every field of a row was recorded when its turn ended. Only turns whose
+// turn.completed predates files_changed need a diff, once: the count is
+// then kept in checkpoint-stats.json (snapshot trees never change).
 func (c *Controller) List(ctx context.Context, all bool) ([]Row, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	active := map[string]bool{}
-	for _, cp := range c.state.ActiveChain() {
-		active[cp.ID] = true
-	}
+	chain := c.state.ActiveChain()
 	var ids []string
 	if all {
-		ids = append(ids, c.state.Order...)
+		ids = c.state.Order
 	} else {
-		for _, cp := range c.state.ActiveChain() {
-			ids = append(ids, cp.ID)
+		ids = make([]string, len(chain))
+		for i, cp := range chain {
+			ids[i] = cp.ID
 		}
 	}
 	rows := make([]Row, 0, len(ids))
@@ -444,7 +450,7 @@ func (c *Controller) List(ctx context.Context, all bool) ([]Row, error) {
 		if cp.Open {
 			row.Status = "running"
 		}
-		if _, ok := active[cp.ID]; !ok {
+		if all && !c.state.Active(cp.ID) {
 			row.Abandoned = true
 		}
 		if !row.Workspace {
@@ -459,26 +465,42 @@ func (c *Controller) List(ctx context.Context, all bool) ([]Row, error) {
 		row.FilesChanged = c.filesChangedLocked(ctx, cp)
 		rows = append(rows, row)
 	}
+	c.saveStatsLocked()
 	return rows, nil
 }
 
+// countChanged is the number of paths that differ between two snapshot
+// trees, nil when the diff fails (a listing computes it again later).
+func (c *Controller) countChanged(ctx context.Context, from, to string) *int {
+	n := 0
+	if from != to {
+		ch, err := c.cfg.Snapshots.Diff(ctx, from, to)
+		if err != nil {
+			return nil
+		}
+		n = len(ch)
+	}
+	return &n
+}
+
 func (c *Controller) filesChangedLocked(ctx context.Context, cp *timeline.Checkpoint) int {
+	if cp.FilesChanged != nil {
+		return *cp.FilesChanged
+	}
 	if cp.Snapshot == nil || cp.End == nil || c.cfg.Snapshots == nil {
 		return 0
 	}
+	c.loadStatsLocked()
 	if n, ok := c.filesChanged[cp.ID]; ok {
 		return n
 	}
-	if cp.Snapshot.Tree == cp.End.Tree {
-		c.filesChanged[cp.ID] = 0
+	p := c.countChanged(ctx, cp.Snapshot.Tree, cp.End.Tree)
+	if p == nil {
 		return 0
 	}
-	ch, err := c.cfg.Snapshots.Diff(ctx, cp.Snapshot.Tree, cp.End.Tree)
-	if err != nil {
-		return 0
-	}
-	c.filesChanged[cp.ID] = len(ch)
-	return len(ch)
+	c.filesChanged[cp.ID] = *p
+	c.statsDirty = true
+	return *p
 }
 
 // label shortens a prompt to its first line for listings.
@@ -599,6 +621,7 @@ func (c *Controller) Repair(ctx context.Context) ([]string, error) {
 		if c.cfg.Snapshots != nil && t.Snapshot != nil {
 			if snap, err := c.cfg.Snapshots.Capture(ctx, "end-"+t.ID); err == nil {
 				rec.End = &timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}
+				rec.FilesChanged = c.countChanged(ctx, t.Snapshot.Tree, snap.Tree)
 			}
 		}
 		if err := c.append(rec); err != nil {
