@@ -16,6 +16,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/session"
 )
 
 // fixtureRoot is the directory the fixture session was made in; text files
@@ -132,6 +133,10 @@ func TestOldFormatSessionOpens(t *testing.T) {
 		return s
 	}
 	s := open()
+	sessDir := filepath.Join(data, "sessions", fixtureSession)
+	if d, ok := session.ReadDigest(sessDir); !ok || d.Turns != 2 {
+		t.Fatalf("opening an old session did not save its listing digest: %+v %v", d, ok)
+	}
 	in := s.Info()
 	if in.Checkpoints != 2 || !in.RedoAvailable || in.ReadOnly || !in.Workspace || len(in.Repairs) != 0 {
 		t.Fatalf("info: %+v", in)
@@ -211,6 +216,9 @@ func TestOldFormatSessionOpens(t *testing.T) {
 	checkRows(t, "/rewind after a new turn", execCmd(t, s, "/rewind").Rows, []rowWant{{"cp6", 1, false}, {"cp5", 0, false}, {"cp4", 1, false}, {"cp1", 1, false}})
 	if b, err := os.ReadFile(filepath.Join(s.Info().ActiveRoot, "e.txt")); err != nil || string(b) != "e\n" {
 		t.Fatalf("e.txt: %q, %v", b, err)
+	}
+	if d, ok := session.ReadDigest(sessDir); !ok || d.Turns != 4 {
+		t.Fatalf("listing digest after the new turn: %+v %v", d, ok)
 	}
 	tl, err := os.ReadFile(filepath.Join(data, "sessions", fixtureSession, "timeline.jsonl"))
 	if err != nil {

@@ -61,6 +61,8 @@ type Store interface {
 	Append(typ, turn string, data any) (session.Event, error)
 	Events() []session.Event
 	LastSeq() int64
+	// SaveDigest records what session listings show (see session.Digest).
+	SaveDigest(turns int, readOnly string) error
 }
 
 // Timeline is the append-only timeline journal and the one materialized
@@ -358,6 +360,9 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 	c.mu.Lock()
 	done.FinalSeq = c.cfg.Store.LastSeq()
 	err = c.append(done)
+	if err == nil {
+		c.saveDigestLocked()
+	}
 	c.running = ""
 	queued, qhead := c.queued, c.queuedHead
 	c.queued = nil
@@ -629,7 +634,20 @@ func (c *Controller) Repair(ctx context.Context) ([]string, error) {
 		}
 		notes = append(notes, fmt.Sprintf("Turn %s was interrupted (the process stopped during it); it was closed as interrupted and stays rewindable.", t.ID))
 	}
+	// Sessions written before the digest existed, or by a process that
+	// stopped before saving it, get it now.
+	c.saveDigestLocked()
 	return notes, nil
+}
+
+// saveDigestLocked records the session's listing digest. It is a cache
+// that listings check against the logs and recompute when stale, so a
+// failed write costs only speed and is not reported.
+func (c *Controller) saveDigestLocked() {
+	if c.readOnly() != "" || c.broken != "" {
+		return
+	}
+	_ = c.cfg.Store.SaveDigest(c.state.ActiveLen(), "")
 }
 
 // sortChanges orders path changes for stable output.
