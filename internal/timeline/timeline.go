@@ -107,6 +107,9 @@ var errNotObject = errors.New("not a JSON object")
 // an unknown type or version makes the timeline read-only instead of
 // being dropped as a torn tail.
 func ParseRecord(line []byte) (Record, error) {
+	if r, ok := fastRecord(line); ok {
+		return r, nil
+	}
 	var r Record
 	if !jsonl.IsObject(line) {
 		return r, errNotObject
