@@ -6,7 +6,9 @@
 //
 // The session is grown in this process with the product's own constructor
 // (app.Open, Session.Prompt), which is what a print-mode turn runs after
-// start-up; only the timed turns start yolop.
+// start-up; only the timed turns start yolop. "open + transcript" is what
+// the TUI does before its first screen (app.Open, Session.Transcript) in a
+// process of its own, without drawing.
 //
 //	go run ./internal/app/cmd/longbench -yolop PATH [-runs 5] [-sessions 500] 1000 5000
 package main
@@ -42,10 +44,31 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) == 4 && os.Args[1] == "-load" {
+		// What the TUI does before it draws its first screen: open the
+		// session and build its transcript.
+		if err := load(os.Args[2], os.Args[3]); err != nil {
+			fmt.Fprintln(os.Stderr, "longbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "longbench:", err)
 		os.Exit(1)
 	}
+}
+
+func load(dataDir, sid string) error {
+	s, err := app.Open(context.Background(), app.Options{DataDir: dataDir, SessionID: sid, Provider: provider.Config{Provider: provider.NameSim}})
+	if err != nil {
+		return err
+	}
+	if len(s.Transcript()) == 0 {
+		s.Close()
+		return errors.New("empty transcript")
+	}
+	return s.Close()
 }
 
 func parseOnly(path string) error {
@@ -136,9 +159,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 
 	type row struct {
-		turns                       int
-		turn, list, parse, inproc   time.Duration
-		events, eventBytes, tlBytes int64
+		turns                           int
+		turn, list, load, parse, inproc time.Duration
+		events, eventBytes, tlBytes     int64
 	}
 	var rows []row
 	sid := ""
@@ -157,7 +180,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		dir := filepath.Join(session.SessionsDir(b.data), sid)
 		events := filepath.Join(dir, session.EventsFile)
 		// Interleave the three measurements so they see the same load.
-		var turns, lists, parses []time.Duration
+		var turns, lists, loads, parses []time.Duration
 		for i := range b.runs {
 			d, err := b.time(b.yolop, "--session", sid, "--provider", "sim", "-p", prompt(grown+i+1))
 			if err != nil {
@@ -168,13 +191,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			lists = append(lists, d)
+			if d, err = b.time(b.self, "-load", b.data, sid); err != nil {
+				return err
+			}
+			loads = append(loads, d)
 			if d, err = b.time(b.self, "-parse", events); err != nil {
 				return err
 			}
 			parses = append(parses, d)
 		}
 		grown += b.runs
-		r.turn, r.list, r.parse = median(turns), median(lists), median(parses)
+		r.turn, r.list, r.load, r.parse = median(turns), median(lists), median(loads), median(parses)
 		if fi, err := os.Stat(events); err == nil {
 			r.eventBytes = fi.Size()
 		}
@@ -188,10 +215,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		rows = append(rows, r)
 	}
 
-	fmt.Fprintf(stdout, "| turns in the session | events (log size) | print-mode turn | × turn at 10 | `-p /rewind` | parse floor | `/rewind` ÷ floor | in-process turn (growing) |\n")
-	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(stdout, "| turns in the session | events (log size) | print-mode turn | × turn at 10 | `-p /rewind` | open + transcript | parse floor | `/rewind` ÷ floor | open ÷ floor | in-process turn (growing) |\n")
+	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(stdout, "| %d | %d (%s) | %s | %.2f× | %s | %s | %.2f× | %s |\n", r.turns, r.events, size(r.eventBytes), ms(r.turn), float64(r.turn)/float64(rows[0].turn), ms(r.list), ms(r.parse), float64(r.list)/float64(r.parse), ms(r.inproc))
+		fmt.Fprintf(stdout, "| %d | %d (%s) | %s | %.2f× | %s | %s | %s | %.2f× | %.2f× | %s |\n", r.turns, r.events, size(r.eventBytes), ms(r.turn), float64(r.turn)/float64(rows[0].turn), ms(r.list), ms(r.load), ms(r.parse), float64(r.list)/float64(r.parse), float64(r.load)/float64(r.parse), ms(r.inproc))
 	}
 	if *nsess > 0 {
 		d, floor, err := b.sessions(ctx, *nsess, *sessTurns)
