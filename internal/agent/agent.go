@@ -90,8 +90,11 @@ type Agent struct {
 	skipped string
 	// live is the model context of the events after the installed
 	// compaction's boundary (all events without one), extended as events
-	// are recorded, so a model call does not decode the whole branch.
-	live messageBuilder
+	// are recorded, so a model call does not decode the whole branch. It is
+	// built on first use after a reseed or compaction (liveStale): opening
+	// a session to list or show it never decodes the context.
+	live      messageBuilder
+	liveStale bool
 }
 
 // systemPrompt returns the system prompt in force.
@@ -158,16 +161,21 @@ func (a *Agent) Reseed(active []session.Event, compactions []timeline.Compaction
 	// The context changed: the size reported for the old one no longer
 	// applies until the next model step reports again.
 	a.inContext, a.inContextMsgs = 0, 0
-	a.rebuildLive()
+	a.liveStale = true
 }
 
-// rebuildLive recomputes the live context from the installed compaction's
-// boundary onward: only the events after it are decoded. a.mu must be held.
-func (a *Agent) rebuildLive() {
-	a.live = messageBuilder{}
-	for _, ev := range a.afterBoundary(a.events) {
-		a.live.add(ev)
+// liveLocked returns the live context, recomputing it from the installed
+// compaction's boundary onward when stale: only the events after it are
+// decoded. a.mu must be held.
+func (a *Agent) liveLocked() *messageBuilder {
+	if a.liveStale {
+		a.live = messageBuilder{}
+		for _, ev := range a.afterBoundary(a.events) {
+			a.live.add(ev)
+		}
+		a.liveStale = false
 	}
+	return &a.live
 }
 
 // afterBoundary returns the suffix of evs (a prefix of the active events)
@@ -220,7 +228,7 @@ func (a *Agent) Context() []provider.Message {
 }
 
 func (a *Agent) contextLocked() []provider.Message {
-	return a.withHead(a.live.messages())
+	return a.withHead(a.liveLocked().messages())
 }
 
 // contextOf is the model input made of evs (a prefix of the active events)
@@ -277,7 +285,9 @@ func (a *Agent) record(typ, turn string, data any) (session.Event, error) {
 	}
 	a.mu.Lock()
 	a.events = append(a.events, ev)
-	a.live.add(ev)
+	if !a.liveStale {
+		a.live.add(ev)
+	}
 	a.mu.Unlock()
 	return ev, nil
 }
