@@ -264,7 +264,11 @@ func LoggedUsage(evs []session.Event) provider.Usage {
 		if ev.Type != EventAssistant || !bytes.Contains(ev.Data, []byte(`"usage"`)) {
 			continue
 		}
-		var d AssistantData
+		// Only the usage: decoding the whole message of every reply made
+		// opening a long session slow.
+		var d struct {
+			Usage *provider.Usage `json:"usage"`
+		}
 		if json.Unmarshal(ev.Data, &d) == nil && d.Usage != nil {
 			total = total.Add(*d.Usage)
 		}
