@@ -130,7 +130,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if st, err := os.Stat(ws.ActiveRoot); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("its directory %s is gone; start a new session", ws.ActiveRoot)
 	}
-	tl, _, tlRepair, err := timeline.OpenLog(sess.Path(session.TimelineFile))
+	tl, records, tlRepair, err := timeline.OpenLog(sess.Path(session.TimelineFile))
 	if err != nil {
 		return nil, err
 	}
