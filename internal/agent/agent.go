@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -75,7 +76,6 @@ type Agent struct {
 	events     []session.Event
 	compaction *timeline.Compaction
 	all        []timeline.Compaction
-	isActive   func(turn string, seq int64) bool
 	// total is the usage of every model step of the session, on every
 	// branch (what it cost); inContext is the size in tokens of the
 	// context at the last reported step of the active branch, and
@@ -88,6 +88,13 @@ type Agent struct {
 	// instruction files left out, so it is told once, not every turn.
 	system  string
 	skipped string
+	// live is the model context of the events after the installed
+	// compaction's boundary (all events without one), extended as events
+	// are recorded, so a model call does not decode the whole branch. It is
+	// built on first use after a reseed or compaction (liveStale): opening
+	// a session to list or show it never decodes the context.
+	live      messageBuilder
+	liveStale bool
 }
 
 // systemPrompt returns the system prompt in force.
@@ -146,7 +153,6 @@ func (a *Agent) Reseed(active []session.Event, compactions []timeline.Compaction
 	defer a.mu.Unlock()
 	a.events = append([]session.Event(nil), active...)
 	a.all = append([]timeline.Compaction(nil), compactions...)
-	a.isActive = isActive
 	a.compaction = nil
 	if isActive != nil {
 		p := a.cfg.Provider
@@ -155,6 +161,33 @@ func (a *Agent) Reseed(active []session.Event, compactions []timeline.Compaction
 	// The context changed: the size reported for the old one no longer
 	// applies until the next model step reports again.
 	a.inContext, a.inContextMsgs = 0, 0
+	a.liveStale = true
+}
+
+// liveLocked returns the live context, recomputing it from the installed
+// compaction's boundary onward when stale: only the events after it are
+// decoded. a.mu must be held.
+func (a *Agent) liveLocked() *messageBuilder {
+	if a.liveStale {
+		a.live = messageBuilder{}
+		for _, ev := range a.afterBoundary(a.events) {
+			a.live.add(ev)
+		}
+		a.liveStale = false
+	}
+	return &a.live
+}
+
+// afterBoundary returns the suffix of evs (a prefix of the active events)
+// after the installed compaction's source boundary. a.mu must be held.
+func (a *Agent) afterBoundary(evs []session.Event) []session.Event {
+	c := a.compaction
+	if c == nil {
+		return evs
+	}
+	// Events are in seq order: find the first one after the boundary.
+	i := sort.Search(len(evs), func(i int) bool { return evs[i].Seq > c.SourceSeq })
+	return evs[i:]
 }
 
 // AddUsage adds usage reported before this process (the session's event
@@ -195,25 +228,26 @@ func (a *Agent) Context() []provider.Message {
 }
 
 func (a *Agent) contextLocked() []provider.Message {
-	return a.contextOf(a.events)
+	return a.withHead(a.liveLocked().messages())
 }
 
 // contextOf is the model input made of evs (a prefix of the active events)
 // and the installed compaction. a.mu must be held.
 func (a *Agent) contextOf(evs []session.Event) []provider.Message {
+	return a.withHead(Messages(a.afterBoundary(evs)))
+}
+
+// withHead completes msgs, the messages after the installed compaction's
+// boundary, into the model input: the compaction's summary first, and
+// reasoning artifacts only of this agent's provider. a.mu must be held.
+func (a *Agent) withHead(msgs []provider.Message) []provider.Message {
 	var head []provider.Message
 	if c := a.compaction; c != nil {
 		var r replacement
 		if json.Unmarshal(c.Replacement, &r) == nil {
 			head = []provider.Message{{Role: provider.RoleUser, Text: summaryPrefix + r.Summary}}
 		}
-		i := 0
-		for i < len(evs) && evs[i].Seq <= c.SourceSeq {
-			i++
-		}
-		evs = evs[i:]
 	}
-	msgs := Messages(evs)
 	// Reasoning artifacts are only meaningful to the provider that issued
 	// them (signatures, opaque blobs); a session that changed providers
 	// must not hand one provider's artifacts to another.
@@ -251,6 +285,9 @@ func (a *Agent) record(typ, turn string, data any) (session.Event, error) {
 	}
 	a.mu.Lock()
 	a.events = append(a.events, ev)
+	if !a.liveStale {
+		a.live.add(ev)
+	}
 	a.mu.Unlock()
 	return ev, nil
 }

@@ -74,6 +74,7 @@ func (a *Agent) compact(ctx context.Context, upTo int64) (string, error) {
 	a.mu.Lock()
 	a.all = append(a.all, c)
 	a.compaction = &c
+	a.liveStale = true
 	a.mu.Unlock()
 	return fmt.Sprintf("compacted %d messages (%d bytes) into a %d-byte summary", len(msgs), before, len(summary)), nil
 }

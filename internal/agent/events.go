@@ -82,87 +82,115 @@ const unansweredReply = "[yolop notice] No reply: this turn ended before the mod
 // before anything else is added, so that it is not merged into the next
 // prompt and acted on again as part of it.
 func Messages(events []session.Event) []provider.Message {
-	var out []provider.Message
-	var open []provider.ToolCall // calls of the last assistant message still waiting for results
+	var b messageBuilder
+	for _, ev := range events {
+		b.add(ev)
+	}
+	return b.messages()
+}
+
+// messageBuilder is Messages as a fold: each event is decoded once when it
+// is added, so a live session extends its context by one event at a time
+// instead of decoding its whole history for every model call.
+type messageBuilder struct {
+	out  []provider.Message
+	open []provider.ToolCall // calls of the last assistant message still waiting for results
 	// unanswered is set while the last prompt has no assistant message yet;
 	// why is the end of its turn when a turn.error said so.
-	unanswered, why := false, ""
-	closeOpen := func() {
-		for _, c := range open {
-			out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, ToolName: c.Name, Text: interruptedResult, IsError: true})
-		}
-		open = nil
+	unanswered bool
+	why        string
+}
+
+func (b *messageBuilder) closeOpen() {
+	for _, c := range b.open {
+		b.out = append(b.out, provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, ToolName: c.Name, Text: interruptedResult, IsError: true})
 	}
-	addUser := func(text string) {
-		closeOpen()
-		if unanswered {
-			reply := unansweredReply + "."
-			if why != "" {
-				reply = unansweredReply + " (" + why + ")."
-			}
-			out = append(out, provider.Message{Role: provider.RoleAssistant, Text: reply})
-			unanswered, why = false, ""
+	b.open = nil
+}
+
+func (b *messageBuilder) addUser(text string) {
+	b.closeOpen()
+	if b.unanswered {
+		reply := unansweredReply + "."
+		if b.why != "" {
+			reply = unansweredReply + " (" + b.why + ")."
 		}
-		if n := len(out); n > 0 && out[n-1].Role == provider.RoleUser {
-			out[n-1].Text += "\n\n" + text
+		b.out = append(b.out, provider.Message{Role: provider.RoleAssistant, Text: reply})
+		b.unanswered, b.why = false, ""
+	}
+	if n := len(b.out); n > 0 && b.out[n-1].Role == provider.RoleUser {
+		b.out[n-1].Text += "\n\n" + text
+		return
+	}
+	b.out = append(b.out, provider.Message{Role: provider.RoleUser, Text: text})
+}
+
+// add folds one event into the context.
+func (b *messageBuilder) add(ev session.Event) {
+	switch ev.Type {
+	case EventUser:
+		var d UserData
+		if json.Unmarshal(ev.Data, &d) == nil {
+			b.addUser(d.Text)
+			b.unanswered = true
+		}
+	case EventAssistant:
+		var d AssistantData
+		if json.Unmarshal(ev.Data, &d) != nil {
 			return
 		}
-		out = append(out, provider.Message{Role: provider.RoleUser, Text: text})
-	}
-	for _, ev := range events {
-		switch ev.Type {
-		case EventUser:
-			var d UserData
-			if json.Unmarshal(ev.Data, &d) == nil {
-				addUser(d.Text)
-				unanswered = true
+		b.closeOpen()
+		b.unanswered, b.why = false, ""
+		m := d.Message
+		m.Role = provider.RoleAssistant
+		b.out = append(b.out, m)
+		b.open = append([]provider.ToolCall(nil), m.ToolCalls...)
+	case EventToolResult:
+		var d ToolResultData
+		if json.Unmarshal(ev.Data, &d) != nil {
+			return
+		}
+		idx := -1
+		for i, c := range b.open {
+			if c.ID == d.CallID {
+				idx = i
+				break
 			}
-		case EventAssistant:
-			var d AssistantData
-			if json.Unmarshal(ev.Data, &d) != nil {
-				continue
-			}
-			closeOpen()
-			unanswered, why = false, ""
-			m := d.Message
-			m.Role = provider.RoleAssistant
-			out = append(out, m)
-			open = append([]provider.ToolCall(nil), m.ToolCalls...)
-		case EventToolResult:
-			var d ToolResultData
-			if json.Unmarshal(ev.Data, &d) != nil {
-				continue
-			}
-			idx := -1
-			for i, c := range open {
-				if c.ID == d.CallID {
-					idx = i
-					break
-				}
-			}
-			if idx < 0 {
-				continue // a result for a call that is not in context
-			}
-			open = append(open[:idx], open[idx+1:]...)
-			out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: d.CallID, ToolName: d.Name, Text: d.Content, IsError: d.IsError})
-		case EventNotice:
-			var d NoticeData
-			if json.Unmarshal(ev.Data, &d) == nil && d.Model {
-				addUser(noticePrefix + d.Text)
-			}
-		case EventTurnError:
-			var d TurnErrorData
-			if unanswered && json.Unmarshal(ev.Data, &d) == nil {
-				why = d.Status
-				if d.Status == StatusCancelled && d.Error != "" {
-					why = d.Error
-				} else if d.Error != "" {
-					why += ": " + d.Error
-				}
+		}
+		if idx < 0 {
+			return // a result for a call that is not in context
+		}
+		b.open = append(b.open[:idx], b.open[idx+1:]...)
+		b.out = append(b.out, provider.Message{Role: provider.RoleTool, ToolCallID: d.CallID, ToolName: d.Name, Text: d.Content, IsError: d.IsError})
+	case EventNotice:
+		var d NoticeData
+		if json.Unmarshal(ev.Data, &d) == nil && d.Model {
+			b.addUser(noticePrefix + d.Text)
+		}
+	case EventTurnError:
+		var d TurnErrorData
+		if b.unanswered && json.Unmarshal(ev.Data, &d) == nil {
+			b.why = d.Status
+			if d.Status == StatusCancelled && d.Error != "" {
+				b.why = d.Error
+			} else if d.Error != "" {
+				b.why += ": " + d.Error
 			}
 		}
 	}
-	closeOpen()
+}
+
+// messages returns the context so far, with synthetic results for calls
+// still open. The result is a copy: later adds do not change it.
+func (b *messageBuilder) messages() []provider.Message {
+	if len(b.out)+len(b.open) == 0 {
+		return nil
+	}
+	out := make([]provider.Message, len(b.out), len(b.out)+len(b.open))
+	copy(out, b.out)
+	for _, c := range b.open {
+		out = append(out, provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, ToolName: c.Name, Text: interruptedResult, IsError: true})
+	}
 	return out
 }
 
@@ -236,7 +264,11 @@ func LoggedUsage(evs []session.Event) provider.Usage {
 		if ev.Type != EventAssistant || !bytes.Contains(ev.Data, []byte(`"usage"`)) {
 			continue
 		}
-		var d AssistantData
+		// Only the usage: decoding the whole message of every reply made
+		// opening a long session slow.
+		var d struct {
+			Usage *provider.Usage `json:"usage"`
+		}
 		if json.Unmarshal(ev.Data, &d) == nil && d.Usage != nil {
 			total = total.Add(*d.Usage)
 		}

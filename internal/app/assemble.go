@@ -207,7 +207,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		ro = linkRO
 	}
 	p.Controller = checkpoint.New(checkpoint.Config{
-		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: journal, Records: records,
+		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: journal,
 		Snapshots: snaps, NoWorkspace: p.NoWorkspace, Runtime: rt, Writers: p.Tasks, Compactions: comps, ReadOnly: ro,
 		Failpoint: hit,
 	})

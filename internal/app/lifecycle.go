@@ -118,6 +118,17 @@ func describe(dataDir string, sm session.Summary) SessionRow {
 		out.State = "problem: " + sm.Problem
 		return out
 	}
+	// The digest the session's writer saved at its last turn answers
+	// without parsing the logs; without one (an older session, a crash
+	// before it was saved) they are parsed once and the digest kept.
+	if d, ok := session.ReadDigest(sm.Dir); ok {
+		out.Turns = d.Turns
+		if d.ReadOnly != "" {
+			out.State = "read-only: " + d.ReadOnly
+		}
+		return out
+	}
+	evStamp, tlStamp, stampErr := session.Stamps(sm.Dir)
 	s, err := session.OpenReadOnly(dataDir, sm.ID)
 	if err != nil {
 		out.State = "problem: " + err.Error()
@@ -130,10 +141,17 @@ func describe(dataDir string, sm session.Summary) SessionRow {
 		return out
 	}
 	out.Turns = ctl.ActiveCount()
+	ro := ""
 	// OpenReadOnly always refuses writes; only corruption makes the
 	// session itself read-only.
 	if s.Corruption() != nil || ctl.TimelineDamaged() != "" {
-		out.State = "read-only: " + readOnlyReason(s, ctl)
+		ro = readOnlyReason(s, ctl)
+		out.State = "read-only: " + ro
+	}
+	if stampErr == nil {
+		// A cache: when it cannot be written the next listing parses the
+		// logs again, which is all it costs.
+		_ = session.SaveDigest(sm.Dir, session.Digest{Turns: out.Turns, ReadOnly: ro, Events: evStamp, Timeline: tlStamp})
 	}
 	return out
 }
@@ -146,7 +164,7 @@ func readController(s *session.Session) (*checkpoint.Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read its timeline: %w", err)
 	}
-	return checkpoint.New(checkpoint.Config{SessionID: s.ID, Store: s, Records: recs, ReadOnly: "opened for reading"}), nil
+	return checkpoint.New(checkpoint.Config{SessionID: s.ID, Store: s, Timeline: timeline.Freeze(recs), ReadOnly: "opened for reading"}), nil
 }
 
 func readOnlyReason(s *session.Session, ctl *checkpoint.Controller) string {

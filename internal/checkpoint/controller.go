@@ -61,11 +61,19 @@ type Store interface {
 	Append(typ, turn string, data any) (session.Event, error)
 	Events() []session.Event
 	LastSeq() int64
+	// SaveDigest records what session listings show (see session.Digest).
+	SaveDigest(turns int, readOnly string) error
 }
 
-// Timeline is the append-only timeline journal.
+// Timeline is the append-only timeline journal and the one materialized
+// state of the timeline, which the journal keeps up to date as records are
+// appended (timeline.Log).
 type Timeline interface {
 	Append(r timeline.Record) error
+	// Live returns the journal's state, changed in place by Append. The
+	// controller is the journal's only writer and reads it under its own
+	// lock.
+	Live() *timeline.State
 }
 
 // Compactions lists the session's compaction checkpoints.
@@ -79,7 +87,6 @@ type Config struct {
 	Dir       string // session directory (previews.json lives here)
 	Store     Store
 	Timeline  Timeline
-	Records   []timeline.Record // records read when the timeline was opened
 	// Snapshots is nil when the session has no workspace snapshots;
 	// NoWorkspace then says why ("worktrees are off", "not a git
 	// repository", ...).
@@ -102,10 +109,9 @@ type Controller struct {
 	cfg Config
 
 	mu sync.Mutex // guards every field below and serializes restores
-	// records and state are the timeline as journaled; state is rebuilt from
-	// records after every append (Build is pure and cheap).
-	records []timeline.Record
-	state   *timeline.State
+	// state is the journal's own state (Timeline.Live): every append
+	// updates it in place, so it is read under mu and never copied.
+	state *timeline.State
 	// running is the checkpoint id of the turn in progress, "" when idle.
 	running string
 	// compacting is set while /compact runs; a turn waits for it.
@@ -117,8 +123,12 @@ type Controller struct {
 	// broken says why mutations are refused after a failed journal write
 	// ("" while healthy).
 	broken string
-	// filesChanged caches per-turn changed-path counts (trees are immutable).
+	// filesChanged caches changed-path counts of turns recorded without
+	// them (trees are immutable), loaded from and saved to statsFile;
+	// statsDirty says it has counts the file lacks.
 	filesChanged map[string]int
+	statsLoaded  bool
+	statsDirty   bool
 }
 
 // New builds a controller over an opened session. Call Repair next.
@@ -129,9 +139,7 @@ func New(cfg Config) *Controller {
 	if cfg.Failpoint == nil {
 		cfg.Failpoint = failpoint.Hit
 	}
-	c := &Controller{cfg: cfg, records: append([]timeline.Record(nil), cfg.Records...), filesChanged: map[string]int{}}
-	c.state = timeline.Build(c.records)
-	return c
+	return &Controller{cfg: cfg, state: cfg.Timeline.Live(), filesChanged: map[string]int{}}
 }
 
 // readOnly returns why mutations are refused, or "".
@@ -155,7 +163,8 @@ func (c *Controller) refuseReadOnly() error {
 	return nil
 }
 
-// append journals a record (fsynced by the timeline) and rebuilds state.
+// append journals a record (fsynced by the timeline), which applies it to
+// the state.
 func (c *Controller) append(r timeline.Record) error {
 	r.V = 1
 	if r.Time.IsZero() {
@@ -170,8 +179,6 @@ func (c *Controller) append(r timeline.Record) error {
 		}
 		return fmt.Errorf("journal %s: %w", r.Type, err)
 	}
-	c.records = append(c.records, r)
-	c.state = timeline.Build(c.records)
 	return nil
 }
 
@@ -212,7 +219,7 @@ func (c *Controller) RunningCheckpoint() string {
 func (c *Controller) ActiveCount() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.state.ActiveChain())
+	return c.state.ActiveLen()
 }
 
 // WorkspaceAvailable reports whether workspace snapshots exist for this
@@ -244,8 +251,8 @@ func (c *Controller) ReadOnly() string {
 // seq_before to the seq_before of its active child, so notices written
 // while a turn was the head live and die with it.
 func (c *Controller) isActiveLocked() func(turn string, seq int64) bool {
-	// append replaces c.state with a new State rather than changing it, so
-	// the method value keeps answering for the state it was taken from.
+	// The state changes in place with every append: the function must
+	// only be called while mu is held (Reseed does so).
 	return c.state.InActiveRange
 }
 
@@ -360,11 +367,14 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 	// even when the turn was cancelled, so use a fresh context.
 	done := timeline.Record{Type: timeline.TypeTurnCompleted, Checkpoint: id, Status: out.Status}
 	if c.cfg.Snapshots != nil && rec.Snapshot != nil {
-		c.captureEnd(context.WithoutCancel(ctx), &done)
+		c.captureEnd(context.WithoutCancel(ctx), &done, rec.Snapshot.Tree)
 	}
 	c.mu.Lock()
 	done.FinalSeq = c.cfg.Store.LastSeq()
 	err = c.append(done)
+	if err == nil {
+		c.saveDigestLocked()
+	}
 	c.running = ""
 	queued, qhead := c.queued, c.queuedHead
 	c.queued = nil
@@ -399,13 +409,14 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 // captureEnd takes the end-of-turn snapshot into done, or records why it
 // could not be taken: a turn that changed files must never be listed as
 // having changed none.
-func (c *Controller) captureEnd(ctx context.Context, done *timeline.Record) {
+func (c *Controller) captureEnd(ctx context.Context, done *timeline.Record, startTree string) {
 	snap, err := c.cfg.Snapshots.Capture(ctx, "end-"+done.Checkpoint)
 	if err != nil {
 		done.EndError = captureReason(err)
 		return
 	}
 	done.End = &timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}
+	done.FilesChanged = c.countChanged(ctx, startTree, snap.Tree)
 }
 
 // linkRepairs returns the snapshot engine's notes about a worktree `.git`
@@ -468,20 +479,21 @@ func (c *Controller) Compact(ctx context.Context) (string, error) {
 }
 
 // List returns one row per turn on the active branch, newest first; with
-// all, abandoned turns too (marked).
+// all, abandoned turns too (marked). It is a pass over the timeline state:
+// every field of a row was recorded when its turn ended. Only turns whose
+// turn.completed predates files_changed need a diff, once: the count is
+// then kept in checkpoint-stats.json (snapshot trees never change).
 func (c *Controller) List(ctx context.Context, all bool) ([]Row, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	active := map[string]bool{}
-	for _, cp := range c.state.ActiveChain() {
-		active[cp.ID] = true
-	}
+	chain := c.state.ActiveChain()
 	var ids []string
 	if all {
-		ids = append(ids, c.state.Order...)
+		ids = c.state.Order
 	} else {
-		for _, cp := range c.state.ActiveChain() {
-			ids = append(ids, cp.ID)
+		ids = make([]string, len(chain))
+		for i, cp := range chain {
+			ids[i] = cp.ID
 		}
 	}
 	rows := make([]Row, 0, len(ids))
@@ -494,7 +506,7 @@ func (c *Controller) List(ctx context.Context, all bool) ([]Row, error) {
 		if cp.Open {
 			row.Status = "running"
 		}
-		if _, ok := active[cp.ID]; !ok {
+		if all && !c.state.Active(cp.ID) {
 			row.Abandoned = true
 		}
 		if row.Workspace && cp.EndError != "" {
@@ -512,26 +524,42 @@ func (c *Controller) List(ctx context.Context, all bool) ([]Row, error) {
 		row.FilesChanged = c.filesChangedLocked(ctx, cp)
 		rows = append(rows, row)
 	}
+	c.saveStatsLocked()
 	return rows, nil
 }
 
+// countChanged is the number of paths that differ between two snapshot
+// trees, nil when the diff fails (a listing computes it again later).
+func (c *Controller) countChanged(ctx context.Context, from, to string) *int {
+	n := 0
+	if from != to {
+		ch, err := c.cfg.Snapshots.Diff(ctx, from, to)
+		if err != nil {
+			return nil
+		}
+		n = len(ch)
+	}
+	return &n
+}
+
 func (c *Controller) filesChangedLocked(ctx context.Context, cp *timeline.Checkpoint) int {
+	if cp.FilesChanged != nil {
+		return *cp.FilesChanged
+	}
 	if cp.Snapshot == nil || cp.End == nil || c.cfg.Snapshots == nil {
 		return 0
 	}
+	c.loadStatsLocked()
 	if n, ok := c.filesChanged[cp.ID]; ok {
 		return n
 	}
-	if cp.Snapshot.Tree == cp.End.Tree {
-		c.filesChanged[cp.ID] = 0
+	p := c.countChanged(ctx, cp.Snapshot.Tree, cp.End.Tree)
+	if p == nil {
 		return 0
 	}
-	ch, err := c.cfg.Snapshots.Diff(ctx, cp.Snapshot.Tree, cp.End.Tree)
-	if err != nil {
-		return 0
-	}
-	c.filesChanged[cp.ID] = len(ch)
-	return len(ch)
+	c.filesChanged[cp.ID] = *p
+	c.statsDirty = true
+	return *p
 }
 
 // label shortens a prompt to its first line for listings.
@@ -650,7 +678,7 @@ func (c *Controller) Repair(ctx context.Context) ([]string, error) {
 		}
 		rec := timeline.Record{Type: timeline.TypeTurnCompleted, Checkpoint: t.ID, Status: agent.StatusInterrupted, FinalSeq: final}
 		if c.cfg.Snapshots != nil && t.Snapshot != nil {
-			c.captureEnd(ctx, &rec)
+			c.captureEnd(ctx, &rec, t.Snapshot.Tree)
 		}
 		if err := c.append(rec); err != nil {
 			return nil, err
@@ -661,7 +689,20 @@ func (c *Controller) Repair(ctx context.Context) ([]string, error) {
 		}
 	}
 	notes = append(notes, c.linkRepairs()...)
+	// Sessions written before the digest existed, or by a process that
+	// stopped before saving it, get it now.
+	c.saveDigestLocked()
 	return notes, nil
+}
+
+// saveDigestLocked records the session's listing digest. It is a cache
+// that listings check against the logs and recompute when stale, so a
+// failed write costs only speed and is not reported.
+func (c *Controller) saveDigestLocked() {
+	if c.readOnly() != "" || c.broken != "" {
+		return
+	}
+	_ = c.cfg.Store.SaveDigest(c.state.ActiveLen(), "")
 }
 
 // sortChanges orders path changes for stable output.

@@ -49,13 +49,13 @@ func TestRepairWithoutSnapshotsKeepsAnInterruptedRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl, records, _, err := timeline.OpenLog(sess.Path(session.TimelineFile))
+	tl, _, _, err := timeline.OpenLog(sess.Path(session.TimelineFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tlBefore := readFile(t, sess.Path(session.TimelineFile))
 	ctl := checkpoint.New(checkpoint.Config{
-		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: tl, Records: records,
+		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: tl,
 		NoWorkspace: "workspace snapshots unavailable: git is unavailable", Runtime: nopRuntime{},
 	})
 	notes, err := ctl.Repair(ctx)

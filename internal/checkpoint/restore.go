@@ -285,29 +285,9 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 }
 
 // knownFilesLocked returns the tree yolop itself last left in the
-// workspace: the end snapshot of the latest turn, or the target of a later
-// workspace restore. It is chronological, not the active head's end: after
-// a conversation-only rewind the head's end is older than the files, and
-// after a workspace restore the files are the restored tree. "" when it is
-// unknown (a turn is running, or its end capture failed).
+// workspace (see timeline.State.KnownFiles), "" when it is unknown.
 func (c *Controller) knownFilesLocked() string {
-	for i := len(c.records) - 1; i >= 0; i-- {
-		r := c.records[i]
-		switch r.Type {
-		case timeline.TypeTurnCompleted:
-			if r.End == nil {
-				return ""
-			}
-			return r.End.Tree
-		case timeline.TypeHeadMoved:
-			if Mode(r.Mode).HasWorkspace() && r.TargetTree != "" {
-				return r.TargetTree
-			}
-		case timeline.TypeCheckpointCreated:
-			return ""
-		}
-	}
-	return ""
+	return c.state.KnownFiles
 }
 
 func confirmCommand(p *plan, token string) string {
@@ -421,6 +401,7 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 		out.Warning = fmt.Sprintf("the restore succeeded, but its notice could not be recorded (%v): the model is not told about it; mention it in your next prompt", err)
 	}
 	c.reseedLocked()
+	c.saveDigestLocked()
 	return out, nil
 }
 

@@ -21,12 +21,14 @@ type noEvents struct{}
 func (noEvents) Append(string, string, any) (session.Event, error) {
 	return session.Event{}, errNotStarted
 }
-func (noEvents) Events() []session.Event { return nil }
-func (noEvents) LastSeq() int64          { return 0 }
+func (noEvents) Events() []session.Event      { return nil }
+func (noEvents) LastSeq() int64               { return 0 }
+func (noEvents) SaveDigest(int, string) error { return nil }
 
 // notStarted is the timeline of a session that is not on disk yet.
 type notStarted struct{}
 
 func (notStarted) Append(timeline.Record) error { return errNotStarted }
+func (notStarted) Live() *timeline.State        { return timeline.New() }
 
 var errNotStarted = errors.New("checkpoint: the session has not started; its first prompt creates it")

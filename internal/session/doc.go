@@ -9,6 +9,8 @@
 //	    lock                                    0600  flock target, holder's pid
 //	    timeline.jsonl                          0600  owned by package timeline
 //	    compaction-checkpoints.jsonl            0600  owned by package timeline
+//	    summary.json                            0600  listing digest (Digest), derived
+//	    checkpoint-stats.json                   0600  owned by package checkpoint, derived
 //	    <file>.corrupt-<UTC time>               0600  torn tails kept aside
 //
 // The data dir is --data-dir, else $YOLOP_DATA_DIR, else
@@ -66,4 +68,15 @@
 //
 // OpenReadOnly (listing, showing) takes no lock and writes nothing; a torn
 // tail is ignored in memory and left for the next writer to repair.
+//
+// # Derived files
+//
+// summary.json (Digest) holds what `yolop sessions` shows beyond
+// workspace.json: turns on the active branch and the read-only reason. The
+// writer saves it after every turn and restore; a listing that finds it
+// missing or stale computes it from the logs and saves it (atomically, and
+// only if the logs did not change while it read them). It names the size
+// and modification time of the two logs it describes and is ignored as
+// soon as either differs, so a crash or an older yolop never makes a
+// listing wrong. Deleting it loses nothing.
 package session

@@ -58,6 +58,9 @@ func ParseEvents(file string, data []byte) EventScan {
 var errNotObject = errors.New("not a JSON object")
 
 func parseEventLine(line []byte) (Event, error) {
+	if ev, ok := fastEvent(line); ok {
+		return ev, nil
+	}
 	var ev Event
 	if !jsonl.IsObject(line) {
 		return ev, errNotObject

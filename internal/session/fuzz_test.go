@@ -76,3 +76,32 @@ func FuzzParseWorkspace(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFastEvent: whatever line the fast decoder accepts, json.Unmarshal
+// accepts too and decodes to the same event.
+func FuzzFastEvent(f *testing.F) {
+	for _, l := range []string{
+		`{"v":1,"seq":1,"type":"m","ts":"2026-01-01T00:00:00Z","turn":"cp1","data":{"i":1}}`,
+		`{"v":1,"seq":12,"type":"user.message","ts":"2026-12-01T04:48:14.312972853Z","data":{"text":"a \"q\" \u00e9"}}`,
+		`{"v":1,"seq":3,"type":"notice","ts":"2026-12-01T04:48:14Z","turn":""}`,
+		`{"v":1,"seq":3,"type":"m","ts":"2026-12-01T04:48:14Z","data":{}}`,
+		`{"v":1,"seq":3,"type":"m","ts":"2026-12-01T04:48:14Z","data":{"a":1},"data":{"b":2}}`,
+		`{"v":1,"seq":03,"type":"m","ts":"2026-12-01T04:48:14Z"}`,
+		`{"v":1,"seq":3,"type":"m","ts":"2026-12-01T04:48:14+01:00","data":{"a":[1,2,{"b":null}]}}`,
+	} {
+		f.Add([]byte(l))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		fast, ok := fastEvent(line)
+		if !ok {
+			return
+		}
+		var slow Event
+		if err := json.Unmarshal(line, &slow); err != nil {
+			t.Fatalf("fast path accepted what json rejects (%v): %q", err, line)
+		}
+		if fast.V != slow.V || fast.Seq != slow.Seq || fast.Type != slow.Type || !fast.Time.Equal(slow.Time) || fast.Time.Location().String() != slow.Time.Location().String() || fast.Turn != slow.Turn || !bytes.Equal(fast.Data, slow.Data) {
+			t.Fatalf("fast %+v != json %+v for %q", fast, slow, line)
+		}
+	})
+}

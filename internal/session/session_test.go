@@ -530,3 +530,40 @@ func TestNewIDSortsByCreation(t *testing.T) {
 		prev = id
 	}
 }
+
+// TestAppendedLinesTakeTheFastPath: every line Append writes is decoded by
+// fastEvent, to the event Append returned.
+func TestAppendedLinesTakeTheFastPath(t *testing.T) {
+	t.Parallel()
+	_, s := newSession(t)
+	defer s.Close()
+	var want []Event
+	for i, d := range []any{map[string]string{"text": "héllo \"q\"\n<tag> & \x01"}, nil, []int{1, 2}, map[string]any{"nested": map[string]any{"a": nil}}} {
+		turn := ""
+		if i%2 == 1 {
+			turn = "cp1"
+		}
+		ev, err := s.Append("user.message", turn, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, ev)
+	}
+	data, err := os.ReadFile(s.Path(EventsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	for i, l := range lines {
+		got, ok := fastEvent(l)
+		if d := want[i].Data; len(d) > 0 && d[0] != '{' {
+			if ok {
+				t.Fatalf("line %d: fast path took non-object data %s", i+1, d)
+			}
+			continue
+		}
+		if !ok || got.Seq != want[i].Seq || got.Type != want[i].Type || got.Turn != want[i].Turn || !got.Time.Equal(want[i].Time) || !bytes.Equal(got.Data, want[i].Data) {
+			t.Fatalf("line %d %s: fast path %v %+v, want %+v", i+1, l, ok, got, want[i])
+		}
+	}
+}

@@ -14,8 +14,10 @@
 //     Fsynced before the turn runs. It opens the turn and empties the redo
 //     slot.
 //   - turn.completed: checkpoint, final_seq, status (completed, failed,
-//     cancelled, interrupted), end {tree, ref}. It closes the open turn and
-//     makes it the head.
+//     cancelled, interrupted), end {tree, ref}, and files_changed (paths
+//     that differ between snapshot and end, so listings run no git; absent
+//     in records written before it existed, or without both snapshots).
+//     It closes the open turn and makes it the head.
 //   - restore.started: the intent of a restore (restore id, target, mode
 //     both|conversation|workspace, old_head, new_head, abandoned_head,
 //     recovery {tree, ref}, target_tree, redo), fsynced before any file is
@@ -34,6 +36,17 @@
 // not behind any recorded seq, no turn or restore started while another is
 // unresolved, and so on (see State.Check). Log.Append checks a record
 // before writing it, so a bug in a caller cannot damage the journal.
+//
+// # One state
+//
+// The open Log holds the session's only materialized State: OpenLog builds
+// it once from the file, and Append applies each record to it in place.
+// Applying a turn's records costs O(1) whatever the length of the timeline
+// (the active-range index and KnownFiles, the tree yolop last left in the
+// workspace, are kept up to date as records apply); only a head.moved
+// recomputes the index, O(active branch). The checkpoint controller, the
+// log's single writer, reads it through Live; others take a copy (State)
+// or, without the journal, Build or Freeze the records.
 //
 // # Active branch
 //

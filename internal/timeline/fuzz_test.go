@@ -3,7 +3,9 @@ package timeline
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
+	"time"
 )
 
 func encode(recs []Record) []byte {
@@ -76,6 +78,41 @@ func FuzzParseCompactions(f *testing.F) {
 		got := ParseCompactions(append(bytes.Clone(valid), suffix...))
 		if len(got.Records) < 2 {
 			t.Fatalf("appending %q lost valid records", suffix)
+		}
+	})
+}
+
+// FuzzFastRecord: whatever line the fast decoder accepts, json.Unmarshal
+// accepts too and decodes to the same record.
+func FuzzFastRecord(f *testing.F) {
+	two := 2
+	for _, r := range []Record{
+		created("cp1", "", 0), completed("cp1", 5, StatusCompleted),
+		{V: 1, Type: TypeCheckpointCreated, Checkpoint: "cp2", Parent: "cp1", SeqBefore: 5, Prompt: "write a.txt\nhé \"q\" <x> & \\", CaptureError: "not a git repository"},
+		{V: 1, Type: TypeTurnCompleted, Checkpoint: "cp2", FinalSeq: 9, Status: StatusFailed, End: snap("e"), FilesChanged: &two},
+		started("r1", "cp1", ModeBoth, "cp2", "", false), moved("r2", "", ModeWorkspace, "cp2", "cp2", true),
+		{V: 1, Type: TypeRestoreAborted, Restore: "r1", Reason: "interrupted; rolled back on open"},
+	} {
+		f.Add(encode([]Record{r}))
+	}
+	f.Add([]byte(`{"v":1,"type":"turn.completed","ts":"2026-12-01T04:30:48+02:00","checkpoint":"cp1","end":null,"files_changed":0}`))
+	f.Add([]byte(`{"v":1,"type":"x","ts":"2026-12-01T04:30:48Z","redo":true,"redo":false,"Type":"y"}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		fast, ok := fastRecord(line)
+		if !ok {
+			return
+		}
+		var slow Record
+		if err := json.Unmarshal(line, &slow); err != nil {
+			t.Fatalf("fast path accepted what json rejects (%v): %q", err, line)
+		}
+		if !fast.Time.Equal(slow.Time) || fast.Time.Location().String() != slow.Time.Location().String() {
+			t.Fatalf("time %v != %v for %q", fast.Time, slow.Time, line)
+		}
+		fast.Time, slow.Time = time.Time{}, time.Time{}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("fast %+v != json %+v for %q", fast, slow, line)
 		}
 	})
 }

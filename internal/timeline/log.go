@@ -93,8 +93,10 @@ func ReadRecords(path string) ([]Record, error) {
 	return Parse(data).withMarker(), nil
 }
 
-// Log is an open timeline.jsonl. It keeps the materialized state so that
-// Append can refuse a record that does not fit before writing it. Its
+// Log is an open timeline.jsonl and the one materialized state of the
+// session's timeline: Append applies each record to it in place (O(1) for
+// a turn's records, see State.Apply), so that a record that does not fit is
+// refused before it is written and no reader rebuilds the state. Its
 // methods are safe for concurrent use; the session lock keeps other
 // processes out.
 type Log struct {
@@ -174,6 +176,16 @@ func (l *Log) Append(r Record) error {
 	return nil
 }
 
+// Live returns the log's own state, which Append changes in place. It is
+// for the log's single writer (the checkpoint controller), which reads it
+// only while no Append of its own is in progress; it must not be changed.
+// Everyone else uses State.
+func (l *Log) Live() *State {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.state
+}
+
 // State returns a copy of the materialized timeline.
 func (l *Log) State() *State {
 	l.mu.Lock()
@@ -186,4 +198,23 @@ func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.f.Close()
+}
+
+// ErrFrozen is returned by Frozen.Append.
+var ErrFrozen = errors.New("timeline: opened for reading")
+
+// Frozen is the state of records read without the journal (listings,
+// read-only views) behind the journal's interface: Live returns it and
+// Append refuses.
+type Frozen struct{ state *State }
+
+// Freeze builds the state of records (see Build) once.
+func Freeze(records []Record) *Frozen { return &Frozen{state: Build(records)} }
+
+// Live returns the state.
+func (f *Frozen) Live() *State { return f.state }
+
+// Append refuses: the records were not opened for writing.
+func (f *Frozen) Append(r Record) error {
+	return fmt.Errorf("append %s: %w", r.Type, ErrFrozen)
 }

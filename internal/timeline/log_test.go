@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // writeLog appends recs through a Log and returns the file path and bytes.
@@ -341,5 +343,31 @@ func TestSelect(t *testing.T) {
 				t.Fatal("an equal boundary replaced the installed record")
 			}
 		})
+	}
+}
+
+// TestWrittenRecordsTakeTheFastPath: every record the journal writes is
+// decoded by fastRecord, to the record written.
+func TestWrittenRecordsTakeTheFastPath(t *testing.T) {
+	t.Parallel()
+	recs := history(40)
+	_, data := writeLog(t, recs)
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	if len(lines) != len(recs) {
+		t.Fatalf("%d lines for %d records", len(lines), len(recs))
+	}
+	for i, l := range lines {
+		got, ok := fastRecord(l)
+		if !ok {
+			t.Fatalf("line %d not decoded by the fast path: %s", i+1, l)
+		}
+		var want Record
+		if err := json.Unmarshal(l, &want); err != nil {
+			t.Fatal(err)
+		}
+		got.Time, want.Time = time.Time{}, time.Time{}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("line %d: %+v, want %+v", i+1, got, want)
+		}
 	}
 }

@@ -24,6 +24,10 @@ type Checkpoint struct {
 	CaptureError string
 	End          *SnapshotRef
 	EndError     string // why the end-of-turn capture failed ("" = it did not)
+	// FilesChanged is the number of paths the turn changed, as its
+	// turn.completed recorded it; nil when the record predates the field
+	// or the turn has no end snapshot to compare.
+	FilesChanged *int
 }
 
 // Redo is the one redo slot: what the most recent restore abandoned.
@@ -59,11 +63,21 @@ type State struct {
 	NextRestore    int
 	// Records is the number of records applied.
 	Records int
+	// KnownFiles is the tree yolop itself last left in the workspace: the
+	// end snapshot of the latest turn, or the target of a later workspace
+	// restore. It is chronological, not the active head's end: after a
+	// conversation-only rewind the head's end is older than the files, and
+	// after a workspace restore the files are the restored tree. "" when
+	// it is unknown (a turn is running, or its end capture failed).
+	KnownFiles string
 
 	maxSeq int64
 	// upper maps each active checkpoint id ("" for the root) to the
-	// highest seq of the events it owns; see InActiveRange.
+	// highest seq of the events it owns; see InActiveRange. Turn records
+	// keep it up to date in O(1); only a head move (a restore) recomputes
+	// it (stale), so appending a turn costs the same at any length.
 	upper map[string]int64
+	stale bool
 }
 
 // New returns the state of an empty timeline.
@@ -120,12 +134,15 @@ func (s *State) Check(r Record) error {
 }
 
 // Apply validates r against the state and applies it. On error the state
-// is unchanged.
+// is unchanged. A record of a turn costs O(1) whatever the length of the
+// timeline; a head move recomputes the active-range index (O(branch)).
 func (s *State) Apply(r Record) error {
 	if err := s.apply(r); err != nil {
 		return err
 	}
-	s.refresh()
+	if s.stale {
+		s.refresh()
+	}
 	return nil
 }
 
@@ -244,6 +261,11 @@ func (s *State) planCreated(r Record) (func(), error) {
 		s.maxSeq = r.SeqBefore
 		// Starting a turn empties the redo slot (the branch stays).
 		s.Redo = nil
+		s.KnownFiles = ""
+		// The open turn joins the active branch below the head: the head
+		// now owns its events up to the turn's start (see refresh).
+		s.upper[cp.Parent] = cp.SeqBefore
+		s.upper[cp.ID] = math.MaxInt64
 	}, nil
 }
 
@@ -267,9 +289,15 @@ func (s *State) planCompleted(r Record) (func(), error) {
 	return func() {
 		cp := s.OpenTurn
 		cp.FinalSeq, cp.Status, cp.End, cp.Open, cp.EndError = r.FinalSeq, r.Status, r.End, false, r.EndError
+		cp.FilesChanged = r.FilesChanged
 		s.OpenTurn = nil
 		s.Head = cp.ID
 		s.maxSeq = r.FinalSeq
+		s.KnownFiles = ""
+		if r.End != nil {
+			s.KnownFiles = r.End.Tree
+		}
+		// The active branch is unchanged: the open turn was already on it.
 	}, nil
 }
 
@@ -339,11 +367,16 @@ func (s *State) planHeadMoved(r Record) (func(), error) {
 		s.Redo = &Redo{Head: r.AbandonedHead, Recovery: r.Recovery, Mode: r.Mode, From: r.Restore}
 		s.PendingRestore = nil
 		s.bumpRestore(r.Restore)
+		if (r.Mode == ModeBoth || r.Mode == ModeWorkspace) && r.TargetTree != "" {
+			s.KnownFiles = r.TargetTree
+		}
+		s.stale = true
 	}, nil
 }
 
 // refresh recomputes the active-range index after a change.
 func (s *State) refresh() {
+	s.stale = false
 	chain := s.ActiveChain()
 	s.upper = make(map[string]int64, len(chain)+1)
 	// Each active checkpoint owns its events up to the start of its active
@@ -384,6 +417,10 @@ func (s *State) ActiveChain() []*Checkpoint {
 	}
 	return chain
 }
+
+// ActiveLen is the number of checkpoints on the active branch (the open
+// turn included), len(ActiveChain()) without walking it.
+func (s *State) ActiveLen() int { return len(s.upper) - 1 }
 
 // Active reports whether a checkpoint is on the active branch (the open
 // turn included). The root ("") is always active.

@@ -78,6 +78,11 @@ type Record struct {
 	// EndError says why the end-of-turn capture failed (End is then nil);
 	// the turn's changed files are unknown.
 	EndError string `json:"end_error,omitempty"`
+	// FilesChanged is the number of paths that differ between the
+	// checkpoint's snapshot and End, recorded so listings run no git.
+	// Absent in records written before it existed (and when either
+	// snapshot is missing).
+	FilesChanged *int `json:"files_changed,omitempty"`
 
 	// restore.started, head.moved, restore.aborted
 	Restore       string       `json:"restore,omitempty"` // restore id, e.g. "r3"
@@ -105,6 +110,9 @@ var errNotObject = errors.New("not a JSON object")
 // an unknown type or version makes the timeline read-only instead of
 // being dropped as a torn tail.
 func ParseRecord(line []byte) (Record, error) {
+	if r, ok := fastRecord(line); ok {
+		return r, nil
+	}
 	var r Record
 	if !jsonl.IsObject(line) {
 		return r, errNotObject

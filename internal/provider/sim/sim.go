@@ -313,8 +313,17 @@ func (p *Provider) Stream(ctx context.Context, req provider.Request, onDelta fun
 	return provider.Response{Message: msg, StopReason: provider.StopToolUse, Usage: usage}, nil
 }
 
+// Summary bounds: a real model's summary has a size budget whatever the
+// length of the conversation, and so does the sim's, so that long-session
+// measurements are not inflated by the test double.
+const (
+	summaryPrompts    = 20 // prompt beginnings named, the most recent ones
+	summaryPromptRune = 60 // runes kept of each beginning
+)
+
 // Compact implements provider.Provider with a deterministic summary naming
-// how many messages it replaces and how each user prompt began.
+// how many messages it replaces and how the last summaryPrompts user
+// prompts began (earlier ones are counted).
 func (p *Provider) Compact(ctx context.Context, req provider.Request) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -334,7 +343,14 @@ func (p *Provider) Compact(ctx context.Context, req provider.Request) (string, e
 		if len(f) > 5 {
 			f = f[:5]
 		}
-		starts = append(starts, strings.Join(f, " "))
+		start := strings.Join(f, " ")
+		if r := []rune(start); len(r) > summaryPromptRune {
+			start = string(r[:summaryPromptRune-1]) + "…"
+		}
+		starts = append(starts, start)
+	}
+	if n := len(starts) - summaryPrompts; n > 0 {
+		starts = append([]string{fmt.Sprintf("(%d earlier prompts)", n)}, starts[n:]...)
 	}
 	return fmt.Sprintf("summary of %d messages: %s", len(req.Messages), strings.Join(starts, "; ")), nil
 }

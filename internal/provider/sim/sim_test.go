@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -381,5 +382,23 @@ func TestRegistered(t *testing.T) {
 	}
 	if p.Name() != "sim" || p.Model() != "m" {
 		t.Fatalf("%s %s", p.Name(), p.Model())
+	}
+}
+
+// TestCompactIsBounded: the summary of a long conversation has a bounded
+// size, like a real model's: it names the last prompts and counts the
+// others.
+func TestCompactIsBounded(t *testing.T) {
+	t.Parallel()
+	var msgs []provider.Message
+	for i := range 1000 {
+		msgs = append(msgs, user(fmt.Sprintf("prompt-%d %s", i, strings.Repeat("x", 500))), provider.Message{Role: provider.RoleAssistant, Text: "ok"})
+	}
+	got, err := newSim(t, "").Compact(context.Background(), provider.Request{Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got, "summary of 2000 messages: (980 earlier prompts); prompt-980 xxx") || !strings.Contains(got, "; prompt-999 x") || len(got) > 2000 {
+		t.Fatalf("summary (%d bytes): %s", len(got), got)
 	}
 }

@@ -1,0 +1,59 @@
+package checkpoint
+
+import (
+	"encoding/json"
+	"path/filepath"
+
+	"github.com/yolop-dev/yolop/internal/session/jsonl"
+)
+
+// statsFile is a derived cache in the session directory: the number of
+// paths each turn changed, for turns whose turn.completed was written
+// before it carried files_changed. It is never the source of truth: a
+// missing or damaged file is computed again from the snapshots.
+//
+//	{"v":1,"files_changed":{"cp1":3,"cp2":0}}
+const statsFile = "checkpoint-stats.json"
+
+type stats struct {
+	V            int            `json:"v"`
+	FilesChanged map[string]int `json:"files_changed"`
+}
+
+// loadStatsLocked reads statsFile once. A missing or unreadable file is an
+// empty cache.
+func (c *Controller) loadStatsLocked() {
+	if c.statsLoaded || c.cfg.Dir == "" {
+		return
+	}
+	c.statsLoaded = true
+	data, err := jsonl.ReadFile(filepath.Join(c.cfg.Dir, statsFile))
+	if err != nil {
+		return
+	}
+	var st stats
+	if json.Unmarshal(data, &st) != nil || st.V != 1 {
+		return
+	}
+	for id, n := range st.FilesChanged {
+		if n >= 0 {
+			c.filesChanged[id] = n
+		}
+	}
+}
+
+// saveStatsLocked writes the counts computed since the last save. A failed
+// write loses nothing but time: the next listing computes them again, so it
+// is not reported.
+func (c *Controller) saveStatsLocked() {
+	if !c.statsDirty || c.cfg.Dir == "" || c.cfg.ReadOnly != "" {
+		return
+	}
+	data, err := json.Marshal(stats{V: 1, FilesChanged: c.filesChanged})
+	if err != nil {
+		return
+	}
+	if jsonl.WriteFileAtomic(filepath.Join(c.cfg.Dir, statsFile), append(data, '\n')) == nil {
+		c.statsDirty = false
+	}
+}
