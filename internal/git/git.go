@@ -76,6 +76,18 @@ type Runner struct {
 	// LockRetry is how long to keep retrying a call that failed on a held
 	// index.lock or ref lock. Zero means the default (2s); negative disables.
 	LockRetry time.Duration
+	// userHooks lets the repository's own hooks run (see WithUserHooks).
+	userHooks bool
+}
+
+// WithUserHooks returns a copy of r that runs the repository's hooks. Only a
+// command the user asked for in so many words uses it (`yolop commit` runs
+// the user's pre-commit and commit-msg hooks); every other call keeps them
+// off.
+func (r *Runner) WithUserHooks() *Runner {
+	c := *r
+	c.userHooks = true
+	return &c
 }
 
 // New returns a runner for dir.
@@ -157,7 +169,11 @@ func (r *Runner) once(ctx context.Context, stdin []byte, _ io.Writer, args []str
 }
 
 func (r *Runner) command(ctx context.Context, args []string) (*exec.Cmd, *bytes.Buffer) {
-	full := append(append([]string(nil), pinned...), args...)
+	pins := pinned
+	if r.userHooks {
+		pins = pins[2:] // drop core.hooksPath=/dev/null
+	}
+	full := append(append([]string(nil), pins...), args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Dir = r.Dir
 	cmd.Env = Environ(r.Env...)

@@ -1,0 +1,560 @@
+package land
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/yolop-dev/yolop/internal/failpoint"
+	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/snapshot"
+)
+
+// Failpoints are the crash points of apply and undo, in the order they are
+// reached (the snapshot engine's restore.* points fire inside the write).
+var Failpoints = []string{"apply.after_capture", "apply.after_ref", "apply.after_intent", "apply.before_done", "undo.after_intent", "undo.before_done"}
+
+// Outcomes of one path in an apply.
+const (
+	OutcomeClean    = "clean"           // only the session changed it: its version is written
+	OutcomeMerged   = "merged"          // both sides changed it; git merged them
+	OutcomeConflict = "conflict"        // both sides changed the same lines (or it cannot be merged)
+	OutcomeApplied  = "already applied" // the checkout already has the session's version
+)
+
+// Conflict modes.
+const (
+	OnConflictRefuse  = "refuse"
+	OnConflictMarkers = "markers"
+)
+
+// ApplyOptions configure Apply.
+type ApplyOptions struct {
+	To         string // another checkout of the same repository ("" = the session's)
+	DryRun     bool   // compute and list, write nothing
+	OnConflict string // refuse (default) or markers
+}
+
+// PathOutcome is one path of an apply.
+type PathOutcome struct {
+	Path    string `json:"path"`
+	Outcome string `json:"outcome"`
+}
+
+// ApplyResult describes an apply (or its dry run).
+type ApplyResult struct {
+	SessionID string        `json:"session_id"`
+	Target    string        `json:"target"`
+	Paths     []PathOutcome `json:"paths"`
+	UndoRef   string        `json:"undo_ref"`
+	Conflicts int           `json:"conflicts"`
+	DryRun    bool          `json:"dry_run"`
+	Written   int           `json:"written"`         // paths written in the checkout
+	Notes     []string      `json:"notes,omitempty"` // repairs and kept-version notes
+}
+
+// ConflictError lists the conflicting paths of an apply.
+type ConflictError struct {
+	Paths   []string
+	Written bool // markers were written
+}
+
+func (e *ConflictError) Error() string {
+	if e.Written {
+		return fmt.Sprintf("%s with conflict markers written: %s; resolve them, or undo with `yolop apply --undo`", plural(len(e.Paths), "path", "paths"), strings.Join(e.Paths, ", "))
+	}
+	return fmt.Sprintf("%s conflict: %s; nothing was written (apply --on-conflict markers writes conflict markers, undoable with apply --undo)", plural(len(e.Paths), "path", "paths"), strings.Join(e.Paths, ", "))
+}
+
+func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+// checkout is an opened apply target.
+type checkout struct {
+	dir     string // top level, symlinks resolved
+	j       *journal
+	eng     *snapshot.Engine
+	scratch string
+}
+
+func (c *checkout) close() {
+	if c.eng != nil {
+		c.eng.Wait()
+	}
+	c.j.close()
+	os.RemoveAll(c.scratch)
+}
+
+// openCheckout resolves dir, checks that it is a checkout of the same
+// repository as worktree and not mid-operation, takes its lock, opens its
+// engine and settles an interrupted apply or undo (notes say what was done).
+func openCheckout(ctx context.Context, dataDir, sessionID, dir, worktree string) (*checkout, []string, error) {
+	if _, err := git.CheckVersion(ctx); err != nil {
+		return nil, nil, err
+	}
+	top, common, err := toplevel(ctx, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if worktree != "" {
+		_, wcommon, err := toplevel(ctx, worktree)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the session's worktree: %w", err)
+		}
+		if wcommon != common {
+			return nil, nil, fmt.Errorf("%w: %s belongs to %s, the session to %s", ErrOtherRepo, top, common, wcommon)
+		}
+	}
+	if err := checkIdle(ctx, top); err != nil {
+		return nil, nil, err
+	}
+	j, err := openJournal(dataDir, top)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := &checkout{dir: top, j: j}
+	c.scratch, err = os.MkdirTemp(j.dir, "scratch-")
+	if err != nil {
+		j.close()
+		return nil, nil, err
+	}
+	c.eng, err = snapshot.Open(ctx, snapshot.Options{Worktree: top, SessionID: sessionID, StateDir: filepath.Join(j.dir, "snapshot")})
+	if err != nil {
+		c.close()
+		return nil, nil, fmt.Errorf("read the checkout %s: %w", top, err)
+	}
+	notes, err := c.settlePending(ctx)
+	if err != nil {
+		c.close()
+		return nil, nil, err
+	}
+	return c, notes, nil
+}
+
+// toplevel returns dir's work tree top level and its repository's common
+// git dir, both with symlinks resolved.
+func toplevel(ctx context.Context, dir string) (string, string, error) {
+	out, err := git.New(dir).Run(ctx, "rev-parse", "--show-toplevel", "--git-common-dir")
+	if err != nil {
+		return "", "", fmt.Errorf("%s is not a git checkout: %w", dir, err)
+	}
+	f := strings.Split(git.Trim(out), "\n")
+	if len(f) != 2 || f[0] == "" {
+		return "", "", fmt.Errorf("%s is not a git checkout (a bare repository has no files to apply to)", dir)
+	}
+	top, err := filepath.EvalSymlinks(f[0])
+	if err != nil {
+		return "", "", err
+	}
+	common := f[1]
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(dir, common)
+	}
+	if c, err := filepath.EvalSymlinks(common); err == nil {
+		common = c
+	}
+	return top, common, nil
+}
+
+// checkIdle refuses a checkout in the middle of a merge, rebase,
+// cherry-pick or revert, or whose index is locked.
+func checkIdle(ctx context.Context, top string) error {
+	names := []string{"MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD", "index.lock"}
+	args := []string{"rev-parse"}
+	for _, n := range names {
+		args = append(args, "--git-path", n)
+	}
+	out, err := git.New(top).Run(ctx, args...)
+	if err != nil {
+		return fmt.Errorf("inspect %s: %w", top, err)
+	}
+	paths := strings.Split(git.Trim(out), "\n")
+	what := map[string]string{"MERGE_HEAD": "a merge", "rebase-merge": "a rebase", "rebase-apply": "a rebase or am", "CHERRY_PICK_HEAD": "a cherry-pick", "REVERT_HEAD": "a revert"}
+	for i, p := range paths {
+		if i >= len(names) {
+			break
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(top, p)
+		}
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if names[i] == "index.lock" {
+			return fmt.Errorf("%w: %s exists (another git command is running, or one crashed: remove the file if none runs)", ErrCheckoutBusy, p)
+		}
+		return fmt.Errorf("%w: %s is in the middle of %s; finish or abort it first", ErrCheckoutBusy, top, what[names[i]])
+	}
+	return nil
+}
+
+// Apply merges the session's net changes (base → current files) into the
+// checkout as uncommitted changes. With conflicts and the refuse mode it
+// returns the result (outcomes) together with a *ConflictError and writes
+// nothing; with markers it writes and also returns the *ConflictError.
+func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	switch o.OnConflict {
+	case "":
+		o.OnConflict = OnConflictRefuse
+	case OnConflictRefuse, OnConflictMarkers:
+	default:
+		return nil, fmt.Errorf("land: --on-conflict must be refuse or markers, not %q", o.OnConflict)
+	}
+	v, err := git.CheckVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !v.AtLeast(git.Version{Major: 2, Minor: 38}) {
+		return nil, fmt.Errorf("%w: apply needs git 2.38 or newer (merge-tree --write-tree), this is %s", ErrGitTooOld, v)
+	}
+	target := o.To
+	if target == "" {
+		target = s.Checkout
+	}
+	if target == "" {
+		return nil, errors.New("land: the session does not name the checkout it was started from; use --to DIR")
+	}
+	c, notes, err := openCheckout(ctx, s.DataDir, s.ID, target, s.Worktree)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	res := &ApplyResult{SessionID: s.ID, Target: c.dir, Paths: []PathOutcome{}, DryRun: o.DryRun, Notes: notes}
+	if samePath(c.dir, s.Worktree) {
+		return nil, fmt.Errorf("land: %s is the session's own worktree; apply brings its work to another checkout", c.dir)
+	}
+	r := runner(c.dir, c.scratch).With("GIT_AUTHOR_NAME=yolop", "GIT_AUTHOR_EMAIL=yolop@localhost", "GIT_COMMITTER_NAME=yolop", "GIT_COMMITTER_EMAIL=yolop@localhost")
+	base, err := treeOf(ctx, r, s.Base)
+	if err != nil {
+		return nil, fmt.Errorf("the session's base commit %s is not in %s: %w", short(s.Base), c.dir, err)
+	}
+
+	// The three sides: base, the user's files, the session's files.
+	sess, err := s.Engine.Capture(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("capture the session's files: %w", err)
+	}
+	userRaw, err := c.eng.Capture(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("capture the checkout %s: %w", c.dir, err)
+	}
+	failpoint.Hit("apply.after_capture")
+	theirs, err := normalize(ctx, s.Engine, s.Worktree, c.scratch, base, sess.Tree)
+	if err != nil {
+		return nil, err
+	}
+	ours, err := normalize(ctx, c.eng, c.dir, c.scratch, base, userRaw.Tree)
+	if err != nil {
+		return nil, err
+	}
+	merged, conflicts, err := mergeTrees(ctx, r, s.Base, ours, theirs)
+	if err != nil {
+		return nil, err
+	}
+
+	// Outcomes, from four cheap tree comparisons.
+	bs, err := diffMap(ctx, c.eng, base, theirs)
+	if err != nil {
+		return nil, err
+	}
+	um, err := diffMap(ctx, c.eng, ours, merged)
+	if err != nil {
+		return nil, err
+	}
+	sm, err := diffMap(ctx, c.eng, theirs, merged)
+	if err != nil {
+		return nil, err
+	}
+	bu, err := diffMap(ctx, c.eng, base, ours)
+	if err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	for p := range bs {
+		set[p] = true
+	}
+	for p := range um {
+		set[p] = true
+	}
+	for _, p := range conflicts {
+		set[p] = true
+	}
+	isConflict := map[string]bool{}
+	for _, p := range conflicts {
+		isConflict[p] = true
+	}
+	for _, p := range sortedKeys(set) {
+		out := OutcomeApplied
+		_, writes := um[p]
+		_, fromSession := sm[p]
+		_, userChanged := bu[p]
+		switch {
+		case isConflict[p]:
+			out = OutcomeConflict
+			if !writes {
+				notes = append(notes, fmt.Sprintf("%s cannot be merged line by line: your version is kept; the session's is %s", p, filepath.Join(s.Worktree, p)))
+			}
+		case !writes:
+			out = OutcomeApplied
+		case !fromSession && !userChanged:
+			out = OutcomeClean
+		default:
+			out = OutcomeMerged
+		}
+		res.Paths = append(res.Paths, PathOutcome{Path: p, Outcome: out})
+	}
+	res.Conflicts = len(conflicts)
+	res.Notes = notes
+	var cerr error
+	if len(conflicts) > 0 {
+		cerr = &ConflictError{Paths: append([]string(nil), conflicts...), Written: o.OnConflict == OnConflictMarkers && !o.DryRun}
+	}
+	if o.DryRun || (cerr != nil && o.OnConflict == OnConflictRefuse) {
+		return res, cerr
+	}
+
+	// What to write: the checkout's raw capture with each merged path in
+	// the bytes git would check out.
+	conv, err := converts(ctx, c.dir, sortedKeys(set))
+	if err != nil {
+		return nil, err
+	}
+	var edits []edit
+	for _, p := range sortedKeys(um) {
+		ch := um[p]
+		e := newSide(ch)
+		if !e.missing() && conv && e.mode != "120000" {
+			if e.oid, err = smudge(ctx, c.dir, c.scratch, p, e.oid); err != nil {
+				return nil, err
+			}
+		}
+		edits = append(edits, edit{p, e})
+	}
+	written, err := editTree(ctx, c.dir, c.scratch, userRaw.Tree, edits)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := c.eng.Diff(ctx, userRaw.Tree, written)
+	if err != nil {
+		return nil, err
+	}
+	if len(changes) == 0 {
+		return res, cerr
+	}
+	var paths, inTheWay []string
+	for _, ch := range changes {
+		paths = append(paths, ch.Path)
+		if ch.Kind == snapshot.Added {
+			// Not in the capture but on disk: ignored or blocklisted. (A
+			// directory in the way is checked by the restore's plan: it may
+			// only hold captured files that go away.)
+			if st, err := os.Lstat(filepath.Join(c.dir, ch.Path)); err == nil && !st.IsDir() {
+				inTheWay = append(inTheWay, ch.Path)
+			}
+		}
+		if blocked(ch.Path) {
+			inTheWay = append(inTheWay, ch.Path)
+		}
+	}
+	if len(inTheWay) > 0 {
+		return res, fmt.Errorf("%w: the session creates %s, but the checkout has an ignored or write-blocklisted file there; move it away and apply again (nothing was written)", ErrInTheWay, strings.Join(inTheWay, ", "))
+	}
+
+	// Anchor the capture, journal the intent, write, verify, journal.
+	n, err := c.nextN(ctx, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	ref := fmt.Sprintf("%s%s/%d", ApplyRefPrefix, s.ID, n)
+	if _, err := git.New(c.dir).Run(ctx, "-c", "core.logAllRefUpdates=false", "-c", "core.fsync=reference", "update-ref", "--no-deref", ref, userRaw.Tree); err != nil {
+		return nil, fmt.Errorf("anchor the checkout's files at %s: %w", ref, err)
+	}
+	failpoint.Hit("apply.after_ref")
+	start := record{Type: recApplyStarted, SessionID: s.ID, N: n, Target: c.dir, UndoRef: ref, Before: userRaw.Tree, After: written, Paths: paths, Conflicts: len(conflicts)}
+	if err := c.j.append(start); err != nil {
+		return nil, err
+	}
+	failpoint.Hit("apply.after_intent")
+	if _, err := c.eng.Restore(ctx, userRaw, written); err != nil {
+		// Put back what was written; the ref keeps the capture either way.
+		note, serr := c.settle(context.WithoutCancel(ctx), start)
+		if serr != nil {
+			return nil, fmt.Errorf("apply: %w; rolling back failed too: %v (the checkout's files before the apply are at %s; `yolop apply --undo` retries)", err, serr, ref)
+		}
+		return nil, fmt.Errorf("apply: %w; nothing was kept: %s", err, note)
+	}
+	failpoint.Hit("apply.before_done")
+	if err := c.j.append(record{Type: recApplyDone, SessionID: s.ID, N: n, Target: c.dir, After: written}); err != nil {
+		return nil, err
+	}
+	res.UndoRef = ref
+	res.Written = len(changes)
+	return res, cerr
+}
+
+// mergeTrees merges ours and theirs (trees) over the base commit with
+// merge-tree, through two throwaway commits whose parent is base. It
+// returns the merged tree and the conflicting paths.
+func mergeTrees(ctx context.Context, r *git.Runner, base, ours, theirs string) (string, []string, error) {
+	commit := func(tree, msg string) (string, error) {
+		out, err := r.Run(ctx, "commit-tree", "-p", base, "-m", msg, tree)
+		if err != nil {
+			return "", fmt.Errorf("prepare the merge: %w", err)
+		}
+		return git.Trim(out), nil
+	}
+	cu, err := commit(ours, "yolop apply: checkout")
+	if err != nil {
+		return "", nil, err
+	}
+	cs, err := commit(theirs, "yolop apply: session")
+	if err != nil {
+		return "", nil, err
+	}
+	// The commits' only common ancestor is base, so merge-tree finds it
+	// without --merge-base (git 2.40+).
+	out, err := r.Run(ctx, "merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", cu, cs)
+	var ge *git.Error
+	conflicted := false
+	if err != nil {
+		if errors.As(err, &ge) && ge.ExitCode == 1 {
+			conflicted = true
+		} else {
+			return "", nil, fmt.Errorf("merge: %w", err)
+		}
+	}
+	f := git.SplitZ(out)
+	if len(f) == 0 || f[0] == "" {
+		return "", nil, fmt.Errorf("merge: unexpected merge-tree output %q", out)
+	}
+	tree := f[0]
+	var conflicts []string
+	seen := map[string]bool{}
+	for _, p := range f[1:] {
+		if p == "" {
+			break // the messages section follows
+		}
+		if !seen[p] {
+			seen[p] = true
+			conflicts = append(conflicts, p)
+		}
+	}
+	if conflicted && len(conflicts) == 0 {
+		return "", nil, errors.New("merge: git reported conflicts without naming a path")
+	}
+	sort.Strings(conflicts)
+	return tree, conflicts, nil
+}
+
+// nextN numbers the next apply of the session: above every journaled one
+// and every existing ref (applies to other checkouts share the refs).
+func (c *checkout) nextN(ctx context.Context, sessionID string) (int, error) {
+	n := c.j.nextN(sessionID)
+	out, err := git.New(c.dir).Run(ctx, "for-each-ref", "--format=%(refname)", ApplyRefPrefix+sessionID+"/")
+	if err != nil {
+		return 0, fmt.Errorf("list apply refs: %w", err)
+	}
+	for _, l := range strings.Split(git.Trim(out), "\n") {
+		if k, err := strconv.Atoi(strings.TrimPrefix(l, ApplyRefPrefix+sessionID+"/")); err == nil && k >= n {
+			n = k + 1
+		}
+	}
+	return n, nil
+}
+
+// settle finishes an interrupted step: an apply is rolled back (its paths
+// get rec.Before's content), an undo is completed (rec.After's). A path
+// holding neither side was changed by someone else: it is left alone and
+// named in the note.
+func (c *checkout) settle(ctx context.Context, rec record) (string, error) {
+	goal, other := rec.Before, rec.After
+	if rec.Type == recUndoStarted {
+		goal, other = rec.After, rec.Before
+	}
+	cur, err := c.eng.Capture(ctx, "")
+	if err != nil {
+		return "", fmt.Errorf("capture the checkout: %w", err)
+	}
+	toGoal, err := diffMap(ctx, c.eng, cur.Tree, goal)
+	if err != nil {
+		return "", err
+	}
+	toOther, err := diffMap(ctx, c.eng, cur.Tree, other)
+	if err != nil {
+		return "", err
+	}
+	var edits []edit
+	var skipped []string
+	for _, p := range rec.Paths {
+		ch, differs := toGoal[p]
+		if !differs {
+			continue
+		}
+		if _, isOther := toOther[p]; isOther {
+			skipped = append(skipped, p)
+			continue
+		}
+		edits = append(edits, edit{p, newSide(ch)})
+	}
+	target, err := editTree(ctx, c.dir, c.scratch, cur.Tree, edits)
+	if err != nil {
+		return "", err
+	}
+	if target != cur.Tree {
+		if _, err := c.eng.Restore(ctx, cur, target); err != nil {
+			return "", err
+		}
+	}
+	note := ""
+	if rec.Type == recUndoStarted {
+		note = fmt.Sprintf("completed an interrupted undo of apply %d of session %s in %s (%s restored)", rec.N, rec.SessionID, c.dir, plural(len(edits), "path", "paths"))
+	} else {
+		note = fmt.Sprintf("rolled back an interrupted apply %d of session %s in %s (%s restored)", rec.N, rec.SessionID, c.dir, plural(len(edits), "path", "paths"))
+	}
+	if len(skipped) > 0 {
+		note += fmt.Sprintf("; left alone because they changed since: %s", strings.Join(skipped, ", "))
+	}
+	out := record{Type: recApplyAborted, SessionID: rec.SessionID, N: rec.N, Target: c.dir, Note: note}
+	if rec.Type == recUndoStarted {
+		out.Type = recUndoDone
+	}
+	if err := c.j.append(out); err != nil {
+		return "", err
+	}
+	return note, nil
+}
+
+// settlePending settles the journal's interrupted step, if any.
+func (c *checkout) settlePending(ctx context.Context) ([]string, error) {
+	rec := c.j.pending()
+	if rec == nil {
+		return nil, nil
+	}
+	note, err := c.settle(ctx, *rec)
+	if err != nil {
+		return nil, fmt.Errorf("repair the interrupted %s of session %s in %s: %w", strings.TrimSuffix(rec.Type, ".started"), rec.SessionID, c.dir, err)
+	}
+	return []string{note}, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	k := make([]string, 0, len(m))
+	for p := range m {
+		k = append(k, p)
+	}
+	sort.Strings(k)
+	return k
+}
+
+func samePath(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
+}

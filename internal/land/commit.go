@@ -1,0 +1,158 @@
+package land
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/yolop-dev/yolop/internal/git"
+)
+
+// CommitOptions configure Commit.
+type CommitOptions struct {
+	Message  string // "" = the session title and its turn prompts
+	NoVerify bool   // skip the pre-commit and commit-msg hooks
+}
+
+// CommitResult describes a commit on the session branch.
+type CommitResult struct {
+	SessionID string `json:"session_id"`
+	Branch    string `json:"branch"`
+	Commit    string `json:"commit"`
+	Files     int    `json:"files"`
+	Message   string `json:"message"`
+}
+
+// HookError is a commit refused by one of the user's hooks.
+type HookError struct{ Output string }
+
+func (e *HookError) Error() string {
+	return "a git hook refused the commit (nothing was committed; fix what it reports, or commit with --no-verify):\n" + strings.TrimSpace(e.Output)
+}
+
+// Commit commits the session worktree's current files on the session's
+// branch with the user's identity, running the user's hooks unless
+// NoVerify. Exactly the captured paths are staged: ignored and
+// write-blocklisted paths never are, nested repositories are left alone.
+func Commit(ctx context.Context, s Session, o CommitOptions) (*CommitResult, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	r := git.New(s.Worktree)
+	if err := identity(ctx, r); err != nil {
+		return nil, err
+	}
+	scratch, err := os.MkdirTemp("", "yolop-commit-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(scratch)
+	cur, err := s.Engine.Capture(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("capture the session's files: %w", err)
+	}
+	head, err := treeOf(ctx, r, "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	ch, err := s.Engine.Diff(ctx, head, cur.Tree)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, c := range ch {
+		if blocked(c.Path) || c.OldMode == "160000" {
+			// The capture leaves blocklisted directories and nested
+			// repositories out; their absence is not a deletion.
+			continue
+		}
+		paths = append(paths, c.Path)
+	}
+	// The index holds exactly HEAD plus the captured paths: whatever was
+	// staged by other means (a shell `git add -f`) is not committed.
+	if _, err := r.Run(ctx, "reset", "-q", "--no-refresh"); err != nil {
+		return nil, fmt.Errorf("prepare the index of %s: %w", s.Worktree, err)
+	}
+	if len(paths) > 0 {
+		in := strings.Join(paths, "\x00") + "\x00"
+		lit := r.With("GIT_LITERAL_PATHSPECS=1")
+		if _, err := lit.RunInput(ctx, []byte(in), "add", "-A", "-f", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
+			return nil, fmt.Errorf("stage the session's files: %w", err)
+		}
+	}
+	if out, err := r.Run(ctx, "diff", "--cached", "--quiet", "--exit-code"); err == nil {
+		_ = out
+		return nil, fmt.Errorf("%w: the session's files equal %s's last commit", ErrNothingToCommit, s.Branch)
+	}
+	msg := o.Message
+	if strings.TrimSpace(msg) == "" {
+		msg = defaultMessage(s)
+	}
+	args := []string{"commit", "-q", "--no-edit", "-F", "-"}
+	if o.NoVerify {
+		args = append(args, "--no-verify")
+	}
+	if _, err := r.WithUserHooks().RunInput(ctx, []byte(msg), args...); err != nil {
+		var ge *git.Error
+		if errors.As(err, &ge) && ge.ExitCode == 1 {
+			return nil, &HookError{Output: ge.Stderr}
+		}
+		return nil, fmt.Errorf("commit: %w", err)
+	}
+	out, err := r.Run(ctx, "rev-parse", "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	files, err := r.Run(ctx, "diff-tree", "--no-commit-id", "--name-only", "-r", "-z", "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	return &CommitResult{SessionID: s.ID, Branch: s.Branch, Commit: git.Trim(out), Files: len(git.SplitZ(files)), Message: msg}, nil
+}
+
+// identity refuses when git has no user name or email to commit with.
+func identity(ctx context.Context, r *git.Runner) error {
+	get := func(env, key string) string {
+		if v := os.Getenv(env); v != "" {
+			return v
+		}
+		out, err := r.Run(ctx, "config", "--get", key)
+		if err != nil {
+			return ""
+		}
+		return git.Trim(out)
+	}
+	name := get("GIT_AUTHOR_NAME", "user.name")
+	email := get("GIT_AUTHOR_EMAIL", "user.email")
+	if email == "" {
+		email = os.Getenv("EMAIL")
+	}
+	if name == "" || email == "" {
+		return fmt.Errorf("%w: set one with `git config --global user.name \"Your Name\"` and `git config --global user.email you@example.com`", ErrNoIdentity)
+	}
+	return nil
+}
+
+// defaultMessage is the session title and the list of its turn prompts.
+func defaultMessage(s Session) string {
+	title := strings.TrimSpace(s.Title)
+	if title == "" {
+		title = "yolop session " + s.ID
+	}
+	var b strings.Builder
+	b.WriteString(title + "\n")
+	if len(s.Prompts) > 0 {
+		b.WriteString("\nTurns:\n")
+		for _, p := range s.Prompts {
+			first, _, _ := strings.Cut(strings.TrimSpace(p), "\n")
+			if r := []rune(first); len(r) > 72 {
+				first = string(r[:71]) + "…"
+			}
+			b.WriteString("- " + first + "\n")
+		}
+	}
+	b.WriteString("\nyolop-session: " + s.ID + "\n")
+	return b.String()
+}

@@ -1,0 +1,157 @@
+package land
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/snapshot"
+)
+
+// DiffFormat selects the text form of a diff.
+type DiffFormat string
+
+// Diff formats: git's unified diff with binary patches, --stat, --name-status.
+const (
+	FormatPatch      DiffFormat = "patch"
+	FormatStat       DiffFormat = "stat"
+	FormatNameStatus DiffFormat = "name-status"
+)
+
+// DiffOptions configure Diff.
+type DiffOptions struct {
+	From   string     // "" = the session's base commit; else a checkpoint id (cp3)
+	Format DiffFormat // "" = FormatPatch
+	Color  bool       // color the text (a terminal)
+}
+
+// DiffResult is a session's work as a diff.
+type DiffResult struct {
+	SessionID string       `json:"session_id"`
+	Base      string       `json:"base"`
+	From      string       `json:"from"` // "base" or the checkpoint id
+	Paths     []PathChange `json:"paths"`
+	Stat      Stat         `json:"stat"`
+	// Text is git's output in the requested format (not part of the JSON).
+	Text string `json:"-"`
+}
+
+var cpRE = regexp.MustCompile(`^cp[1-9][0-9]*$`)
+
+// Diff captures the session's current files (no checkpoint is created) and
+// compares them with its base commit or with a checkpoint's snapshot.
+func Diff(ctx context.Context, s Session, o DiffOptions) (*DiffResult, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	scratch, err := os.MkdirTemp("", "yolop-diff-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(scratch)
+	r := runner(s.Worktree, scratch)
+	base, err := treeOf(ctx, r, s.Base)
+	if err != nil {
+		return nil, fmt.Errorf("the session's base commit %s: %w", short(s.Base), err)
+	}
+	from, label := base, "base"
+	if o.From != "" && o.From != "base" {
+		if n, err := strconv.Atoi(o.From); err == nil && n > 0 {
+			o.From = "cp" + o.From
+		}
+		if !cpRE.MatchString(o.From) {
+			return nil, fmt.Errorf("%w: %q is not a checkpoint id; use cpN as listed by /rewind", ErrBadCheckpoint, o.From)
+		}
+		t, err := s.Engine.ResolveRef(ctx, o.From)
+		if errors.Is(err, snapshot.ErrNoRef) {
+			return nil, fmt.Errorf("%w: %s has no workspace snapshot in this session (/rewind lists the checkpoints)", ErrBadCheckpoint, o.From)
+		}
+		if err != nil {
+			return nil, err
+		}
+		from, label = t, o.From
+	}
+	cur, err := s.Engine.Capture(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("capture the session's files: %w", err)
+	}
+	to, err := normalize(ctx, s.Engine, s.Worktree, scratch, base, cur.Tree)
+	if err != nil {
+		return nil, err
+	}
+	if label != "base" {
+		if from, err = normalize(ctx, s.Engine, s.Worktree, scratch, base, from); err != nil {
+			return nil, err
+		}
+	}
+	res := &DiffResult{SessionID: s.ID, Base: s.Base, From: label, Paths: []PathChange{}}
+	ch, err := s.Engine.Diff(ctx, from, to)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range ch {
+		res.Paths = append(res.Paths, PathChange{Path: c.Path, Change: string(c.Kind)})
+	}
+	res.Stat, err = numstat(ctx, r, from, to)
+	if err != nil {
+		return nil, err
+	}
+	res.Stat.Files = len(ch)
+	args := []string{"diff", "--no-ext-diff", "--no-textconv"}
+	if o.Color {
+		args = append(args, "--color=always")
+	} else {
+		args = append(args, "--color=never")
+	}
+	switch o.Format {
+	case "", FormatPatch:
+		args = append(args, "--binary", "--full-index")
+	case FormatStat:
+		args = append(args, "--stat")
+	case FormatNameStatus:
+		args = append(args, "--name-status")
+	default:
+		return nil, fmt.Errorf("land: unknown diff format %q", o.Format)
+	}
+	out, err := r.Run(ctx, append(args, from, to, "--")...)
+	if err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	res.Text = string(out)
+	return res, nil
+}
+
+// numstat counts inserted and deleted lines between two trees.
+func numstat(ctx context.Context, r *git.Runner, a, b string) (Stat, error) {
+	out, err := r.Run(ctx, "diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", a, b, "--")
+	if err != nil {
+		return Stat{}, fmt.Errorf("diff: %w", err)
+	}
+	var st Stat
+	for _, f := range git.SplitZ(out) {
+		// "<added>\t<deleted>\t<path>"; binary files show "-".
+		p := strings.SplitN(f, "\t", 3)
+		if len(p) < 2 {
+			continue
+		}
+		if n, err := strconv.Atoi(p[0]); err == nil {
+			st.Insertions += n
+		}
+		if n, err := strconv.Atoi(p[1]); err == nil {
+			st.Deletions += n
+		}
+	}
+	return st, nil
+}
+
+func short(oid string) string {
+	if len(oid) > 12 {
+		return oid[:12]
+	}
+	return oid
+}

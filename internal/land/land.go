@@ -1,0 +1,278 @@
+package land
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/snapshot"
+)
+
+// Sentinel errors.
+var (
+	ErrNoWorkspace     = errors.New("land: the session has no worktree of its own")
+	ErrConflict        = errors.New("land: conflicts")
+	ErrLocked          = errors.New("land: another apply to this checkout is running")
+	ErrCheckoutBusy    = errors.New("land: the checkout is in the middle of a git operation")
+	ErrOtherRepo       = errors.New("land: not a checkout of the session's repository")
+	ErrNothingToUndo   = errors.New("land: nothing to undo")
+	ErrEditedSince     = errors.New("land: paths changed since the apply")
+	ErrInTheWay        = errors.New("land: files in the way")
+	ErrNoIdentity      = errors.New("land: no git identity configured")
+	ErrNothingToCommit = errors.New("land: nothing to commit")
+	ErrGitTooOld       = errors.New("land: git is too old to merge without touching the index")
+	ErrBadCheckpoint   = errors.New("land: no such checkpoint")
+)
+
+// Session is what the operations need to know about one session.
+type Session struct {
+	ID       string
+	Title    string
+	Worktree string           // the session's worktree (top level)
+	Branch   string           // yolop/<slug>-<id>
+	Base     string           // the commit the worktree was created from
+	Checkout string           // the checkout the session was started from
+	Engine   *snapshot.Engine // the session's snapshot engine
+	DataDir  string
+	Prompts  []string // the active turns' prompts, oldest first
+}
+
+func (s *Session) check() error {
+	if s.Engine == nil || s.Worktree == "" || s.Base == "" {
+		return fmt.Errorf("%w: this session keeps a conversation only, so there are no files to diff, apply or commit", ErrNoWorkspace)
+	}
+	return nil
+}
+
+// PathChange is one path of a diff.
+type PathChange struct {
+	Path   string `json:"path"`
+	Change string `json:"change"`
+}
+
+// Stat counts a diff.
+type Stat struct {
+	Files      int `json:"files"`
+	Insertions int `json:"insertions"`
+	Deletions  int `json:"deletions"`
+}
+
+// stateDir returns the per-checkout state directory.
+func stateDir(dataDir, checkout string) string {
+	sum := sha256.Sum256([]byte(checkout))
+	return filepath.Join(dataDir, "apply", hex.EncodeToString(sum[:8]))
+}
+
+// ApplyRefPrefix is the namespace of the checkout captures taken before
+// each apply: refs/yolop/apply/<session>/<n>.
+const ApplyRefPrefix = "refs/yolop/apply/"
+
+// entry is one tree entry (mode and object id), or a missing path (zero).
+type entry struct{ mode, oid string }
+
+func (e entry) missing() bool { return e.oid == "" }
+
+// oldSide and newSide pick one side of a change.
+func oldSide(c snapshot.Change) entry { return entry{c.OldMode, c.OldOID} }
+func newSide(c snapshot.Change) entry { return entry{c.NewMode, c.NewOID} }
+
+// diffMap runs diff-tree a b and indexes the changes by path.
+func diffMap(ctx context.Context, eng *snapshot.Engine, a, b string) (map[string]snapshot.Change, error) {
+	ch, err := eng.Diff(ctx, a, b)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]snapshot.Change, len(ch))
+	for _, c := range ch {
+		m[c.Path] = c
+	}
+	return m, nil
+}
+
+// runner returns a git runner in dir that never reads or writes the real
+// index (index-free plumbing: diff-tree, commit-tree, merge-tree, cat-file).
+func runner(dir, scratch string) *git.Runner {
+	return git.New(dir).With("GIT_INDEX_FILE=" + filepath.Join(scratch, "no-index"))
+}
+
+// edit is one change of editTree: set path to (mode, oid), or remove it.
+type edit struct {
+	path string
+	e    entry
+}
+
+// editTree returns base with the edits applied, built in a private
+// temporary index under scratch (the real index is never touched).
+func editTree(ctx context.Context, dir, scratch, base string, edits []edit) (string, error) {
+	if len(edits) == 0 {
+		return base, nil
+	}
+	f, err := os.CreateTemp(scratch, "edit-index-")
+	if err != nil {
+		return "", err
+	}
+	idx := f.Name()
+	f.Close()
+	os.Remove(idx) // read-tree writes a fresh one
+	defer os.Remove(idx)
+	defer os.Remove(idx + ".lock")
+	r := git.New(dir).With("GIT_INDEX_FILE=" + idx)
+	if _, err := r.Run(ctx, "read-tree", base); err != nil {
+		return "", fmt.Errorf("edit tree %s: %w", base, err)
+	}
+	var del, add strings.Builder
+	zero := strings.Repeat("0", len(base))
+	sorted := append([]edit(nil), edits...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].path < sorted[j].path })
+	for _, e := range sorted {
+		if e.e.missing() {
+			fmt.Fprintf(&del, "0 %s\t%s\x00", zero, e.path)
+		} else {
+			fmt.Fprintf(&add, "%s %s\t%s\x00", e.e.mode, e.e.oid, e.path)
+		}
+	}
+	// Removals first, so a file may replace a directory and back.
+	in := del.String() + add.String()
+	if _, err := r.RunInput(ctx, []byte(in), "update-index", "-z", "--index-info"); err != nil {
+		return "", fmt.Errorf("edit tree %s: %w", base, err)
+	}
+	out, err := r.Run(ctx, "write-tree")
+	if err != nil {
+		return "", fmt.Errorf("edit tree %s: %w", base, err)
+	}
+	return git.Trim(out), nil
+}
+
+// converts reports whether git may convert content between the disk and
+// the object store in dir (core.autocrlf, attributes files, or a
+// .gitattributes among the given paths or tracked in dir).
+func converts(ctx context.Context, dir string, paths []string) (bool, error) {
+	for _, p := range paths {
+		if p == ".gitattributes" || strings.HasSuffix(p, "/.gitattributes") {
+			return true, nil
+		}
+	}
+	r := git.New(dir)
+	if out, err := r.Run(ctx, "config", "--get", "core.autocrlf"); err == nil {
+		if v := strings.ToLower(git.Trim(out)); v != "" && v != "false" {
+			return true, nil
+		}
+	}
+	files := []string{}
+	if out, err := r.Run(ctx, "config", "--path", "--get", "core.attributesFile"); err == nil && git.Trim(out) != "" {
+		files = append(files, git.Trim(out))
+	} else if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+		files = append(files, filepath.Join(x, "git", "attributes"))
+	} else if h, err := os.UserHomeDir(); err == nil {
+		files = append(files, filepath.Join(h, ".config", "git", "attributes"))
+	}
+	if out, err := r.Run(ctx, "rev-parse", "--git-path", "info/attributes"); err == nil {
+		p := git.Trim(out)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		files = append(files, p)
+	}
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && st.Size() > 0 {
+			return true, nil
+		}
+	}
+	out, err := r.Run(ctx, "ls-files", "-z", "--", ":(top,glob)**/.gitattributes")
+	if err != nil {
+		return false, fmt.Errorf("look for .gitattributes in %s: %w", dir, err)
+	}
+	return len(out) > 0, nil
+}
+
+// normalize returns raw with every regular file that differs from ref
+// re-hashed through git's clean filters (as `git add` would store it), run
+// in dir so that dir's attributes apply. Without conversion it returns raw.
+func normalize(ctx context.Context, eng *snapshot.Engine, dir, scratch, ref, raw string) (string, error) {
+	ch, err := eng.Diff(ctx, ref, raw)
+	if err != nil {
+		return "", err
+	}
+	paths := make([]string, len(ch))
+	for i, c := range ch {
+		paths[i] = c.Path
+	}
+	conv, err := converts(ctx, dir, paths)
+	if err != nil || !conv {
+		return raw, err
+	}
+	r := runner(dir, scratch)
+	var edits []edit
+	for _, c := range ch {
+		if c.NewOID == "" || c.NewMode == "120000" {
+			continue
+		}
+		blob, err := r.Run(ctx, "cat-file", "blob", c.NewOID)
+		if err != nil {
+			return "", fmt.Errorf("read %s: %w", c.Path, err)
+		}
+		out, err := r.RunInput(ctx, blob, "hash-object", "-w", "--stdin", "--path="+c.Path)
+		if err != nil {
+			return "", fmt.Errorf("normalize %s: %w", c.Path, err)
+		}
+		if oid := git.Trim(out); oid != c.NewOID {
+			edits = append(edits, edit{c.Path, entry{c.NewMode, oid}})
+		}
+	}
+	return editTree(ctx, dir, scratch, raw, edits)
+}
+
+// smudge returns the object holding the bytes git would write to dir's
+// disk for blob oid at path (after smudge/eol filters), or oid itself when
+// nothing converts.
+func smudge(ctx context.Context, dir, scratch, path, oid string) (string, error) {
+	r := runner(dir, scratch)
+	b, err := r.Run(ctx, "cat-file", "--filters", "--path="+path, oid)
+	if err != nil {
+		return "", fmt.Errorf("convert %s for the checkout: %w", path, err)
+	}
+	out, err := r.RunInput(ctx, b, "hash-object", "-w", "--no-filters", "--stdin")
+	if err != nil {
+		return "", fmt.Errorf("store %s: %w", path, err)
+	}
+	return git.Trim(out), nil
+}
+
+// treeOf returns the tree of a commit (or tree) id.
+func treeOf(ctx context.Context, r *git.Runner, rev string) (string, error) {
+	out, err := r.Run(ctx, "rev-parse", "--verify", "--quiet", rev+"^{tree}")
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: %w", rev, err)
+	}
+	return git.Trim(out), nil
+}
+
+// blocked reports whether a path lies in a write-blocklisted directory or
+// a .git directory at any depth.
+func blocked(p string) bool {
+	for _, c := range strings.Split(p, "/") {
+		if strings.EqualFold(c, ".git") {
+			return true
+		}
+		for _, b := range snapshot.Blocklist {
+			if c == b {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -1,0 +1,443 @@
+package land
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/yolop-dev/yolop/internal/git/gittest"
+)
+
+var ctx = context.Background()
+
+const lines = "one\ntwo\nthree\nfour\nfive\nsix\nseven\n"
+
+func TestApplyMergesUndoRestores(t *testing.T) {
+	r := newRig(t, map[string]string{"a.txt": lines, "b.txt": "bee\n", "old.txt": "rename me\nplease\n", "gone.txt": "bye\n"})
+	wt, co := r.sess.Worktree, r.checkout
+	// The session edits line 1, creates, deletes and renames (by shell).
+	write(t, wt, "a.txt", strings.Replace(lines, "one", "ONE", 1))
+	write(t, wt, "new/file.txt", "created\n")
+	write(t, wt, "bin.dat", "\x00\x01\x02binary")
+	remove(t, wt, "gone.txt")
+	if err := os.Rename(filepath.Join(wt, "old.txt"), filepath.Join(wt, "renamed.txt")); err != nil {
+		t.Fatal(err)
+	}
+	// The user edits other lines of the same files and moves the branch.
+	write(t, co, "a.txt", strings.Replace(lines, "seven", "SEVEN", 1))
+	write(t, co, "old.txt", "rename me\nplease!\n")
+	write(t, co, "moved.txt", "user's branch moved on\n")
+	gittest.Git(t, co, "add", "moved.txt")
+	gittest.Git(t, co, "commit", "-q", "-m", "user moves on")
+	write(t, co, "scratch.txt", "user's untracked file\n")
+
+	before := manifest(t, co)
+	state := gitState(t, co)
+
+	res, err := Apply(ctx, r.sess, ApplyOptions{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := diffManifests(before, manifest(t, co)); d != "" {
+		t.Fatalf("dry run wrote:\n%s", d)
+	}
+	want := map[string]string{"a.txt": "merged", "new/file.txt": "clean", "bin.dat": "clean", "gone.txt": "clean", "old.txt": "merged", "renamed.txt": "merged"}
+	if got := outcomes(res); !equalMaps(got, want) {
+		t.Fatalf("dry-run outcomes %v, want %v", got, want)
+	}
+
+	res, err = Apply(ctx, r.sess, ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.UndoRef != ApplyRefPrefix+"s_test/1" || res.Conflicts != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	if got := read(t, co, "a.txt"); got != strings.Replace(strings.Replace(lines, "one", "ONE", 1), "seven", "SEVEN", 1) {
+		t.Fatalf("a.txt = %q", got)
+	}
+	if got := read(t, co, "renamed.txt"); got != "rename me\nplease!\n" {
+		t.Fatalf("the rename lost the user's edit: %q", got)
+	}
+	for _, p := range []string{"old.txt", "gone.txt"} {
+		if _, err := os.Lstat(filepath.Join(co, p)); !os.IsNotExist(err) {
+			t.Fatalf("%s still there", p)
+		}
+	}
+	if read(t, co, "new/file.txt") != "created\n" || read(t, co, "bin.dat") != "\x00\x01\x02binary" || read(t, co, "scratch.txt") != "user's untracked file\n" {
+		t.Fatal("created files or the user's untracked file wrong")
+	}
+	if got := gitState(t, co); got != state {
+		t.Fatalf("HEAD, refs, index or config changed:\n%s\n---\n%s", state, got)
+	}
+	// Applying twice is harmless.
+	again, err := Apply(ctx, r.sess, ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range again.Paths {
+		if p.Outcome != OutcomeApplied {
+			t.Fatalf("second apply: %v", again.Paths)
+		}
+	}
+	if again.UndoRef != "" || again.Written != 0 {
+		t.Fatalf("second apply wrote: %+v", again)
+	}
+	if l := Last(r.data, "s_test"); l == nil || l.State != "applied" || l.Paths != 6 {
+		t.Fatalf("last apply %+v", l)
+	}
+
+	u, err := Undo(ctx, r.sess, UndoOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(u.Paths) != 6 {
+		t.Fatalf("undo put back %v", u.Paths)
+	}
+	if d := diffManifests(before, manifest(t, co)); d != "" {
+		t.Fatalf("undo is not byte-exact:\n%s", d)
+	}
+	if got := gitState(t, co); got != state {
+		t.Fatal("undo changed HEAD, refs, index or config")
+	}
+	if _, err := Undo(ctx, r.sess, UndoOptions{}); !errors.Is(err, ErrNothingToUndo) {
+		t.Fatalf("second undo: %v", err)
+	}
+	if l := Last(r.data, "s_test"); l == nil || l.State != "undone" {
+		t.Fatalf("last apply %+v", l)
+	}
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestConflictRefuseAndMarkers(t *testing.T) {
+	r := newRig(t, map[string]string{"a.txt": lines, "ok.txt": "x\n"})
+	wt, co := r.sess.Worktree, r.checkout
+	write(t, wt, "a.txt", strings.Replace(lines, "four", "SESSION", 1))
+	write(t, wt, "ok.txt", "y\n")
+	write(t, co, "a.txt", strings.Replace(lines, "four", "USER", 1))
+	before := manifest(t, co)
+
+	res, err := Apply(ctx, r.sess, ApplyOptions{})
+	var ce *ConflictError
+	if !errors.As(err, &ce) || !errors.Is(err, ErrConflict) || ce.Written {
+		t.Fatalf("want a refused conflict, got %v", err)
+	}
+	if res == nil || res.Conflicts != 1 || outcomes(res)["a.txt"] != OutcomeConflict || outcomes(res)["ok.txt"] != OutcomeClean {
+		t.Fatalf("result %+v", res)
+	}
+	if d := diffManifests(before, manifest(t, co)); d != "" {
+		t.Fatalf("refuse wrote:\n%s", d)
+	}
+
+	res, err = Apply(ctx, r.sess, ApplyOptions{OnConflict: OnConflictMarkers})
+	if !errors.As(err, &ce) || !ce.Written {
+		t.Fatalf("markers: %v", err)
+	}
+	got := read(t, co, "a.txt")
+	if !strings.Contains(got, "<<<<<<<") || !strings.Contains(got, "USER") || !strings.Contains(got, "SESSION") {
+		t.Fatalf("conflict markers lose a side:\n%s", got)
+	}
+	if read(t, co, "ok.txt") != "y\n" || res.UndoRef == "" {
+		t.Fatal("clean path not written with markers")
+	}
+	if _, err := Undo(ctx, r.sess, UndoOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if d := diffManifests(before, manifest(t, co)); d != "" {
+		t.Fatalf("undo after markers:\n%s", d)
+	}
+}
+
+func TestUndoRefusesEditsSince(t *testing.T) {
+	r := newRig(t, map[string]string{"a.txt": lines})
+	wt, co := r.sess.Worktree, r.checkout
+	write(t, wt, "a.txt", "session\n")
+	write(t, wt, "b.txt", "new\n")
+	before := manifest(t, co)
+	if _, err := Apply(ctx, r.sess, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, co, "a.txt", "user edit after apply\n")
+	write(t, co, "other.txt", "unrelated\n")
+	_, err := Undo(ctx, r.sess, UndoOptions{})
+	var ee *EditedError
+	if !errors.As(err, &ee) || len(ee.Paths) != 1 || ee.Paths[0] != "a.txt" {
+		t.Fatalf("want a refusal naming a.txt, got %v", err)
+	}
+	if read(t, co, "a.txt") != "user edit after apply\n" || read(t, co, "b.txt") != "new\n" {
+		t.Fatal("refused undo changed files")
+	}
+	u, err := Undo(ctx, r.sess, UndoOptions{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.SavedRef == "" || len(u.Overwrote) != 1 {
+		t.Fatalf("forced undo %+v", u)
+	}
+	after := manifest(t, co)
+	delete(after, "other.txt")
+	if d := diffManifests(before, after); d != "" {
+		t.Fatalf("forced undo:\n%s", d)
+	}
+	// The overwritten edit is kept.
+	if got := gittest.Git(t, co, "cat-file", "blob", u.SavedRef+":a.txt"); got != "user edit after apply" {
+		t.Fatalf("saved edit %q", got)
+	}
+}
+
+func TestBadInputs(t *testing.T) {
+	t.Run("no workspace", func(t *testing.T) {
+		_, err := Apply(ctx, Session{ID: "s_x"}, ApplyOptions{})
+		if !errors.Is(err, ErrNoWorkspace) || !strings.Contains(err.Error(), "conversation only") {
+			t.Fatalf("%v", err)
+		}
+	})
+	t.Run("mid-merge and index lock", func(t *testing.T) {
+		r := newRig(t, map[string]string{"a.txt": "a\n"})
+		write(t, r.sess.Worktree, "a.txt", "b\n")
+		head := gittest.Git(t, r.checkout, "rev-parse", "HEAD")
+		os.WriteFile(filepath.Join(r.checkout, ".git", "MERGE_HEAD"), []byte(head+"\n"), 0o644)
+		if _, err := Apply(ctx, r.sess, ApplyOptions{}); !errors.Is(err, ErrCheckoutBusy) || !strings.Contains(err.Error(), "merge") {
+			t.Fatalf("mid-merge: %v", err)
+		}
+		os.Remove(filepath.Join(r.checkout, ".git", "MERGE_HEAD"))
+		os.WriteFile(filepath.Join(r.checkout, ".git", "index.lock"), nil, 0o644)
+		if _, err := Apply(ctx, r.sess, ApplyOptions{}); !errors.Is(err, ErrCheckoutBusy) {
+			t.Fatalf("index.lock: %v", err)
+		}
+		os.Remove(filepath.Join(r.checkout, ".git", "index.lock"))
+		if read(t, r.checkout, "a.txt") != "a\n" {
+			t.Fatal("refused apply wrote")
+		}
+	})
+	t.Run("another apply holds the lock", func(t *testing.T) {
+		r := newRig(t, map[string]string{"a.txt": "a\n"})
+		top, _, _ := toplevel(ctx, r.checkout)
+		j, err := openJournal(r.data, top)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.close()
+		if _, err := Apply(ctx, r.sess, ApplyOptions{}); !errors.Is(err, ErrLocked) {
+			t.Fatalf("%v", err)
+		}
+	})
+	t.Run("other repository", func(t *testing.T) {
+		r := newRig(t, map[string]string{"a.txt": "a\n"})
+		other := gittest.NewRepo(t)
+		if _, err := Apply(ctx, r.sess, ApplyOptions{To: other}); !errors.Is(err, ErrOtherRepo) {
+			t.Fatalf("%v", err)
+		}
+	})
+	t.Run("directory in one tree, file in the other", func(t *testing.T) {
+		r := newRig(t, map[string]string{"x/inner.txt": "in\n", "y.txt": "y\n"})
+		remove(t, r.sess.Worktree, "x/inner.txt")
+		remove(t, r.sess.Worktree, "x")
+		write(t, r.sess.Worktree, "x", "x is a file now\n")
+		write(t, r.checkout, "y.txt", "user\n")
+		before := manifest(t, r.checkout)
+		res, err := Apply(ctx, r.sess, ApplyOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if read(t, r.checkout, "x") != "x is a file now\n" || res.Written != 2 {
+			t.Fatalf("swap not applied: %+v", res)
+		}
+		if _, err := Undo(ctx, r.sess, UndoOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if d := diffManifests(before, manifest(t, r.checkout)); d != "" {
+			t.Fatal(d)
+		}
+	})
+	t.Run("user deleted a file the session edited", func(t *testing.T) {
+		r := newRig(t, map[string]string{"a.txt": lines})
+		write(t, r.sess.Worktree, "a.txt", lines+"eight\n")
+		remove(t, r.checkout, "a.txt")
+		res, err := Apply(ctx, r.sess, ApplyOptions{})
+		if !errors.Is(err, ErrConflict) || outcomes(res)["a.txt"] != OutcomeConflict {
+			t.Fatalf("%v %+v", err, res)
+		}
+		if _, err := os.Lstat(filepath.Join(r.checkout, "a.txt")); !os.IsNotExist(err) {
+			t.Fatal("refused apply wrote a.txt")
+		}
+	})
+	t.Run("binary conflict", func(t *testing.T) {
+		r := newRig(t, map[string]string{"b.bin": "\x00base"})
+		write(t, r.sess.Worktree, "b.bin", "\x00session")
+		write(t, r.checkout, "b.bin", "\x00user")
+		res, err := Apply(ctx, r.sess, ApplyOptions{OnConflict: OnConflictMarkers})
+		if !errors.Is(err, ErrConflict) {
+			t.Fatalf("%v", err)
+		}
+		if read(t, r.checkout, "b.bin") != "\x00user" {
+			t.Fatal("the user's binary was replaced")
+		}
+		if len(res.Notes) == 0 || !strings.Contains(res.Notes[0], "your version is kept") {
+			t.Fatalf("notes %v", res.Notes)
+		}
+	})
+	t.Run("ignored file in the way", func(t *testing.T) {
+		r := newRig(t, map[string]string{"a.txt": "a\n"})
+		write(t, r.sess.Worktree, "gen.out", "session\n")
+		write(t, r.checkout, ".gitignore", "gen.out\n") // the user's own, untracked
+		write(t, r.checkout, "gen.out", "user's ignored file\n")
+		if _, err := Apply(ctx, r.sess, ApplyOptions{}); !errors.Is(err, ErrInTheWay) {
+			t.Fatalf("%v", err)
+		}
+		if read(t, r.checkout, "gen.out") != "user's ignored file\n" {
+			t.Fatal("ignored file overwritten")
+		}
+	})
+	t.Run("permission denied", func(t *testing.T) {
+		if os.Geteuid() == 0 {
+			t.Skip("root ignores permissions")
+		}
+		r := newRig(t, map[string]string{"d/a.txt": "a\n", "z.txt": "z\n"})
+		write(t, r.sess.Worktree, "z.txt", "session z\n")
+		write(t, r.sess.Worktree, "d/new.txt", "new\n")
+		os.Chmod(filepath.Join(r.checkout, "d"), 0o555)
+		defer os.Chmod(filepath.Join(r.checkout, "d"), 0o755)
+		before := manifest(t, r.checkout)
+		_, err := Apply(ctx, r.sess, ApplyOptions{})
+		if err == nil || !strings.Contains(err.Error(), "not writable") {
+			t.Fatalf("%v", err)
+		}
+		if d := diffManifests(before, manifest(t, r.checkout)); d != "" {
+			t.Fatalf("permission failure left changes:\n%s", d)
+		}
+	})
+	t.Run("bad conflict mode", func(t *testing.T) {
+		r := newRig(t, nil)
+		if _, err := Apply(ctx, r.sess, ApplyOptions{OnConflict: "theirs"}); err == nil || !strings.Contains(err.Error(), "refuse or markers") {
+			t.Fatalf("%v", err)
+		}
+	})
+}
+
+func TestDiff(t *testing.T) {
+	r := newRig(t, map[string]string{"a.txt": lines, "b.bin": "\x00old", "del.txt": "d\n"})
+	wt := r.sess.Worktree
+	cp, err := r.sess.Engine.Capture(ctx, "cp1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = cp
+	write(t, wt, "a.txt", strings.Replace(lines, "two", "TWO", 1))
+	write(t, wt, "b.bin", "\x00new\x01")
+	write(t, wt, "c.txt", "c\n")
+	remove(t, wt, "del.txt")
+	res, err := Diff(ctx, r.sess, DiffOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stat.Files != 4 || res.Stat.Insertions != 2 || res.Stat.Deletions != 2 || res.From != "base" {
+		t.Fatalf("stat %+v", res)
+	}
+	b, _ := json.Marshal(res)
+	for _, k := range []string{`"session_id"`, `"base"`, `"from"`, `"paths"`, `"stat"`, `"insertions"`, `"change":"deleted"`} {
+		if !strings.Contains(string(b), k) {
+			t.Fatalf("json %s lacks %s", b, k)
+		}
+	}
+	// The patch applies to the base with git apply, binary included.
+	other := t.TempDir()
+	gittest.Git(t, r.checkout, "worktree", "add", "-q", "--detach", other, r.sess.Base)
+	cmd := exec.Command("git", "apply", "--index")
+	cmd.Dir, cmd.Stdin = other, strings.NewReader(res.Text)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git apply: %v\n%s\n%s", err, out, res.Text)
+	}
+	if d := diffManifests(manifest(t, wt), manifest(t, other)); d != "" {
+		t.Fatalf("applied patch differs:\n%s", d)
+	}
+	for _, f := range []DiffFormat{FormatStat, FormatNameStatus} {
+		res, err := Diff(ctx, r.sess, DiffOptions{Format: f})
+		if err != nil || !strings.Contains(res.Text, "a.txt") {
+			t.Fatalf("%s: %v %q", f, err, res.Text)
+		}
+	}
+	res, err = Diff(ctx, r.sess, DiffOptions{From: "1"})
+	if err != nil || res.From != "cp1" || res.Stat.Files != 4 {
+		t.Fatalf("from cp1: %v %+v", err, res)
+	}
+	if _, err := Diff(ctx, r.sess, DiffOptions{From: "cp9"}); !errors.Is(err, ErrBadCheckpoint) {
+		t.Fatalf("cp9: %v", err)
+	}
+	if _, err := r.sess.Engine.ResolveRef(ctx, "cp2"); err == nil {
+		t.Fatal("diff created a checkpoint")
+	}
+}
+
+func TestCommit(t *testing.T) {
+	r := newRig(t, map[string]string{"a.txt": "a\n", ".gitignore": "*.log\n"})
+	wt := r.sess.Worktree
+	write(t, wt, "a.txt", "changed\n")
+	write(t, wt, "new.txt", "new\n")
+	write(t, wt, "debug.log", "ignored\n")
+	write(t, wt, "node_modules/x/index.js", "blocklisted\n")
+	gittest.Git(t, wt, "add", "-f", "node_modules/x/index.js") // staged by a shell: still never committed
+
+	// A failing hook refuses; --no-verify skips it.
+	hooks := filepath.Join(r.checkout, ".git", "hooks")
+	os.MkdirAll(hooks, 0o755)
+	os.WriteFile(filepath.Join(hooks, "pre-commit"), []byte("#!/bin/sh\necho 'lint failed' >&2\nexit 1\n"), 0o755)
+	_, err := Commit(ctx, r.sess, CommitOptions{})
+	var he *HookError
+	if !errors.As(err, &he) || !strings.Contains(err.Error(), "lint failed") {
+		t.Fatalf("hook: %v", err)
+	}
+	res, err := Commit(ctx, r.sess, CommitOptions{NoVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := gittest.Git(t, wt, "show", "--name-only", "--format=", "HEAD")
+	if files != "a.txt\nnew.txt" || res.Files != 2 {
+		t.Fatalf("committed %q", files)
+	}
+	msg := gittest.Git(t, wt, "log", "-1", "--format=%B")
+	if !strings.HasPrefix(msg, "test session\n\nTurns:\n- first prompt\n- second\n") {
+		t.Fatalf("message %q", msg)
+	}
+	if who := gittest.Git(t, wt, "log", "-1", "--format=%an <%ae>"); who != "yolop test <test@example.invalid>" {
+		t.Fatalf("author %q", who)
+	}
+	if _, err := Commit(ctx, r.sess, CommitOptions{NoVerify: true}); !errors.Is(err, ErrNothingToCommit) {
+		t.Fatalf("empty commit: %v", err)
+	}
+	// git merge from the user's checkout brings the work.
+	gittest.Git(t, r.checkout, "merge", "-q", r.sess.Branch)
+	if read(t, r.checkout, "new.txt") != "new\n" {
+		t.Fatal("merge did not bring the files")
+	}
+}
+
+func TestCommitWithoutIdentity(t *testing.T) {
+	r := newRig(t, map[string]string{"a.txt": "a\n"})
+	gittest.Git(t, r.checkout, "config", "--unset", "user.name")
+	gittest.Git(t, r.checkout, "config", "--unset", "user.email")
+	cfg := filepath.Join(t.TempDir(), "cfg")
+	os.WriteFile(cfg, nil, 0o600)
+	t.Setenv("GIT_CONFIG_GLOBAL", cfg)
+	t.Setenv("EMAIL", "")
+	write(t, r.sess.Worktree, "a.txt", "b\n")
+	if _, err := Commit(ctx, r.sess, CommitOptions{}); !errors.Is(err, ErrNoIdentity) || !strings.Contains(err.Error(), "git config --global user.name") {
+		t.Fatalf("%v", err)
+	}
+}
