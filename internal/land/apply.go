@@ -377,7 +377,7 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		return nil, fmt.Errorf("anchor the checkout's files at %s: %w", ref, err)
 	}
 	failpoint.Hit("apply.after_ref")
-	start := record{Type: recApplyStarted, SessionID: s.ID, N: n, Target: c.dir, UndoRef: ref, Before: userRaw.Tree, After: written, Paths: paths, Conflicts: len(conflicts)}
+	start := record{Type: recApplyStarted, SessionID: s.ID, N: n, Target: c.dir, UndoRef: ref, Before: userRaw.Tree, After: written, Paths: paths, Dirs: existingDirs(c.dir, paths), Conflicts: len(conflicts)}
 	if err := c.j.append(start); err != nil {
 		return nil, err
 	}
@@ -512,6 +512,9 @@ func (c *checkout) settle(ctx context.Context, rec record) (string, error) {
 			return "", err
 		}
 	}
+	if err := recreateDirs(c.dir, rec.Dirs); err != nil {
+		return "", err
+	}
 	note := ""
 	if rec.Type == recUndoStarted {
 		note = fmt.Sprintf("completed an interrupted undo of apply %d of session %s in %s (%s restored)", rec.N, rec.SessionID, c.dir, plural(len(edits), "path", "paths"))
@@ -542,6 +545,34 @@ func (c *checkout) settlePending(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("repair the interrupted %s of session %s in %s: %w", strings.TrimSuffix(rec.Type, ".started"), rec.SessionID, c.dir, err)
 	}
 	return []string{note}, nil
+}
+
+// existingDirs lists the parent directories of paths that exist in root.
+func existingDirs(root string, paths []string) []string {
+	seen := map[string]bool{}
+	for _, p := range paths {
+		for d := filepath.Dir(p); d != "." && d != "/" && !seen[d]; d = filepath.Dir(d) {
+			if st, err := os.Lstat(filepath.Join(root, d)); err == nil && st.IsDir() {
+				seen[d] = true
+			}
+		}
+	}
+	return sortedKeys(seen)
+}
+
+// recreateDirs puts back directories that deleting files emptied and
+// removed.
+func recreateDirs(root string, dirs []string) error {
+	for _, d := range dirs {
+		full := filepath.Join(root, d)
+		if _, err := os.Lstat(full); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(full, 0o755); err != nil {
+			return fmt.Errorf("recreate directory %s: %w", d, err)
+		}
+	}
+	return nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

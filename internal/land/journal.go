@@ -33,6 +33,10 @@ type record struct {
 	Before    string    `json:"before,omitempty"` // the checkout's tree before (raw bytes)
 	After     string    `json:"after,omitempty"`  // the tree the step writes
 	Paths     []string  `json:"paths,omitempty"`  // the paths it writes
+	// Dirs are the written paths' parent directories that existed before
+	// the apply: deleting the files it created must not take an emptied
+	// directory of the user's with them.
+	Dirs []string `json:"dirs,omitempty"`
 	Conflicts int       `json:"conflicts,omitempty"`
 	Note      string    `json:"note,omitempty"`
 }

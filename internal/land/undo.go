@@ -106,7 +106,7 @@ func Undo(ctx context.Context, s Session, o UndoOptions) (*UndoResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	start := record{Type: recUndoStarted, SessionID: s.ID, N: rec.N, Target: c.dir, UndoRef: rec.UndoRef, Before: cur.Tree, After: goal, Paths: res.Paths}
+	start := record{Type: recUndoStarted, SessionID: s.ID, N: rec.N, Target: c.dir, UndoRef: rec.UndoRef, Before: cur.Tree, After: goal, Paths: res.Paths, Dirs: rec.Dirs}
 	if err := c.j.append(start); err != nil {
 		return nil, err
 	}
@@ -120,6 +120,9 @@ func Undo(ctx context.Context, s Session, o UndoOptions) (*UndoResult, error) {
 			}
 			return nil, fmt.Errorf("undo: %w (%s)", err, note)
 		}
+	}
+	if err := recreateDirs(c.dir, rec.Dirs); err != nil {
+		return nil, err
 	}
 	failpoint.Hit("undo.before_done")
 	if err := c.j.append(record{Type: recUndoDone, SessionID: s.ID, N: rec.N, Target: c.dir}); err != nil {
