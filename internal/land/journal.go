@@ -36,9 +36,9 @@ type record struct {
 	// Dirs are the written paths' parent directories that existed before
 	// the apply: deleting the files it created must not take an emptied
 	// directory of the user's with them.
-	Dirs []string `json:"dirs,omitempty"`
-	Conflicts int       `json:"conflicts,omitempty"`
-	Note      string    `json:"note,omitempty"`
+	Dirs      []string `json:"dirs,omitempty"`
+	Conflicts int      `json:"conflicts,omitempty"`
+	Note      string   `json:"note,omitempty"`
 }
 
 // journal is the per-checkout state: a lock and an append-only log.
