@@ -218,6 +218,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		return nil, err
 	}
 	p.Notes = append(p.Notes, more...)
+	p.Notes = append(p.Notes, repairApplies(ctx, dataDir, ws)...)
 	p.Controller.Reseed()
 	p.Agent.AddUsage(agent.LoggedUsage(sess.Events()))
 	return p, nil

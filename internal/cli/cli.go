@@ -247,7 +247,7 @@ ordinary prompt, and //text sends /text literally.`,
 	if cc, _, err := cmd.Find([]string{"completion"}); err == nil && cc != cmd {
 		cc.Example = "  yolop completion bash > ~/.local/share/bash-completion/completions/yolop\n  yolop completion zsh > \"${fpath[1]}/_yolop\"\n  yolop completion fish > ~/.config/fish/completions/yolop.fish"
 	}
-	cmd.AddCommand(newVersionCmd(o), newSessionsCmd(o), newCheckpointsCmd(o), newWorktreeCmd(o), newDemoCmd(o))
+	cmd.AddCommand(newVersionCmd(o), newSessionsCmd(o), newCheckpointsCmd(o), newWorktreeCmd(o), newDemoCmd(o), newDiffCmd(o), newApplyCmd(o), newCommitCmd(o))
 	return cmd
 }
 

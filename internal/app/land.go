@@ -1,0 +1,239 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/land"
+	"github.com/yolop-dev/yolop/internal/session"
+	"github.com/yolop-dev/yolop/internal/snapshot"
+	"github.com/yolop-dev/yolop/internal/timeline"
+)
+
+// landSession describes this session to the land package. target names
+// the checkout apply writes to by default.
+func (s *Session) landSession(ctx context.Context) (land.Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sess == nil {
+		return land.Session{}, fmt.Errorf("%w: this session has no turns yet, so there is nothing to bring home", land.ErrNoWorkspace)
+	}
+	ws := s.sess.Workspace()
+	ls := land.Session{ID: s.sess.ID, Title: ws.Title, DataDir: s.opts.DataDir, Checkout: ws.RepoRoot}
+	if ws.Worktree == nil || s.snap == nil {
+		return ls, nil // check() explains: conversation only
+	}
+	ls.Worktree, ls.Branch, ls.Base, ls.Engine = s.snap.Root(), ws.Worktree.Branch, ws.Worktree.Base, s.snap
+	if rows, err := s.ctl.List(ctx, false); err == nil {
+		for i := len(rows) - 1; i >= 0; i-- {
+			ls.Prompts = append(ls.Prompts, rows[i].Prompt)
+		}
+	}
+	// An editor (ACP) or a command run in another checkout of the same
+	// repository applies there: the directory the session was opened from.
+	if s.opts.Dir != "" && s.opts.Dir != ws.ActiveRoot {
+		if top, err := git.New(s.opts.Dir).Run(ctx, "rev-parse", "--show-toplevel"); err == nil && !samePath(git.Trim(top), ls.Worktree) {
+			ls.Checkout = git.Trim(top)
+		}
+	}
+	return ls, nil
+}
+
+func samePath(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
+}
+
+// refuseWhileRunning refuses to apply or commit files a turn is still
+// changing.
+func (s *Session) refuseWhileRunning(what string) error {
+	ctl, _, _ := s.parts()
+	if ctl == nil {
+		return nil
+	}
+	if id := ctl.Running(); id != "" {
+		return &checkpoint.Error{Code: checkpoint.CodeTurnRunning, Msg: fmt.Sprintf("turn %s is still changing the files; %s after it ends", id, what)}
+	}
+	return nil
+}
+
+// Diff shows the session's work against its base or a checkpoint.
+func (s *Session) Diff(ctx context.Context, o land.DiffOptions) (*land.DiffResult, error) {
+	ctx, end, err := s.begin(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	ls, err := s.landSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return land.Diff(ctx, ls, o)
+}
+
+// Apply merges the session's work into its checkout (or o.To).
+func (s *Session) Apply(ctx context.Context, o land.ApplyOptions) (*land.ApplyResult, error) {
+	ctx, end, err := s.begin(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	if err := s.refuseWhileRunning("apply"); err != nil {
+		return nil, err
+	}
+	ls, err := s.landSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return land.Apply(ctx, ls, o)
+}
+
+// UndoApply takes the session's last apply back out of the checkout.
+func (s *Session) UndoApply(ctx context.Context, o land.UndoOptions) (*land.UndoResult, error) {
+	ctx, end, err := s.begin(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	ls, err := s.landSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return land.Undo(ctx, ls, o)
+}
+
+// Commit commits the session's files on its branch.
+func (s *Session) Commit(ctx context.Context, o land.CommitOptions) (*land.CommitResult, error) {
+	ctx, end, err := s.begin(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	if err := s.refuseWhileRunning("commit"); err != nil {
+		return nil, err
+	}
+	ls, err := s.landSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return land.Commit(ctx, ls, o)
+}
+
+// Peek opens what diff and apply need of a session that another process
+// holds open (its lock is taken): they only read its worktree, through a
+// throwaway snapshot state (a first capture hashes every file once). Close
+// the returned func when done.
+func Peek(ctx context.Context, dataDir, id string) (land.Session, func(), error) {
+	sess, err := session.OpenReadOnly(dataDir, id)
+	if err != nil {
+		return land.Session{}, nil, err
+	}
+	ws := sess.Workspace()
+	ls := land.Session{ID: id, Title: ws.Title, DataDir: dataDir, Checkout: ws.RepoRoot}
+	if recs, err := timeline.ReadRecords(sess.Path(session.TimelineFile)); err == nil {
+		for _, cp := range timeline.Build(recs).ActiveChain() {
+			ls.Prompts = append(ls.Prompts, cp.Prompt)
+		}
+	}
+	sess.Close()
+	if ws.Worktree == nil {
+		return ls, func() {}, nil
+	}
+	state, err := os.MkdirTemp("", "yolop-peek-")
+	if err != nil {
+		return land.Session{}, nil, err
+	}
+	eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: id, StateDir: state})
+	if err != nil {
+		os.RemoveAll(state)
+		return land.Session{}, nil, fmt.Errorf("read the files of session %s: %w", id, err)
+	}
+	ls.Worktree, ls.Branch, ls.Base, ls.Engine = eng.Root(), ws.Worktree.Branch, ws.Worktree.Base, eng
+	return ls, func() { eng.Wait(); os.RemoveAll(state) }, nil
+}
+
+// repairApplies settles an interrupted apply or undo in the session's
+// checkout (notes for the host), as every other repair happens at open.
+func repairApplies(ctx context.Context, dataDir string, ws session.Workspace) []string {
+	if ws.Worktree == nil || ws.RepoRoot == "" {
+		return nil
+	}
+	notes, err := land.Repair(ctx, dataDir, ws.SessionID, ws.RepoRoot)
+	if err != nil && !errors.Is(err, land.ErrLocked) {
+		return []string{"an interrupted apply to " + ws.RepoRoot + " could not be repaired yet: " + err.Error()}
+	}
+	return notes
+}
+
+// Lander is what `yolop diff|apply|commit` use of a session.
+type Lander interface {
+	ID() string
+	Diff(ctx context.Context, o land.DiffOptions) (*land.DiffResult, error)
+	Apply(ctx context.Context, o land.ApplyOptions) (*land.ApplyResult, error)
+	UndoApply(ctx context.Context, o land.UndoOptions) (*land.UndoResult, error)
+	Commit(ctx context.Context, o land.CommitOptions) (*land.CommitResult, error)
+	Close() error
+}
+
+// OpenLand opens a session (o.SessionID, or the latest of o.Dir's
+// repository with o.Continue) for diff, apply and commit. When another
+// process holds the session open, diff, apply and undo still work (they
+// only read its worktree); commit is refused.
+func OpenLand(ctx context.Context, o Options) (Lander, error) {
+	s, err := Open(ctx, o)
+	if err == nil {
+		return s, nil
+	}
+	if !errors.Is(err, session.ErrLocked) {
+		return nil, err
+	}
+	id := o.SessionID
+	if id == "" {
+		if id, err = latestFor(ctx, o.DataDir, absDir(o.Dir)); err != nil {
+			return nil, err
+		}
+	}
+	ls, done, perr := Peek(ctx, o.DataDir, id)
+	if perr != nil {
+		return nil, perr
+	}
+	return &peeked{ls: ls, done: done, lockErr: err}, nil
+}
+
+func absDir(d string) string {
+	if d == "" {
+		d, _ = os.Getwd()
+	}
+	if a, err := filepath.Abs(d); err == nil {
+		return a
+	}
+	return d
+}
+
+// peeked is a session another process holds open.
+type peeked struct {
+	ls      land.Session
+	done    func()
+	lockErr error
+}
+
+func (p *peeked) ID() string { return p.ls.ID }
+func (p *peeked) Diff(ctx context.Context, o land.DiffOptions) (*land.DiffResult, error) {
+	return land.Diff(ctx, p.ls, o)
+}
+func (p *peeked) Apply(ctx context.Context, o land.ApplyOptions) (*land.ApplyResult, error) {
+	return land.Apply(ctx, p.ls, o)
+}
+func (p *peeked) UndoApply(ctx context.Context, o land.UndoOptions) (*land.UndoResult, error) {
+	return land.Undo(ctx, p.ls, o)
+}
+func (p *peeked) Commit(context.Context, land.CommitOptions) (*land.CommitResult, error) {
+	return nil, fmt.Errorf("%w; commit from there with /commit, or after it exits", p.lockErr)
+}
+func (p *peeked) Close() error { p.done(); return nil }

@@ -1,0 +1,296 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/land"
+	"github.com/yolop-dev/yolop/internal/session"
+)
+
+// landOptions are the flags shared by diff, apply and commit.
+type landOptions struct {
+	root    *rootOptions
+	session string
+	format  string
+}
+
+// open picks the session (the argument, or the latest of this
+// repository, named on stderr) and opens it.
+func (l *landOptions) open(ctx context.Context, args []string) (app.Lander, error) {
+	if l.format != "text" && l.format != "json" {
+		return nil, usagef("--output-format must be text or json, not %q", l.format)
+	}
+	l.root.outputFormat = l.format
+	if len(args) == 1 {
+		l.session = args[0]
+	}
+	dataDir, err := l.root.resolveDataDir()
+	if err != nil {
+		return nil, err
+	}
+	pcfg, err := l.root.providerConfig()
+	if err != nil {
+		return nil, err
+	}
+	o := app.Options{DataDir: dataDir, SessionID: l.session, Continue: l.session == "", Provider: pcfg}
+	s, err := app.OpenLand(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	if l.session == "" {
+		fmt.Fprintf(l.root.io.ErrOut, "session %s (the latest of this repository)\n", s.ID())
+	}
+	return s, nil
+}
+
+// fail reports err with the exit codes of the command line: 2 usage, 1
+// refused or failed.
+func (l *landOptions) fail(err error) error {
+	code, name := 1, landCode(err)
+	if name == "usage" {
+		code = 2
+	}
+	if l.root.outputFormat == "json" {
+		writeError(l.root.io.Out, err, name)
+		return &exitError{code: code}
+	}
+	return &exitError{code: code, err: err}
+}
+
+func landCode(err error) string {
+	var ce *checkpoint.Error
+	switch {
+	case isUsage(err):
+		return "usage"
+	case errors.As(err, &ce):
+		return string(ce.Code)
+	case errors.Is(err, land.ErrConflict):
+		return "conflict"
+	case errors.Is(err, land.ErrEditedSince):
+		return "edited_since"
+	case errors.Is(err, land.ErrLocked), errors.Is(err, session.ErrLocked):
+		return "locked"
+	case errors.Is(err, land.ErrNoWorkspace):
+		return "no_workspace"
+	case errors.Is(err, land.ErrNothingToUndo):
+		return "nothing_to_undo"
+	case errors.Is(err, land.ErrNothingToCommit):
+		return "nothing_to_commit"
+	case errors.Is(err, land.ErrNoIdentity):
+		return "no_identity"
+	case errors.Is(err, land.ErrCheckoutBusy):
+		return "checkout_busy"
+	case errors.Is(err, land.ErrOtherRepo):
+		return "other_repo"
+	case errors.Is(err, land.ErrInTheWay):
+		return "in_the_way"
+	case errors.Is(err, land.ErrBadCheckpoint):
+		return "unknown_checkpoint"
+	case errors.Is(err, session.ErrNotFound):
+		return "unknown_session"
+	case errors.Is(err, app.ErrNoSession):
+		return "no_session"
+	}
+	var he *land.HookError
+	if errors.As(err, &he) {
+		return "hook_failed"
+	}
+	return "error"
+}
+
+// isTerminal reports whether w is a terminal (for color).
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0 && os.Getenv("NO_COLOR") == ""
+}
+
+type diffOptions struct {
+	landOptions
+	stat, nameStatus bool
+	from             string
+}
+
+func newDiffCmd(o *rootOptions) *cobra.Command {
+	opts := &diffOptions{landOptions: landOptions{root: o}}
+	cmd := &cobra.Command{
+		Use:   "diff [SESSION]",
+		Short: "Show a session's work: its files against the commit its worktree started from (or a checkpoint)",
+		Long: `Show a session's work as git's unified diff (binary patches included, so
+'yolop diff | git apply' works): the session's current files against the commit
+its worktree was created from, or against checkpoint cpN with --from.
+SESSION defaults to the latest session of this repository.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return runDiff(c.Context(), opts, args) },
+	}
+	cmd.Flags().BoolVar(&opts.stat, "stat", false, "a diffstat instead of the patch")
+	cmd.Flags().BoolVar(&opts.nameStatus, "name-status", false, "paths and change letters instead of the patch")
+	cmd.Flags().StringVar(&opts.from, "from", "", "compare with checkpoint cpN's snapshot instead of the base commit")
+	cmd.Flags().StringVar(&opts.format, "output-format", "text", "text or json")
+	return cmd
+}
+
+func runDiff(ctx context.Context, opts *diffOptions, args []string) error {
+	if opts.stat && opts.nameStatus {
+		return opts.fail(usagef("use either --stat or --name-status, not both"))
+	}
+	s, err := opts.open(ctx, args)
+	if err != nil {
+		return opts.fail(err)
+	}
+	defer s.Close()
+	do := land.DiffOptions{From: opts.from, Color: opts.format == "text" && isTerminal(opts.root.io.Out)}
+	switch {
+	case opts.stat:
+		do.Format = land.FormatStat
+	case opts.nameStatus:
+		do.Format = land.FormatNameStatus
+	}
+	res, err := s.Diff(ctx, do)
+	if err != nil {
+		return opts.fail(err)
+	}
+	if opts.format == "json" {
+		return writeJSON(opts.root, res)
+	}
+	_, err = fmt.Fprint(opts.root.io.Out, res.Text)
+	return err
+}
+
+type applyOptions struct {
+	landOptions
+	dryRun     bool
+	onConflict string
+	to         string
+	undo       bool
+	force      bool
+}
+
+func newApplyCmd(o *rootOptions) *cobra.Command {
+	opts := &applyOptions{landOptions: landOptions{root: o}}
+	cmd := &cobra.Command{
+		Use:   "apply [SESSION]",
+		Short: "Merge a session's work into your checkout as uncommitted changes (--undo takes it back)",
+		Long: `Bring a session's net changes (its base commit -> its current files) into the
+checkout it was started from, as ordinary uncommitted changes, with a three-way
+merge: your own uncommitted edits on other lines survive and renames are
+followed. Your HEAD, branches and index are never changed. Your files are
+captured first, so 'yolop apply --undo' puts back exactly what apply wrote.
+SESSION defaults to the latest session of this repository.
+
+Exit codes: 0 applied, 1 refused or conflicts, 2 usage.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return runApply(c.Context(), opts, args) },
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.dryRun, "dry-run", false, "list each path with its outcome and write nothing")
+	f.StringVar(&opts.onConflict, "on-conflict", land.OnConflictRefuse, "refuse (write nothing) or markers (write conflict markers)")
+	f.StringVar(&opts.to, "to", "", "apply to another checkout of the same repository")
+	f.BoolVar(&opts.undo, "undo", false, "put back exactly the paths the session's last apply wrote")
+	f.BoolVar(&opts.force, "force", false, "with --undo: overwrite paths you edited since the apply (your edits are kept under a ref)")
+	f.StringVar(&opts.format, "output-format", "text", "text or json")
+	return cmd
+}
+
+func runApply(ctx context.Context, opts *applyOptions, args []string) error {
+	if opts.onConflict != land.OnConflictRefuse && opts.onConflict != land.OnConflictMarkers {
+		return opts.fail(usagef("--on-conflict must be refuse or markers, not %q", opts.onConflict))
+	}
+	if opts.force && !opts.undo {
+		return opts.fail(usagef("--force only goes with --undo"))
+	}
+	if opts.undo && (opts.dryRun || opts.onConflict != land.OnConflictRefuse) {
+		return opts.fail(usagef("--undo takes no --dry-run or --on-conflict"))
+	}
+	if opts.to != "" {
+		if st, err := os.Stat(opts.to); err != nil || !st.IsDir() {
+			return opts.fail(usagef("--to %s: no such directory", opts.to))
+		}
+	}
+	s, err := opts.open(ctx, args)
+	if err != nil {
+		return opts.fail(err)
+	}
+	defer s.Close()
+	if opts.undo {
+		res, err := s.UndoApply(ctx, land.UndoOptions{To: opts.to, Force: opts.force})
+		if err != nil {
+			return opts.fail(err)
+		}
+		if opts.format == "json" {
+			return writeJSON(opts.root, res)
+		}
+		_, err = fmt.Fprint(opts.root.io.Out, res.Text())
+		return err
+	}
+	res, err := s.Apply(ctx, land.ApplyOptions{To: opts.to, DryRun: opts.dryRun, OnConflict: opts.onConflict})
+	if res == nil {
+		return opts.fail(err)
+	}
+	if opts.format == "json" {
+		if werr := writeJSON(opts.root, res); werr != nil {
+			return werr
+		}
+	} else {
+		fmt.Fprint(opts.root.io.Out, res.Text())
+	}
+	if err != nil {
+		if opts.format == "json" {
+			return &exitError{code: 1}
+		}
+		return &exitError{code: 1, err: err}
+	}
+	return nil
+}
+
+type commitOptions struct {
+	landOptions
+	message  string
+	noVerify bool
+}
+
+func newCommitCmd(o *rootOptions) *cobra.Command {
+	opts := &commitOptions{landOptions: landOptions{root: o}}
+	cmd := &cobra.Command{
+		Use:   "commit [SESSION]",
+		Short: "Commit a session's files on its own branch (then: git merge yolop/<slug>-<id>)",
+		Long: `Commit the session worktree's current files on the session's branch with your
+git identity, running your hooks unless --no-verify. Ignored and
+write-blocklisted paths are never committed. The default message is the session
+title and its turn prompts. Afterwards 'git merge <branch>' from your checkout
+brings the work. SESSION defaults to the latest session of this repository.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return runCommit(c.Context(), opts, args) },
+	}
+	cmd.Flags().StringVarP(&opts.message, "message", "m", "", "the commit message (default: the session title and its turn prompts)")
+	cmd.Flags().BoolVar(&opts.noVerify, "no-verify", false, "skip the pre-commit and commit-msg hooks")
+	cmd.Flags().StringVar(&opts.format, "output-format", "text", "text or json")
+	return cmd
+}
+
+func runCommit(ctx context.Context, opts *commitOptions, args []string) error {
+	s, err := opts.open(ctx, args)
+	if err != nil {
+		return opts.fail(err)
+	}
+	defer s.Close()
+	res, err := s.Commit(ctx, land.CommitOptions{Message: opts.message, NoVerify: opts.noVerify})
+	if err != nil {
+		return opts.fail(err)
+	}
+	if opts.format == "json" {
+		return writeJSON(opts.root, res)
+	}
+	_, err = fmt.Fprint(opts.root.io.Out, res.Text())
+	return err
+}

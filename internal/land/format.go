@@ -1,0 +1,75 @@
+package land
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Text renders an apply for people: one line per path, then what happened
+// and how to take it back. Every host prints this same text.
+func (r *ApplyResult) Text() string {
+	var b strings.Builder
+	verb := "Applying"
+	if r.DryRun {
+		verb = "Dry run: applying"
+	}
+	fmt.Fprintf(&b, "%s session %s to %s\n", verb, r.SessionID, r.Target)
+	if len(r.Paths) == 0 {
+		b.WriteString("  (the session has no changes against its base)\n")
+	}
+	for _, p := range r.Paths {
+		fmt.Fprintf(&b, "  %-16s %s\n", p.Outcome, p.Path)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	switch {
+	case r.DryRun && r.Conflicts > 0:
+		fmt.Fprintf(&b, "%s would conflict: apply refuses (nothing written), or writes conflict markers with --on-conflict markers.\n", plural(r.Conflicts, "path", "paths"))
+	case r.DryRun:
+		b.WriteString("Nothing was written.\n")
+	case r.Conflicts > 0 && r.Written == 0:
+		fmt.Fprintf(&b, "%s conflict: nothing was written. Resolve them in the session, or apply with --on-conflict markers.\n", plural(r.Conflicts, "path", "paths"))
+	case r.Written == 0:
+		b.WriteString("Nothing to write: the checkout already has the session's changes.\n")
+	default:
+		fmt.Fprintf(&b, "Wrote %s as uncommitted changes (your HEAD, branches and index are unchanged).\n", plural(r.Written, "path", "paths"))
+		if r.Conflicts > 0 {
+			fmt.Fprintf(&b, "%s with conflict markers: resolve them.\n", plural(r.Conflicts, "path has", "paths have"))
+		}
+		fmt.Fprintf(&b, "Your files before the apply are kept at %s; take it back with: yolop apply --undo %s\n", r.UndoRef, r.SessionID)
+	}
+	return b.String()
+}
+
+// Text renders an undo.
+func (u *UndoResult) Text() string {
+	var b strings.Builder
+	for _, n := range u.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	fmt.Fprintf(&b, "Undid the apply of session %s in %s: %s put back as they were.\n", u.SessionID, u.Target, plural(len(u.Paths), "path", "paths"))
+	if len(u.Overwrote) > 0 {
+		fmt.Fprintf(&b, "Overwrote your later edits to %s; they are kept at %s (git checkout %s -- <path> brings one back).\n", strings.Join(u.Overwrote, ", "), u.SavedRef, u.SavedRef)
+	}
+	return b.String()
+}
+
+// Text renders a commit.
+func (c *CommitResult) Text() string {
+	return fmt.Sprintf("Committed %s on %s (%s).\nBring it into your branch with: git merge %s\n", plural(c.Files, "file", "files"), c.Branch, short(c.Commit), c.Branch)
+}
+
+// Summary is a one-line diffstat for status lines and `sessions show`.
+func (d *DiffResult) Summary() string {
+	if d.Stat.Files == 0 {
+		return "no changes"
+	}
+	return fmt.Sprintf("%s, +%d −%d", plural(d.Stat.Files, "file", "files"), d.Stat.Insertions, d.Stat.Deletions)
+}
+
+// WaysHome names the three ways a session's work reaches the user's
+// branch, for exit lines, /help and print mode.
+func WaysHome(id string) string {
+	return fmt.Sprintf("yolop diff %s (see it) · yolop apply %s (into your checkout) · yolop commit %s (on its branch)", id, id, id)
+}
