@@ -232,10 +232,15 @@ func refNames(refs []ref) []string {
 	return names
 }
 
+// applyRefPrefix holds the captures of the user's checkout taken before
+// each apply (refs/yolop/apply/<session>/<n>); they go with the session.
+const applyRefPrefix = "refs/yolop/apply/"
+
 // sessionRefs lists refs/yolop/checkpoints/<sessionID>/ in the repository at
-// commonDir, and the permission records kept beside them under
-// refs/yolop/modes/<sessionID>/. The trailing slash keeps session "s_1" from
-// matching "s_10".
+// commonDir, the permission records kept beside them under
+// refs/yolop/modes/<sessionID>/, and the captures taken before each apply
+// under refs/yolop/apply/<sessionID>/. The trailing slash keeps session "s_1"
+// from matching "s_10".
 func sessionRefs(ctx context.Context, commonDir, sessionID string) ([]ref, error) {
 	if commonDir == "" {
 		return nil, nil
@@ -243,7 +248,7 @@ func sessionRefs(ctx context.Context, commonDir, sessionID string) ([]ref, error
 	if err := checkSessionID(sessionID); err != nil {
 		return nil, err
 	}
-	out, err := git.New(commonDir).Run(ctx, "for-each-ref", "--format=%(objectname) %(refname)", RefPrefix+sessionID+"/", ModesRefPrefix+sessionID+"/")
+	out, err := git.New(commonDir).Run(ctx, "for-each-ref", "--format=%(objectname) %(refname)", RefPrefix+sessionID+"/", ModesRefPrefix+sessionID+"/", applyRefPrefix+sessionID+"/")
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +258,7 @@ func sessionRefs(ctx context.Context, commonDir, sessionID string) ([]ref, error
 			continue
 		}
 		oid, name, ok := strings.Cut(line, " ")
-		if !ok || !strings.HasPrefix(name, RefPrefix+sessionID+"/") && !strings.HasPrefix(name, ModesRefPrefix+sessionID+"/") {
+		if !ok || !strings.HasPrefix(name, RefPrefix+sessionID+"/") && !strings.HasPrefix(name, ModesRefPrefix+sessionID+"/") && !strings.HasPrefix(name, applyRefPrefix+sessionID+"/") {
 			return nil, fmt.Errorf("unexpected for-each-ref line %q", line)
 		}
 		refs = append(refs, ref{name: name, oid: oid})
