@@ -237,3 +237,36 @@ func (p *peeked) Commit(context.Context, land.CommitOptions) (*land.CommitResult
 	return nil, fmt.Errorf("%w; commit from there with /commit, or after it exits", p.lockErr)
 }
 func (p *peeked) Close() error { p.done(); return nil }
+
+// Work is where a session's work stands, for `sessions show`.
+type Work struct {
+	Base       string          `json:"base,omitempty"`
+	Changes    *land.Stat      `json:"changes,omitempty"`
+	ChangesErr string          `json:"changes_error,omitempty"`
+	LastApply  *land.LastApply `json:"last_apply,omitempty"`
+}
+
+// DescribeWork reports the base of a session's worktree, its files
+// changed against it and its last apply (nil for a conversation-only
+// session). o names the data dir and provider.
+func DescribeWork(ctx context.Context, o Options, row SessionRow) *Work {
+	sm, err := findSession(o.DataDir, row.SessionID)
+	if err != nil || sm.Workspace.Worktree == nil {
+		return nil
+	}
+	w := &Work{Base: sm.Workspace.Worktree.Base, LastApply: land.Last(o.DataDir, row.SessionID)}
+	o.SessionID = row.SessionID
+	s, err := OpenLand(ctx, o)
+	if err != nil {
+		w.ChangesErr = err.Error()
+		return w
+	}
+	defer s.Close()
+	res, err := s.Diff(ctx, land.DiffOptions{Format: land.FormatNameStatus})
+	if err != nil {
+		w.ChangesErr = err.Error()
+		return w
+	}
+	w.Changes = &res.Stat
+	return w
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -293,4 +295,35 @@ func runCommit(ctx context.Context, opts *commitOptions, args []string) error {
 	}
 	_, err = fmt.Fprint(opts.root.io.Out, res.Text())
 	return err
+}
+
+// workLines are the lines of `sessions show` that say where the work is.
+func workLines(d app.SessionRow, w *app.Work) string {
+	if w == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "base        %s (the commit its worktree started from)\n", w.Base)
+	switch {
+	case w.Changes == nil:
+		fmt.Fprintf(&b, "changes     unknown: %s\n", w.ChangesErr)
+	case w.Changes.Files == 0:
+		b.WriteString("changes     none against base\n")
+	default:
+		fmt.Fprintf(&b, "changes     %s, +%d −%d against base\n", plural(w.Changes.Files, "file"), w.Changes.Insertions, w.Changes.Deletions)
+	}
+	if la := w.LastApply; la != nil {
+		fmt.Fprintf(&b, "last apply  %s: %s to %s, %s\n", la.State, plural(la.Paths, "path"), la.Target, la.Time.Local().Format(time.RFC1123))
+	} else {
+		b.WriteString("last apply  never\n")
+	}
+	fmt.Fprintf(&b, "ways home   yolop diff %s · yolop apply %s · yolop commit %s (then: git merge %s)\n", d.SessionID, d.SessionID, d.SessionID, d.Branch)
+	return b.String()
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -65,12 +65,17 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			pcfg, _ := o.providerConfig()
+			work := app.DescribeWork(c.Context(), app.Options{DataDir: dataDir, Provider: pcfg}, d)
 			if format == "json" {
-				return writeJSON(o, d)
+				return writeJSON(o, struct {
+					app.SessionRow
+					*app.Work
+				}{d, work})
 			}
 			fmt.Fprintf(o.io.Out, "session     %s\ntitle       %s\ncreated     %s\nturns       %d (active branch)\nstate       %s\n", d.SessionID, d.Title, d.Created.Local().Format(time.RFC1123), d.Turns, d.State)
 			if d.Branch != "" {
-				fmt.Fprintf(o.io.Out, "worktree    %s\nbranch      %s  (merge it into your branch when the work is good: git merge %s)\nrepository  %s\n", d.Worktree, d.Branch, d.Branch, d.RepoRoot)
+				fmt.Fprintf(o.io.Out, "worktree    %s\nbranch      %s\nrepository  %s\n%s", d.Worktree, d.Branch, d.RepoRoot, workLines(d, work))
 			} else {
 				fmt.Fprintf(o.io.Out, "directory   %s\nworkspace   conversation only: %s\n", d.ActiveRoot, d.Reason)
 			}
