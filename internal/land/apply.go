@@ -254,7 +254,15 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 	if err != nil {
 		return nil, err
 	}
-	merged, conflicts, err := mergeTrees(ctx, r, s.Base, ours, theirs)
+	bu, err := diffMap(ctx, c.eng, base, ours)
+	if err != nil {
+		return nil, err
+	}
+	mergeBase, err := renamedBase(ctx, r, c.dir, c.scratch, base, theirs, bu)
+	if err != nil {
+		return nil, err
+	}
+	merged, conflicts, err := mergeTrees(ctx, r, mergeBase, ours, theirs)
 	if err != nil {
 		return nil, err
 	}
@@ -269,10 +277,6 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		return nil, err
 	}
 	sm, err := diffMap(ctx, c.eng, theirs, merged)
-	if err != nil {
-		return nil, err
-	}
-	bu, err := diffMap(ctx, c.eng, base, ours)
 	if err != nil {
 		return nil, err
 	}
@@ -399,10 +403,48 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 	return res, cerr
 }
 
-// mergeTrees merges ours and theirs (trees) over the base commit with
-// merge-tree, through two throwaway commits whose parent is base. It
-// returns the merged tree and the conflicting paths.
-func mergeTrees(ctx context.Context, r *git.Runner, base, ours, theirs string) (string, []string, error) {
+// renamedBase returns the tree to merge over: base, except that a file the
+// session renamed and the checkout already has under the new name only
+// (applied before, or renamed by the user too) is moved there in the base
+// as well. Without it git's rename detection sees the checkout's side as a
+// delete plus an unrelated add whenever the file was also edited, and a
+// second apply would conflict with the first.
+func renamedBase(ctx context.Context, r *git.Runner, dir, scratch, base, theirs string, bu map[string]snapshot.Change) (string, error) {
+	out, err := r.Run(ctx, "diff-tree", "-r", "-z", "-M", "--name-status", "--no-commit-id", base, theirs)
+	if err != nil {
+		return "", fmt.Errorf("find the session's renames: %w", err)
+	}
+	f := git.SplitZ(out)
+	var edits []edit
+	for i := 0; i < len(f); {
+		status := f[i]
+		if !strings.HasPrefix(status, "R") && !strings.HasPrefix(status, "C") {
+			i += 2
+			continue
+		}
+		if i+2 >= len(f) {
+			break
+		}
+		src, dst := f[i+1], f[i+2]
+		i += 3
+		gone, added := bu[src], bu[dst]
+		if status[0] != 'R' || gone.Kind != snapshot.Deleted || added.Kind != snapshot.Added {
+			continue
+		}
+		edits = append(edits, edit{src, entry{}}, edit{dst, oldSide(gone)})
+	}
+	return editTree(ctx, dir, scratch, base, edits)
+}
+
+// mergeTrees merges ours and theirs over the base tree with merge-tree,
+// through three throwaway commits: the base, and each side with the base as
+// its parent. It returns the merged tree and the conflicting paths.
+func mergeTrees(ctx context.Context, r *git.Runner, baseTree, ours, theirs string) (string, []string, error) {
+	out, err := r.Run(ctx, "commit-tree", "-m", "yolop apply: base", baseTree)
+	if err != nil {
+		return "", nil, fmt.Errorf("prepare the merge: %w", err)
+	}
+	base := git.Trim(out)
 	commit := func(tree, msg string) (string, error) {
 		out, err := r.Run(ctx, "commit-tree", "-p", base, "-m", msg, tree)
 		if err != nil {
@@ -420,7 +462,7 @@ func mergeTrees(ctx context.Context, r *git.Runner, base, ours, theirs string) (
 	}
 	// The commits' only common ancestor is base, so merge-tree finds it
 	// without --merge-base (git 2.40+).
-	out, err := r.Run(ctx, "merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", cu, cs)
+	out, err = r.Run(ctx, "merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", cu, cs)
 	var ge *git.Error
 	conflicted := false
 	if err != nil {

@@ -179,6 +179,13 @@ func propertyOnce(t *testing.T, seed int64) {
 	if gitState(t, co) != state {
 		t.Fatal("apply changed HEAD, refs, index or config")
 	}
+	if res.Conflicts == 0 {
+		// Applying twice is harmless.
+		again, err := Apply(ctx, r.sess, ApplyOptions{})
+		if err != nil || again.Written != 0 {
+			t.Fatalf("second apply: %v %+v", err, again)
+		}
+	}
 	if res.UndoRef != "" {
 		if _, err := Undo(ctx, r.sess, UndoOptions{}); err != nil {
 			t.Fatal(err)
