@@ -451,7 +451,7 @@ func (s *Session) Exec(ctx context.Context, cmd command.Command) (command.Result
 	s.mu.Lock()
 	st := s.state
 	s.mu.Unlock()
-	return command.Run(ctx, st, cmd)
+	return command.Run(ctx, landTarget{st, s}, cmd)
 }
 
 // PreviewDiff returns the diff of one path that confirming the preview

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/session"
@@ -15,21 +16,19 @@ import (
 	"github.com/yolop-dev/yolop/internal/timeline"
 )
 
-// landSession describes this session to the land package. target names
-// the checkout apply writes to by default.
+// landSession describes this session to the land package.
 func (s *Session) landSession(ctx context.Context) (land.Session, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.sess == nil {
+	p := s.Parts()
+	if p == nil {
 		return land.Session{}, fmt.Errorf("%w: this session has no turns yet, so there is nothing to bring home", land.ErrNoWorkspace)
 	}
-	ws := s.sess.Workspace()
-	ls := land.Session{ID: s.sess.ID, Title: ws.Title, DataDir: s.opts.DataDir, Checkout: ws.RepoRoot}
-	if ws.Worktree == nil || s.snap == nil {
-		return ls, nil // check() explains: conversation only
+	ws := p.Session.Workspace()
+	ls := land.Session{ID: p.Session.ID, Title: ws.Title, DataDir: s.opts.DataDir, Checkout: ws.RepoRoot}
+	if ws.Worktree == nil || p.Snapshots == nil {
+		return ls, nil // land explains: conversation only
 	}
-	ls.Worktree, ls.Branch, ls.Base, ls.Engine = s.snap.Root(), ws.Worktree.Branch, ws.Worktree.Base, s.snap
-	if rows, err := s.ctl.List(ctx, false); err == nil {
+	ls.Worktree, ls.Branch, ls.Base, ls.Engine = p.Snapshots.Root(), ws.Worktree.Branch, ws.Worktree.Base, p.Snapshots
+	if rows, err := p.Controller.List(ctx, false); err == nil {
 		for i := len(rows) - 1; i >= 0; i-- {
 			ls.Prompts = append(ls.Prompts, rows[i].Prompt)
 		}
@@ -53,11 +52,11 @@ func samePath(a, b string) bool {
 // refuseWhileRunning refuses to apply or commit files a turn is still
 // changing.
 func (s *Session) refuseWhileRunning(what string) error {
-	ctl, _, _ := s.parts()
-	if ctl == nil {
+	p := s.Parts()
+	if p == nil {
 		return nil
 	}
-	if id := ctl.Running(); id != "" {
+	if id := p.Controller.Running(); id != "" {
 		return &checkpoint.Error{Code: checkpoint.CodeTurnRunning, Msg: fmt.Sprintf("turn %s is still changing the files; %s after it ends", id, what)}
 	}
 	return nil
@@ -170,6 +169,15 @@ func repairApplies(ctx context.Context, dataDir string, ws session.Workspace) []
 	}
 	return notes
 }
+
+// landTarget gives the command registry's /diff, /apply and /commit the
+// session's land operations next to its checkpoints and tasks.
+type landTarget struct {
+	command.Target
+	s *Session
+}
+
+func (t landTarget) Land() command.Land { return t.s }
 
 // Lander is what `yolop diff|apply|commit` use of a session.
 type Lander interface {

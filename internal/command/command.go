@@ -69,10 +69,13 @@ func init() {
 		{Name: "context", Hint: "",
 			Description: "Show what the model is given: project instructions (AGENTS.md) with their sizes, the context size and token usage",
 			Example:     "/context", Hosts: HostAll, Run: runContext},
+	}
+	Registry = append(Registry, landDescriptors()...)
+	Registry = append(Registry, []Descriptor{
 		{Name: "help", Hint: "", Description: "Show the commands", Example: "/help", Hosts: HostPrint | HostTUI, Run: runHelp},
 		{Name: "clear", Hint: "", Description: "Clear the screen (display only; the conversation is unchanged)", Example: "/clear", Hosts: HostTUI},
 		{Name: "quit", Hint: "", Description: "Leave yolop", Example: "/quit", Hosts: HostTUI},
-	}
+	}...)
 }
 
 // For returns the descriptors offered on host h.
@@ -104,7 +107,8 @@ type Command struct {
 	Token   string          // --confirm
 	All     bool            // rewind --all
 	TaskID  string          // tasks stop <id>
-	Verb    string          // tasks: "" or "stop"
+	Verb    string          // tasks: "" or "stop"; apply: refuse, markers or undo
+	Text    string          // commit: the message
 	Raw     string
 	Confirm bool
 }

@@ -58,7 +58,9 @@ type Result struct {
 	Rows     []checkpoint.Row    // list
 	Preview  *checkpoint.Preview // preview
 	Restored *checkpoint.Restored
-	Text     string // compacted, tasks, help: a human message
+	Text     string // compacted, tasks, help, diff, apply, commit: a human message
+	Data     any    // diff, apply, commit: the object JSON output prints
+	Confirm  string // apply preview: the slash command that confirms it
 }
 
 // Run dispatches a parsed command to its handler.

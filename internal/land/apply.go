@@ -2,6 +2,8 @@ package land
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -38,6 +40,10 @@ type ApplyOptions struct {
 	To         string // another checkout of the same repository ("" = the session's)
 	DryRun     bool   // compute and list, write nothing
 	OnConflict string // refuse (default) or markers
+	// Token, when set, must equal the Token of a preview (a dry run) of
+	// the same apply: the write is refused when either side's files or the
+	// mode changed since.
+	Token string
 }
 
 // PathOutcome is one path of an apply.
@@ -56,7 +62,13 @@ type ApplyResult struct {
 	DryRun    bool          `json:"dry_run"`
 	Written   int           `json:"written"`         // paths written in the checkout
 	Notes     []string      `json:"notes,omitempty"` // repairs and kept-version notes
+	// Token confirms exactly this apply (the same files on both sides and
+	// the same conflict mode); a preview shows it.
+	Token string `json:"token,omitempty"`
 }
+
+// ErrStalePreview refuses a confirmation whose preview no longer holds.
+var ErrStalePreview = errors.New("land: the token does not match this apply")
 
 // ConflictError lists the conflicting paths of an apply.
 type ConflictError struct {
@@ -246,6 +258,11 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		return nil, fmt.Errorf("capture the checkout %s: %w", c.dir, err)
 	}
 	failpoint.Hit("apply.after_capture")
+	sum := sha256.Sum256([]byte(strings.Join([]string{s.ID, c.dir, userRaw.Tree, sess.Tree, o.OnConflict}, "\x00")))
+	res.Token = base64.RawURLEncoding.EncodeToString(sum[:6])
+	if o.Token != "" && o.Token != res.Token {
+		return nil, fmt.Errorf("%w: it is mistyped, or your checkout, the session's files or the conflict mode changed since its preview; run /apply again for a new one (nothing was written)", ErrStalePreview)
+	}
 	theirs, err := normalize(ctx, s.Engine, s.Worktree, c.scratch, base, sess.Tree)
 	if err != nil {
 		return nil, err

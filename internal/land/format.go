@@ -48,7 +48,7 @@ func (u *UndoResult) Text() string {
 	for _, n := range u.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
-	fmt.Fprintf(&b, "Undid the apply of session %s in %s: %s put back as they were.\n", u.SessionID, u.Target, plural(len(u.Paths), "path", "paths"))
+	fmt.Fprintf(&b, "Undid the apply of session %s in %s: %s put back as %s.\n", u.SessionID, u.Target, plural(len(u.Paths), "path", "paths"), map[bool]string{true: "it was", false: "they were"}[len(u.Paths) == 1])
 	if len(u.Overwrote) > 0 {
 		fmt.Fprintf(&b, "Overwrote your later edits to %s; they are kept at %s (git checkout %s -- <path> brings one back).\n", strings.Join(u.Overwrote, ", "), u.SavedRef, u.SavedRef)
 	}

@@ -287,6 +287,10 @@ func resultText(r command.Result) string {
 		if r.Restored != nil {
 			return restoredText(r.Restored)
 		}
+	case command.ResultDiff:
+		if strings.HasPrefix(r.Text, "diff ") {
+			return fenced("diff", r.Text)
+		}
 	}
 	return r.Text
 }
@@ -319,4 +323,20 @@ func restoredText(r *checkpoint.Restored) string {
 		fmt.Fprintf(&b, "\nWarning: %s\n", r.Warning)
 	}
 	return b.String()
+}
+
+// fenced wraps text in a Markdown code fence longer than any run of
+// backticks inside it (a diff of a Markdown file holds fences too).
+func fenced(lang, text string) string {
+	longest, run := 0, 0
+	for _, c := range text {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	return fence + lang + "\n" + strings.TrimRight(text, "\n") + "\n" + fence
 }

@@ -180,11 +180,19 @@ func (p *printer) command(ctx context.Context, s Session) int {
 			fmt.Fprintf(p.o.Stdout, "\nRestored prompt (edit it and send it again if you like):\n%s\n", indent(r.Prompt))
 		}
 	default:
+		if p.o.JSON && res.Data != nil {
+			// /diff, /apply, /commit: the same object as the subcommands.
+			p.json(res.Data)
+			return ExitOK
+		}
 		if p.o.JSON {
 			p.json(map[string]any{"session_id": p.sid, "result": string(res.Kind), "text": res.Text})
 			return ExitOK
 		}
 		fmt.Fprintln(p.o.Stdout, strings.TrimRight(res.Text, "\n"))
+		if res.Confirm != "" {
+			fmt.Fprintf(p.o.Stdout, "From a shell:\n  %s\n", p.confirmLine(res.Confirm))
+		}
 	}
 	return ExitOK
 }
