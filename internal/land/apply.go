@@ -134,7 +134,7 @@ func openCheckout(ctx context.Context, dataDir, sessionID, dir, worktree string)
 		j.close()
 		return nil, nil, err
 	}
-	c.eng, err = snapshot.Open(ctx, snapshot.Options{Worktree: top, SessionID: sessionID, StateDir: filepath.Join(j.dir, "snapshot")})
+	c.eng, err = snapshot.Open(ctx, snapshot.Options{Worktree: top, SessionID: sessionID, StateDir: filepath.Join(j.dir, "snapshot"), Failpoint: failpoint.Hit})
 	if err != nil {
 		c.close()
 		return nil, nil, fmt.Errorf("read the checkout %s: %w", top, err)

@@ -30,9 +30,8 @@ func crashChild() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
 	}
-	snapshot.Failpoint = failpoint.Hit
 	s := spec.Session
-	eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: s.Worktree, SessionID: s.ID, StateDir: spec.StateDir})
+	eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: s.Worktree, SessionID: s.ID, StateDir: spec.StateDir, Failpoint: failpoint.Hit})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 3

@@ -24,7 +24,6 @@ func TestMain(m *testing.M) {
 	os.Exit(gittest.Main(m))
 }
 
-func init() { snapshot.Failpoint = failpoint.Hit }
 
 // rig is a user's checkout and one session worktree of the same repository.
 type rig struct {
@@ -50,7 +49,7 @@ func attachSession(t testing.TB, repo, base, id string) *rig {
 	wt := filepath.Join(tmp, "wt")
 	gittest.Git(t, repo, "worktree", "add", "-q", "-b", "yolop/test-"+id, wt, base)
 	wt, _ = filepath.EvalSymlinks(wt)
-	eng, err := snapshot.Open(context.Background(), snapshot.Options{Worktree: wt, SessionID: id, StateDir: filepath.Join(tmp, "state")})
+	eng, err := snapshot.Open(context.Background(), snapshot.Options{Worktree: wt, SessionID: id, StateDir: filepath.Join(tmp, "state"), Failpoint: failpoint.Hit})
 	if err != nil {
 		t.Fatal(err)
 	}

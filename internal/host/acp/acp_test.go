@@ -245,7 +245,10 @@ const commandsUpdate = `{"sessionUpdate":"available_commands_update","availableC
  {"name":"redo","description":"Preview and confirm restoring what the last rewind or undo abandoned","input":{"hint":"[--confirm token]"}},
  {"name":"compact","description":"Summarize the conversation so far to free model context (the full log is kept)"},
  {"name":"tasks","description":"List running background shell tasks, or stop one","input":{"hint":"[stop <id>]"}},
- {"name":"context","description":"Show what the model is given: project instructions (AGENTS.md) with their sizes, the context size and token usage"}]}`
+ {"name":"context","description":"Show what the model is given: project instructions (AGENTS.md) with their sizes, the context size and token usage"},
+ {"name":"diff","description":"Show the session's work: its files against the commit its worktree started from (or a checkpoint)","input":{"hint":"[checkpoint]"}},
+ {"name":"apply","description":"Preview, then merge the session's work into your checkout as uncommitted changes (undo takes it back)","input":{"hint":"[refuse|markers|undo] [--confirm token]"}},
+ {"name":"commit","description":"Commit the session's files on its own branch (then git merge it from your checkout)","input":{"hint":"[message]"}}]}`
 
 // newSession initializes and creates a session, consuming the commands
 // update that follows the response.
@@ -421,8 +424,8 @@ func TestCommandsAndRefusals(t *testing.T) {
 		{"/rewind banana", `Usage: /rewind: "banana" is not a checkpoint id (like cp3 or 3); run /rewind to list them`, false},
 		{"/rewind cp1 both --confirm nope", `Refused (unknown_token): unknown confirmation token "nope": run the preview again`, false},
 		{"/frobnicate", "Usage: unknown command /frobnicate: known commands are", true},
-		{"/clear", "/clear is not available in an editor. Commands here: /rewind, /undo, /redo, /compact, /tasks, /context", false},
-		{"/quit", "/quit is not available in an editor. Commands here: /rewind, /undo, /redo, /compact, /tasks, /context", false},
+		{"/clear", "/clear is not available in an editor. Commands here: /rewind, /undo, /redo, /compact, /tasks, /context, /diff, /apply, /commit", false},
+		{"/quit", "/quit is not available in an editor. Commands here: /rewind, /undo, /redo, /compact, /tasks, /context, /diff, /apply, /commit", false},
 		{"/compact", "Compacted 3 turns.", false},
 	}
 	for _, tt := range tests {
