@@ -24,7 +24,6 @@ func TestMain(m *testing.M) {
 	os.Exit(gittest.Main(m))
 }
 
-
 // rig is a user's checkout and one session worktree of the same repository.
 type rig struct {
 	t        testing.TB
