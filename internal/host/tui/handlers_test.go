@@ -534,7 +534,7 @@ func TestCompletion(t *testing.T) {
 	}{
 		{"/re", []string{"/rewind", "/redo"}, []string{"/rewind", "/redo", "/rewind"}},
 		{"/u", []string{"/undo"}, []string{"/undo "}},
-		{"/co", []string{"/compact", "/context"}, []string{"/compact", "/context"}},
+		{"/co", []string{"/compact", "/context", "/commit"}, []string{"/compact", "/context", "/commit"}},
 		{"/", allTUICommands(), nil},
 		{"/zz", nil, []string{"/zz"}},
 	}
