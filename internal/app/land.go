@@ -278,3 +278,65 @@ func DescribeWork(ctx context.Context, o Options, row SessionRow) *Work {
 	w.Changes = &res.Stat
 	return w
 }
+
+// The land types the command line uses, so that it imports only this
+// layer, command and the hosts.
+type (
+	DiffOptions   = land.DiffOptions
+	ApplyOptions  = land.ApplyOptions
+	UndoOptions   = land.UndoOptions
+	CommitOptions = land.CommitOptions
+)
+
+// Diff formats and conflict modes.
+const (
+	FormatStat        = land.FormatStat
+	FormatNameStatus  = land.FormatNameStatus
+	OnConflictRefuse  = land.OnConflictRefuse
+	OnConflictMarkers = land.OnConflictMarkers
+)
+
+// WaysHome names the three ways a session's work reaches the user's branch.
+func WaysHome(id string) string { return land.WaysHome(id) }
+
+// LandCode names a diff/apply/commit failure for JSON output ("" when it
+// is none of theirs).
+func LandCode(err error) string {
+	var ce *checkpoint.Error
+	var he *land.HookError
+	switch {
+	case errors.As(err, &ce):
+		return string(ce.Code)
+	case errors.Is(err, land.ErrConflict):
+		return "conflict"
+	case errors.Is(err, land.ErrEditedSince):
+		return "edited_since"
+	case errors.Is(err, land.ErrLocked), errors.Is(err, session.ErrLocked):
+		return "locked"
+	case errors.Is(err, land.ErrNoWorkspace):
+		return "no_workspace"
+	case errors.Is(err, land.ErrNothingToUndo):
+		return "nothing_to_undo"
+	case errors.Is(err, land.ErrNothingToCommit):
+		return "nothing_to_commit"
+	case errors.Is(err, land.ErrNoIdentity):
+		return "no_identity"
+	case errors.Is(err, land.ErrCheckoutBusy):
+		return "checkout_busy"
+	case errors.Is(err, land.ErrOtherRepo):
+		return "other_repo"
+	case errors.Is(err, land.ErrInTheWay):
+		return "in_the_way"
+	case errors.Is(err, land.ErrBadCheckpoint):
+		return "unknown_checkpoint"
+	case errors.Is(err, land.ErrStalePreview):
+		return "stale_preview"
+	case errors.As(err, &he):
+		return "hook_failed"
+	case errors.Is(err, session.ErrNotFound):
+		return "unknown_session"
+	case errors.Is(err, ErrNoSession):
+		return "no_session"
+	}
+	return ""
+}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -11,9 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/yolop-dev/yolop/internal/app"
-	"github.com/yolop-dev/yolop/internal/checkpoint"
-	"github.com/yolop-dev/yolop/internal/land"
-	"github.com/yolop-dev/yolop/internal/session"
 )
 
 // landOptions are the flags shared by diff, apply and commit.
@@ -67,42 +63,11 @@ func (l *landOptions) fail(err error) error {
 }
 
 func landCode(err error) string {
-	var ce *checkpoint.Error
-	switch {
-	case isUsage(err):
+	if isUsage(err) {
 		return "usage"
-	case errors.As(err, &ce):
-		return string(ce.Code)
-	case errors.Is(err, land.ErrConflict):
-		return "conflict"
-	case errors.Is(err, land.ErrEditedSince):
-		return "edited_since"
-	case errors.Is(err, land.ErrLocked), errors.Is(err, session.ErrLocked):
-		return "locked"
-	case errors.Is(err, land.ErrNoWorkspace):
-		return "no_workspace"
-	case errors.Is(err, land.ErrNothingToUndo):
-		return "nothing_to_undo"
-	case errors.Is(err, land.ErrNothingToCommit):
-		return "nothing_to_commit"
-	case errors.Is(err, land.ErrNoIdentity):
-		return "no_identity"
-	case errors.Is(err, land.ErrCheckoutBusy):
-		return "checkout_busy"
-	case errors.Is(err, land.ErrOtherRepo):
-		return "other_repo"
-	case errors.Is(err, land.ErrInTheWay):
-		return "in_the_way"
-	case errors.Is(err, land.ErrBadCheckpoint):
-		return "unknown_checkpoint"
-	case errors.Is(err, session.ErrNotFound):
-		return "unknown_session"
-	case errors.Is(err, app.ErrNoSession):
-		return "no_session"
 	}
-	var he *land.HookError
-	if errors.As(err, &he) {
-		return "hook_failed"
+	if c := app.LandCode(err); c != "" {
+		return c
 	}
 	return "error"
 }
@@ -151,12 +116,12 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string) error {
 		return opts.fail(err)
 	}
 	defer s.Close()
-	do := land.DiffOptions{From: opts.from, Color: opts.format == "text" && isTerminal(opts.root.io.Out)}
+	do := app.DiffOptions{From: opts.from, Color: opts.format == "text" && isTerminal(opts.root.io.Out)}
 	switch {
 	case opts.stat:
-		do.Format = land.FormatStat
+		do.Format = app.FormatStat
 	case opts.nameStatus:
-		do.Format = land.FormatNameStatus
+		do.Format = app.FormatNameStatus
 	}
 	res, err := s.Diff(ctx, do)
 	if err != nil {
@@ -196,7 +161,7 @@ Exit codes: 0 applied, 1 refused or conflicts, 2 usage.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.dryRun, "dry-run", false, "list each path with its outcome and write nothing")
-	f.StringVar(&opts.onConflict, "on-conflict", land.OnConflictRefuse, "refuse (write nothing) or markers (write conflict markers)")
+	f.StringVar(&opts.onConflict, "on-conflict", app.OnConflictRefuse, "refuse (write nothing) or markers (write conflict markers)")
 	f.StringVar(&opts.to, "to", "", "apply to another checkout of the same repository")
 	f.BoolVar(&opts.undo, "undo", false, "put back exactly the paths the session's last apply wrote")
 	f.BoolVar(&opts.force, "force", false, "with --undo: overwrite paths you edited since the apply (your edits are kept under a ref)")
@@ -205,13 +170,13 @@ Exit codes: 0 applied, 1 refused or conflicts, 2 usage.`,
 }
 
 func runApply(ctx context.Context, opts *applyOptions, args []string) error {
-	if opts.onConflict != land.OnConflictRefuse && opts.onConflict != land.OnConflictMarkers {
+	if opts.onConflict != app.OnConflictRefuse && opts.onConflict != app.OnConflictMarkers {
 		return opts.fail(usagef("--on-conflict must be refuse or markers, not %q", opts.onConflict))
 	}
 	if opts.force && !opts.undo {
 		return opts.fail(usagef("--force only goes with --undo"))
 	}
-	if opts.undo && (opts.dryRun || opts.onConflict != land.OnConflictRefuse) {
+	if opts.undo && (opts.dryRun || opts.onConflict != app.OnConflictRefuse) {
 		return opts.fail(usagef("--undo takes no --dry-run or --on-conflict"))
 	}
 	if opts.to != "" {
@@ -225,7 +190,7 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 	}
 	defer s.Close()
 	if opts.undo {
-		res, err := s.UndoApply(ctx, land.UndoOptions{To: opts.to, Force: opts.force})
+		res, err := s.UndoApply(ctx, app.UndoOptions{To: opts.to, Force: opts.force})
 		if err != nil {
 			return opts.fail(err)
 		}
@@ -235,7 +200,7 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 		_, err = fmt.Fprint(opts.root.io.Out, res.Text())
 		return err
 	}
-	res, err := s.Apply(ctx, land.ApplyOptions{To: opts.to, DryRun: opts.dryRun, OnConflict: opts.onConflict})
+	res, err := s.Apply(ctx, app.ApplyOptions{To: opts.to, DryRun: opts.dryRun, OnConflict: opts.onConflict})
 	if res == nil {
 		return opts.fail(err)
 	}
@@ -286,7 +251,7 @@ func runCommit(ctx context.Context, opts *commitOptions, args []string) error {
 		return opts.fail(err)
 	}
 	defer s.Close()
-	res, err := s.Commit(ctx, land.CommitOptions{Message: opts.message, NoVerify: opts.noVerify})
+	res, err := s.Commit(ctx, app.CommitOptions{Message: opts.message, NoVerify: opts.noVerify})
 	if err != nil {
 		return opts.fail(err)
 	}

@@ -203,10 +203,13 @@ func runTUI(ctx context.Context, o *rootOptions, opts app.Options) error {
 	_, noColor := os.LookupEnv("NO_COLOR")
 	err = tui.Run(ctx, s, tui.Options{In: o.io.In, Out: o.io.Out, NoColor: noColor})
 	existed := s.Exists()
-	id := s.ID()
+	id, info := s.ID(), s.Info()
 	s.Close()
 	if existed {
 		fmt.Fprintf(o.io.ErrOut, "Continue this session with: yolop --session %s\n", id)
+		if info.Branch != "" {
+			fmt.Fprintf(o.io.ErrOut, "Its files are in %s (branch %s). Bring them home: %s\n", info.ActiveRoot, info.Branch, app.WaysHome(id))
+		}
 	}
 	return err
 }

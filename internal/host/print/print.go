@@ -17,6 +17,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/land"
 )
 
 // Exit codes.
@@ -288,6 +289,9 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 		p.printPreview(res.Pending)
 	}
 	fmt.Fprintf(p.o.Stderr, "session %s · checkpoint %s · continue: %s -p '…'\n", p.sid, res.CheckpointID, p.o.ConfirmPrefix)
+	if info.Branch != "" {
+		fmt.Fprintf(p.o.Stderr, "its files are in %s (branch %s) · bring them home: %s\n", info.ActiveRoot, info.Branch, land.WaysHome(p.sid))
+	}
 	return exit
 }
 
