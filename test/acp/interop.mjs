@@ -189,6 +189,23 @@ async function main() {
       read(root, "three.txt") === "third turn\n" && read(root, "shell.txt") === "shell-made\n",
       `the three turns wrote their files in the session worktree ${root}`);
 
+    check(["diff", "apply", "commit"].every((n) => names.includes(n)), "available commands offer diff, apply and commit", names);
+    r = await prompt(ctx, a, sessionId, "/diff");
+    const diff = textOf(r.updates);
+    check(r.stop === "end_turn" && /^```+diff\n/.test(diff) && diff.includes("+++ b/three.txt") && diff.includes("+shell-made"), "/diff answers a fenced diff block of the session's work", diff);
+
+    r = await prompt(ctx, a, sessionId, "/apply");
+    const applyPreview = textOf(r.updates);
+    const am = applyPreview.match(/^(\/apply --confirm ([A-Za-z0-9_-]+))\s*$/m);
+    check(r.stop === "end_turn" && am !== null && /clean +three\.txt/.test(applyPreview), "/apply answers a preview with its outcomes and the exact confirm command", applyPreview);
+    check(read(repo, "three.txt") === null, "the apply preview writes nothing into the project directory");
+    r = await prompt(ctx, a, sessionId, am[1]);
+    check(r.stop === "end_turn" && /Wrote 4 paths/.test(textOf(r.updates)), "the confirmed /apply reports the paths written", textOf(r.updates));
+    check(read(repo, "one.txt") === "first turn\n" && read(repo, "three.txt") === "third turn\n" && read(repo, "shell.txt") === "shell-made\n",
+      "the confirmed /apply brings the session's files into the client's project directory (the session's cwd)");
+    r = await prompt(ctx, a, sessionId, "/apply undo");
+    check(r.stop === "end_turn" && read(repo, "three.txt") === null && read(repo, "one.txt") === null, "/apply undo takes them back out", textOf(r.updates));
+
     r = await prompt(ctx, a, sessionId, "/rewind");
     const list = textOf(r.updates);
     check(r.stop === "end_turn" && ["cp1", "cp2", "cp3"].every((id) => list.includes(id)), "/rewind lists cp1..cp3", list);
