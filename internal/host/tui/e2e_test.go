@@ -259,12 +259,32 @@ func TestTmuxRewindEndToEnd(t *testing.T) {
 	waitFile(t, filepath.Join(root, "a.txt"), "", true)
 	waitFile(t, filepath.Join(root, "b.txt"), "second\n", false)
 
-	// Ctrl+C twice quits cleanly.
+	// /diff shows the session's work; /apply previews it with a token and
+	// writes nothing into the user's checkout.
+	tm.typeLines("/diff")
+	tm.keys("Enter")
+	tm.waitText("+++ b/b.txt")
+	tm.typeLines("/apply")
+	tm.keys("Enter")
+	ap := tm.waitText("Confirmation token")
+	for _, want := range []string{"Dry run: applying session " + id, "clean", "b.txt", "/apply --confirm "} {
+		if !strings.Contains(ap, want) {
+			t.Errorf("apply preview lacks %q:\n%s", want, ap)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(repo, "b.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the /apply preview wrote b.txt into the checkout")
+	}
+
+	// Ctrl+C twice quits cleanly; the exit line says where the work is.
 	tm.keys("C-c")
 	tm.waitText("press Ctrl+C again to quit")
 	tm.keys("C-c")
 	final := tm.waitText("yolop-exit=")
 	if !strings.Contains(final, "yolop-exit=0") {
 		t.Fatalf("yolop did not exit cleanly:\n%s", final)
+	}
+	if !strings.Contains(final, "Bring them home: yolop diff "+id) {
+		t.Fatalf("the exit line does not name the ways home:\n%s", final)
 	}
 }
