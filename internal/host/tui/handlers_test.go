@@ -656,3 +656,20 @@ func confirmKey(t *testing.T, m *model, c *clock) {
 	press(t, m, "end")
 	press(t, m, "y")
 }
+
+func TestDiffIsColoredByLine(t *testing.T) {
+	t.Parallel()
+	m, _ := newTestModel(t, &fakeSession{info: baseInfo()})
+	m.st = newStyles(false)
+	lines := m.patchLines("diff --git a/x b/x\n@@ -1 +1 @@\n-old\n+new\n context\n")
+	if len(lines) != 5 {
+		t.Fatalf("lines %q", lines)
+	}
+	add, del, ctx := lines[3], lines[2], lines[4]
+	if !strings.Contains(add, "\x1b[") || !strings.Contains(del, "\x1b[") || add == strings.Replace(del, "-old", "+new", 1) {
+		t.Fatalf("added and deleted lines are not colored apart: %q %q", add, del)
+	}
+	if strings.Contains(ctx, "\x1b[") {
+		t.Fatalf("a context line is colored like a change: %q", ctx)
+	}
+}

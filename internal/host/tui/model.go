@@ -493,7 +493,7 @@ func (m *model) runCommand(cmd command.Command) tea.Cmd {
 		m.scroll = 0
 		return nil
 	case "help":
-		m.pager = helpPager()
+		m.pager = helpPager(m.info)
 		return nil
 	}
 	m.execBusy = true
@@ -639,6 +639,9 @@ func (m *model) handleExecDone(msg execDoneMsg) tea.Cmd {
 	case command.ResultRestored:
 		m.picker = nil
 		m.applyRestore(res.Restored, msg)
+	case command.ResultDiff:
+		m.unstash()
+		m.pager = &pager{title: "/diff: the session's work", lines: m.patchLines(res.Text)}
 	default:
 		m.unstash()
 		text := res.Text
@@ -909,8 +912,11 @@ func describeErr(err error) string {
 	return err.Error()
 }
 
-func helpText() string {
+func helpText(info app.Info) string {
 	var b strings.Builder
+	if info.Branch != "" {
+		fmt.Fprintf(&b, "This session's files are in %s (branch %s).\nBring them home: /diff to see them, /apply to merge them into your checkout, /commit to commit them on the branch\n(from a shell: %s).\n\n", info.ActiveRoot, info.Branch, app.WaysHome(info.SessionID))
+	}
 	b.WriteString("Commands:\n")
 	for _, d := range command.For(command.HostTUI) {
 		line := "/" + d.Name

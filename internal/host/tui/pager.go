@@ -7,6 +7,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 )
 
@@ -62,8 +63,33 @@ type pager struct {
 	err     string
 }
 
-func helpPager() *pager {
-	return &pager{title: "Help", lines: strings.Split(helpText(), "\n")}
+func helpPager(info app.Info) *pager {
+	return &pager{title: "Help", lines: strings.Split(helpText(info), "\n")}
+}
+
+// patchLines renders git's unified diff (the session's work, /diff) for
+// the pager: file headers bold, hunk lines colored.
+func (m *model) patchLines(patch string) []string {
+	st := m.st
+	var out []string
+	for _, l := range strings.Split(strings.TrimSuffix(patch, "\n"), "\n") {
+		l = visible(l)
+		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			out = append(out, st.title.Render(l))
+		case strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---") || strings.HasPrefix(l, "index "):
+			out = append(out, st.dim.Render(l))
+		case strings.HasPrefix(l, "@@"):
+			out = append(out, st.title.Render(l))
+		case strings.HasPrefix(l, "+"):
+			out = append(out, st.ok.Render(l))
+		case strings.HasPrefix(l, "-"):
+			out = append(out, st.err.Render(l))
+		default:
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // diffLines renders a path's diff for the pager: a header that says what
