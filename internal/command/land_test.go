@@ -1,0 +1,104 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/yolop-dev/yolop/internal/land"
+)
+
+func TestParseLandCommands(t *testing.T) {
+	t.Parallel()
+	ok := []struct {
+		line string
+		want Command
+	}{
+		{"/diff", Command{Name: "diff"}},
+		{"/diff 3", Command{Name: "diff", Target: "cp3"}},
+		{"/diff cp12", Command{Name: "diff", Target: "cp12"}},
+		{"/apply", Command{Name: "apply", Verb: "refuse"}},
+		{"/apply markers", Command{Name: "apply", Verb: "markers"}},
+		{"/apply --confirm k3F9x2", Command{Name: "apply", Verb: "refuse", Token: "k3F9x2", Confirm: true}},
+		{"/apply markers --confirm k3", Command{Name: "apply", Verb: "markers", Token: "k3", Confirm: true}},
+		{"/apply undo", Command{Name: "apply", Verb: "undo"}},
+		{"/commit", Command{Name: "commit"}},
+		{"/commit fix the parser: keep  two spaces", Command{Name: "commit", Text: "fix the parser: keep  two spaces"}},
+	}
+	for _, tt := range ok {
+		got, err := Parse(tt.line)
+		if err != nil {
+			t.Errorf("%s: %v", tt.line, err)
+			continue
+		}
+		got.Raw = ""
+		if got != tt.want {
+			t.Errorf("%s: got %+v, want %+v", tt.line, got, tt.want)
+		}
+	}
+	bad := []string{"/diff banana", "/diff cp1 cp2", "/diff --confirm x", "/apply theirs", "/apply undo --confirm x", "/apply refuse markers", "/commit --confirm x", "/apply --all"}
+	for _, line := range bad {
+		_, err := Parse(line)
+		var ue *UsageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%s: want a usage error, got %v", line, err)
+		}
+	}
+}
+
+// fakeLand records what the handlers ask for.
+type fakeLand struct {
+	applies []land.ApplyOptions
+}
+
+func (f *fakeLand) Diff(_ context.Context, o land.DiffOptions) (*land.DiffResult, error) {
+	return &land.DiffResult{From: "base", Text: "diff --git a/x b/x\n"}, nil
+}
+func (f *fakeLand) Apply(_ context.Context, o land.ApplyOptions) (*land.ApplyResult, error) {
+	f.applies = append(f.applies, o)
+	return &land.ApplyResult{SessionID: "s_1", Target: "/repo", DryRun: o.DryRun, Token: "tok", Paths: []land.PathOutcome{{Path: "x", Outcome: "clean"}}}, nil
+}
+func (f *fakeLand) UndoApply(context.Context, land.UndoOptions) (*land.UndoResult, error) {
+	return &land.UndoResult{SessionID: "s_1", Paths: []string{"x"}}, nil
+}
+func (f *fakeLand) Commit(_ context.Context, o land.CommitOptions) (*land.CommitResult, error) {
+	return &land.CommitResult{Branch: "yolop/x", Commit: "abc", Message: o.Message}, nil
+}
+
+type landOnly struct {
+	Target
+	l *fakeLand
+}
+
+func (t landOnly) Land() Land { return t.l }
+
+func TestApplyPreviewsThenConfirms(t *testing.T) {
+	t.Parallel()
+	f := &fakeLand{}
+	tgt := landOnly{l: f}
+	c, _ := Parse("/apply markers")
+	res, err := Run(context.Background(), tgt, c)
+	if err != nil || res.Kind != ResultApplyPreview || res.Confirm != "/apply markers --confirm tok" || !strings.Contains(res.Text, "/apply markers --confirm tok") {
+		t.Fatalf("preview %+v %v", res, err)
+	}
+	if len(f.applies) != 1 || !f.applies[0].DryRun || f.applies[0].OnConflict != "markers" {
+		t.Fatalf("the preview must be a dry run: %+v", f.applies)
+	}
+	c, _ = Parse(res.Confirm)
+	res, err = Run(context.Background(), tgt, c)
+	if err != nil || res.Kind != ResultApplied {
+		t.Fatalf("confirm %+v %v", res, err)
+	}
+	if a := f.applies[1]; a.DryRun || a.Token != "tok" || a.OnConflict != "markers" {
+		t.Fatalf("the confirm must apply with the token: %+v", a)
+	}
+	c, _ = Parse("/commit ship it")
+	if res, err = Run(context.Background(), tgt, c); err != nil || res.Data.(*land.CommitResult).Message != "ship it" {
+		t.Fatalf("commit %+v %v", res, err)
+	}
+	// A target without land operations says so.
+	if _, err := Run(context.Background(), struct{ Target }{}, c); err == nil || !strings.Contains(err.Error(), "not available") {
+		t.Fatalf("no land: %v", err)
+	}
+}
