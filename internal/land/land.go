@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/yolop-dev/yolop/internal/blocklist"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 )
@@ -258,13 +259,8 @@ func treeOf(ctx context.Context, r *git.Runner, rev string) (string, error) {
 // a .git directory at any depth.
 func blocked(p string) bool {
 	for _, c := range strings.Split(p, "/") {
-		if strings.EqualFold(c, ".git") {
+		if strings.EqualFold(c, ".git") || blocklist.Contains(c) {
 			return true
-		}
-		for _, b := range snapshot.Blocklist {
-			if c == b {
-				return true
-			}
 		}
 	}
 	return false
