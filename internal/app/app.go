@@ -61,6 +61,9 @@ type Session struct {
 
 	// create serializes materialize: one draft becomes one session.
 	create sync.Mutex
+	// homeFixed makes apply target the checkout the session was started
+	// from rather than the directory it was opened in (`yolop apply`).
+	homeFixed bool
 
 	mu sync.Mutex // guards the fields below
 	// state is a *draft until the session exists on disk, then its *Parts.

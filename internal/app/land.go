@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
@@ -33,14 +34,36 @@ func (s *Session) landSession(ctx context.Context) (land.Session, error) {
 			ls.Prompts = append(ls.Prompts, rows[i].Prompt)
 		}
 	}
-	// An editor (ACP) or a command run in another checkout of the same
-	// repository applies there: the directory the session was opened from.
-	if s.opts.Dir != "" && s.opts.Dir != ws.ActiveRoot {
-		if top, err := git.New(s.opts.Dir).Run(ctx, "rev-parse", "--show-toplevel"); err == nil && !samePath(git.Trim(top), ls.Worktree) {
-			ls.Checkout = git.Trim(top)
+	// An editor (ACP) applies to its project directory, the session's cwd;
+	// a slash command run in another checkout of the same repository
+	// applies there. A directory of another repository does not count.
+	if !s.homeFixed && s.opts.Dir != "" {
+		if top, ok := checkoutOf(ctx, s.opts.Dir, ws.CommonDir); ok && !samePath(top, ls.Worktree) {
+			ls.Checkout = top
 		}
 	}
 	return ls, nil
+}
+
+// checkoutOf returns the top level of dir's checkout when it belongs to the
+// repository whose common git dir is common.
+func checkoutOf(ctx context.Context, dir, common string) (string, bool) {
+	if common == "" {
+		return "", false
+	}
+	out, err := git.New(dir).Run(ctx, "rev-parse", "--show-toplevel", "--git-common-dir")
+	if err != nil {
+		return "", false
+	}
+	f := strings.Split(git.Trim(out), "\n")
+	if len(f) != 2 || f[0] == "" {
+		return "", false
+	}
+	c := f[1]
+	if !filepath.IsAbs(c) {
+		c = filepath.Join(dir, c)
+	}
+	return f[0], samePath(c, common)
 }
 
 func samePath(a, b string) bool {
@@ -196,6 +219,9 @@ type Lander interface {
 func OpenLand(ctx context.Context, o Options) (Lander, error) {
 	s, err := Open(ctx, o)
 	if err == nil {
+		// The subcommands apply to the checkout the session was started
+		// from (--to names another), wherever they are run.
+		s.homeFixed = true
 		return s, nil
 	}
 	if !errors.Is(err, session.ErrLocked) {
