@@ -275,20 +275,13 @@ func workLines(d app.SessionRow, w *app.Work) string {
 	case w.Changes.Files == 0:
 		b.WriteString("changes     none against base\n")
 	default:
-		fmt.Fprintf(&b, "changes     %s, +%d −%d against base\n", plural(w.Changes.Files, "file"), w.Changes.Insertions, w.Changes.Deletions)
+		fmt.Fprintf(&b, "changes     %s, +%d −%d against base\n", plural(w.Changes.Files, "file", "files"), w.Changes.Insertions, w.Changes.Deletions)
 	}
 	if la := w.LastApply; la != nil {
-		fmt.Fprintf(&b, "last apply  %s: %s to %s, %s\n", la.State, plural(la.Paths, "path"), la.Target, la.Time.Local().Format(time.RFC1123))
+		fmt.Fprintf(&b, "last apply  %s: %s to %s, %s\n", la.State, plural(la.Paths, "path", "paths"), la.Target, la.Time.Local().Format(time.RFC1123))
 	} else {
 		b.WriteString("last apply  never\n")
 	}
 	fmt.Fprintf(&b, "ways home   yolop diff %s · yolop apply %s · yolop commit %s (then: git merge %s)\n", d.SessionID, d.SessionID, d.SessionID, d.Branch)
 	return b.String()
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

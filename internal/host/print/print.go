@@ -17,7 +17,6 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
-	"github.com/yolop-dev/yolop/internal/land"
 )
 
 // Exit codes.
@@ -290,7 +289,7 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 	}
 	fmt.Fprintf(p.o.Stderr, "session %s · checkpoint %s · continue: %s -p '…'\n", p.sid, res.CheckpointID, p.o.ConfirmPrefix)
 	if info.Branch != "" {
-		fmt.Fprintf(p.o.Stderr, "its files are in %s (branch %s) · bring them home: %s\n", info.ActiveRoot, info.Branch, land.WaysHome(p.sid))
+		fmt.Fprintf(p.o.Stderr, "its files are in %s (branch %s) · bring them home: %s\n", info.ActiveRoot, info.Branch, app.WaysHome(p.sid))
 	}
 	return exit
 }
