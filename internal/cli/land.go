@@ -48,6 +48,17 @@ func (l *landOptions) open(ctx context.Context, args []string) (app.Lander, erro
 	return s, nil
 }
 
+// optionalSessionArg accepts at most one session id.
+func optionalSessionArg(c *cobra.Command, args []string) error {
+	switch {
+	case len(args) > 1:
+		return usagef("%s takes at most one session id, got %d arguments", c.CommandPath(), len(args))
+	case len(args) == 1 && args[0] == "":
+		return usagef("%s: the session id is empty; `yolop sessions` lists them", c.CommandPath())
+	}
+	return nil
+}
+
 // fail reports err with the exit codes of the command line: 2 usage, 1
 // refused or failed.
 func (l *landOptions) fail(err error) error {
@@ -97,8 +108,13 @@ func newDiffCmd(o *rootOptions) *cobra.Command {
 'yolop diff | git apply' works): the session's current files against the commit
 its worktree was created from, or against checkpoint cpN with --from.
 SESSION defaults to the latest session of this repository.`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(c *cobra.Command, args []string) error { return runDiff(c.Context(), opts, args) },
+		Example: `  yolop diff                      # the latest session of this repository, as a patch
+  yolop diff s_01jf… --stat        # a diffstat
+  yolop diff --from cp2            # what changed since checkpoint cp2
+  yolop diff | git apply           # binary files included`,
+		Args:              optionalSessionArg,
+		ValidArgsFunction: completeSessionIDs(o),
+		RunE:              func(c *cobra.Command, args []string) error { return runDiff(c.Context(), opts, args) },
 	}
 	cmd.Flags().BoolVar(&opts.stat, "stat", false, "a diffstat instead of the patch")
 	cmd.Flags().BoolVar(&opts.nameStatus, "name-status", false, "paths and change letters instead of the patch")
@@ -156,8 +172,13 @@ captured first, so 'yolop apply --undo' puts back exactly what apply wrote.
 SESSION defaults to the latest session of this repository.
 
 Exit codes: 0 applied, 1 refused or conflicts, 2 usage.`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(c *cobra.Command, args []string) error { return runApply(c.Context(), opts, args) },
+		Example: `  yolop apply --dry-run            # each path with its outcome; nothing written
+  yolop apply                      # merge the latest session's work into this checkout
+  yolop apply s_01jf… --on-conflict markers
+  yolop apply --undo               # put back exactly what the last apply wrote`,
+		Args:              optionalSessionArg,
+		ValidArgsFunction: completeSessionIDs(o),
+		RunE:              func(c *cobra.Command, args []string) error { return runApply(c.Context(), opts, args) },
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.dryRun, "dry-run", false, "list each path with its outcome and write nothing")
@@ -236,8 +257,11 @@ git identity, running your hooks unless --no-verify. Ignored and
 write-blocklisted paths are never committed. The default message is the session
 title and its turn prompts. Afterwards 'git merge <branch>' from your checkout
 brings the work. SESSION defaults to the latest session of this repository.`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(c *cobra.Command, args []string) error { return runCommit(c.Context(), opts, args) },
+		Example: `  yolop commit                     # title and turn prompts as the message
+  yolop commit -m 'Validate the input' && git merge yolop/validate-the-input-k2m3`,
+		Args:              optionalSessionArg,
+		ValidArgsFunction: completeSessionIDs(o),
+		RunE:              func(c *cobra.Command, args []string) error { return runCommit(c.Context(), opts, args) },
 	}
 	cmd.Flags().StringVarP(&opts.message, "message", "m", "", "the commit message (default: the session title and its turn prompts)")
 	cmd.Flags().BoolVar(&opts.noVerify, "no-verify", false, "skip the pre-commit and commit-msg hooks")
