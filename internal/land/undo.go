@@ -134,11 +134,18 @@ func Undo(ctx context.Context, s Session, o UndoOptions) (*UndoResult, error) {
 // Repair settles an interrupted apply or undo in the checkout, if the
 // journal holds one; it is a no-op otherwise. It returns what was done.
 func Repair(ctx context.Context, dataDir, sessionID, checkout string) ([]string, error) {
-	top, _, err := toplevel(ctx, checkout)
-	if err != nil {
-		return nil, nil // not a checkout (any more): nothing of ours to repair
+	// Every session open calls this: look for the journal before running
+	// git. checkout is a top level (the session's recorded checkout), and
+	// journals are keyed by the top level with symlinks resolved.
+	top := checkout
+	if real, err := filepath.EvalSymlinks(checkout); err == nil {
+		top = real
 	}
-	recs, err := readJournal(filepath.Join(stateDir(dataDir, top), "journal.jsonl"))
+	journalPath := filepath.Join(stateDir(dataDir, top), "journal.jsonl")
+	if _, err := os.Stat(journalPath); err != nil {
+		return nil, nil // never applied to (or gone): nothing of ours to repair
+	}
+	recs, err := readJournal(journalPath)
 	if err != nil || len(recs) == 0 {
 		return nil, err
 	}
