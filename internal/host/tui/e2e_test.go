@@ -260,10 +260,15 @@ func TestTmuxRewindEndToEnd(t *testing.T) {
 	waitFile(t, filepath.Join(root, "b.txt"), "second\n", false)
 
 	// /diff shows the session's work; /apply previews it with a token and
-	// writes nothing into the user's checkout.
+	// writes nothing into the user's checkout. (An Enter right after a
+	// restore sends nothing, so wait that out first.)
+	time.Sleep(time.Second)
 	tm.typeLines("/diff")
 	tm.keys("Enter")
 	tm.waitText("+++ b/b.txt")
+	tm.waitText("/diff: the session's work")
+	tm.keys("Escape") // close the pager
+	tm.waitFor("the pager to close", func(s string) bool { return !strings.Contains(s, "+++ b/b.txt") })
 	tm.typeLines("/apply")
 	tm.keys("Enter")
 	ap := tm.waitText("Confirmation token")
