@@ -547,10 +547,17 @@ func spareProblem(ctx context.Context, path, commonDir string) string {
 func (m *Manager) setAside(ctx context.Context, dir, path, why string) string {
 	to := freeName(dir, stalePrefix)
 	var err error
-	if common, lerr := linkedRepo(path); lerr == nil {
+	common, lerr := linkedRepo(path)
+	if lerr == nil {
 		err = move(ctx, common, path, to)
-	} else {
-		err = os.Rename(path, to)
+	}
+	if lerr != nil || err != nil {
+		// git refuses to move a locked worktree (or one it no longer
+		// knows); a plain rename keeps it out of the way, and git's
+		// record, if any, is pointed at the new place.
+		if err = os.Rename(path, to); err == nil && lerr == nil {
+			_, _ = git.New(common).Run(ctx, "worktree", "repair", to)
+		}
 	}
 	if err != nil {
 		return fmt.Sprintf("spare worktree %s was not used (%s) and could not be set aside: %v", path, why, err)
