@@ -66,6 +66,9 @@ type Workspace struct {
 	ActiveRoot        string    `json:"active_root"`
 	CommonDir         string    `json:"common_dir,omitempty"`
 	Worktree          *Worktree `json:"worktree,omitempty"`
+	// Recycled: the worktree was a parked spare of an earlier session (or
+	// prepared ahead), moved to the starting commit, not a fresh checkout.
+	Recycled bool `json:"recycled,omitempty"`
 	NoWorkspaceReason string    `json:"no_workspace_reason,omitempty"`
 	Title             string    `json:"title,omitempty"`
 	Provider          string    `json:"provider,omitempty"`
