@@ -34,10 +34,23 @@ func (s *Session) startWorktree(ctx context.Context, repo *worktree.Repo, sessio
 	return s.opts.manager().Start(ctx, repo, sessionID, title)
 }
 
-// prepareSpare starts the background preparation of a spare for the
-// repository at repoRoot when it has fewer than its limit, so that the next
+// afterStart notes that a spare should be prepared for the repository at
+// repoRoot; prepareSpare starts it once the first turn is over, so that the
+// checkout never competes with the turn that is being waited for.
+func (s *Session) afterStart(repoRoot string) {
+	s.mu.Lock()
+	s.spareFor = repoRoot
+	s.mu.Unlock()
+}
+
+// prepareSpare starts the background preparation of a spare noted by
+// afterStart when the repository has fewer than its limit, so that the next
 // session there starts without a checkout.
-func (s *Session) prepareSpare(repoRoot string) {
+func (s *Session) prepareSpare() {
+	s.mu.Lock()
+	repoRoot := s.spareFor
+	s.spareFor = ""
+	s.mu.Unlock()
 	sp := s.opts.Spares
 	if sp.Prepare == nil || sp.Limit <= 0 || repoRoot == "" {
 		return
