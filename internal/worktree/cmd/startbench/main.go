@@ -135,15 +135,19 @@ func (b *bench) addCommits(dir string) error {
 		return err
 	}
 	files := strings.Split(strings.TrimSpace(out), "\n")
-	for i := range commitsAhead {
-		f := files[(i*7919)%len(files)]
+	for i, k := 0, 0; i < commitsAhead; k++ {
+		f := files[(k*7919)%len(files)]
 		fh, err := os.OpenFile(filepath.Join(dir, f), os.O_APPEND|os.O_WRONLY, 0)
+		if os.IsNotExist(err) {
+			continue // one of the files the generator deleted
+		}
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(fh, "commit %d\n", i)
+		i++
+		fmt.Fprintf(fh, "commit %d\n", k)
 		fh.Close()
-		if err := b.cmd(dir, nil, "git", "commit", "-q", "--no-verify", "-m", fmt.Sprintf("change %d", i), "--", f); err != nil {
+		if err := b.cmd(dir, nil, "git", "commit", "-q", "--no-verify", "-m", fmt.Sprintf("change %d", k), "--", f); err != nil {
 			return err
 		}
 	}
