@@ -325,4 +325,3 @@ func TestFourSessionsStartAgainstOneSpare(t *testing.T) {
 	}
 	e.checkNoLeaks()
 }
-

@@ -107,7 +107,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		for _, t := range []struct {
 			dir string
 			n   int
-		}{{big, n}, {tiny, 1000}} {
+		}{{big, n}, {tiny, 100}} {
 			if _, err := os.Stat(t.dir); err == nil {
 				continue
 			}
