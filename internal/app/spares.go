@@ -22,15 +22,89 @@ type Spares struct {
 	Prepare func(repoRoot string)
 }
 
+// earlyStart is the worktree of a session that is open without a prompt
+// yet, being claimed or checked out in the background.
+type earlyStart struct {
+	done chan struct{}
+	st   *worktree.Started
+	err  error
+}
+
+// startEarly claims a spare (or checks out a worktree) for the new session
+// as soon as it opens, with no branch yet, so that the first prompt does
+// not wait for it. The session directory is still made by the first prompt.
+func (s *Session) startEarly(sessionID string) {
+	e := &earlyStart{done: make(chan struct{})}
+	s.early = e
+	o := s.opts
+	go func() {
+		defer close(e.done)
+		ctx := context.Background()
+		repo, err := worktree.Detect(ctx, o.Dir)
+		if err != nil {
+			e.err = err
+			return
+		}
+		if o.Base != "" {
+			repo.Head, repo.Branch = o.Base, ""
+		}
+		e.st, e.err = o.manager().StartDetached(ctx, repo, sessionID)
+	}()
+}
+
+// takeEarly waits for the early worktree and gives it the session branch
+// at repo.Head (the user's HEAD at the first prompt). It returns nil when
+// there is none or it cannot be used; the caller then starts one as usual.
+func (s *Session) takeEarly(ctx context.Context, repo *worktree.Repo, sessionID, title string) *worktree.Started {
+	s.mu.Lock()
+	e := s.early
+	s.early = nil
+	s.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	select {
+	case <-e.done:
+	case <-ctx.Done():
+		go func() { <-e.done; s.opts.manager().Abandon(context.Background(), e.st) }()
+		return nil
+	}
+	if e.err != nil || e.st == nil {
+		return nil
+	}
+	if err := e.st.MakeBranch(ctx, title, sessionID, repo.Head); err != nil {
+		s.opts.manager().Abandon(context.WithoutCancel(ctx), e.st)
+		return nil
+	}
+	return e.st
+}
+
+// dropEarly gives back the early worktree of a session closed unused.
+func (s *Session) dropEarly() {
+	s.mu.Lock()
+	e := s.early
+	s.early = nil
+	s.mu.Unlock()
+	if e == nil {
+		return
+	}
+	<-e.done
+	s.opts.manager().Abandon(context.Background(), e.st)
+}
+
 // manager returns the worktree manager of the session's data directory
 // with its spare settings.
 func (o Options) manager() *worktree.Manager {
 	return &worktree.Manager{DataDir: o.DataDir, Spares: o.Spares.Limit, SpareKeeps: o.Spares.Keeps}
 }
 
-// startWorktree gives a new session its worktree: a recycled spare when one
-// is ready, else a fresh checkout.
+// startWorktree gives a new session its worktree: the one prepared when the
+// session opened, else a recycled spare when one is ready, else a fresh
+// checkout.
 func (s *Session) startWorktree(ctx context.Context, repo *worktree.Repo, sessionID, title string) (*worktree.Started, error) {
+	if st := s.takeEarly(ctx, repo, sessionID, title); st != nil {
+		return st, nil
+	}
 	return s.opts.manager().Start(ctx, repo, sessionID, title)
 }
 

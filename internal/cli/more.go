@@ -196,6 +196,8 @@ func runACP(ctx context.Context, o *rootOptions, opts app.Options) error {
 }
 
 func runTUI(ctx context.Context, o *rootOptions, opts app.Options) error {
+	// The worktree is made while the user types the first prompt.
+	opts.Early = true
 	s, err := app.Open(ctx, opts)
 	if err != nil {
 		return err

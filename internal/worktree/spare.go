@@ -123,6 +123,19 @@ func (s *Started) record(r pendingRecord) error {
 // starts, parks and preparations in the repository are cleaned up first.
 // The caller calls Done once the session directory exists.
 func (m *Manager) Start(ctx context.Context, repo *Repo, sessionID, title string) (*Started, error) {
+	return m.start(ctx, repo, sessionID, title, false)
+}
+
+// StartDetached is Start for a session that is open but has no prompt yet
+// (the TUI): the worktree is claimed or checked out at once with HEAD
+// detached at repo.Head and no branch; Started.MakeBranch makes the session's
+// branch at the first prompt, Abandon gives the worktree back when the
+// session is closed unused.
+func (m *Manager) StartDetached(ctx context.Context, repo *Repo, sessionID string) (*Started, error) {
+	return m.start(ctx, repo, sessionID, "", true)
+}
+
+func (m *Manager) start(ctx context.Context, repo *Repo, sessionID, title string, detached bool) (*Started, error) {
 	if repo == nil || repo.CommonDir == "" || repo.Root == "" || repo.Head == "" {
 		return nil, errors.New("worktree: Start needs a repository from Detect")
 	}
@@ -145,7 +158,7 @@ func (m *Manager) Start(ctx context.Context, repo *Repo, sessionID, title string
 	st.pending = f
 	st.Notes = m.sweep(ctx, dir)
 	if m.spareLimit() > 0 && !repo.Bare {
-		info, ok, notes, err := m.claim(ctx, repo, dir, path, sessionID, title, st)
+		info, ok, notes, err := m.claim(ctx, repo, dir, path, sessionID, title, st, detached)
 		st.Notes = append(st.Notes, notes...)
 		if err != nil {
 			st.Done()
@@ -156,9 +169,14 @@ func (m *Manager) Start(ctx context.Context, repo *Repo, sessionID, title string
 			return st, nil
 		}
 	}
-	info, err := m.create(ctx, repo, sessionID, title, func(branch string) error {
-		return st.record(pendingRecord{Branch: branch, Base: repo.Head})
-	})
+	var info Info
+	if detached {
+		info, err = m.createDetached(ctx, repo, path)
+	} else {
+		info, err = m.create(ctx, repo, sessionID, title, func(branch string) error {
+			return st.record(pendingRecord{Branch: branch, Base: repo.Head})
+		})
+	}
 	if err != nil {
 		st.Done()
 		return nil, err
@@ -401,7 +419,7 @@ var hexOID = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 // path under the repository lock, checks it is exactly as parking left it,
 // and checks out a new session branch at repo.Head. ok is false when there
 // was no usable spare; notes say what happened to unusable ones.
-func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, title string, st *Started) (Info, bool, []string, error) {
+func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, title string, st *Started, detached bool) (Info, bool, []string, error) {
 	unlock, err := repoLock(ctx, dir)
 	if err != nil {
 		return Info{}, false, nil, err
@@ -447,6 +465,14 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 		return Info{}, false, append(notes, m.setAside(ctx, dir, path, why)), nil
 	}
 	r := git.New(path)
+	if detached {
+		if _, err := r.Run(ctx, "checkout", "--quiet", "--detach", repo.Head); err != nil {
+			notes = append(notes, fmt.Sprintf("could not move the spare worktree to %s (%v); it was removed and a fresh worktree is made instead", short(repo.Head), err))
+			return Info{}, false, notes, m.discardClaim(ctx, repo, path, "", nil)
+		}
+		Failpoint("spare.claim_after_reset")
+		return Info{Path: path, Base: repo.Head, RepoRoot: repo.Root, CommonDir: repo.CommonDir}, true, notes, nil
+	}
 	branch, err := pickBranch(ctx, r, title, sessionID)
 	if err != nil {
 		return Info{}, false, notes, m.discardClaim(ctx, repo, path, "", err)
@@ -467,6 +493,71 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 		_ = os.Remove(filepath.Join(admin, spareNote))
 	}
 	return Info{Path: path, Branch: branch, Base: repo.Head, RepoRoot: repo.Root, CommonDir: repo.CommonDir}, true, notes, nil
+}
+
+// createDetached checks out a fresh worktree at path with HEAD detached at
+// repo.Head.
+func (m *Manager) createDetached(ctx context.Context, repo *Repo, path string) (Info, error) {
+	if _, err := os.Lstat(path); err == nil {
+		return Info{}, fmt.Errorf("worktree: %s already exists; resume the session instead of creating it again", path)
+	}
+	r := git.New(repo.CommonDir)
+	if _, err := r.Run(ctx, "worktree", "add", "--quiet", "--detach", path, repo.Head); err != nil {
+		_ = removeWorktreeDir(context.WithoutCancel(ctx), path)
+		return Info{}, fmt.Errorf("worktree: add the session worktree at %s: %w", path, err)
+	}
+	return Info{Path: path, Base: repo.Head, RepoRoot: repo.Root, CommonDir: repo.CommonDir}, nil
+}
+
+// MakeBranch gives a worktree from StartDetached the session branch
+// yolop/<slug>-<id> named from title, at commit (the user's HEAD now): git's
+// two-tree checkout writes nothing when HEAD has not moved since the
+// session opened, and only the differences when it has.
+func (s *Started) MakeBranch(ctx context.Context, title, sessionID, commit string) error {
+	if s.Info.Branch != "" {
+		return nil
+	}
+	r := git.New(s.Path)
+	branch, err := pickBranch(ctx, r, title, sessionID)
+	if err != nil {
+		return err
+	}
+	if s.pending != nil {
+		if err := s.record(pendingRecord{Branch: branch, Base: commit}); err != nil {
+			return fmt.Errorf("worktree: record the start of session %s: %w", sessionID, err)
+		}
+	}
+	if _, err := r.Run(ctx, "checkout", "--quiet", "--no-guess", "-b", branch, commit); err != nil {
+		return fmt.Errorf("worktree: make the session branch %s in %s: %w", branch, s.Path, err)
+	}
+	s.Info.Branch, s.Info.Base = branch, commit
+	return nil
+}
+
+// Abandon gives back the worktree of a session that was opened and closed
+// without a prompt: it is parked as a spare (or removed when the repository
+// has its spares), unless something changed it, in which case it stays for
+// `worktree prune` to report. The branch made for it, if any, is deleted
+// while it still points where it was made.
+func (m *Manager) Abandon(ctx context.Context, s *Started) {
+	if s == nil {
+		return
+	}
+	defer s.Done()
+	dir := filepath.Dir(s.Path)
+	e := inspect(ctx, s.Path, filepath.Base(dir), filepath.Base(s.Path))
+	if e.Missing || e.Dirty {
+		return
+	}
+	if _, _, err := m.free(ctx, e, false, true); err != nil {
+		return
+	}
+	if s.Info.Branch != "" && s.Info.Base != "" {
+		r := git.New(s.CommonDir)
+		if ok, err := refExists(ctx, r, "refs/heads/"+s.Info.Branch); err == nil && ok {
+			_, _ = r.Run(ctx, "update-ref", "-d", "refs/heads/"+s.Info.Branch, s.Info.Base)
+		}
+	}
 }
 
 func short(oid string) string {

@@ -465,3 +465,57 @@ func TestPruneParksAndRemovesSpares(t *testing.T) {
 }
 
 func gitRunner(dir string) *git.Runner { return git.New(dir) }
+
+func TestStartDetachedThenBranchOrAbandon(t *testing.T) {
+	t.Parallel()
+	r := newSpareRig(t)
+	repo := detect(t, r.repo)
+	if _, err := r.m.PrepareSpare(context.Background(), repo, ""); err != nil {
+		t.Fatal(err)
+	}
+	// Opened: the spare is claimed at once, detached, without a branch.
+	st, err := r.m.StartDetached(context.Background(), repo, "s_open")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Recycled || st.Branch != "" {
+		t.Fatalf("recycled %v, branch %q", st.Recycled, st.Branch)
+	}
+	if out := gittest.Git(t, r.repo, "for-each-ref", "refs/heads/yolop/"); out != "" {
+		t.Fatalf("a branch was made before the first prompt: %s", out)
+	}
+	// The first prompt names the branch; nothing is written when HEAD
+	// did not move.
+	before, err := os.Stat(filepath.Join(st.Path, "src/a.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.MakeBranch(context.Background(), "fix the parser", "s_open", repo.Head); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.Stat(filepath.Join(st.Path, "src/a.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) || !before.ModTime().Equal(after.ModTime()) {
+		t.Fatal("making the branch rewrote files")
+	}
+	if got := gittest.Git(t, st.Path, "symbolic-ref", "--short", "HEAD"); got != "yolop/fix-the-parser-s-open" || got != st.Branch {
+		t.Fatalf("branch %q (recorded %q)", got, st.Branch)
+	}
+	st.Done()
+
+	// Opened and closed unused: the worktree goes back to being a spare
+	// and leaves no branch.
+	st2, err := r.m.StartDetached(context.Background(), repo, "s_unused")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.m.Abandon(context.Background(), st2)
+	if exists(st2.Path) || !exists(filepath.Join(r.spareDir(), ".spare-1")) {
+		t.Fatalf("abandoned worktree not parked: %v", exists(st2.Path))
+	}
+	if out := gittest.Git(t, r.repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/yolop/"); out != "yolop/fix-the-parser-s-open" {
+		t.Fatalf("branches: %s", out)
+	}
+}
