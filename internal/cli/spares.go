@@ -1,64 +1,19 @@
 package cli
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/yolop-dev/yolop/internal/app"
-	"github.com/yolop-dev/yolop/internal/git"
-	"github.com/yolop-dev/yolop/internal/provider"
-	"github.com/yolop-dev/yolop/internal/worktree"
 )
-
-// spareSettings reads [worktree] spares and spare_keeps from the settings
-// file; YOLOP_WORKTREE_SPARES overrides the number.
-func spareSettings() (app.Spares, error) {
-	path := provider.DefaultSettingsPath(os.Getenv)
-	s, err := provider.LoadSettings(path)
-	if err != nil {
-		return app.Spares{}, err
-	}
-	sp := app.Spares{Limit: worktree.DefaultSpares, Keeps: s.Worktree.SpareKeeps}
-	if s.Worktree.Spares != nil {
-		if *s.Worktree.Spares < 0 || *s.Worktree.Spares > 16 {
-			return app.Spares{}, fmt.Errorf("settings %s: [worktree] spares = %d: want 0 (no spare worktrees) to 16", path, *s.Worktree.Spares)
-		}
-		sp.Limit = *s.Worktree.Spares
-	}
-	switch sp.Keeps {
-	case "", worktree.KeepDependencies, worktree.KeepNothing:
-	default:
-		return app.Spares{}, fmt.Errorf("settings %s: [worktree] spare_keeps = %q: want %q (keep dependency and build directories as a warm cache) or %q (fully clean)", path, sp.Keeps, worktree.KeepDependencies, worktree.KeepNothing)
-	}
-	if v := os.Getenv(worktree.SparesEnv); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 16 {
-			return app.Spares{}, fmt.Errorf("%s=%q: want a number of spare worktrees from 0 to 16", worktree.SparesEnv, v)
-		}
-		sp.Limit = n
-	}
-	return sp, nil
-}
-
-// worktreeManager returns the manager of dataDir with the spare settings.
-func worktreeManager(dataDir string) (*worktree.Manager, error) {
-	sp, err := spareSettings()
-	if err != nil {
-		return nil, err
-	}
-	return &worktree.Manager{DataDir: dataDir, Spares: sp.Limit, SpareKeeps: sp.Keeps}, nil
-}
 
 // withSpares adds the spare settings and the background preparer to opts.
 func withSpares(opts app.Options) (app.Options, error) {
-	sp, err := spareSettings()
+	sp, err := app.ResolveSpares()
 	if err != nil {
 		return opts, err
 	}
@@ -94,59 +49,37 @@ func startPreparer(dataDir, repoRoot string) {
 	_ = cmd.Process.Release()
 }
 
-// newPrepareSpareCmd is the hidden command the background preparation runs.
+// newPrepareSpareCmd is the hidden command the background preparation runs
+// (benchmarks run it too, with --at).
 func newPrepareSpareCmd(o *rootOptions) *cobra.Command {
 	var dir, at string
 	cmd := &cobra.Command{
 		Use:    "prepare-spare",
 		Short:  "Prepare a spare worktree for the repository so the next session starts without a checkout",
 		Hidden: true,
-		Args:   cobra.NoArgs,
+		Args:   noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			lowerPriority()
 			dataDir, err := o.resolveDataDir()
 			if err != nil {
 				return err
 			}
-			m, err := worktreeManager(dataDir)
-			if err != nil {
-				return err
-			}
 			if dir == "" {
 				dir = "."
 			}
-			repo, err := worktree.Detect(c.Context(), dir)
+			path, err := app.PrepareSpare(c.Context(), dataDir, dir, at)
 			if err != nil {
 				return err
 			}
-			commit := ""
-			if at != "" {
-				commit, err = resolveCommit(c.Context(), repo.Root, at)
-				if err != nil {
-					return err
-				}
-			}
-			path, err := m.PrepareSpare(c.Context(), repo, commit)
-			if errors.Is(err, worktree.ErrSpareLimit) {
-				fmt.Fprintf(o.io.Out, "the repository already has %d spare worktree(s)\n", m.Spares)
-				return nil
-			}
-			if err != nil {
+			if path == "" {
+				_, err := fmt.Fprintln(o.io.Out, "the repository already has its spare worktrees")
 				return err
 			}
-			fmt.Fprintf(o.io.Out, "prepared spare worktree %s\n", path)
-			return nil
+			_, err = fmt.Fprintln(o.io.Out, "prepared spare worktree", path)
+			return err
 		},
 	}
 	cmd.Flags().StringVarP(&dir, "cd", "C", "", "the repository (default: the current directory)")
 	cmd.Flags().StringVar(&at, "at", "", "commit to park the spare at (default: HEAD)")
 	return cmd
-}
-
-func resolveCommit(ctx context.Context, dir, rev string) (string, error) {
-	out, err := git.New(dir).Run(ctx, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
-	if err != nil {
-		return "", fmt.Errorf("--at %s: not a commit in %s", rev, dir)
-	}
-	return git.Trim(out), nil
 }

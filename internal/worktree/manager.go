@@ -51,6 +51,10 @@ type Manager struct {
 	// write-blocklisted dependency and build directories as a warm cache,
 	// KeepNothing makes it fully clean.
 	SpareKeeps string
+	// Failpoint, when set, is called at each step of claiming, parking
+	// and preparing a spare (SpareFailpoints); crash tests make it kill
+	// the process.
+	Failpoint func(name string)
 }
 
 // sessionIDPattern keeps session ids usable as one path component and one

@@ -38,11 +38,15 @@ const (
 	spareNote = "yolop-spare"
 )
 
-// Failpoint is called at each step of claiming, parking and preparing a
-// spare; crash tests make it kill the process. It does nothing by default.
-var Failpoint = func(name string) {}
+// hit calls m.Failpoint at a named step.
+func (m *Manager) hit(name string) {
+	if m.Failpoint != nil {
+		m.Failpoint(name)
+	}
+}
 
-// Spare failpoints, in the order a start reaches them.
+// SpareFailpoints name the steps of claiming, parking and preparing a
+// spare, in the order a start reaches them.
 var SpareFailpoints = []string{
 	"spare.claim_after_move",
 	"spare.claim_after_reset",
@@ -460,7 +464,7 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 	if claimed == "" {
 		return Info{}, false, notes, nil
 	}
-	Failpoint("spare.claim_after_move")
+	m.hit("spare.claim_after_move")
 	if why := spareProblem(ctx, path, repo.CommonDir); why != "" {
 		return Info{}, false, append(notes, m.setAside(ctx, dir, path, why)), nil
 	}
@@ -470,7 +474,7 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 			notes = append(notes, fmt.Sprintf("could not move the spare worktree to %s (%v); it was removed and a fresh worktree is made instead", short(repo.Head), err))
 			return Info{}, false, notes, m.discardClaim(ctx, repo, path, "", nil)
 		}
-		Failpoint("spare.claim_after_reset")
+		m.hit("spare.claim_after_reset")
 		return Info{Path: path, Base: repo.Head, RepoRoot: repo.Root, CommonDir: repo.CommonDir}, true, notes, nil
 	}
 	branch, err := pickBranch(ctx, r, title, sessionID)
@@ -488,7 +492,7 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 		notes = append(notes, fmt.Sprintf("could not move the spare worktree to %s (%v); it was removed and a fresh worktree is made instead", short(repo.Head), err))
 		return Info{}, false, notes, m.discardClaim(ctx, repo, path, branch, nil)
 	}
-	Failpoint("spare.claim_after_reset")
+	m.hit("spare.claim_after_reset")
 	if admin, _, err := adminDir(path); err == nil {
 		_ = os.Remove(filepath.Join(admin, spareNote))
 	}
@@ -854,13 +858,13 @@ func (m *Manager) park(ctx context.Context, path, fromSession string) (string, e
 	unlock()
 	// From here on an interruption leaves a .tmp- worktree that the next
 	// start removes; the session's worktree was being discarded anyway.
-	Failpoint("spare.park_after_move")
+	m.hit("spare.park_after_move")
 	if err := m.clean(ctx, tmp.path, fromSession); err != nil {
 		_ = removeWorktreeDir(ctx, tmp.path)
 		tmp.release()
 		return "", fmt.Errorf("worktree: clean %s for reuse: %w", path, err)
 	}
-	Failpoint("spare.park_after_reset")
+	m.hit("spare.park_after_reset")
 	return m.promote(ctx, dir, common, tmp)
 }
 
@@ -885,7 +889,7 @@ func (m *Manager) promote(ctx context.Context, dir, common string, tmp *tmpWorkt
 		_ = removeWorktreeDir(ctx, tmp.path)
 		return "", err
 	}
-	Failpoint("spare.park_after_rename")
+	m.hit("spare.park_after_rename")
 	return to, nil
 }
 
@@ -964,7 +968,7 @@ func (m *Manager) PrepareSpare(ctx context.Context, repo *Repo, commit string) (
 		tmp.release()
 		return "", fmt.Errorf("worktree: prepare a spare worktree at %s: %w", tmp.path, err)
 	}
-	Failpoint("spare.prepare_after_add")
+	m.hit("spare.prepare_after_add")
 	if err := settleIndex(ctx, tmp.path); err != nil {
 		_ = removeWorktreeDir(context.WithoutCancel(ctx), tmp.path)
 		tmp.release()
@@ -981,7 +985,7 @@ func (m *Manager) PrepareSpare(ctx context.Context, repo *Repo, commit string) (
 	}
 	to, err := m.promote(ctx, dir, repo.CommonDir, tmp)
 	if err == nil {
-		Failpoint("spare.prepare_after_rename")
+		m.hit("spare.prepare_after_rename")
 	}
 	return to, err
 }
