@@ -31,6 +31,7 @@ const (
 	stalePrefix   = ".stale-"   // a spare that was not as parking left it
 	tmpPrefix     = ".tmp-"     // a worktree being prepared or parked
 	pendingPrefix = ".pending-" // .pending-<session-id>.lock: a session being started
+	newPrefix     = ".new-"     // a lock file being created (see createLocked)
 	lockSuffix    = ".lock"
 	repoLockName  = ".lock" // serializes claims and parking in one repository
 	// spareNote, in git's administrative directory of a spare, names the
@@ -152,12 +153,12 @@ func (m *Manager) start(ctx context.Context, repo *Repo, sessionID, title string
 		return nil, err
 	}
 	st := &Started{path: filepath.Join(dir, pendingPrefix+sessionID+lockSuffix)}
-	f, ok, err := lockFile(st.path, true)
+	if _, err := os.Lstat(st.path); err == nil {
+		return nil, fmt.Errorf("worktree: session %s is being started by another process", sessionID)
+	}
+	f, err := createLocked(st.path)
 	if err != nil {
 		return nil, err
-	}
-	if !ok {
-		return nil, fmt.Errorf("worktree: session %s is being started by another process", sessionID)
 	}
 	st.pending = f
 	st.Notes = m.sweep(ctx, dir)
@@ -236,6 +237,34 @@ func lockFile(path string, create bool) (*os.File, bool, error) {
 		return nil, false, nil
 	}
 	return f, true, nil
+}
+
+// createLocked creates the lock file path already locked: it is made and
+// flocked under a temporary name (.new-<hex>) and renamed into place, so a
+// process that finds a lock file unlocked knows its maker is gone, never
+// that it has not locked it yet. An existing file at path is replaced only
+// by a caller that knows no one else can own it.
+func createLocked(path string) (*os.File, error) {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, err
+	}
+	tmp := filepath.Join(filepath.Dir(path), newPrefix+hex.EncodeToString(b[:]))
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("worktree: create lock %s: %w", tmp, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		_ = os.Remove(tmp)
+		return nil, fmt.Errorf("worktree: lock %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		f.Close()
+		_ = os.Remove(tmp)
+		return nil, fmt.Errorf("worktree: create lock %s: %w", path, err)
+	}
+	return f, nil
 }
 
 // repoLock takes the repository's spare lock, waiting while another process
@@ -349,12 +378,9 @@ func newTmp(dir string) (*tmpWorktree, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, tmpPrefix+hex.EncodeToString(b[:]))
-	f, ok, err := lockFile(path+lockSuffix, true)
+	f, err := createLocked(path + lockSuffix)
 	if err != nil {
 		return nil, err
-	}
-	if !ok {
-		return nil, fmt.Errorf("worktree: %s is locked by another process", path+lockSuffix)
 	}
 	return &tmpWorktree{path: path, lock: f}, nil
 }
@@ -674,6 +700,12 @@ func (m *Manager) sweep(ctx context.Context, dir string) []string {
 	for _, e := range ents {
 		name := e.Name()
 		switch {
+		case strings.HasPrefix(name, newPrefix):
+			// A lock file whose maker died before renaming it into place.
+			if f, ok, err := lockFile(filepath.Join(dir, name), false); err == nil && ok {
+				_ = os.Remove(filepath.Join(dir, name))
+				f.Close()
+			}
 		case strings.HasPrefix(name, tmpPrefix) && strings.HasSuffix(name, lockSuffix):
 			f, ok, err := lockFile(filepath.Join(dir, name), false)
 			if err != nil || !ok {
