@@ -494,26 +494,27 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 	if why := spareProblem(ctx, path, repo.CommonDir); why != "" {
 		return Info{}, false, append(notes, m.setAside(ctx, dir, path, why)), nil
 	}
-	r := git.New(path)
+	from, err := detachedHead(path)
+	if err != nil {
+		return Info{}, false, append(notes, m.setAside(ctx, dir, path, err.Error())), nil
+	}
 	if detached {
-		if _, err := r.Run(ctx, "checkout", "--quiet", "--detach", repo.Head); err != nil {
+		if err := switchTo(ctx, path, from, repo.Head, ""); err != nil {
 			notes = append(notes, fmt.Sprintf("could not move the spare worktree to %s (%v); it was removed and a fresh worktree is made instead", short(repo.Head), err))
 			return Info{}, false, notes, m.discardClaim(ctx, repo, path, "", nil)
 		}
 		m.hit("spare.claim_after_reset")
 		return Info{Path: path, Base: repo.Head, RepoRoot: repo.Root, CommonDir: repo.CommonDir}, true, notes, nil
 	}
-	branch, err := pickBranch(ctx, r, title, sessionID)
+	branch, err := pickBranch(ctx, git.New(path), title, sessionID)
 	if err != nil {
 		return Info{}, false, notes, m.discardClaim(ctx, repo, path, "", err)
 	}
 	if err := st.record(pendingRecord{Branch: branch, Base: repo.Head}); err != nil {
 		return Info{}, false, notes, m.discardClaim(ctx, repo, path, "", fmt.Errorf("worktree: record the start of session %s: %w", sessionID, err))
 	}
-	// git's two-tree checkout: only the files that differ between the
-	// spare's commit and the user's HEAD are written.
-	if _, err := r.Run(ctx, "checkout", "--quiet", "--no-guess", "-b", branch, repo.Head); err != nil {
-		// A failed checkout may have written part of the tree; the
+	if err := switchTo(ctx, path, from, repo.Head, branch); err != nil {
+		// A failed switch may have written part of the tree; the
 		// worktree was clean and holds nothing of the user's.
 		notes = append(notes, fmt.Sprintf("could not move the spare worktree to %s (%v); it was removed and a fresh worktree is made instead", short(repo.Head), err))
 		return Info{}, false, notes, m.discardClaim(ctx, repo, path, branch, nil)
@@ -523,6 +524,49 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 		_ = os.Remove(filepath.Join(admin, spareNote))
 	}
 	return Info{Path: path, Branch: branch, Base: repo.Head, RepoRoot: repo.Root, CommonDir: repo.CommonDir}, true, notes, nil
+}
+
+// detachedHead returns the commit a detached worktree's HEAD points at.
+func detachedHead(path string) (string, error) {
+	admin, _, err := adminDir(path)
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(filepath.Join(admin, "HEAD"))
+	if err != nil {
+		return "", fmt.Errorf("its HEAD cannot be read: %w", err)
+	}
+	head := strings.TrimSpace(string(b))
+	if !hexOID.MatchString(head) {
+		return "", fmt.Errorf("a branch is checked out in it (%s)", head)
+	}
+	return head, nil
+}
+
+// switchTo moves the clean worktree at path from commit from to commit to
+// and points its HEAD at the new branch (created at to) or, when branch is
+// "", detaches it at to. Moving is git's two-tree merge (`read-tree -m -u`),
+// which writes only the paths that differ and, unlike `checkout`, does not
+// lstat every file of the tree; at the same commit nothing but HEAD and the
+// branch is written.
+func switchTo(ctx context.Context, path, from, to, branch string) error {
+	r := git.New(path)
+	if from != to {
+		if _, err := r.Run(ctx, "read-tree", "-m", "-u", from, to); err != nil {
+			return err
+		}
+	}
+	if branch == "" {
+		_, err := r.Run(ctx, "update-ref", "--no-deref", "-m", "yolop: session worktree", "HEAD", to)
+		return err
+	}
+	// Create only: the branch must not exist (pickBranch checked; a
+	// concurrent start taking the same name makes this fail, not share it).
+	if _, err := r.Run(ctx, "update-ref", "-m", "yolop: session branch", "refs/heads/"+branch, to, ""); err != nil {
+		return err
+	}
+	_, err := r.Run(ctx, "symbolic-ref", "-m", "yolop: session branch", "HEAD", "refs/heads/"+branch)
+	return err
 }
 
 // createDetached checks out a fresh worktree at path with HEAD detached at
@@ -557,7 +601,11 @@ func (s *Started) MakeBranch(ctx context.Context, title, sessionID, commit strin
 			return fmt.Errorf("worktree: record the start of session %s: %w", sessionID, err)
 		}
 	}
-	if _, err := r.Run(ctx, "checkout", "--quiet", "--no-guess", "-b", branch, commit); err != nil {
+	from, err := detachedHead(s.Path)
+	if err != nil {
+		return fmt.Errorf("worktree: make the session branch in %s: %w", s.Path, err)
+	}
+	if err := switchTo(ctx, s.Path, from, commit, branch); err != nil {
 		return fmt.Errorf("worktree: make the session branch %s in %s: %w", branch, s.Path, err)
 	}
 	s.Info.Branch, s.Info.Base = branch, commit
@@ -653,7 +701,10 @@ func spareProblem(ctx context.Context, path, commonDir string) string {
 			return fmt.Sprintf("%d checkpoint refs of its earlier session %s are left", len(refs), old)
 		}
 	}
-	out, err := git.New(path).Run(ctx, "-c", "core.untrackedCache=true", "status", "--porcelain", "-z", "--untracked-files=all")
+	// A plain status: it also refreshes (and writes) the index, so entries
+	// left racily clean by parking are hashed once here, not at every
+	// capture of the session.
+	out, err := git.New(path).Run(ctx, "status", "--porcelain", "-z", "--untracked-files=all")
 	if err != nil {
 		return "its status cannot be read: " + err.Error()
 	}
@@ -763,10 +814,11 @@ func (m *Manager) adoptOrphan(ctx context.Context, dir, sid string, f *os.File) 
 	if _, err := os.Lstat(path); err == nil {
 		common, _ = linkedRepo(path)
 		e := inspect(ctx, path, filepath.Base(dir), sid)
-		if e.Missing || e.Dirty {
-			// Changed by hand since: leave it where prune finds it.
+		if e.Missing {
 			return fmt.Sprintf("the worktree %s of a session whose start was interrupted was left in place (%s); `yolop worktree prune` lists it", path, entryProblem(e))
 		}
+		// No turn ever ran in it (its session never existed): whatever
+		// state the start left, half moved or half copied, is yolop's own.
 		_, parked, err := m.free(ctx, e, true, true)
 		switch {
 		case err != nil:
@@ -1023,10 +1075,10 @@ func (m *Manager) PrepareSpare(ctx context.Context, repo *Repo, commit string) (
 }
 
 // settleIndex waits until the worktree's index is more than a second older
-// than the checkout, then rewrites it with the untracked cache on: entries
-// written in the same second as the index are racily clean and would be
-// re-hashed by every status (and by the first capture seeded from it), and
-// the untracked cache lets the claim's status skip unchanged directories.
+// than the checkout, then refreshes it: entries written in the same second
+// as the index are racily clean and would be re-hashed by every status (and
+// by the first capture seeded from it). status refreshes and writes the
+// index when it found such entries.
 func settleIndex(ctx context.Context, path string) error {
 	admin, _, err := adminDir(path)
 	if err != nil {
@@ -1041,11 +1093,7 @@ func settleIndex(ctx context.Context, path string) error {
 			}
 		}
 	}
-	r := git.New(path)
-	if _, err := r.Run(ctx, "update-index", "--untracked-cache", "--force-write-index"); err != nil {
-		return fmt.Errorf("worktree: settle the index of %s: %w", path, err)
-	}
-	if _, err := r.Run(ctx, "-c", "core.untrackedCache=true", "status", "--porcelain", "--untracked-files=all"); err != nil {
+	if _, err := git.New(path).Run(ctx, "status", "--porcelain", "--untracked-files=all"); err != nil {
 		return fmt.Errorf("worktree: settle the index of %s: %w", path, err)
 	}
 	return nil
