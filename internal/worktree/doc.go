@@ -46,9 +46,10 @@
 // promote to .spare-<n>), so a claim is cheap: under .lock the lowest spare
 // is moved to the session's name with `git worktree move`; outside it the
 // spare is checked (link, lock, operations in progress, detached HEAD, refs
-// of its earlier session, `git status` with the untracked cache) and moved
-// to the user's HEAD with `git checkout -b <branch> <commit>`, git's
-// two-tree checkout that writes only the files that differ. PrepareSpare
+// of its earlier session, one `git status`, which also refreshes its index)
+// and moved to the user's HEAD with `git read-tree -m -u <old> <new>`, git's
+// two-tree merge that writes only the files that differ (skipped at the same
+// commit), then the branch is created and HEAD pointed at it. PrepareSpare
 // makes a spare from scratch (`worktree add --detach`, then an index
 // rewritten a second later so no entry is racily clean).
 //

@@ -123,7 +123,7 @@ func (s *Started) record(r pendingRecord) error {
 
 // Start gives a new session its worktree at PathFor(repo, sessionID) on a
 // new branch: a parked spare when one is ready (Recycled), moved to
-// repo.Head with git's two-tree checkout so that only the files that differ
+// repo.Head with git's two-tree merge so that only the files that differ
 // are written, else a fresh worktree from Create. Leftovers of interrupted
 // starts, parks and preparations in the repository are cleaned up first.
 // The caller calls Done once the session directory exists.
