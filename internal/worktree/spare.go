@@ -19,8 +19,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/yolop-dev/yolop/internal/blocklist"
 	"github.com/yolop-dev/yolop/internal/git"
-	"github.com/yolop-dev/yolop/internal/snapshot"
 )
 
 // Names inside <data-dir>/worktrees/<repo-id>/ that are not session
@@ -991,7 +991,7 @@ func (m *Manager) clean(ctx context.Context, path, fromSession string) error {
 	}
 	args := []string{"clean", "-ffdxq"}
 	if m.SpareKeeps != KeepNothing {
-		for _, b := range snapshot.Blocklist {
+		for _, b := range blocklist.Dirs {
 			if b != ".git" {
 				args = append(args, "-e", b)
 			}
