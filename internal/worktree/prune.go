@@ -248,17 +248,12 @@ func (m *Manager) remove(ctx context.Context, info Info, sessionID string, force
 	return m.free(ctx, e, force, park)
 }
 
-// removeEntry removes one worktree: a fresh dirty check unless force, then
-// the checkpoint refs, then the worktree. Refs go first so that a crash in
-// between leaves a worktree that List still finds, never refs nothing finds.
-func (m *Manager) removeEntry(ctx context.Context, e Entry, force bool) ([]string, error) {
-	refs, _, err := m.free(ctx, e, force, false)
-	return refs, err
-}
-
-// free is removeEntry that, with park, parks the worktree as a spare (see
-// park) instead of removing it when the repository has fewer spares than
-// its limit; parked is then the spare's path.
+// free removes one worktree: a fresh dirty check unless force, then the
+// checkpoint refs, then the worktree. Refs go first so that a crash in
+// between leaves a worktree that List still finds, never refs nothing
+// finds. With park, the worktree is parked as a spare (see park) instead of
+// removed when the repository has fewer spares than its limit; parked is
+// then the spare's path.
 func (m *Manager) free(ctx context.Context, e Entry, force, park bool) (refs []string, parked string, err error) {
 	if !force {
 		if e.Missing {
