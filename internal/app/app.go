@@ -270,7 +270,7 @@ func latestFor(ctx context.Context, dataDir, dir string) (string, error) {
 		return "", err
 	}
 	for _, sm := range list {
-		if sm.Problem != "" {
+		if sm.Problem != "" || sm.Unused {
 			continue
 		}
 		w := sm.Workspace

@@ -88,7 +88,8 @@ type SessionRow struct {
 // ReadOnly reports whether the row's session refuses turns and restores.
 func (r SessionRow) ReadOnly() bool { return strings.HasPrefix(r.State, "read-only") }
 
-// ListSessions describes every saved session, newest first.
+// ListSessions describes every saved session, newest first. A session that
+// was opened and never used (no event at all) is left out.
 func ListSessions(dataDir string) ([]SessionRow, error) {
 	list, err := session.List(dataDir)
 	if err != nil {
@@ -96,6 +97,9 @@ func ListSessions(dataDir string) ([]SessionRow, error) {
 	}
 	rows := make([]SessionRow, 0, len(list))
 	for _, sm := range list {
+		if sm.Unused {
+			continue
+		}
 		rows = append(rows, describe(dataDir, sm))
 	}
 	return rows, nil

@@ -72,3 +72,66 @@ func TestEarlyWorktree(t *testing.T) {
 		t.Fatalf("spare preparation after the first turn: %v", prepared)
 	}
 }
+
+// TestUnusedSessionIsNotListed: a session created at open (ACP
+// session/new) and never used appears in no listing and is not "the most
+// recent session"; its first prompt makes it both.
+func TestUnusedSessionIsNotListed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := gittest.NewRepo(t)
+	gittest.WriteFile(t, repo, "a.txt", "a\n")
+	gittest.Commit(t, repo, "base")
+	data := t.TempDir()
+	base := app.Options{DataDir: data, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}}
+	used := base
+	s, err := app.Open(ctx, used)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(ctx, "first", nil); err != nil {
+		t.Fatal(err)
+	}
+	usedID := s.ID()
+	s.Close()
+
+	opened := base
+	opened.Create = true
+	s, err = app.Open(ctx, opened)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unusedID := s.ID()
+	s.Close()
+	rows, err := app.ListSessions(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].SessionID != usedID {
+		t.Fatalf("listed %+v, want only %s", rows, usedID)
+	}
+	cont := base
+	cont.Continue = true
+	s, err = app.Open(ctx, cont)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ID() != usedID {
+		t.Fatalf("-c continued %s, want the used session %s (not the unused %s)", s.ID(), usedID, unusedID)
+	}
+	s.Close()
+	// It can still be opened by id, and using it lists it.
+	byID := base
+	byID.SessionID = unusedID
+	s, err = app.Open(ctx, byID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(ctx, "now used", nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if rows, _ := app.ListSessions(data); len(rows) != 2 {
+		t.Fatalf("after its first prompt the session is not listed: %+v", rows)
+	}
+}
