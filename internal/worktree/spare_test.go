@@ -519,3 +519,60 @@ func TestStartDetachedThenBranchOrAbandon(t *testing.T) {
 		t.Fatalf("branches: %s", out)
 	}
 }
+
+func TestDetachedUserHeadAndMovedRepository(t *testing.T) {
+	t.Parallel()
+	r := newSpareRig(t)
+	if _, err := r.m.PrepareSpare(context.Background(), detect(t, r.repo), ""); err != nil {
+		t.Fatal(err)
+	}
+	// The user is on a detached HEAD one commit back (as mid-rebase).
+	gittest.WriteFile(t, r.repo, "later.txt", "later\n")
+	gittest.Commit(t, r.repo, "later")
+	gittest.Git(t, r.repo, "checkout", "-q", "--detach", "HEAD~1")
+	st := r.start(t, "s_1")
+	if !st.Recycled || exists(filepath.Join(st.Path, "later.txt")) || headTree(t, st.Path) != headTree(t, r.repo) {
+		t.Fatalf("recycled %v at the wrong commit", st.Recycled)
+	}
+	oldDir := r.spareDir()
+	if _, err := r.m.PrepareSpare(context.Background(), detect(t, r.repo), ""); err != nil {
+		t.Fatal(err)
+	}
+	// The repository moves: its spare can no longer reach it and is not used.
+	moved := filepath.Join(t.TempDir(), "moved")
+	if err := os.Rename(r.repo, moved); err != nil {
+		t.Fatal(err)
+	}
+	st2, err := r.m.Start(context.Background(), detect(t, moved), "s_2", "after the move")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st2.Done()
+	if st2.Recycled {
+		t.Fatal("a spare of the repository's old place was used")
+	}
+	es, err := r.m.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old *Entry
+	for i := range es {
+		if es[i].Spare && filepath.Dir(es[i].Path) == oldDir {
+			old = &es[i]
+		}
+	}
+	if old == nil || !old.Missing {
+		t.Fatalf("the old place's spare is not listed as missing: %+v", es)
+	}
+	rep, err := r.m.Prune(context.Background(), PruneOptions{Spares: true, Referenced: func(sid string) bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := false
+	for _, e := range rep.Removed {
+		removed = removed || e.Path == old.Path
+	}
+	if !removed || exists(old.Path) {
+		t.Fatalf("prune --spares did not remove the unreachable spare: %+v", rep)
+	}
+}
