@@ -424,9 +424,12 @@ func repairLink(ctx context.Context, admin, common, path string) error {
 }
 
 // move renames the worktree from to to and tells git. It runs in the
-// repository, never inside the worktree being moved.
+// repository, never inside the worktree being moved. The callers pick a
+// destination that does not exist; -f (once) lets git reuse a destination
+// it still records although the directory is gone (a spare deleted by
+// hand), while a locked worktree is still refused.
 func move(ctx context.Context, common, from, to string) error {
-	if _, err := git.New(common).Run(ctx, "worktree", "move", from, to); err != nil {
+	if _, err := git.New(common).Run(ctx, "worktree", "move", "-f", from, to); err != nil {
 		return fmt.Errorf("worktree: move %s to %s: %w", from, to, err)
 	}
 	return nil

@@ -576,3 +576,32 @@ func TestDetachedUserHeadAndMovedRepository(t *testing.T) {
 		t.Fatalf("prune --spares did not remove the unreachable spare: %+v", rep)
 	}
 }
+
+func TestSpareDeletedByHand(t *testing.T) {
+	t.Parallel()
+	r := newSpareRig(t)
+	repo := detect(t, r.repo)
+	spare, err := r.m.PrepareSpare(context.Background(), repo, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Deleted by hand: git still records it.
+	if err := os.RemoveAll(spare); err != nil {
+		t.Fatal(err)
+	}
+	st := r.start(t, "s_1")
+	if st.Recycled {
+		t.Fatal("a deleted spare was claimed")
+	}
+	// A new spare can take the same name.
+	again, err := r.m.PrepareSpare(context.Background(), repo, "")
+	if err != nil || again != spare {
+		t.Fatalf("prepare after a spare was deleted by hand: %q %v", again, err)
+	}
+	if st := r.start(t, "s_2"); !st.Recycled {
+		t.Fatalf("the new spare was not claimed: %v", st.Notes)
+	}
+	if out := gittest.Git(t, r.repo, "worktree", "list", "--porcelain"); strings.Contains(out, "prunable") {
+		t.Fatalf("git records a missing worktree:\n%s", out)
+	}
+}
