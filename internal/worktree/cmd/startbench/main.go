@@ -230,12 +230,10 @@ func (b *bench) firstTurn(repo string, sc scenario, withStatus bool) (turn, stat
 // cleanup waits for the background preparation the turn started, then
 // removes every worktree of the data directory and the data directory.
 func (b *bench) cleanup(repo, data string) {
+	// The preparer is a detached process: wait until none for this data
+	// directory is alive, so it never runs during the next measurement.
 	deadline := time.Now().Add(5 * time.Minute)
-	for time.Now().Before(deadline) {
-		m, _ := filepath.Glob(filepath.Join(data, "worktrees", "*", ".tmp-*"))
-		if len(m) == 0 {
-			break
-		}
+	for time.Now().Before(deadline) && preparing(data) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	dirs, _ := filepath.Glob(filepath.Join(data, "worktrees", "*", "*"))
@@ -256,6 +254,22 @@ func (b *bench) cleanup(repo, data string) {
 		c.Dir, c.Stdin = repo, strings.NewReader(in.String())
 		_ = c.Run()
 	}
+}
+
+// preparing reports whether a `yolop worktree prepare-spare` for dataDir
+// is alive (Linux: from /proc).
+func preparing(dataDir string) bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if bytes.Contains(b, []byte("prepare-spare")) && bytes.Contains(b, []byte(dataDir+"\x00")) {
+			return true
+		}
+	}
+	return false
 }
 
 // worktreeAdd times a plain `git worktree add --detach` of HEAD.
