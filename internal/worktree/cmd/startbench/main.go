@@ -299,7 +299,7 @@ func (b *bench) run(dir string, env []string, name string, args ...string) (stri
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	if err := c.Run(); err != nil {
-		return "", fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, errb.String())
+		return "", fmt.Errorf("%s %s: %w: %s%s", name, strings.Join(args, " "), err, errb.String(), out.String())
 	}
 	return strings.TrimSpace(out.String()), nil
 }
