@@ -275,6 +275,9 @@ func preparing(dataDir string) bool {
 // worktreeAdd times a plain `git worktree add --detach` of HEAD.
 func (b *bench) worktreeAdd(repo string) (time.Duration, error) {
 	p := filepath.Join(b.work, "plain-worktree")
+	// A leftover of an interrupted run would make the add fail.
+	_ = os.RemoveAll(p)
+	_ = b.cmd(repo, nil, "git", "worktree", "prune")
 	t0 := time.Now()
 	if err := b.cmd(repo, nil, "git", "worktree", "add", "-q", "--detach", p, "HEAD"); err != nil {
 		return 0, err
