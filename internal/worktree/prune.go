@@ -235,7 +235,7 @@ func (m *Manager) remove(ctx context.Context, info Info, sessionID string, force
 	// state; put the link back first, and never guess "clean" without it.
 	if info.CommonDir != "" {
 		if _, err := git.CheckWorktreeLink(path, info.CommonDir); err != nil && !force && !errors.Is(err, git.ErrNoWorktreeRecord) {
-			return nil, &DirtyError{Path: path, Reason: err.Error()}
+			return nil, "", &DirtyError{Path: path, Reason: err.Error()}
 		}
 	}
 	e := inspect(ctx, path, filepath.Base(filepath.Dir(path)), sessionID)
