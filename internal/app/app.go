@@ -43,6 +43,12 @@ type Options struct {
 	// MCP are the MCP servers whose tools the session offers (the
 	// settings file's, and in ACP the client's).
 	MCP []MCPServer
+	// Spares configures recycled worktrees (see spares.go).
+	Spares Spares
+	// Early prepares a new session's worktree as soon as the session opens
+	// (hosts whose process waits for a prompt: the TUI); the branch is made
+	// at the first prompt, and a session closed unused leaves nothing.
+	Early bool
 	// Hooks are test and fault-injection seams; the product leaves them
 	// zero.
 	Hooks Hooks
@@ -75,6 +81,11 @@ type Session struct {
 	closed bool
 	turns  map[*context.CancelFunc]struct{}
 	calls  sync.WaitGroup
+	// spareFor is the checkout whose repository gets a spare prepared
+	// once the session's start is over; early is the worktree being
+	// prepared for a session not on disk yet (see spares.go).
+	spareFor string
+	early    *earlyStart
 }
 
 // state is what a session is before and after it exists on disk.
@@ -139,6 +150,7 @@ func (p *Parts) info(prov provider.Provider) Info {
 	if ws.Worktree != nil {
 		in.Branch = ws.Worktree.Branch
 	}
+	in.Recycled = ws.Recycled
 	in.Workspace, in.WorkspaceReason = p.Controller.WorkspaceAvailable()
 	if in.Workspace {
 		in.WorkspaceReason = ""
@@ -242,6 +254,9 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		if err := s.materialize(ctx, ""); err != nil {
 			return nil, err
 		}
+		s.prepareSpare()
+	} else if o.Early && d.expectWS {
+		s.startEarly(d.ws.SessionID)
 	}
 	return s, nil
 }
@@ -258,7 +273,7 @@ func latestFor(ctx context.Context, dataDir, dir string) (string, error) {
 		return "", err
 	}
 	for _, sm := range list {
-		if sm.Problem != "" {
+		if sm.Problem != "" || sm.Unused {
 			continue
 		}
 		w := sm.Workspace
@@ -289,6 +304,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		return 0, nil
 	}
 	filled := 0
+	var startNotes []string
 	ws := d.ws
 	ws.Title = title
 	o := s.opts
@@ -303,11 +319,16 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		if o.Base != "" {
 			repo.Head, repo.Branch = o.Base, ""
 		}
-		m := &worktree.Manager{DataDir: o.DataDir}
-		info, err := m.Create(ctx, repo, ws.SessionID, title)
+		started, err := s.startWorktree(ctx, repo, ws.SessionID, title)
 		if err != nil {
 			return 0, fmt.Errorf("create session worktree: %w", err)
 		}
+		// The mark of a start in progress goes once the session directory
+		// exists or what this call made is undone.
+		defer started.Done()
+		info := started.Info
+		ws.Recycled = started.Recycled
+		startNotes = started.Notes
 		ws.Kind = session.KindWorktree
 		ws.RepoRoot, ws.CommonDir = repo.Root, repo.CommonDir
 		ws.Worktree = &session.Worktree{Path: info.Path, Branch: info.Branch, Base: info.Base}
@@ -354,9 +375,13 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		}
 		return 0, undo(err)
 	}
+	p.Notes = append(p.Notes, startNotes...)
 	s.mu.Lock()
 	s.state = p
 	s.mu.Unlock()
+	if ws.Worktree != nil {
+		s.afterStart(ws.RepoRoot)
+	}
 	return filled, nil
 }
 
@@ -405,6 +430,7 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	}
 	p := s.Parts()
 	out, err := p.Controller.RunTurn(ctx, text, onUpdate)
+	s.prepareSpare()
 	if err != nil {
 		return TurnResult{}, err
 	}
@@ -486,6 +512,7 @@ func (s *Session) Transcript() []agent.Item {
 // turn is journaled as cancelled), then releases the session's parts in
 // the reverse order they were opened. Later calls fail.
 func (s *Session) Close() error {
+	defer s.dropEarly()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

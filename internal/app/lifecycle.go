@@ -81,12 +81,15 @@ type SessionRow struct {
 	Reason     string    `json:"reason"`
 	State      string    `json:"state"` // ok, read-only: …, problem: …
 	Dir        string    `json:"dir"`
+	// Recycled: the worktree was a parked spare, not a fresh checkout.
+	Recycled bool `json:"recycled"`
 }
 
 // ReadOnly reports whether the row's session refuses turns and restores.
 func (r SessionRow) ReadOnly() bool { return strings.HasPrefix(r.State, "read-only") }
 
-// ListSessions describes every saved session, newest first.
+// ListSessions describes every saved session, newest first. A session that
+// was opened and never used (no event at all) is left out.
 func ListSessions(dataDir string) ([]SessionRow, error) {
 	list, err := session.List(dataDir)
 	if err != nil {
@@ -94,6 +97,9 @@ func ListSessions(dataDir string) ([]SessionRow, error) {
 	}
 	rows := make([]SessionRow, 0, len(list))
 	for _, sm := range list {
+		if sm.Unused {
+			continue
+		}
 		rows = append(rows, describe(dataDir, sm))
 	}
 	return rows, nil
@@ -114,6 +120,7 @@ func describe(dataDir string, sm session.Summary) SessionRow {
 	if w.Worktree != nil {
 		out.Worktree, out.Branch = w.Worktree.Path, w.Worktree.Branch
 	}
+	out.Recycled = w.Recycled
 	if sm.Problem != "" {
 		out.State = "problem: " + sm.Problem
 		return out
@@ -199,6 +206,9 @@ type RemoveReport struct {
 	// Damaged says why the session's description could not be read; its
 	// worktree, if it had one, was left for `yolop worktree prune`.
 	Damaged string
+	// ParkedAs is the spare the worktree became (its files discarded),
+	// "" when it was removed.
+	ParkedAs string
 }
 
 // DirtyError is returned when a worktree has uncommitted changes and
@@ -207,7 +217,8 @@ type DirtyError = worktree.DirtyError
 
 // RemoveSession removes a session, its worktree (refused when it has
 // uncommitted changes, unless force) and its checkpoint refs. The branch
-// is kept. A session whose workspace.json is damaged is removed as far as
+// is kept. The worktree is parked as a spare for the next session when the
+// repository has fewer than [worktree] spares, else removed. A session whose workspace.json is damaged is removed as far as
 // it can be described: its directory, and nothing it cannot name.
 func RemoveSession(ctx context.Context, dataDir, id string, force bool) (RemoveReport, error) {
 	var rep RemoveReport
@@ -234,12 +245,15 @@ func RemoveSession(ctx context.Context, dataDir, id string, force bool) (RemoveR
 	}
 	ws := s.Workspace()
 	if ws.Worktree != nil {
-		m := &worktree.Manager{DataDir: dataDir}
-		refs, err := m.Remove(ctx, worktreeInfo(ws), id, force)
+		m, err := settledManager(dataDir)
 		if err != nil {
 			return rep, errors.Join(err, s.Close())
 		}
-		rep.Worktree, rep.Branch, rep.Refs = ws.Worktree.Path, ws.Worktree.Branch, refs
+		refs, parked, err := m.Retire(ctx, worktreeInfo(ws), id, force)
+		if err != nil {
+			return rep, errors.Join(err, s.Close())
+		}
+		rep.Worktree, rep.Branch, rep.Refs, rep.ParkedAs = ws.Worktree.Path, ws.Worktree.Branch, refs, parked
 	}
 	dir := s.Dir
 	if err := s.Close(); err != nil {
@@ -380,7 +394,8 @@ type WorktreeEntry = worktree.Entry
 // PruneReport says what PruneWorktrees did.
 type PruneReport = worktree.PruneReport
 
-// WorktreeRow is a worktree and whether a saved session uses it.
+// WorktreeRow is a worktree (a session's or a spare, see Entry.Kind) and
+// whether a saved session uses it.
 type WorktreeRow struct {
 	WorktreeEntry
 	InUse bool
@@ -392,7 +407,10 @@ func ListWorktrees(ctx context.Context, dataDir string) ([]WorktreeRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &worktree.Manager{DataDir: dataDir}
+	m, err := settledManager(dataDir)
+	if err != nil {
+		return nil, err
+	}
 	entries, err := m.List(ctx)
 	if err != nil {
 		return nil, err
@@ -404,15 +422,20 @@ func ListWorktrees(ctx context.Context, dataDir string) ([]WorktreeRow, error) {
 	return rows, nil
 }
 
-// PruneWorktrees removes worktrees no saved session references, and their
-// checkpoint refs; branches are kept.
-func PruneWorktrees(ctx context.Context, dataDir string, dryRun, force bool) (PruneReport, error) {
+// PruneWorktrees frees worktrees no saved session references (parked as
+// spares up to [worktree] spares, else removed) and deletes their
+// checkpoint refs; branches are kept. spares also removes the spares, and
+// removes freed worktrees instead of parking them.
+func PruneWorktrees(ctx context.Context, dataDir string, dryRun, force, spares bool) (PruneReport, error) {
 	refd, err := referenced(dataDir)
 	if err != nil {
 		return PruneReport{}, err
 	}
-	m := &worktree.Manager{DataDir: dataDir}
-	return m.Prune(ctx, worktree.PruneOptions{DryRun: dryRun, Force: force, Referenced: refd})
+	m, err := settledManager(dataDir)
+	if err != nil {
+		return PruneReport{}, err
+	}
+	return m.Prune(ctx, worktree.PruneOptions{DryRun: dryRun, Force: force, Spares: spares, Referenced: refd})
 }
 
 // referenced reports whether a saved session refers to a worktree. A

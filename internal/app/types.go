@@ -10,11 +10,14 @@ import (
 
 // Info describes an open session for status bars and headers.
 type Info struct {
-	SessionID       string `json:"session_id"`
-	Title           string `json:"title"`
-	RepoRoot        string `json:"repo_root"`
-	ActiveRoot      string `json:"active_root"`
-	Branch          string `json:"branch"` // worktree branch, "" without a worktree
+	SessionID  string `json:"session_id"`
+	Title      string `json:"title"`
+	RepoRoot   string `json:"repo_root"`
+	ActiveRoot string `json:"active_root"`
+	Branch     string `json:"branch"` // worktree branch, "" without a worktree
+	// Recycled: the session's worktree was a parked spare, not a fresh
+	// checkout.
+	Recycled        bool   `json:"recycled"`
 	Provider        string `json:"provider"`
 	Model           string `json:"model"`
 	Workspace       bool   `json:"workspace"`        // workspace snapshots available

@@ -294,6 +294,9 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 		return o.report(err, 1)
 	}
 	opts := app.Options{DataDir: dataDir, Dir: o.dir, SessionID: o.sessionID, Continue: o.cont, Worktree: o.worktree, Provider: pcfg, MCP: servers}
+	if opts, err = withSpares(opts); err != nil {
+		return o.report(err, 1)
+	}
 	if o.acp {
 		return runACP(ctx, o, opts)
 	}
@@ -320,7 +323,7 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 	if !s.Exists() && !command.IsCommand(prompt) && app.StartsWorktree(ctx, o.dir, o.worktree) {
 		// Checking out a large repository into the new session's worktree
 		// takes seconds; say what the wait is for.
-		popts.Starting = "new session: checking out its own git worktree (a large repository takes a few seconds)…"
+		popts.Starting = "new session: preparing its own git worktree…"
 	}
 	code := printhost.Run(ctx, s, popts)
 	if code != 0 {

@@ -61,7 +61,7 @@ func newCheckpointsCmd(o *rootOptions) *cobra.Command {
 }
 
 func newWorktreeCmd(o *rootOptions) *cobra.Command {
-	cmd := &cobra.Command{Use: "worktree", Short: "Session worktrees: list and prune", Args: noArgs,
+	cmd := &cobra.Command{Use: "worktree", Short: "Session worktrees and spares: list and prune", Args: noArgs,
 		Example: "  yolop worktree list\n  yolop worktree prune --dry-run",
 		RunE: func(c *cobra.Command, _ []string) error {
 			return c.Help()
@@ -69,7 +69,7 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 	list := &cobra.Command{
 		Use:     "list",
 		Example: `  yolop worktree list`,
-		Short:   "List session worktrees under the data directory",
+		Short:   "List session worktrees and spare worktrees under the data directory",
 		Args:    noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			dataDir, err := o.resolveDataDir()
@@ -87,33 +87,54 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 			tw := tabwriter.NewWriter(o.io.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "SESSION\tBRANCH\tSTATE\tPATH")
 			for _, e := range rows {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.SessionID, e.Branch, entryState(e), e.Path)
+				sid, state := e.SessionID, ""
+				if e.Kind() == "session" {
+					state = entryState(e)
+				} else {
+					sid, state = "-", spareState(e)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sid, e.Branch, state, e.Path)
 			}
 			return tw.Flush()
 		},
 	}
-	var dry, force bool
+	var dry, force, withSpares bool
 	prune := &cobra.Command{
 		Use: "prune",
-		Example: `  yolop worktree prune --dry-run    # what would go
-  yolop worktree prune              # remove worktrees no session uses (branches are kept)`,
-		Short: "Remove worktrees no session references, and their checkpoint refs (branches are kept)",
+		Example: `  yolop worktree prune --dry-run    # what would go, and what would be parked as a spare
+  yolop worktree prune              # free worktrees no session uses (branches are kept)
+  yolop worktree prune --spares     # also remove the spare worktrees`,
+		Short: "Free worktrees no session references (parked as spares up to [worktree] spares, else removed) and their checkpoint refs; branches are kept",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			dataDir, err := o.resolveDataDir()
 			if err != nil {
 				return err
 			}
-			rep, err := app.PruneWorktrees(c.Context(), dataDir, dry, force)
+			rep, err := app.PruneWorktrees(c.Context(), dataDir, dry, force, withSpares)
 			if err != nil {
 				return err
 			}
-			verb := "removed"
-			list := rep.Removed
+			verb, parkVerb := "removed", "parked"
+			list, parkedList := rep.Removed, rep.Parked
 			if dry {
-				verb, list = "would remove", rep.WouldRemove
+				verb, parkVerb, list, parkedList = "would remove", "would park", rep.WouldRemove, rep.WouldPark
+			}
+			for i, e := range parkedList {
+				as := ""
+				if i < len(rep.ParkedAs) {
+					as = " as " + rep.ParkedAs[i]
+				}
+				fmt.Fprintf(o.io.Out, "%s worktree %s%s: a spare for the next session, its files discarded (session %s, branch %s kept)\n", parkVerb, e.Path, as, e.SessionID, e.Branch)
+				for _, r := range rep.RefsDeleted[e.SessionID] {
+					fmt.Fprintf(o.io.Out, "  %s ref %s\n", verb, r)
+				}
 			}
 			for _, e := range list {
+				if e.Kind() != "session" {
+					fmt.Fprintf(o.io.Out, "%s %s worktree %s\n", verb, e.Kind(), e.Path)
+					continue
+				}
 				fmt.Fprintf(o.io.Out, "%s worktree %s (session %s, branch %s kept)\n", verb, e.Path, e.SessionID, e.Branch)
 				for _, r := range rep.RefsDeleted[e.SessionID] {
 					fmt.Fprintf(o.io.Out, "  %s ref %s\n", verb, r)
@@ -125,7 +146,7 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 			for _, s := range rep.Errors {
 				fmt.Fprintln(o.io.ErrOut, "yolop:", s)
 			}
-			if len(list) == 0 && len(rep.KeptDirty) == 0 {
+			if len(list) == 0 && len(parkedList) == 0 && len(rep.KeptDirty) == 0 {
 				fmt.Fprintln(o.io.Out, "Nothing to prune.")
 			}
 			if len(rep.Errors) > 0 {
@@ -135,9 +156,35 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 		},
 	}
 	prune.Flags().BoolVar(&dry, "dry-run", false, "report what would be removed and change nothing")
-	prune.Flags().BoolVar(&force, "force", false, "also remove worktrees with uncommitted changes")
-	cmd.AddCommand(list, prune)
+	prune.Flags().BoolVar(&force, "force", false, "also free worktrees with uncommitted changes")
+	prune.Flags().BoolVar(&withSpares, "spares", false, "also remove spare worktrees, and remove freed worktrees instead of parking them")
+	cmd.AddCommand(list, prune, newPrepareSpareCmd(o))
 	return cmd
+}
+
+// spareState describes a worktree that belongs to no session.
+func spareState(e app.WorktreeRow) string {
+	var parts []string
+	switch {
+	case e.Spare:
+		parts = append(parts, "spare")
+	case e.Stale:
+		parts = append(parts, "stale spare (not used again; prune --spares removes it)")
+	case e.Partial && e.Live:
+		parts = append(parts, "spare being prepared")
+	case e.Partial:
+		parts = append(parts, "half-made spare (the next start removes it)")
+	}
+	if e.Missing {
+		parts = append(parts, "missing")
+	}
+	if e.Dirty {
+		parts = append(parts, "dirty")
+	}
+	if e.Problem != "" {
+		parts = append(parts, e.Problem)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func entryState(e app.WorktreeRow) string {
@@ -196,6 +243,8 @@ func runACP(ctx context.Context, o *rootOptions, opts app.Options) error {
 }
 
 func runTUI(ctx context.Context, o *rootOptions, opts app.Options) error {
+	// The worktree is made while the user types the first prompt.
+	opts.Early = true
 	s, err := app.Open(ctx, opts)
 	if err != nil {
 		return err

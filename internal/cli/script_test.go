@@ -77,6 +77,7 @@ func TestScripts(t *testing.T) {
 			"smalldisk": cmdSmallDisk,
 			"garble":    cmdGarble,
 			"waitfor":   cmdWaitFor,
+			"waitglob":  cmdWaitGlob,
 			"count":     cmdCount,
 		},
 	})
@@ -114,6 +115,9 @@ func setupScript(env *testscript.Env) error {
 		return err
 	}
 	env.Setenv("MCP_PORT", strconv.Itoa(port))
+	// No background preparation of spare worktrees unless a script asks:
+	// a detached preparer would race the script's cleanup.
+	env.Setenv("YOLOP_WORKTREE_SPARES", "0")
 	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "YOLOP_PROVIDER", "YOLOP_MODEL", "YOLOP_BASE_URL", "YOLOP_FAILPOINT", "NO_COLOR"} {
 		env.Setenv(k, "")
 	}
@@ -431,6 +435,25 @@ func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Fatalf("%s never contained %q", args[0], args[1])
+}
+
+// waitglob [!] PATTERN: wait until PATTERN matches some path (with !: no
+// path), for at most a minute.
+func cmdWaitGlob(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: waitglob [!] PATTERN")
+	}
+	p := ts.MkAbs(args[0])
+	var m []string
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		var err error
+		m, err = filepath.Glob(p)
+		ts.Check(err)
+		if (len(m) > 0) != neg {
+			return
+		}
+	}
+	ts.Fatalf("%s: matches %v after a minute", args[0], m)
 }
 
 // count N TEXT FILE: FILE contains TEXT exactly N times.

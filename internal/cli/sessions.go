@@ -75,7 +75,13 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 			}
 			fmt.Fprintf(o.io.Out, "session     %s\ntitle       %s\ncreated     %s\nturns       %d (active branch)\nstate       %s\n", d.SessionID, d.Title, d.Created.Local().Format(time.RFC1123), d.Turns, d.State)
 			if d.Branch != "" {
-				fmt.Fprintf(o.io.Out, "worktree    %s\nbranch      %s\nrepository  %s\n%s", d.Worktree, d.Branch, d.RepoRoot, workLines(d, work))
+				fmt.Fprintf(o.io.Out, "worktree    %s\nbranch      %s\nrepository  %s\n", d.Worktree, d.Branch, d.RepoRoot)
+				if d.Recycled {
+					fmt.Fprintln(o.io.Out, "recycled    yes: a parked spare worktree moved to the starting commit (its ignored dependency and build directories were kept)")
+				} else {
+					fmt.Fprintln(o.io.Out, "recycled    no: a fresh checkout")
+				}
+				fmt.Fprint(o.io.Out, workLines(d, work))
 			} else {
 				fmt.Fprintf(o.io.Out, "directory   %s\nworkspace   conversation only: %s\n", d.ActiveRoot, d.Reason)
 			}
@@ -140,7 +146,9 @@ func removeSession(ctx context.Context, o *rootOptions, id string, force bool) e
 	if errors.As(err, &de) {
 		return fmt.Errorf("%w\nnothing was removed; commit or discard those changes, or use --force", err)
 	}
-	if rep.Worktree != "" {
+	if rep.ParkedAs != "" {
+		fmt.Fprintf(o.io.Out, "parked worktree %s as the spare %s for the next session (its files discarded, branch %s kept) and removed %d checkpoint refs\n", rep.Worktree, rep.ParkedAs, rep.Branch, len(rep.Refs))
+	} else if rep.Worktree != "" {
 		fmt.Fprintf(o.io.Out, "removed worktree %s (branch %s kept) and %d checkpoint refs\n", rep.Worktree, rep.Branch, len(rep.Refs))
 	}
 	if err != nil {
@@ -164,7 +172,11 @@ func forkSession(ctx context.Context, o *rootOptions, id string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := app.ForkSession(ctx, app.Options{DataDir: dataDir, Worktree: o.worktree, Provider: pcfg}, id)
+	fopts, err := withSpares(app.Options{DataDir: dataDir, Worktree: o.worktree, Provider: pcfg})
+	if err != nil {
+		return err
+	}
+	rep, err := app.ForkSession(ctx, fopts, id)
 	if err != nil {
 		if rep.SessionID != "" {
 			return fmt.Errorf("%w (the new session %s was created; remove it with yolop sessions rm %s)", err, rep.SessionID, rep.SessionID)

@@ -33,12 +33,17 @@ const (
 //	api_key = "sk-ant-…"
 //	model = "claude-sonnet-4-5"
 //	thinking_budget = 4096
+//
+//	[worktree]
+//	spares = 1                  # parked worktrees kept per repository (0: none)
+//	spare_keeps = "dependencies" # or "nothing": recycled worktrees fully clean
 type Settings struct {
 	Provider  string          `toml:"provider"`
 	Model     string          `toml:"model"`
 	OpenAI    ProviderSection `toml:"openai"`
 	Anthropic ProviderSection `toml:"anthropic"`
 	MCP       MCPSection      `toml:"mcp"`
+	Worktree  WorktreeSection `toml:"worktree"`
 }
 
 // MCPSection lists MCP servers:
@@ -62,6 +67,17 @@ type MCPServer struct {
 	Env     map[string]string `toml:"env"`
 	URL     string            `toml:"url"`
 	Headers map[string]string `toml:"headers"`
+}
+
+// WorktreeSection holds the settings of session worktrees.
+type WorktreeSection struct {
+	// Spares is how many parked spare worktrees a repository keeps so
+	// that new sessions start without a checkout; nil means the default.
+	Spares *int `toml:"spares"`
+	// SpareKeeps is what a recycled worktree keeps of its ignored files:
+	// "dependencies" (write-blocklisted dependency and build directories,
+	// the default) or "nothing".
+	SpareKeeps string `toml:"spare_keeps"`
 }
 
 // ProviderSection holds one provider's settings.
@@ -109,7 +125,7 @@ func LoadSettings(path string) (Settings, error) {
 			keys[i] = k.String()
 		}
 		sort.Strings(keys)
-		return Settings{}, fmt.Errorf("settings %s: unknown key(s) %s (known: provider, model, [openai]/[anthropic] api_key, base_url, model, thinking_budget, context_window; [mcp.servers.NAME] command, args, env, url, headers)", path, strings.Join(keys, ", "))
+		return Settings{}, fmt.Errorf("settings %s: unknown key(s) %s (known: provider, model, [openai]/[anthropic] api_key, base_url, model, thinking_budget, context_window; [mcp.servers.NAME] command, args, env, url, headers; [worktree] spares, spare_keeps)", path, strings.Join(keys, ", "))
 	}
 	return s, nil
 }

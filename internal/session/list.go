@@ -24,6 +24,10 @@ type Summary struct {
 	// Problem says why the entry cannot be opened as a session ("" when it
 	// looks healthy). Listing never skips an entry silently.
 	Problem string
+	// Unused: a healthy session with no event at all: opened (ACP
+	// session/new) and never used. Hosts leave it out of listings and of
+	// "the most recent session"; it can still be opened by its id.
+	Unused bool
 }
 
 // List returns every entry of <dataDir>/sessions, newest first (by
@@ -89,6 +93,7 @@ func summarize(parent string, e os.DirEntry) (Summary, time.Time) {
 		sum.Problem = fmt.Sprintf("%s is not a regular file (%s)", EventsFile, fi.Mode().Type())
 	case err == nil:
 		sum.Modified = fi.ModTime()
+		sum.Unused = fi.Size() == 0 && sum.Problem == ""
 	}
 	return sum, when
 }

@@ -59,13 +59,16 @@ type Worktree struct {
 
 // Workspace is workspace.json: what the session works on.
 type Workspace struct {
-	Version           int       `json:"version"`
-	SessionID         string    `json:"session_id"`
-	Kind              string    `json:"kind"` // KindWorktree or KindConversation
-	RepoRoot          string    `json:"repo_root,omitempty"`
-	ActiveRoot        string    `json:"active_root"`
-	CommonDir         string    `json:"common_dir,omitempty"`
-	Worktree          *Worktree `json:"worktree,omitempty"`
+	Version    int       `json:"version"`
+	SessionID  string    `json:"session_id"`
+	Kind       string    `json:"kind"` // KindWorktree or KindConversation
+	RepoRoot   string    `json:"repo_root,omitempty"`
+	ActiveRoot string    `json:"active_root"`
+	CommonDir  string    `json:"common_dir,omitempty"`
+	Worktree   *Worktree `json:"worktree,omitempty"`
+	// Recycled: the worktree was a parked spare of an earlier session (or
+	// prepared ahead), moved to the starting commit, not a fresh checkout.
+	Recycled          bool      `json:"recycled,omitempty"`
 	NoWorkspaceReason string    `json:"no_workspace_reason,omitempty"`
 	Title             string    `json:"title,omitempty"`
 	Provider          string    `json:"provider,omitempty"`

@@ -323,6 +323,9 @@ func (e *Engine) ensureIndex(ctx context.Context) error {
 		_ = os.Remove(e.privIndex)
 		return err
 	}
+	if seeded && e.seedSettled {
+		return nil
+	}
 	if err := os.WriteFile(e.privIndex+".settle", nil, 0o600); err != nil {
 		return e.fileErr("cannot write private state", err)
 	}

@@ -45,6 +45,13 @@ type Options struct {
 	// Open then repairs the worktree's .git link before asking git
 	// anything, and every later call keeps it guarded.
 	CommonDir string
+	// SeedSettled says the worktree's real index was refreshed well after
+	// its files were written (a recycled worktree: parked, then checked
+	// with a status when claimed), so a private index seeded from it has
+	// no racily-clean entries and needs no settle pass (a refresh that
+	// costs one lstat of every file). Only a hint: when it is wrong, the
+	// few racy entries are re-hashed by each capture, never missed.
+	SeedSettled bool
 }
 
 // Snapshot is a captured tree and the ref anchoring it ("" when unnamed).
@@ -64,6 +71,8 @@ type Engine struct {
 	budget    time.Duration
 	// failpointFn is Options.Failpoint.
 	failpointFn func(name string)
+	// seedSettled is Options.SeedSettled.
+	seedSettled bool
 
 	gitDir    string // the worktree's own git dir (linked worktrees: .git/worktrees/<n>)
 	commonDir string // the repository's common git dir (shared by linked worktrees)
@@ -126,7 +135,7 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, &CaptureError{Reason: "worktree is missing", Err: err}
 	}
-	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, failpointFn: o.Failpoint, repo: git.New(root)}
+	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, failpointFn: o.Failpoint, seedSettled: o.SeedSettled, repo: git.New(root)}
 	if o.CommonDir != "" {
 		e.linked, e.commonDir = true, o.CommonDir
 		if err := e.guardLink(); err != nil {

@@ -24,6 +24,43 @@
 // the repository. List follows that chain with plain file reads, so scanning
 // many worktrees costs one `git status` per worktree and nothing more.
 //
+// # Spares
+//
+// A repository keeps up to Manager.Spares parked worktrees that belong to no
+// session, so that a new session starts without checking out the tree:
+//
+//	<repo-id>/.spare-<n>             a spare: HEAD detached, clean, a note
+//	                                 <admin>/yolop-spare naming the session
+//	                                 it was parked from ("" when prepared)
+//	<repo-id>/.stale-<n>             a spare found unusable, kept for the user
+//	<repo-id>/.tmp-<hex>(.lock)      a worktree being prepared or parked; the
+//	                                 flock on .lock is held while it lives
+//	<repo-id>/.pending-<sid>.lock    a session being started: flocked until its
+//	                                 session directory exists; holds the
+//	                                 branch and commit it was made at
+//	<repo-id>/.lock                  serializes claims and promotions (short)
+//
+// Session ids never start with a dot. Cleaning happens when a worktree is
+// parked (park: move to .tmp-, `checkout --detach`, `reset --hard`, `clean
+// -ffdx` keeping the write-blocklisted directories unless KeepNothing, then
+// promote to .spare-<n>), so a claim is cheap: under .lock the lowest spare
+// is moved to the session's name with `git worktree move`; outside it the
+// spare is checked (link, lock, operations in progress, detached HEAD, refs
+// of its earlier session, one `git status`, which also refreshes its index)
+// and moved to the user's HEAD with `git read-tree -m -u <old> <new>`, git's
+// two-tree merge that writes only the files that differ (skipped at the same
+// commit), then the branch is created and HEAD pointed at it. PrepareSpare
+// makes a spare from scratch (`worktree add --detach`, then an index
+// rewritten a second later so no entry is racily clean).
+//
+// Crash model: a process killed while preparing or parking leaves a .tmp-
+// worktree whose lock nobody holds: the next Start (or Prune) removes it. A
+// start killed before its session directory existed leaves a .pending- lock
+// nobody holds: the next Start parks (or removes) its worktree and deletes
+// the branch made for it while it still points where it was made. A rename
+// that git did not learn about is repaired with `git worktree repair`. A
+// spare that is not as parking left it is never used.
+//
 // # Checkpoint refs
 //
 // Workspace snapshots of a session are anchored by

@@ -32,6 +32,31 @@ type Entry struct {
 	DirtyPaths []string
 	// Problem says why Missing is set or why the status could not be read.
 	Problem string
+	// Spare: a parked worktree of no session (.spare-<n>), ready for the
+	// next session of its repository.
+	Spare bool
+	// Stale: a spare that was found changed, foreign or broken when a
+	// session tried to claim it (.stale-<n>); it is never used again.
+	Stale bool
+	// Partial: a worktree being prepared or parked (.tmp-<hex>); Live says
+	// whether the process doing it is still running (when not, the next
+	// start or prune removes it).
+	Partial bool
+	Live    bool
+}
+
+// Kind names what the directory is: "session", "spare", "stale spare" or
+// "partial".
+func (e Entry) Kind() string {
+	switch {
+	case e.Spare:
+		return "spare"
+	case e.Stale:
+		return "stale spare"
+	case e.Partial:
+		return "partial"
+	}
+	return "session"
 }
 
 // List scans <data-dir>/worktrees/*/* and reports every worktree directory,
@@ -67,7 +92,19 @@ func (m *Manager) List(ctx context.Context) ([]Entry, error) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			entries = append(entries, inspect(ctx, filepath.Join(dir, sd.Name()), rd.Name(), sd.Name()))
+			e := inspect(ctx, filepath.Join(dir, sd.Name()), rd.Name(), sd.Name())
+			name := sd.Name()
+			e.Spare = spareName.MatchString(name)
+			e.Stale = strings.HasPrefix(name, stalePrefix)
+			if strings.HasPrefix(name, tmpPrefix) {
+				e.Partial = true
+				f, ok, err := lockFile(e.Path+lockSuffix, false)
+				if err == nil && ok {
+					f.Close()
+				}
+				e.Live = err == nil && !ok && fileExists(e.Path+lockSuffix)
+			}
+			entries = append(entries, e)
 		}
 	}
 	sort.Slice(entries, func(i, j int) bool {
@@ -77,6 +114,11 @@ func (m *Manager) List(ctx context.Context) ([]Entry, error) {
 		return entries[i].SessionID < entries[j].SessionID
 	})
 	return entries, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 // inspect builds the Entry of one worktree directory.

@@ -42,6 +42,19 @@ type Info struct {
 type Manager struct {
 	// DataDir is yolop's data directory.
 	DataDir string
+	// Spares is how many parked spare worktrees a repository keeps for
+	// new sessions ([worktree] spares). Zero turns recycling off: freed
+	// worktrees are removed and Start always makes a fresh worktree.
+	Spares int
+	// SpareKeeps says what a parked worktree keeps of the files git does
+	// not track: KeepDependencies (the default, "") keeps the
+	// write-blocklisted dependency and build directories as a warm cache,
+	// KeepNothing makes it fully clean.
+	SpareKeeps string
+	// Failpoint, when set, is called at each step of claiming, parking
+	// and preparing a spare (SpareFailpoints); crash tests make it kill
+	// the process.
+	Failpoint func(name string)
 }
 
 // sessionIDPattern keeps session ids usable as one path component and one
@@ -101,6 +114,12 @@ func BranchName(title, sessionID string) string {
 // (another session with the same title and id suffix), "-2", "-3", ... is
 // appended. On failure nothing is left behind: no directory, no branch.
 func (m *Manager) Create(ctx context.Context, repo *Repo, sessionID, title string) (Info, error) {
+	return m.create(ctx, repo, sessionID, title, nil)
+}
+
+// create is Create; before, when set, learns the branch name before the
+// branch is made (Start records it so that a killed start can be undone).
+func (m *Manager) create(ctx context.Context, repo *Repo, sessionID, title string, before func(branch string) error) (Info, error) {
 	if repo == nil || repo.CommonDir == "" || repo.Root == "" || repo.Head == "" {
 		return Info{}, errors.New("worktree: Create needs a repository from Detect")
 	}
@@ -120,34 +139,49 @@ func (m *Manager) Create(ctx context.Context, repo *Repo, sessionID, title strin
 		return Info{}, err
 	}
 	r := git.New(repo.Root)
-	// A branch named exactly "yolop" makes every yolop/... branch impossible
-	// (a ref name cannot be both a file and a directory); say so plainly.
-	if blocked, err := refExists(ctx, r, "refs/heads/"+strings.TrimSuffix(BranchPrefix, "/")); err != nil {
-		return Info{}, fmt.Errorf("worktree: check branches in %s: %w", repo.Root, err)
-	} else if blocked {
-		return Info{}, fmt.Errorf("worktree: the branch %q in %s blocks session branches named %s...; rename it (git branch -m %s <new-name>)",
-			strings.TrimSuffix(BranchPrefix, "/"), repo.Root, BranchPrefix, strings.TrimSuffix(BranchPrefix, "/"))
+	branch, err := pickBranch(ctx, r, title, sessionID)
+	if err != nil {
+		return Info{}, err
 	}
-	base := BranchName(title, sessionID)
-	branch := base
-	for n := 2; ; n++ {
-		exists, err := refExists(ctx, r, "refs/heads/"+branch)
-		if err != nil {
-			return Info{}, fmt.Errorf("worktree: check branch %s: %w", branch, err)
+	if before != nil {
+		if err := before(branch); err != nil {
+			return Info{}, fmt.Errorf("worktree: record the start of session %s: %w", sessionID, err)
 		}
-		if !exists {
-			break
-		}
-		if n > 100 {
-			return Info{}, fmt.Errorf("worktree: branches %s through %s-99 all exist; delete some old session branches", base, base)
-		}
-		branch = base + "-" + strconv.Itoa(n)
 	}
 	if _, err := r.Run(ctx, "worktree", "add", "--quiet", "-b", branch, path, repo.Head); err != nil {
 		m.undoCreate(r, path, branch, repo.Head)
 		return Info{}, fmt.Errorf("worktree: add the session worktree at %s: %w", path, err)
 	}
 	return Info{Path: path, Branch: branch, Base: repo.Head, RepoRoot: repo.Root, CommonDir: repo.CommonDir}, nil
+}
+
+// pickBranch returns BranchName(title, sessionID), with "-2", "-3", ...
+// appended when a branch of that name exists (another session with the same
+// title and id suffix).
+func pickBranch(ctx context.Context, r *git.Runner, title, sessionID string) (string, error) {
+	// A branch named exactly "yolop" makes every yolop/... branch impossible
+	// (a ref name cannot be both a file and a directory); say so plainly.
+	if blocked, err := refExists(ctx, r, "refs/heads/"+strings.TrimSuffix(BranchPrefix, "/")); err != nil {
+		return "", fmt.Errorf("worktree: check branches in %s: %w", r.Dir, err)
+	} else if blocked {
+		return "", fmt.Errorf("worktree: the branch %q in %s blocks session branches named %s...; rename it (git branch -m %s <new-name>)",
+			strings.TrimSuffix(BranchPrefix, "/"), r.Dir, BranchPrefix, strings.TrimSuffix(BranchPrefix, "/"))
+	}
+	base := BranchName(title, sessionID)
+	branch := base
+	for n := 2; ; n++ {
+		exists, err := refExists(ctx, r, "refs/heads/"+branch)
+		if err != nil {
+			return "", fmt.Errorf("worktree: check branch %s: %w", branch, err)
+		}
+		if !exists {
+			return branch, nil
+		}
+		if n > 100 {
+			return "", fmt.Errorf("worktree: branches %s through %s-99 all exist; delete some old session branches", base, base)
+		}
+		branch = base + "-" + strconv.Itoa(n)
+	}
 }
 
 // undoCreate removes what a failed `git worktree add -b` may have left: git

@@ -48,12 +48,20 @@ type PruneOptions struct {
 	// Referenced reports whether a session still uses its worktree; those
 	// are never touched. Required.
 	Referenced func(sessionID string) bool
+	// Spares also removes parked spares and set-aside stale spares, and
+	// removes freed worktrees instead of parking them.
+	Spares bool
 }
 
 // PruneReport says what Prune did. Entries are in List order.
 type PruneReport struct {
-	Removed     []Entry // removed worktrees
+	Removed     []Entry // removed worktrees (spares included, see Entry.Spare)
 	WouldRemove []Entry // DryRun: worktrees that would be removed
+	// Parked are freed worktrees that became spares, ParkedAs their new
+	// paths; WouldPark are those a run without DryRun would park.
+	Parked    []Entry
+	ParkedAs  []string
+	WouldPark []Entry
 	// KeptDirty are unreferenced worktrees left alone because they have
 	// uncommitted changes or could not be checked (Missing); Force removes them.
 	KeptDirty []Entry
@@ -76,11 +84,55 @@ func (m *Manager) Prune(ctx context.Context, o PruneOptions) (PruneReport, error
 	if o.Referenced == nil {
 		return rep, errors.New("worktree: PruneOptions.Referenced is required (without it every worktree would look unused)")
 	}
+	if !o.DryRun {
+		// Leftovers of interrupted starts and preparations first.
+		if root, err := m.root(); err == nil {
+			if dirs, err := os.ReadDir(root); err == nil {
+				for _, d := range dirs {
+					if d.IsDir() {
+						m.sweep(ctx, filepath.Join(root, d.Name()))
+					}
+				}
+			}
+		}
+	}
 	entries, err := m.List(ctx)
 	if err != nil {
 		return rep, err
 	}
+	// How many spares each repository has, to predict parking.
+	have := map[string]int{}
+	if !o.Spares {
+		for _, e := range entries {
+			if e.Spare || (e.Partial && e.Live) {
+				have[e.RepoID]++
+			}
+		}
+	}
 	for _, e := range entries {
+		if e.Spare || e.Stale || e.Partial {
+			if e.Partial && e.Live {
+				continue // a running preparation owns it
+			}
+			if !o.Spares && !e.Partial {
+				continue
+			}
+			if e.Stale && (e.Dirty || e.Missing) && !o.Force {
+				rep.KeptDirty = append(rep.KeptDirty, e)
+				continue
+			}
+			if o.DryRun {
+				rep.WouldRemove = append(rep.WouldRemove, e)
+				continue
+			}
+			if err := removeWorktreeDir(ctx, e.Path); err != nil {
+				rep.Errors = append(rep.Errors, err.Error())
+				continue
+			}
+			_ = os.Remove(filepath.Dir(e.Path))
+			rep.Removed = append(rep.Removed, e)
+			continue
+		}
 		if o.Referenced(e.SessionID) {
 			continue
 		}
@@ -96,10 +148,15 @@ func (m *Manager) Prune(ctx context.Context, o PruneOptions) (PruneReport, error
 			if len(refs) > 0 {
 				rep.RefsDeleted[e.SessionID] = refNames(refs)
 			}
-			rep.WouldRemove = append(rep.WouldRemove, e)
+			if !o.Spares && !e.Missing && have[e.RepoID] < m.spareLimit() {
+				have[e.RepoID]++
+				rep.WouldPark = append(rep.WouldPark, e)
+			} else {
+				rep.WouldRemove = append(rep.WouldRemove, e)
+			}
 			continue
 		}
-		refs, err := m.removeEntry(ctx, e, o.Force)
+		refs, parked, err := m.free(ctx, e, o.Force, !o.Spares)
 		if len(refs) > 0 {
 			rep.RefsDeleted[e.SessionID] = refs
 		}
@@ -111,6 +168,9 @@ func (m *Manager) Prune(ctx context.Context, o PruneOptions) (PruneReport, error
 			rep.KeptDirty = append(rep.KeptDirty, e)
 		case err != nil:
 			rep.Errors = append(rep.Errors, err.Error())
+		case parked != "":
+			rep.Parked = append(rep.Parked, e)
+			rep.ParkedAs = append(rep.ParkedAs, parked)
 		default:
 			rep.Removed = append(rep.Removed, e)
 		}
@@ -126,44 +186,56 @@ func (m *Manager) Prune(ctx context.Context, o PruneOptions) (PruneReport, error
 // ErrNotOwned. A worktree directory that is already gone is not an error: its
 // refs are still deleted and git's stale record of it is pruned.
 func (m *Manager) Remove(ctx context.Context, info Info, sessionID string, force bool) ([]string, error) {
+	refs, _, err := m.remove(ctx, info, sessionID, force, false)
+	return refs, err
+}
+
+// Retire is Remove for `sessions rm`: the freed worktree is parked as a
+// spare (its files discarded, see park) when the repository has fewer
+// spares than m.Spares; parked is then the spare's path.
+func (m *Manager) Retire(ctx context.Context, info Info, sessionID string, force bool) (refs []string, parked string, err error) {
+	return m.remove(ctx, info, sessionID, force, true)
+}
+
+func (m *Manager) remove(ctx context.Context, info Info, sessionID string, force, park bool) ([]string, string, error) {
 	if err := checkSessionID(sessionID); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	root, err := m.root()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	path, err := filepath.Abs(info.Path)
 	if err != nil {
-		return nil, fmt.Errorf("worktree: resolve %s: %w", info.Path, err)
+		return nil, "", fmt.Errorf("worktree: resolve %s: %w", info.Path, err)
 	}
 	if filepath.Base(path) != sessionID || filepath.Dir(filepath.Dir(path)) != root {
-		return nil, errorf(ErrNotOwned, "%s is not the worktree of session %s under %s; refusing to remove it", info.Path, sessionID, root)
+		return nil, "", errorf(ErrNotOwned, "%s is not the worktree of session %s under %s; refusing to remove it", info.Path, sessionID, root)
 	}
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		if info.CommonDir == "" {
-			return nil, nil
+			return nil, "", nil
 		}
 		if _, err := os.Stat(info.CommonDir); err != nil {
 			// The repository is gone, and its refs with it.
-			return nil, nil
+			return nil, "", nil
 		}
 		refs, err := deleteSessionRefs(ctx, info.CommonDir, sessionID)
 		if err != nil {
-			return refs, err
+			return refs, "", err
 		}
 		if _, err := git.New(info.CommonDir).Run(ctx, "worktree", "prune"); err != nil {
-			return refs, fmt.Errorf("worktree: prune stale worktree records in %s: %w", info.CommonDir, err)
+			return refs, "", fmt.Errorf("worktree: prune stale worktree records in %s: %w", info.CommonDir, err)
 		}
-		return refs, nil
+		return refs, "", nil
 	} else if err != nil {
-		return nil, fmt.Errorf("worktree: %w", err)
+		return nil, "", fmt.Errorf("worktree: %w", err)
 	}
 	// A rewritten .git file would make git check another repository's
 	// state; put the link back first, and never guess "clean" without it.
 	if info.CommonDir != "" {
 		if _, err := git.CheckWorktreeLink(path, info.CommonDir); err != nil && !force && !errors.Is(err, git.ErrNoWorktreeRecord) {
-			return nil, &DirtyError{Path: path, Reason: err.Error()}
+			return nil, "", &DirtyError{Path: path, Reason: err.Error()}
 		}
 	}
 	e := inspect(ctx, path, filepath.Base(filepath.Dir(path)), sessionID)
@@ -173,36 +245,46 @@ func (m *Manager) Remove(ctx context.Context, info Info, sessionID string, force
 			e.CommonDir = info.CommonDir
 		}
 	}
-	return m.removeEntry(ctx, e, force)
+	return m.free(ctx, e, force, park)
 }
 
-// removeEntry removes one worktree: a fresh dirty check unless force, then
-// the checkpoint refs, then the worktree. Refs go first so that a crash in
-// between leaves a worktree that List still finds, never refs nothing finds.
-func (m *Manager) removeEntry(ctx context.Context, e Entry, force bool) ([]string, error) {
+// free removes one worktree: a fresh dirty check unless force, then the
+// checkpoint refs, then the worktree. Refs go first so that a crash in
+// between leaves a worktree that List still finds, never refs nothing
+// finds. With park, the worktree is parked as a spare (see park) instead of
+// removed when the repository has fewer spares than its limit; parked is
+// then the spare's path.
+func (m *Manager) free(ctx context.Context, e Entry, force, park bool) (refs []string, parked string, err error) {
 	if !force {
 		if e.Missing {
-			return nil, &DirtyError{Path: e.Path, Reason: e.Problem}
+			return nil, "", &DirtyError{Path: e.Path, Reason: e.Problem}
 		}
 		st, err := status(ctx, e.Path)
 		if err != nil {
-			return nil, &DirtyError{Path: e.Path, Reason: err.Error()}
+			return nil, "", &DirtyError{Path: e.Path, Reason: err.Error()}
 		}
 		if len(st.paths) > 0 {
-			return nil, &DirtyError{Path: e.Path, Paths: st.paths}
+			return nil, "", &DirtyError{Path: e.Path, Paths: st.paths}
 		}
 	}
-	var refs []string
 	if e.CommonDir != "" {
 		var err error
 		if refs, err = deleteSessionRefs(ctx, e.CommonDir, e.SessionID); err != nil {
-			return refs, fmt.Errorf("%s: %w", e.Path, err)
+			return refs, "", fmt.Errorf("%s: %w", e.Path, err)
+		}
+	}
+	if park && !e.Missing && m.spareLimit() > 0 {
+		// The user asked to discard the worktree's files; parking does
+		// that too and keeps the checkout for the next session.
+		parked, err := m.park(ctx, e.Path, e.SessionID)
+		if err != nil || parked != "" {
+			return refs, parked, err
 		}
 	}
 	if e.Missing {
 		// git no longer knows this directory as a worktree; it is only files.
 		if err := os.RemoveAll(e.Path); err != nil {
-			return refs, fmt.Errorf("worktree: remove %s: %w", e.Path, err)
+			return refs, "", fmt.Errorf("worktree: remove %s: %w", e.Path, err)
 		}
 		if e.CommonDir != "" {
 			_, _ = git.New(e.CommonDir).Run(ctx, "worktree", "prune")
@@ -212,13 +294,13 @@ func (m *Manager) removeEntry(ctx context.Context, e Entry, force bool) ([]strin
 		// already decided; git's own check would also refuse untracked files.
 		// A worktree the user locked still refuses, which is intended.
 		if _, err := git.New(e.CommonDir).Run(ctx, "worktree", "remove", "--force", e.Path); err != nil {
-			return refs, fmt.Errorf("worktree: remove %s: %w", e.Path, err)
+			return refs, "", fmt.Errorf("worktree: remove %s: %w", e.Path, err)
 		}
 	}
 	// Drop the <repo-id> directory once its last worktree is gone; it fails
-	// harmlessly while other worktrees remain.
+	// harmlessly while other worktrees (or lock files) remain.
 	_ = os.Remove(filepath.Dir(e.Path))
-	return refs, nil
+	return refs, "", nil
 }
 
 // ref is one ref and the object it points at.

@@ -41,6 +41,8 @@ const env = {
   YOLOP_PROVIDER: "sim",
   YOLOP_DATA_DIR: dataDir,
   YOLOP_TRACE_REQUESTS: trace,
+  // No detached spare preparation racing the cleanup of the temp dir.
+  YOLOP_WORKTREE_SPARES: "0",
 };
 delete env.OPENAI_API_KEY;
 delete env.ANTHROPIC_API_KEY;

@@ -59,7 +59,9 @@ func run(m *testing.M) int {
 	os.Setenv("HOME", home)
 	gittest.IsolateProcess(dir)
 	baseEnv = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + os.TempDir(), "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_CONFIG_GLOBAL=" + os.Getenv("GIT_CONFIG_GLOBAL"), "LANG=C.UTF-8"}
+		"GIT_CONFIG_GLOBAL=" + os.Getenv("GIT_CONFIG_GLOBAL"), "LANG=C.UTF-8",
+		// No background spare preparation unless a test asks for it.
+		"YOLOP_WORKTREE_SPARES=0"}
 	return m.Run()
 }
 

@@ -135,7 +135,7 @@ func TestTmuxRewindEndToEnd(t *testing.T) {
 	// and the resume hint can be read.
 	script := filepath.Join(tmp, "run.sh")
 	body := "#!/bin/sh\n" +
-		"export NO_COLOR=1 XDG_CONFIG_HOME='" + filepath.Join(tmp, "config") + "' YOLOP_DATA_DIR='" + data + "'\n" +
+		"export NO_COLOR=1 YOLOP_WORKTREE_SPARES=0 XDG_CONFIG_HOME='" + filepath.Join(tmp, "config") + "' YOLOP_DATA_DIR='" + data + "'\n" +
 		"unset OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY\n" +
 		"cd '" + repo + "' || exit 1\n" +
 		"'" + bin + "' --provider sim --data-dir '" + data + "'\n" +

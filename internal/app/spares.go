@@ -1,0 +1,223 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/yolop-dev/yolop/internal/failpoint"
+	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/worktree"
+)
+
+// Spares configures recycled worktrees: a new session claims a parked
+// spare of its repository instead of checking out the whole tree, and a
+// spare is prepared in the background for the next session.
+type Spares struct {
+	// Limit is how many spares a repository keeps ([worktree] spares);
+	// zero turns recycling and preparation off.
+	Limit int
+	// Keeps is what a parked worktree keeps of its ignored files
+	// (worktree.KeepDependencies or worktree.KeepNothing).
+	Keeps string
+	// Prepare, when set, starts a detached, low-priority process that
+	// prepares a spare for the repository whose checkout is at repoRoot
+	// (`yolop worktree prepare-spare`). It must not wait for that process.
+	Prepare func(repoRoot string)
+}
+
+// SparesEnv overrides [worktree] spares.
+const SparesEnv = worktree.SparesEnv
+
+// ResolveSpares reads [worktree] spares and spare_keeps from the settings
+// file; $YOLOP_WORKTREE_SPARES overrides the number.
+func ResolveSpares() (Spares, error) {
+	path := provider.DefaultSettingsPath(os.Getenv)
+	s, err := provider.LoadSettings(path)
+	if err != nil {
+		return Spares{}, err
+	}
+	sp := Spares{Limit: worktree.DefaultSpares, Keeps: s.Worktree.SpareKeeps}
+	if s.Worktree.Spares != nil {
+		if *s.Worktree.Spares < 0 || *s.Worktree.Spares > 16 {
+			return Spares{}, fmt.Errorf("settings %s: [worktree] spares = %d: want 0 (no spare worktrees) to 16", path, *s.Worktree.Spares)
+		}
+		sp.Limit = *s.Worktree.Spares
+	}
+	switch sp.Keeps {
+	case "", worktree.KeepDependencies, worktree.KeepNothing:
+	default:
+		return Spares{}, fmt.Errorf("settings %s: [worktree] spare_keeps = %q: want %q (keep dependency and build directories as a warm cache) or %q (fully clean)", path, sp.Keeps, worktree.KeepDependencies, worktree.KeepNothing)
+	}
+	if v := os.Getenv(SparesEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 16 {
+			return Spares{}, fmt.Errorf("%s=%q: want a number of spare worktrees from 0 to 16", SparesEnv, v)
+		}
+		sp.Limit = n
+	}
+	return sp, nil
+}
+
+// managerFor is the worktree manager of dataDir with the spare settings.
+func managerFor(dataDir string, sp Spares, hit func(string)) *worktree.Manager {
+	if hit == nil {
+		hit = failpoint.Hit
+	}
+	return &worktree.Manager{DataDir: dataDir, Spares: sp.Limit, SpareKeeps: sp.Keeps, Failpoint: hit}
+}
+
+// settledManager is managerFor with the settings read now, for the
+// housekeeping commands.
+func settledManager(dataDir string) (*worktree.Manager, error) {
+	sp, err := ResolveSpares()
+	if err != nil {
+		return nil, err
+	}
+	return managerFor(dataDir, sp, nil), nil
+}
+
+// PrepareSpare prepares a spare worktree for the repository containing dir
+// (what the detached helper runs), parked at the commit at (HEAD when
+// empty). It returns the spare's path, or "" when the repository already
+// has its spares.
+func PrepareSpare(ctx context.Context, dataDir, dir, at string) (string, error) {
+	m, err := settledManager(dataDir)
+	if err != nil {
+		return "", err
+	}
+	repo, err := worktree.Detect(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	commit := ""
+	if at != "" {
+		out, err := git.New(repo.Root).Run(ctx, "rev-parse", "--verify", "--quiet", at+"^{commit}")
+		if err != nil {
+			return "", fmt.Errorf("--at %s: not a commit in %s", at, repo.Root)
+		}
+		commit = git.Trim(out)
+	}
+	path, err := m.PrepareSpare(ctx, repo, commit)
+	if errors.Is(err, worktree.ErrSpareLimit) {
+		return "", nil
+	}
+	return path, err
+}
+
+// manager returns the worktree manager of the session's data directory
+// with its spare settings.
+func (o Options) manager() *worktree.Manager {
+	return managerFor(o.DataDir, o.Spares, o.Hooks.Failpoint)
+}
+
+// earlyStart is the worktree of a session that is open without a prompt
+// yet, being claimed or checked out in the background.
+type earlyStart struct {
+	done chan struct{}
+	st   *worktree.Started
+	err  error
+}
+
+// startEarly claims a spare (or checks out a worktree) for the new session
+// as soon as it opens, with no branch yet, so that the first prompt does
+// not wait for it. The session directory is still made by the first prompt.
+func (s *Session) startEarly(sessionID string) {
+	e := &earlyStart{done: make(chan struct{})}
+	s.early = e
+	o := s.opts
+	go func() {
+		defer close(e.done)
+		ctx := context.Background()
+		repo, err := worktree.Detect(ctx, o.Dir)
+		if err != nil {
+			e.err = err
+			return
+		}
+		if o.Base != "" {
+			repo.Head, repo.Branch = o.Base, ""
+		}
+		e.st, e.err = o.manager().StartDetached(ctx, repo, sessionID)
+	}()
+}
+
+// takeEarly waits for the early worktree and gives it the session branch
+// at repo.Head (the user's HEAD at the first prompt). It returns nil when
+// there is none or it cannot be used; the caller then starts one as usual.
+func (s *Session) takeEarly(ctx context.Context, repo *worktree.Repo, sessionID, title string) *worktree.Started {
+	s.mu.Lock()
+	e := s.early
+	s.early = nil
+	s.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	select {
+	case <-e.done:
+	case <-ctx.Done():
+		go func() { <-e.done; s.opts.manager().Abandon(context.Background(), e.st) }()
+		return nil
+	}
+	if e.err != nil || e.st == nil {
+		return nil
+	}
+	if err := e.st.MakeBranch(ctx, title, sessionID, repo.Head); err != nil {
+		s.opts.manager().Abandon(context.WithoutCancel(ctx), e.st)
+		return nil
+	}
+	return e.st
+}
+
+// dropEarly gives back the early worktree of a session closed unused.
+func (s *Session) dropEarly() {
+	s.mu.Lock()
+	e := s.early
+	s.early = nil
+	s.mu.Unlock()
+	if e == nil {
+		return
+	}
+	<-e.done
+	s.opts.manager().Abandon(context.Background(), e.st)
+}
+
+// startWorktree gives a new session its worktree: the one prepared when the
+// session opened, else a recycled spare when one is ready, else a fresh
+// checkout.
+func (s *Session) startWorktree(ctx context.Context, repo *worktree.Repo, sessionID, title string) (*worktree.Started, error) {
+	if st := s.takeEarly(ctx, repo, sessionID, title); st != nil {
+		return st, nil
+	}
+	return s.opts.manager().Start(ctx, repo, sessionID, title)
+}
+
+// afterStart notes that a spare should be prepared for the repository at
+// repoRoot; prepareSpare starts it once the first turn is over, so that the
+// checkout never competes with the turn that is being waited for.
+func (s *Session) afterStart(repoRoot string) {
+	s.mu.Lock()
+	s.spareFor = repoRoot
+	s.mu.Unlock()
+}
+
+// prepareSpare starts the background preparation of a spare noted by
+// afterStart when the repository has fewer than its limit, so that the next
+// session there starts without a checkout.
+func (s *Session) prepareSpare() {
+	s.mu.Lock()
+	repoRoot := s.spareFor
+	s.spareFor = ""
+	s.mu.Unlock()
+	sp := s.opts.Spares
+	if sp.Prepare == nil || sp.Limit <= 0 || repoRoot == "" {
+		return
+	}
+	repo, err := worktree.Detect(context.Background(), repoRoot)
+	if err != nil || !s.opts.manager().SparesWanted(repo) {
+		return
+	}
+	sp.Prepare(repoRoot)
+}

@@ -1,0 +1,1118 @@
+package worktree
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/yolop-dev/yolop/internal/blocklist"
+	"github.com/yolop-dev/yolop/internal/git"
+)
+
+// Names inside <data-dir>/worktrees/<repo-id>/ that are not session
+// worktrees. Session ids never start with a dot, so none of them can be
+// mistaken for a session's worktree.
+const (
+	sparePrefix   = ".spare-"   // a parked, clean worktree ready to be claimed
+	stalePrefix   = ".stale-"   // a spare that was not as parking left it
+	tmpPrefix     = ".tmp-"     // a worktree being prepared or parked
+	pendingPrefix = ".pending-" // .pending-<session-id>.lock: a session being started
+	newPrefix     = ".new-"     // a lock file being created (see createLocked)
+	lockSuffix    = ".lock"
+	repoLockName  = ".lock" // serializes claims and parking in one repository
+	// spareNote, in git's administrative directory of a spare, names the
+	// session the worktree was parked from ("" for a prepared one).
+	spareNote = "yolop-spare"
+)
+
+// hit calls m.Failpoint at a named step.
+func (m *Manager) hit(name string) {
+	if m.Failpoint != nil {
+		m.Failpoint(name)
+	}
+}
+
+// SpareFailpoints name the steps of claiming, parking and preparing a
+// spare, in the order a start reaches them.
+var SpareFailpoints = []string{
+	"spare.claim_after_move",
+	"spare.claim_after_reset",
+	"spare.park_after_move",
+	"spare.park_after_reset",
+	"spare.park_after_rename",
+	"spare.prepare_after_add",
+	"spare.prepare_after_rename",
+}
+
+// KeepDependencies and KeepNothing say what a parked worktree keeps of the
+// files git does not track (Manager.SpareKeeps).
+const (
+	KeepDependencies = "dependencies"
+	KeepNothing      = "nothing"
+)
+
+// SparesEnv overrides the number of spares per repository ([worktree]
+// spares in the settings file).
+const SparesEnv = "YOLOP_WORKTREE_SPARES"
+
+// DefaultSpares is the number of spares kept per repository by default.
+const DefaultSpares = 1
+
+// ErrSpareLimit: a preparation found the repository already has its spares.
+var ErrSpareLimit = errors.New("worktree: the repository has all its spare worktrees")
+
+// Started is the worktree a new session got from Start. Until Done is called
+// the session is marked as being started, so that a process that finds the
+// mark left by a killed one can clean up (or adopt) the worktree.
+type Started struct {
+	Info
+	// Recycled: the worktree was a parked spare, moved to the user's HEAD.
+	Recycled bool
+	// Notes tell the user about spares that could not be used and leftovers
+	// of interrupted starts that were cleaned up.
+	Notes   []string
+	pending *os.File
+	path    string
+}
+
+// Done drops the mark of a session being started: call it once the session
+// directory that references the worktree exists (or after undoing Start).
+func (s *Started) Done() {
+	if s == nil || s.pending == nil {
+		return
+	}
+	_ = os.Remove(s.path)
+	_ = s.pending.Close()
+	s.pending = nil
+}
+
+// pendingRecord is the content of a .pending-<session-id>.lock file: what
+// a cleanup needs to undo a start whose process died.
+type pendingRecord struct {
+	Branch string `json:"branch,omitempty"`
+	Base   string `json:"base,omitempty"`
+}
+
+func (s *Started) record(r pendingRecord) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	if err := s.pending.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := s.pending.WriteAt(b, 0); err != nil {
+		return err
+	}
+	return s.pending.Sync()
+}
+
+// Start gives a new session its worktree at PathFor(repo, sessionID) on a
+// new branch: a parked spare when one is ready (Recycled), moved to
+// repo.Head with git's two-tree merge so that only the files that differ
+// are written, else a fresh worktree from Create. Leftovers of interrupted
+// starts, parks and preparations in the repository are cleaned up first.
+// The caller calls Done once the session directory exists.
+func (m *Manager) Start(ctx context.Context, repo *Repo, sessionID, title string) (*Started, error) {
+	return m.start(ctx, repo, sessionID, title, false)
+}
+
+// StartDetached is Start for a session that is open but has no prompt yet
+// (the TUI): the worktree is claimed or checked out at once with HEAD
+// detached at repo.Head and no branch; Started.MakeBranch makes the session's
+// branch at the first prompt, Abandon gives the worktree back when the
+// session is closed unused.
+func (m *Manager) StartDetached(ctx context.Context, repo *Repo, sessionID string) (*Started, error) {
+	return m.start(ctx, repo, sessionID, "", true)
+}
+
+func (m *Manager) start(ctx context.Context, repo *Repo, sessionID, title string, detached bool) (*Started, error) {
+	if repo == nil || repo.CommonDir == "" || repo.Root == "" || repo.Head == "" {
+		return nil, errors.New("worktree: Start needs a repository from Detect")
+	}
+	path, err := m.PathFor(repo, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(path)
+	if err := mkdirPrivate(dir); err != nil {
+		return nil, err
+	}
+	st := &Started{path: filepath.Join(dir, pendingPrefix+sessionID+lockSuffix)}
+	if _, err := os.Lstat(st.path); err == nil {
+		return nil, fmt.Errorf("worktree: session %s is being started by another process", sessionID)
+	}
+	f, err := createLocked(st.path)
+	if err != nil {
+		return nil, err
+	}
+	st.pending = f
+	st.Notes = m.sweep(ctx, dir)
+	if m.spareLimit() > 0 && !repo.Bare {
+		info, ok, notes, err := m.claim(ctx, repo, dir, path, sessionID, title, st, detached)
+		st.Notes = append(st.Notes, notes...)
+		if err != nil {
+			st.Done()
+			return nil, err
+		}
+		if ok {
+			st.Info, st.Recycled = info, true
+			return st, nil
+		}
+	}
+	var info Info
+	if detached {
+		info, err = m.createDetached(ctx, repo, path)
+	} else {
+		info, err = m.create(ctx, repo, sessionID, title, func(branch string) error {
+			return st.record(pendingRecord{Branch: branch, Base: repo.Head})
+		})
+	}
+	if err != nil {
+		st.Done()
+		return nil, err
+	}
+	st.Info = info
+	return st, nil
+}
+
+// spareLimit is the number of spares kept per repository.
+func (m *Manager) spareLimit() int {
+	if m.Spares < 0 {
+		return 0
+	}
+	return m.Spares
+}
+
+// repoDir is <data-dir>/worktrees/<repo-id> of the repository at commonDir.
+func (m *Manager) repoDir(commonDir string) (string, error) {
+	root, err := m.root()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, RepoID(commonDir)), nil
+}
+
+// lockFile opens (creating it when create) and flocks path without
+// blocking. ok is false when another open file holds the lock; a missing
+// file without create is (nil, false, nil) too.
+func lockFile(path string, create bool) (*os.File, bool, error) {
+	flag := os.O_RDWR | syscall.O_NOFOLLOW | syscall.O_CLOEXEC
+	if create {
+		flag |= os.O_CREATE
+	}
+	f, err := os.OpenFile(path, flag, 0o600)
+	if errors.Is(err, fs.ErrNotExist) && !create {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("worktree: open lock %s: %w", path, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("worktree: lock %s: %w", path, err)
+	}
+	// The file may have been removed by its owner between open and flock;
+	// a lock on a removed file protects nothing.
+	var a, b unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &a) != nil || unix.Stat(path, &b) != nil || a.Ino != b.Ino || a.Dev != b.Dev {
+		f.Close()
+		return nil, false, nil
+	}
+	return f, true, nil
+}
+
+// createLocked creates the lock file path already locked: it is made and
+// flocked under a temporary name (.new-<hex>) and renamed into place, so a
+// process that finds a lock file unlocked knows its maker is gone, never
+// that it has not locked it yet. An existing file at path is replaced only
+// by a caller that knows no one else can own it.
+func createLocked(path string) (*os.File, error) {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, err
+	}
+	tmp := filepath.Join(filepath.Dir(path), newPrefix+hex.EncodeToString(b[:]))
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("worktree: create lock %s: %w", tmp, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		_ = os.Remove(tmp)
+		return nil, fmt.Errorf("worktree: lock %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		f.Close()
+		_ = os.Remove(tmp)
+		return nil, fmt.Errorf("worktree: create lock %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// repoLock takes the repository's spare lock, waiting while another process
+// holds it (holds are short: a few renames and reads). The lock file is
+// never deleted.
+func repoLock(ctx context.Context, dir string) (func(), error) {
+	path := filepath.Join(dir, repoLockName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("worktree: open lock %s: %w", path, err)
+	}
+	delay := 2 * time.Millisecond
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("worktree: lock %s: %w", path, err)
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("worktree: %s stayed locked for 30s; another yolop process is stuck claiming or parking a worktree", path)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		if delay < 50*time.Millisecond {
+			delay *= 2
+		}
+	}
+}
+
+var spareName = regexp.MustCompile(`^\.spare-([0-9]+)$`)
+
+// spares returns the ready spares in dir, lowest number first.
+func spares(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("worktree: read %s: %w", dir, err)
+	}
+	type sp struct {
+		n    int
+		name string
+	}
+	var out []sp
+	for _, e := range ents {
+		if mm := spareName.FindStringSubmatch(e.Name()); mm != nil && e.IsDir() {
+			n, _ := strconv.Atoi(mm[1])
+			out = append(out, sp{n, e.Name()})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].n < out[j].n })
+	names := make([]string, len(out))
+	for i, s := range out {
+		names[i] = filepath.Join(dir, s.name)
+	}
+	return names, nil
+}
+
+// freeName returns dir/<prefix><n> for the lowest n >= 1 not in use.
+func freeName(dir, prefix string) string {
+	for n := 1; ; n++ {
+		p := filepath.Join(dir, prefix+strconv.Itoa(n))
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			return p
+		}
+	}
+}
+
+// liveTmps counts the worktrees being prepared or parked in dir by live
+// processes.
+func liveTmps(dir string) int {
+	ents, _ := os.ReadDir(dir)
+	n := 0
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasPrefix(name, tmpPrefix) || !strings.HasSuffix(name, lockSuffix) {
+			continue
+		}
+		f, ok, err := lockFile(filepath.Join(dir, name), false)
+		if err == nil && ok {
+			f.Close()
+			continue
+		}
+		if err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// tmpWorktree is a worktree directory being prepared or parked, marked by
+// a lock its process holds while it lives.
+type tmpWorktree struct {
+	path string
+	lock *os.File
+}
+
+func newTmp(dir string) (*tmpWorktree, error) {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, tmpPrefix+hex.EncodeToString(b[:]))
+	f, err := createLocked(path + lockSuffix)
+	if err != nil {
+		return nil, err
+	}
+	return &tmpWorktree{path: path, lock: f}, nil
+}
+
+func (t *tmpWorktree) release() {
+	_ = os.Remove(t.path + lockSuffix)
+	_ = t.lock.Close()
+}
+
+// adminDir returns git's administrative directory of the linked worktree at
+// path (from its .git file) and the repository's common directory.
+func adminDir(path string) (admin, common string, err error) {
+	common, err = linkedRepo(path)
+	if err != nil {
+		return "", "", err
+	}
+	b, err := os.ReadFile(filepath.Join(path, ".git"))
+	if err != nil {
+		return "", "", err
+	}
+	admin = strings.TrimPrefix(strings.TrimRight(string(b), "\r\n"), "gitdir: ")
+	if !filepath.IsAbs(admin) {
+		admin = filepath.Join(path, admin)
+	}
+	return admin, common, nil
+}
+
+// repairLink makes git's record of the worktree at path point at it again
+// after the directory was renamed by a process that died before it could
+// tell git.
+func repairLink(ctx context.Context, admin, common, path string) error {
+	want := filepath.Join(path, ".git")
+	b, err := os.ReadFile(filepath.Join(admin, "gitdir"))
+	if err == nil && strings.TrimRight(string(b), "\r\n") == want {
+		return nil
+	}
+	if _, err := git.New(common).Run(ctx, "worktree", "repair", path); err != nil {
+		return fmt.Errorf("worktree: repair git's record of %s: %w", path, err)
+	}
+	return nil
+}
+
+// move renames the worktree from to to and tells git. It runs in the
+// repository, never inside the worktree being moved. The callers pick a
+// destination that does not exist; -f (once) lets git reuse a destination
+// it still records although the directory is gone (a spare deleted by
+// hand), while a locked worktree is still refused.
+func move(ctx context.Context, common, from, to string) error {
+	if _, err := git.New(common).Run(ctx, "worktree", "move", "-f", from, to); err != nil {
+		return fmt.Errorf("worktree: move %s to %s: %w", from, to, err)
+	}
+	return nil
+}
+
+// opInProgress names a git operation left in progress in a worktree's
+// administrative directory, "" when there is none.
+func opInProgress(admin string) string {
+	for _, f := range []string{"MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD", "BISECT_LOG", "sequencer"} {
+		if _, err := os.Lstat(filepath.Join(admin, f)); err == nil {
+			return f
+		}
+	}
+	return ""
+}
+
+var hexOID = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+
+// claim takes the lowest ready spare of dir for the session: moves it to
+// path under the repository lock, checks it is exactly as parking left it,
+// and checks out a new session branch at repo.Head. ok is false when there
+// was no usable spare; notes say what happened to unusable ones.
+func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, title string, st *Started, detached bool) (Info, bool, []string, error) {
+	unlock, err := repoLock(ctx, dir)
+	if err != nil {
+		return Info{}, false, nil, err
+	}
+	var notes []string
+	var claimed string
+	list, err := spares(dir)
+	if err != nil {
+		unlock()
+		return Info{}, false, nil, err
+	}
+	for _, sp := range list {
+		admin, common, err := adminDir(sp)
+		if err != nil {
+			notes = append(notes, m.setAside(ctx, dir, sp, err.Error()))
+			continue
+		}
+		if common != repo.CommonDir {
+			notes = append(notes, m.setAside(ctx, dir, sp, "it belongs to the repository "+common))
+			continue
+		}
+		if err := repairLink(ctx, admin, common, sp); err != nil {
+			notes = append(notes, m.setAside(ctx, dir, sp, err.Error()))
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(admin, "locked")); err == nil {
+			notes = append(notes, m.setAside(ctx, dir, sp, "it is locked (git worktree lock)"))
+			continue
+		}
+		if err := move(ctx, common, sp, path); err != nil {
+			notes = append(notes, m.setAside(ctx, dir, sp, err.Error()))
+			continue
+		}
+		claimed = sp
+		break
+	}
+	unlock()
+	if claimed == "" {
+		return Info{}, false, notes, nil
+	}
+	m.hit("spare.claim_after_move")
+	if why := spareProblem(ctx, path, repo.CommonDir); why != "" {
+		return Info{}, false, append(notes, m.setAside(ctx, dir, path, why)), nil
+	}
+	from, err := detachedHead(path)
+	if err != nil {
+		return Info{}, false, append(notes, m.setAside(ctx, dir, path, err.Error())), nil
+	}
+	if detached {
+		if err := switchTo(ctx, path, from, repo.Head, ""); err != nil {
+			notes = append(notes, fmt.Sprintf("could not move the spare worktree to %s (%v); it was removed and a fresh worktree is made instead", short(repo.Head), err))
+			return Info{}, false, notes, m.discardClaim(ctx, repo, path, "", nil)
+		}
+		m.hit("spare.claim_after_reset")
+		return Info{Path: path, Base: repo.Head, RepoRoot: repo.Root, CommonDir: repo.CommonDir}, true, notes, nil
+	}
+	branch, err := pickBranch(ctx, git.New(path), title, sessionID)
+	if err != nil {
+		return Info{}, false, notes, m.discardClaim(ctx, repo, path, "", err)
+	}
+	if err := st.record(pendingRecord{Branch: branch, Base: repo.Head}); err != nil {
+		return Info{}, false, notes, m.discardClaim(ctx, repo, path, "", fmt.Errorf("worktree: record the start of session %s: %w", sessionID, err))
+	}
+	if err := switchTo(ctx, path, from, repo.Head, branch); err != nil {
+		// A failed switch may have written part of the tree; the
+		// worktree was clean and holds nothing of the user's.
+		notes = append(notes, fmt.Sprintf("could not move the spare worktree to %s (%v); it was removed and a fresh worktree is made instead", short(repo.Head), err))
+		return Info{}, false, notes, m.discardClaim(ctx, repo, path, branch, nil)
+	}
+	m.hit("spare.claim_after_reset")
+	if admin, _, err := adminDir(path); err == nil {
+		_ = os.Remove(filepath.Join(admin, spareNote))
+	}
+	return Info{Path: path, Branch: branch, Base: repo.Head, RepoRoot: repo.Root, CommonDir: repo.CommonDir}, true, notes, nil
+}
+
+// detachedHead returns the commit a detached worktree's HEAD points at.
+func detachedHead(path string) (string, error) {
+	admin, _, err := adminDir(path)
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(filepath.Join(admin, "HEAD"))
+	if err != nil {
+		return "", fmt.Errorf("its HEAD cannot be read: %w", err)
+	}
+	head := strings.TrimSpace(string(b))
+	if !hexOID.MatchString(head) {
+		return "", fmt.Errorf("a branch is checked out in it (%s)", head)
+	}
+	return head, nil
+}
+
+// switchTo moves the clean worktree at path from commit from to commit to
+// and points its HEAD at the new branch (created at to) or, when branch is
+// "", detaches it at to. Moving is git's two-tree merge (`read-tree -m -u`),
+// which writes only the paths that differ and, unlike `checkout`, does not
+// lstat every file of the tree; at the same commit nothing but HEAD and the
+// branch is written.
+func switchTo(ctx context.Context, path, from, to, branch string) error {
+	r := git.New(path)
+	if from != to {
+		if _, err := r.Run(ctx, "read-tree", "-m", "-u", from, to); err != nil {
+			return err
+		}
+	}
+	if branch == "" {
+		_, err := r.Run(ctx, "update-ref", "--no-deref", "-m", "yolop: session worktree", "HEAD", to)
+		return err
+	}
+	// Create only: the branch must not exist (pickBranch checked; a
+	// concurrent start taking the same name makes this fail, not share it).
+	if _, err := r.Run(ctx, "update-ref", "-m", "yolop: session branch", "refs/heads/"+branch, to, ""); err != nil {
+		return err
+	}
+	_, err := r.Run(ctx, "symbolic-ref", "-m", "yolop: session branch", "HEAD", "refs/heads/"+branch)
+	return err
+}
+
+// createDetached checks out a fresh worktree at path with HEAD detached at
+// repo.Head.
+func (m *Manager) createDetached(ctx context.Context, repo *Repo, path string) (Info, error) {
+	if _, err := os.Lstat(path); err == nil {
+		return Info{}, fmt.Errorf("worktree: %s already exists; resume the session instead of creating it again", path)
+	}
+	r := git.New(repo.CommonDir)
+	if _, err := r.Run(ctx, "worktree", "add", "--quiet", "--detach", path, repo.Head); err != nil {
+		_ = removeWorktreeDir(context.WithoutCancel(ctx), path)
+		return Info{}, fmt.Errorf("worktree: add the session worktree at %s: %w", path, err)
+	}
+	return Info{Path: path, Base: repo.Head, RepoRoot: repo.Root, CommonDir: repo.CommonDir}, nil
+}
+
+// MakeBranch gives a worktree from StartDetached the session branch
+// yolop/<slug>-<id> named from title, at commit (the user's HEAD now): git's
+// two-tree checkout writes nothing when HEAD has not moved since the
+// session opened, and only the differences when it has.
+func (s *Started) MakeBranch(ctx context.Context, title, sessionID, commit string) error {
+	if s.Info.Branch != "" {
+		return nil
+	}
+	r := git.New(s.Path)
+	branch, err := pickBranch(ctx, r, title, sessionID)
+	if err != nil {
+		return err
+	}
+	if s.pending != nil {
+		if err := s.record(pendingRecord{Branch: branch, Base: commit}); err != nil {
+			return fmt.Errorf("worktree: record the start of session %s: %w", sessionID, err)
+		}
+	}
+	from, err := detachedHead(s.Path)
+	if err != nil {
+		return fmt.Errorf("worktree: make the session branch in %s: %w", s.Path, err)
+	}
+	if err := switchTo(ctx, s.Path, from, commit, branch); err != nil {
+		return fmt.Errorf("worktree: make the session branch %s in %s: %w", branch, s.Path, err)
+	}
+	s.Info.Branch, s.Info.Base = branch, commit
+	return nil
+}
+
+// Abandon gives back the worktree of a session that was opened and closed
+// without a prompt: it is parked as a spare (or removed when the repository
+// has its spares), unless something changed it, in which case it stays for
+// `worktree prune` to report. The branch made for it, if any, is deleted
+// while it still points where it was made.
+func (m *Manager) Abandon(ctx context.Context, s *Started) {
+	if s == nil {
+		return
+	}
+	defer s.Done()
+	dir := filepath.Dir(s.Path)
+	e := inspect(ctx, s.Path, filepath.Base(dir), filepath.Base(s.Path))
+	if e.Missing || e.Dirty {
+		return
+	}
+	if _, _, err := m.free(ctx, e, false, true); err != nil {
+		return
+	}
+	if s.Info.Branch != "" && s.Info.Base != "" {
+		r := git.New(s.CommonDir)
+		if ok, err := refExists(ctx, r, "refs/heads/"+s.Info.Branch); err == nil && ok {
+			_, _ = r.Run(ctx, "update-ref", "-d", "refs/heads/"+s.Info.Branch, s.Info.Base)
+		}
+	}
+}
+
+func short(oid string) string {
+	if len(oid) > 12 {
+		return oid[:12]
+	}
+	return oid
+}
+
+// discardClaim removes a claimed spare that could not become the session's
+// worktree (and the branch made for it, while it still points at its
+// start), then returns err.
+func (m *Manager) discardClaim(ctx context.Context, repo *Repo, path, branch string, err error) error {
+	ctx = context.WithoutCancel(ctx)
+	r := git.New(repo.CommonDir)
+	if _, rerr := r.Run(ctx, "worktree", "remove", "--force", path); rerr != nil {
+		_ = os.RemoveAll(path)
+		_, _ = r.Run(ctx, "worktree", "prune")
+	}
+	if branch != "" {
+		if ok, rerr := refExists(ctx, r, "refs/heads/"+branch); rerr == nil && ok {
+			_, _ = r.Run(ctx, "update-ref", "-d", "refs/heads/"+branch, repo.Head)
+		}
+	}
+	return err
+}
+
+// spareProblem says why the worktree at path is not as parking leaves a
+// spare ("" when it is): a broken or foreign link, a lock, an operation in
+// progress, a branch checked out, checkpoint refs of the session it was
+// parked from, or any uncommitted change, tracked or untracked.
+func spareProblem(ctx context.Context, path, commonDir string) string {
+	admin, common, err := adminDir(path)
+	if err != nil {
+		return err.Error()
+	}
+	if common != commonDir {
+		return "it belongs to the repository " + common
+	}
+	if _, err := os.Lstat(filepath.Join(admin, "locked")); err == nil {
+		return "it is locked (git worktree lock)"
+	}
+	if op := opInProgress(admin); op != "" {
+		return "a git operation is in progress in it (" + op + ")"
+	}
+	head, err := os.ReadFile(filepath.Join(admin, "HEAD"))
+	if err != nil {
+		return "its HEAD cannot be read: " + err.Error()
+	}
+	if !hexOID.MatchString(strings.TrimSpace(string(head))) {
+		return "a branch is checked out in it (" + strings.TrimSpace(string(head)) + ")"
+	}
+	note, err := os.ReadFile(filepath.Join(admin, spareNote))
+	if err != nil {
+		return "it was not parked by yolop (no " + spareNote + " note)"
+	}
+	if old := strings.TrimSpace(string(note)); old != "" {
+		refs, err := sessionRefs(ctx, common, old)
+		if err != nil {
+			return "its earlier session's refs cannot be listed: " + err.Error()
+		}
+		if len(refs) > 0 {
+			return fmt.Sprintf("%d checkpoint refs of its earlier session %s are left", len(refs), old)
+		}
+	}
+	// A plain status: it also refreshes (and writes) the index, so entries
+	// left racily clean by parking are hashed once here, not at every
+	// capture of the session.
+	out, err := git.New(path).Run(ctx, "status", "--porcelain", "-z", "--untracked-files=all")
+	if err != nil {
+		return "its status cannot be read: " + err.Error()
+	}
+	if paths := git.SplitZ(out); len(paths) > 0 {
+		return fmt.Sprintf("it has changes made outside yolop (%d paths, e.g. %s)", len(paths), strings.TrimSpace(paths[0][2:]))
+	}
+	return ""
+}
+
+// setAside renames a spare that cannot be used to .stale-<n>, where it is
+// listed and `worktree prune --spares` removes it, and returns a note.
+func (m *Manager) setAside(ctx context.Context, dir, path, why string) string {
+	to := freeName(dir, stalePrefix)
+	var err error
+	common, lerr := linkedRepo(path)
+	if lerr == nil {
+		err = move(ctx, common, path, to)
+	}
+	if lerr != nil || err != nil {
+		// git refuses to move a locked worktree (or one it no longer
+		// knows); a plain rename keeps it out of the way, and git's
+		// record, if any, is pointed at the new place.
+		if err = os.Rename(path, to); err == nil && lerr == nil {
+			_, _ = git.New(common).Run(ctx, "worktree", "repair", to)
+		}
+	}
+	if err != nil {
+		return fmt.Sprintf("spare worktree %s was not used (%s) and could not be set aside: %v", path, why, err)
+	}
+	return fmt.Sprintf("spare worktree %s was not used (%s); it was moved to %s, `yolop worktree prune --spares` removes it", path, why, to)
+}
+
+// sweep cleans up what interrupted processes left in dir: worktrees half
+// prepared or half parked (removed), and starts killed before their session
+// directory existed (the worktree is parked, or removed, and the branch made
+// for it deleted while it still points where it was made). It returns notes
+// for the user. Errors only leave things for the next sweep or for prune.
+func (m *Manager) sweep(ctx context.Context, dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var notes []string
+	for _, e := range ents {
+		name := e.Name()
+		switch {
+		case strings.HasPrefix(name, newPrefix):
+			// A lock file whose maker died before renaming it into place.
+			if f, ok, err := lockFile(filepath.Join(dir, name), false); err == nil && ok {
+				_ = os.Remove(filepath.Join(dir, name))
+				f.Close()
+			}
+		case strings.HasPrefix(name, tmpPrefix) && strings.HasSuffix(name, lockSuffix):
+			f, ok, err := lockFile(filepath.Join(dir, name), false)
+			if err != nil || !ok {
+				continue
+			}
+			tmp := filepath.Join(dir, strings.TrimSuffix(name, lockSuffix))
+			if _, err := os.Lstat(tmp); err == nil {
+				if err := removeWorktreeDir(ctx, tmp); err == nil {
+					notes = append(notes, "removed the half-made spare worktree "+tmp+" left by an interrupted yolop process")
+				}
+			}
+			_ = os.Remove(filepath.Join(dir, name))
+			f.Close()
+		case strings.HasPrefix(name, tmpPrefix) && e.IsDir():
+			// Every .tmp- directory is made after its lock; one without a
+			// lock file is a leftover whose lock was already cleaned.
+			if _, err := os.Lstat(filepath.Join(dir, name+lockSuffix)); errors.Is(err, fs.ErrNotExist) {
+				_ = removeWorktreeDir(ctx, filepath.Join(dir, name))
+			}
+		case strings.HasPrefix(name, pendingPrefix) && strings.HasSuffix(name, lockSuffix):
+			sid := strings.TrimSuffix(strings.TrimPrefix(name, pendingPrefix), lockSuffix)
+			if checkSessionID(sid) != nil {
+				continue
+			}
+			f, ok, err := lockFile(filepath.Join(dir, name), false)
+			if err != nil || !ok {
+				continue
+			}
+			if note := m.adoptOrphan(ctx, dir, sid, f); note != "" {
+				notes = append(notes, note)
+			}
+			_ = os.Remove(filepath.Join(dir, name))
+			f.Close()
+		}
+	}
+	return notes
+}
+
+// adoptOrphan handles a session start whose process died (its pending lock
+// f is now ours). When the session directory exists the start had finished.
+// Otherwise no turn ever ran in the worktree: it is parked as a spare (or
+// removed when the repository has its spares) and the branch made for it is
+// deleted while it still points at the commit it was made at.
+func (m *Manager) adoptOrphan(ctx context.Context, dir, sid string, f *os.File) string {
+	if m.sessionExists(sid) {
+		return ""
+	}
+	var rec pendingRecord
+	if b, err := os.ReadFile(f.Name()); err == nil && len(b) > 0 {
+		_ = json.Unmarshal(b, &rec)
+	}
+	path := filepath.Join(dir, sid)
+	note := ""
+	common := ""
+	if _, err := os.Lstat(path); err == nil {
+		common, _ = linkedRepo(path)
+		e := inspect(ctx, path, filepath.Base(dir), sid)
+		if e.Missing {
+			return fmt.Sprintf("the worktree %s of a session whose start was interrupted was left in place (%s); `yolop worktree prune` lists it", path, entryProblem(e))
+		}
+		// No turn ever ran in it (its session never existed): whatever
+		// state the start left, half moved or half copied, is yolop's own.
+		_, parked, err := m.free(ctx, e, true, true)
+		switch {
+		case err != nil:
+			return fmt.Sprintf("the worktree %s of a session whose start was interrupted could not be cleaned up: %v", path, err)
+		case parked != "":
+			note = fmt.Sprintf("the worktree of a session whose start was interrupted was kept as the spare %s", parked)
+		default:
+			note = fmt.Sprintf("removed the worktree %s of a session whose start was interrupted", path)
+		}
+	}
+	if rec.Branch != "" && rec.Base != "" {
+		if common == "" {
+			common = m.commonDirOf(dir)
+		}
+		if common != "" {
+			r := git.New(common)
+			if ok, err := refExists(ctx, r, "refs/heads/"+rec.Branch); err == nil && ok {
+				if _, err := r.Run(ctx, "update-ref", "-d", "refs/heads/"+rec.Branch, rec.Base); err == nil && note != "" {
+					note += " (its unused branch " + rec.Branch + " was deleted)"
+				}
+			}
+		}
+	}
+	return note
+}
+
+func entryProblem(e Entry) string {
+	if e.Problem != "" {
+		return e.Problem
+	}
+	if len(e.DirtyPaths) > 0 {
+		return "uncommitted changes: " + strings.Join(e.DirtyPaths, ", ")
+	}
+	return "unknown state"
+}
+
+// commonDirOf finds the repository of a <repo-id> directory from any
+// worktree in it.
+func (m *Manager) commonDirOf(dir string) string {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			if c, err := linkedRepo(filepath.Join(dir, e.Name())); err == nil {
+				return c
+			}
+		}
+	}
+	return ""
+}
+
+// sessionExists reports whether <data-dir>/sessions/<id> exists (or cannot
+// be checked, which must not count as "gone").
+func (m *Manager) sessionExists(id string) bool {
+	root, err := m.root()
+	if err != nil {
+		return true
+	}
+	_, err = os.Lstat(filepath.Join(filepath.Dir(root), "sessions", id))
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// removeWorktreeDir removes a yolop-owned worktree directory that holds
+// nothing of the user's (a half-made spare), and git's record of it.
+func removeWorktreeDir(ctx context.Context, path string) error {
+	common, err := linkedRepo(path)
+	if err == nil {
+		if _, err := git.New(common).Run(ctx, "worktree", "remove", "--force", "--force", path); err == nil {
+			return nil
+		}
+	}
+	if err := os.RemoveAll(path); err != nil {
+		return fmt.Errorf("worktree: remove %s: %w", path, err)
+	}
+	if common != "" {
+		_, _ = git.New(common).Run(ctx, "worktree", "prune")
+	}
+	return nil
+}
+
+// park cleans the worktree at path and makes it the spare .spare-<n> of its
+// repository when the repository has fewer spares than its limit. It
+// returns "" (and changes nothing) when the repository has its spares or the
+// worktree cannot be moved (a locked worktree, one with submodules); the
+// caller then removes it as before. fromSession names the session the
+// worktree belonged to; its checkpoint refs must be gone already.
+func (m *Manager) park(ctx context.Context, path, fromSession string) (string, error) {
+	dir := filepath.Dir(path)
+	common, err := linkedRepo(path)
+	if err != nil {
+		return "", nil
+	}
+	admin, _, err := adminDir(path)
+	if err != nil {
+		return "", nil
+	}
+	if _, err := os.Lstat(filepath.Join(admin, "locked")); err == nil {
+		return "", nil
+	}
+	if op := opInProgress(admin); op != "" {
+		return "", nil
+	}
+	unlock, err := repoLock(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	list, err := spares(dir)
+	if err != nil || len(list)+liveTmps(dir) >= m.spareLimit() {
+		unlock()
+		return "", err
+	}
+	tmp, err := newTmp(dir)
+	if err != nil {
+		unlock()
+		return "", err
+	}
+	if err := move(ctx, common, path, tmp.path); err != nil {
+		unlock()
+		tmp.release()
+		return "", nil
+	}
+	unlock()
+	// From here on an interruption leaves a .tmp- worktree that the next
+	// start removes; the session's worktree was being discarded anyway.
+	m.hit("spare.park_after_move")
+	if err := m.clean(ctx, tmp.path, fromSession); err != nil {
+		_ = removeWorktreeDir(ctx, tmp.path)
+		tmp.release()
+		return "", fmt.Errorf("worktree: clean %s for reuse: %w", path, err)
+	}
+	m.hit("spare.park_after_reset")
+	return m.promote(ctx, dir, common, tmp)
+}
+
+// promote renames a clean worktree being prepared or parked to the next free
+// .spare-<n>, or removes it when the repository got its spares meanwhile.
+func (m *Manager) promote(ctx context.Context, dir, common string, tmp *tmpWorktree) (string, error) {
+	defer tmp.release()
+	unlock, err := repoLock(ctx, dir)
+	if err != nil {
+		_ = removeWorktreeDir(ctx, tmp.path)
+		return "", err
+	}
+	list, err := spares(dir)
+	if err != nil || len(list) >= m.spareLimit() {
+		unlock()
+		return "", removeWorktreeDir(ctx, tmp.path)
+	}
+	to := freeName(dir, sparePrefix)
+	err = move(ctx, common, tmp.path, to)
+	unlock()
+	if err != nil {
+		_ = removeWorktreeDir(ctx, tmp.path)
+		return "", err
+	}
+	m.hit("spare.park_after_rename")
+	return to, nil
+}
+
+// clean makes the worktree at path what a spare is: HEAD detached at its
+// commit, no uncommitted change, no untracked file, no ignored file except
+// the write-blocklisted dependency and build directories (unless
+// SpareKeeps is KeepNothing), and a note naming the session it came from.
+func (m *Manager) clean(ctx context.Context, path, fromSession string) error {
+	r := git.New(path)
+	if _, err := r.Run(ctx, "checkout", "--quiet", "--detach"); err != nil {
+		return err
+	}
+	if _, err := r.Run(ctx, "reset", "--quiet", "--hard"); err != nil {
+		return err
+	}
+	args := []string{"clean", "-ffdxq"}
+	if m.SpareKeeps != KeepNothing {
+		for _, b := range blocklist.Dirs {
+			if b != ".git" {
+				args = append(args, "-e", b)
+			}
+		}
+	}
+	if _, err := r.Run(ctx, args...); err != nil {
+		return err
+	}
+	admin, _, err := adminDir(path)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(admin, spareNote), []byte(fromSession+"\n"), 0o600)
+}
+
+// PrepareSpare makes a spare for the repository in the background's place:
+// a new worktree with HEAD detached at commit (repo.Head when empty), its
+// index settled so that no entry is racily clean, renamed to .spare-<n> at
+// the end. It returns ErrSpareLimit when the repository already has its
+// spares (counting those being prepared). Killed at any point it leaves a
+// .tmp- worktree that the next start removes, or a finished spare.
+func (m *Manager) PrepareSpare(ctx context.Context, repo *Repo, commit string) (string, error) {
+	if repo == nil || repo.CommonDir == "" || repo.Head == "" {
+		return "", errors.New("worktree: PrepareSpare needs a repository from Detect")
+	}
+	if commit == "" {
+		commit = repo.Head
+	}
+	dir, err := m.repoDir(repo.CommonDir)
+	if err != nil {
+		return "", err
+	}
+	if err := mkdirPrivate(dir); err != nil {
+		return "", err
+	}
+	m.sweep(ctx, dir)
+	unlock, err := repoLock(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	list, err := spares(dir)
+	if err != nil {
+		unlock()
+		return "", err
+	}
+	if len(list)+liveTmps(dir) >= m.spareLimit() {
+		unlock()
+		return "", ErrSpareLimit
+	}
+	tmp, err := newTmp(dir)
+	unlock()
+	if err != nil {
+		return "", err
+	}
+	r := git.New(repo.CommonDir)
+	if _, err := r.Run(ctx, "worktree", "add", "--quiet", "--detach", tmp.path, commit); err != nil {
+		_ = removeWorktreeDir(context.WithoutCancel(ctx), tmp.path)
+		tmp.release()
+		return "", fmt.Errorf("worktree: prepare a spare worktree at %s: %w", tmp.path, err)
+	}
+	m.hit("spare.prepare_after_add")
+	if err := settleIndex(ctx, tmp.path); err != nil {
+		_ = removeWorktreeDir(context.WithoutCancel(ctx), tmp.path)
+		tmp.release()
+		return "", err
+	}
+	admin, _, err := adminDir(tmp.path)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(admin, spareNote), []byte("\n"), 0o600)
+	}
+	if err != nil {
+		_ = removeWorktreeDir(context.WithoutCancel(ctx), tmp.path)
+		tmp.release()
+		return "", fmt.Errorf("worktree: mark the spare %s: %w", tmp.path, err)
+	}
+	to, err := m.promote(ctx, dir, repo.CommonDir, tmp)
+	if err == nil {
+		m.hit("spare.prepare_after_rename")
+	}
+	return to, err
+}
+
+// settleIndex waits until the worktree's index is more than a second older
+// than the checkout, then refreshes it: entries written in the same second
+// as the index are racily clean and would be re-hashed by every status (and
+// by the first capture seeded from it). status refreshes and writes the
+// index when it found such entries.
+func settleIndex(ctx context.Context, path string) error {
+	admin, _, err := adminDir(path)
+	if err != nil {
+		return err
+	}
+	if st, err := os.Stat(filepath.Join(admin, "index")); err == nil {
+		if wait := time.Until(st.ModTime().Add(1100 * time.Millisecond)); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(wait):
+			}
+		}
+	}
+	if _, err := git.New(path).Run(ctx, "status", "--porcelain", "--untracked-files=all"); err != nil {
+		return fmt.Errorf("worktree: settle the index of %s: %w", path, err)
+	}
+	return nil
+}
+
+// SparesWanted reports whether the repository has fewer spares than its
+// limit (counting those being prepared), so that starting a preparation is
+// worth it. It only reads directories.
+func (m *Manager) SparesWanted(repo *Repo) bool {
+	if m.spareLimit() == 0 || repo == nil {
+		return false
+	}
+	dir, err := m.repoDir(repo.CommonDir)
+	if err != nil {
+		return false
+	}
+	list, err := spares(dir)
+	return err == nil && len(list)+liveTmps(dir) < m.spareLimit()
+}
