@@ -1,0 +1,5 @@
+package spawn
+
+import "errors"
+
+func applyPolicy(Policy) error { return errors.New("not yet") }

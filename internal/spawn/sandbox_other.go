@@ -1,0 +1,10 @@
+//go:build !linux
+
+package spawn
+
+import "errors"
+
+// ErrNoLandlock: the write sandbox needs Linux.
+var errNoLandlock = errors.New("the sandbox needs Linux Landlock, which this system does not have")
+
+func applyPolicy(Policy) error { return errNoLandlock }
