@@ -94,6 +94,16 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			err = fmt.Errorf("session %s: %w", sess.ID, err)
 		}
 	}()
+	// Before anything else: nothing left by an earlier process may write
+	// while this one repairs, lists or restores.
+	reaped, survivors, err := reapSurvivors(sess)
+	if err != nil {
+		return nil, err
+	}
+	settings, err := toolSettings()
+	if err != nil {
+		return nil, err
+	}
 	hit := h.Failpoint
 	if hit == nil {
 		hit = failpoint.Hit
@@ -161,7 +171,8 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if err != nil {
 		return nil, err
 	}
-	p.Tasks = tools.NewTasks(spill)
+	p.Tasks = newTasks(sess, spill, settings)
+	p.Tasks.AddSurvivors(survivors)
 	p.onClose(func() error { p.Tasks.StopAll(); return nil })
 	late := &lateCheckpoints{}
 	var external []tools.Tool
@@ -212,7 +223,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		Failpoint: hit,
 	})
 	late.ctl = p.Controller
-	p.Notes = append(append(append([]string(nil), sess.Repaired()...), linkNotes...), tlRepair.Notes()...)
+	p.Notes = append(append(append(reaped, sess.Repaired()...), linkNotes...), tlRepair.Notes()...)
 	more, err := p.Controller.Repair(ctx)
 	if err != nil {
 		return nil, err

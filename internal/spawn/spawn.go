@@ -32,7 +32,10 @@ var ErrNotHelper = errors.New("spawn: the binary does not run as a spawn helper 
 
 // Main runs the helper and exits when the process was started as one, and
 // returns at once otherwise. The binary's main function and the TestMain
-// of every test binary that runs tools call it before anything else.
+// of every test binary that runs tools call it before anything else. The
+// package's init calls it too, so that a binary that links this package
+// but forgot the call (a test binary) still never runs its own program, or
+// its tests, in place of the helper.
 func Main() {
 	if len(os.Args) > 1 && os.Args[1] == HelperArg {
 		os.Exit(helperMain())
@@ -41,6 +44,8 @@ func Main() {
 		os.Exit(execMain())
 	}
 }
+
+func init() { Main() }
 
 // Spec is a command to run through the helper.
 type Spec struct {

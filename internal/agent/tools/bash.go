@@ -140,13 +140,13 @@ func (t *bashTool) foreground(ctx context.Context, command string, timeout time.
 	}
 	if timedOut || cancelled {
 		t.s.tasks.mu.Lock()
-		pid := p.tk.w.PID
+		pid, sp := p.tk.w.PID, p.tk.proc
 		t.s.tasks.mu.Unlock()
-		killGroup(pid)
+		sp.Kill()
 		select {
 		case <-p.tk.done:
 		case <-time.After(stopWait):
-			return Result{}, fmt.Errorf("bash: process group %d did not exit within %s of SIGKILL", pid, stopWait)
+			return Result{}, fmt.Errorf("bash: command %d and its processes did not exit within %s of SIGKILL", pid, stopWait)
 		}
 	}
 	// The group is gone (reap kills leftovers); wait briefly for the pipes to
