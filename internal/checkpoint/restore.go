@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/yolop-dev/yolop/internal/agent"
+	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/timeline"
 )
@@ -326,6 +327,10 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 		if ws := c.cfg.Writers.Active(); len(ws) > 0 {
 			var parts []string
 			for _, w := range ws {
+				if w.Kind == tools.WriterSurvivor {
+					parts = append(parts, fmt.Sprintf("process %d %q, left running by an earlier yolop process of this session, which could not be ended (end it with `kill -9 %d` or `/tasks stop %s`)", w.PID, w.Command, w.PID, w.ID))
+					continue
+				}
 				parts = append(parts, fmt.Sprintf("%s %q (task %s, running for %s)", w.Kind, w.Command, w.ID, c.cfg.Now().Sub(w.Started).Round(time.Second)))
 			}
 			return nil, &Error{Code: CodeWriterActive, Msg: "a process can still write the workspace: " + strings.Join(parts, "; ") + ". Stop it with `/tasks stop <id>` or wait for it to finish, then confirm again"}
