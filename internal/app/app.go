@@ -43,6 +43,8 @@ type Options struct {
 	// MCP are the MCP servers whose tools the session offers (the
 	// settings file's, and in ACP the client's).
 	MCP []MCPServer
+	// Sandbox is the --sandbox level ("" = the settings' or write).
+	Sandbox string
 	// Hooks are test and fault-injection seams; the product leaves them
 	// zero.
 	Hooks Hooks
@@ -155,6 +157,10 @@ func (p *Parts) info(prov provider.Provider) Info {
 	in.Notices = p.Notices
 	in.Usage, in.ContextTokens = p.Agent.Usage()
 	in.ContextWindow = p.contextWindow
+	in.Sandbox = p.Sandbox.InForce
+	if w := p.Sandbox.Warning(); w != "" {
+		in.Warnings = []string{w}
+	}
 	return in
 }
 

@@ -3,10 +3,12 @@ package app
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/spawn"
 )
@@ -61,11 +63,83 @@ func toolSettings() (provider.Settings, error) {
 }
 
 // newTasks makes the session's command registry: every command carries the
-// session marker and is recorded in the session's process ledger.
-func newTasks(sess *session.Session, spill string, st provider.Settings) *tools.Tasks {
+// session marker, is recorded in the session's process ledger, runs in the
+// sandbox sbx with the session's own TMPDIR.
+func newTasks(sess *session.Session, spill string, st provider.Settings, sbx sandbox.Status) *tools.Tasks {
 	return tools.NewSessionTasks(spill, tools.TaskOptions{
 		Session: sess.ID,
 		Ledger:  sess.Path(spawn.LedgerFile),
 		PassEnv: st.Tools.PassEnv,
+		Sandbox: sbx,
+		TmpDir:  sess.Path("tmp"),
 	})
+}
+
+// SandboxConfig is the sandbox the user chose: the --sandbox flag (level,
+// "" for the settings' or the default) over the settings file.
+func SandboxConfig(level string, st provider.Settings) sandbox.Config {
+	cfg := sandbox.Config{Level: st.Sandbox.Level, Caches: st.Sandbox.Caches, ExtraCaches: st.Sandbox.ExtraCaches, Ports: st.Sandbox.Ports, AllowUnconfined: true}
+	if level != "" {
+		cfg.Level = level
+	}
+	if st.Sandbox.AllowUnconfined != nil {
+		cfg.AllowUnconfined = *st.Sandbox.AllowUnconfined
+	}
+	return cfg
+}
+
+// SandboxStatus is the sandbox commands would run under here, for
+// `yolop version --verbose`.
+func SandboxStatus(level string) (sandbox.Status, error) {
+	st, err := toolSettings()
+	if err != nil {
+		return sandbox.Status{}, err
+	}
+	return sandbox.Plan(SandboxConfig(level, st), sandbox.Layout{})
+}
+
+// planSandbox resolves the session's sandbox: writes go to the worktree's
+// top (what a checkpoint covers, even when the active root is below it),
+// the session's TMPDIR, the caches, and what git needs to commit on the
+// session branch.
+func planSandbox(sess *session.Session, ws session.Workspace, level string, st provider.Settings) (sandbox.Status, error) {
+	lay := sandbox.Layout{Top: ws.ActiveRoot, TmpDir: sess.Path("tmp")}
+	if ws.Worktree != nil && ws.Worktree.Path != "" {
+		lay.Top = ws.Worktree.Path
+		lay.CommonDir = ws.CommonDir
+		lay.AdminDir = adminDir(ws.Worktree.Path, ws.CommonDir)
+	}
+	if err := os.MkdirAll(lay.TmpDir, 0o700); err != nil {
+		return sandbox.Status{}, fmt.Errorf("create the commands' temporary directory: %w", err)
+	}
+	return sandbox.Plan(SandboxConfig(level, st), lay)
+}
+
+// adminDir is the worktree's own git directory, from its .git link, when
+// it lies under the repository's worktrees/ directory; "" otherwise (a
+// rewritten link must not make another directory writable).
+func adminDir(top, common string) string {
+	b, err := os.ReadFile(filepath.Join(top, ".git"))
+	if err != nil || common == "" {
+		return ""
+	}
+	dir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !ok {
+		return ""
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(top, dir)
+	}
+	dir = filepath.Clean(dir)
+	wts := filepath.Join(common, "worktrees")
+	if rel, err := filepath.Rel(wts, dir); err != nil || rel == "." || strings.Contains(rel, "..") || strings.Contains(rel, string(filepath.Separator)) {
+		return ""
+	}
+	return dir
+}
+
+// CheckSandboxLevel checks a --sandbox value.
+func CheckSandboxLevel(level string) error {
+	_, err := sandbox.ParseLevel(level)
+	return err
 }

@@ -24,6 +24,7 @@ type plan struct {
 	newHead    string
 	targetTree string
 	prompt     string // prompt put back in the composer
+	undone     []string // turns whose effects the restore undoes, newest first
 }
 
 // resolveRewindLocked validates a rewind target and picks the default mode.
@@ -94,6 +95,9 @@ func (c *Controller) planLocked(req Request) (*plan, error) {
 			return nil, err
 		}
 		p := &plan{action: req.Action, target: cp.ID, mode: mode, newHead: c.state.Head}
+		for _, t := range c.turnsDiffLocked(c.state.Head, cp.Parent) {
+			p.undone = append(p.undone, t.ID)
+		}
 		if mode.HasConversation() {
 			p.newHead = cp.Parent
 			p.prompt = cp.Prompt
@@ -275,6 +279,7 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 			}
 		}
 	}
+	pv.Warnings = append(pv.Warnings, c.effectsOutsideLocked(p.undone)...)
 	rec.Token = newToken()
 	pv.Token = rec.Token
 	pv.Command = confirmCommand(p, rec.Token)

@@ -164,7 +164,7 @@ func forkSession(ctx context.Context, o *rootOptions, id string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := app.ForkSession(ctx, app.Options{DataDir: dataDir, Worktree: o.worktree, Provider: pcfg}, id)
+	rep, err := app.ForkSession(ctx, app.Options{DataDir: dataDir, Worktree: o.worktree, Provider: pcfg, Sandbox: o.sandbox}, id)
 	if err != nil {
 		if rep.SessionID != "" {
 			return fmt.Errorf("%w (the new session %s was created; remove it with yolop sessions rm %s)", err, rep.SessionID, rep.SessionID)

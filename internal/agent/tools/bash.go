@@ -64,6 +64,9 @@ func (t *bashTool) Run(ctx context.Context, raw json.RawMessage) (Result, error)
 		timeout = time.Duration(*a.TimeoutMs) * time.Millisecond
 	}
 	disp := &Display{Kind: KindExecute, Title: shorten(a.Command, 120)}
+	if r := t.s.tasks.opts.Sandbox.Refused; r != "" {
+		return Result{Content: "the command did not run: " + r + ". Tell the user; only they can change this setting.", IsError: true, Display: disp}, nil
+	}
 	if a.Background {
 		return t.background(a.Command, disp)
 	}
@@ -194,6 +197,9 @@ func (t *bashTool) foreground(ctx context.Context, command string, timeout time.
 	stderr.render(&b, "stderr")
 	if stdout.total == 0 && stderr.total == 0 {
 		b.WriteString("(no output)\n")
+	}
+	if note := sandboxNote(b.String(), t.s.tasks.opts.Sandbox, t.s.root); note != "" {
+		b.WriteString(note)
 	}
 	if cancelled {
 		return Result{Content: b.String(), IsError: true, Display: disp}, ctx.Err()

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/secret"
 	"github.com/yolop-dev/yolop/internal/spawn"
 )
@@ -102,8 +103,11 @@ type TaskOptions struct {
 	// PassEnv names environment variables that commands get although
 	// their names look like secrets (settings: [tools] pass_env).
 	PassEnv []string
-	// Sandbox confines every command; nil runs them unconfined.
-	Sandbox *spawn.Policy
+	// Sandbox is how commands are confined: its Policy is applied to every
+	// command (nil: unconfined); when Refused is set no command runs.
+	Sandbox sandbox.Status
+	// TmpDir, when set, is every command's TMPDIR (created if missing).
+	TmpDir string
 }
 
 // NewTasks makes a registry whose background logs go to spillDir.
@@ -348,7 +352,16 @@ func (t *Tasks) start(kind, command, dir string, stdout, stderr *os.File, logPat
 	spec := spawn.Spec{
 		Args: []string{"bash", "-lc", command}, Dir: dir, Env: t.commandEnv(),
 		Ledger: t.opts.Ledger, Task: tk.w.ID, Command: command, Owner: os.Getpid(),
-		Sandbox: t.opts.Sandbox,
+		Sandbox: t.opts.Sandbox.Policy,
+	}
+	if t.opts.TmpDir != "" {
+		if err := os.MkdirAll(t.opts.TmpDir, 0o700); err != nil {
+			t.mu.Lock()
+			delete(t.tasks, tk.w.ID)
+			t.mu.Unlock()
+			close(tk.done)
+			return nil, fmt.Errorf("create the commands' temporary directory: %w", err)
+		}
 	}
 	p, err := spawn.Start(spec, stdout, stderr)
 	if err != nil {
@@ -368,9 +381,12 @@ func (t *Tasks) start(kind, command, dir string, stdout, stderr *os.File, logPat
 // commandEnv is the environment of every command.
 func (t *Tasks) commandEnv() []string {
 	base, _ := secret.FilterEnv(os.Environ(), t.opts.PassEnv)
-	env := shellEnv(base)
+	env := t.shellEnv(base)
 	if t.opts.Session != "" {
 		env = append(env, spawn.SessionEnv+"="+t.opts.Session)
+	}
+	if t.opts.TmpDir != "" {
+		env = append(env, "TMPDIR="+t.opts.TmpDir)
 	}
 	return env
 }
@@ -424,7 +440,7 @@ func (t *Tasks) pruneLocked() {
 // secrets, see secret.FilterEnv), without variables that would point git
 // at another repository, and with pagers and
 // prompts disabled because no one is at a terminal to answer them.
-func shellEnv(base []string) []string {
+func (t *Tasks) shellEnv(base []string) []string {
 	drop := map[string]bool{
 		"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_INDEX_FILE": true, "GIT_OBJECT_DIRECTORY": true,
 		"GIT_ALTERNATE_OBJECT_DIRECTORIES": true, "GIT_COMMON_DIR": true, "GIT_PREFIX": true,
@@ -433,7 +449,7 @@ func shellEnv(base []string) []string {
 	var env []string
 	for _, kv := range base {
 		k, _, _ := strings.Cut(kv, "=")
-		if !drop[k] && k != spawn.SessionEnv {
+		if !drop[k] && k != spawn.SessionEnv && !(k == "TMPDIR" && t.opts.TmpDir != "") {
 			env = append(env, kv)
 		}
 	}
