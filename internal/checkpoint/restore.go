@@ -23,7 +23,7 @@ type plan struct {
 	mode       Mode
 	newHead    string
 	targetTree string
-	prompt     string // prompt put back in the composer
+	prompt     string   // prompt put back in the composer
 	undone     []string // turns whose effects the restore undoes, newest first
 }
 
