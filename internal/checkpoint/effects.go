@@ -45,13 +45,13 @@ func (c *Controller) effectsOutsideLocked(turns []string) []Warning {
 		var what string
 		switch cp.Sandbox {
 		case "write":
-			what = "its shell commands could write " + caches + " and use the network"
+			what = "ran shell commands that could write " + caches + " and use the network"
 		case "strict":
-			what = "its shell commands could write " + caches
+			what = "ran shell commands that could write " + caches
 		case "off":
-			what = "its shell commands ran with the sandbox off and could write anywhere you can"
+			what = "ran shell commands with the sandbox off, which could write anywhere you can"
 		default:
-			what = "its shell commands ran before yolop recorded a sandbox level, so they may have written anywhere you can"
+			what = "ran shell commands before yolop recorded sandbox levels, which may have written anywhere you can"
 		}
 		out = append(out, Warning{Kind: WarnEffectsOutside, Turn: id,
 			Message: fmt.Sprintf("effects outside the workspace are not undone: turn %s %s", id, what)})

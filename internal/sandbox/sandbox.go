@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/yolop-dev/yolop/internal/spawn"
@@ -39,6 +40,11 @@ const (
 	WriteABI  = 3
 	StrictABI = 4
 )
+
+// ABIEnv caps the Landlock ABI yolop uses (it can only lower it), to try
+// the fallback for older kernels: YOLOP_LANDLOCK_ABI=0 behaves as without
+// Landlock.
+const ABIEnv = "YOLOP_LANDLOCK_ABI"
 
 // ErrLevel is returned for an unknown level name.
 var ErrLevel = errors.New("sandbox: unknown level")
@@ -202,6 +208,16 @@ func Plan(cfg Config, lay Layout) (Status, error) {
 	}
 	st.Ports = cfg.Ports
 	abi, abiErr := spawn.ABI()
+	if v := os.Getenv(ABIEnv); v != "" {
+		// Lower only: a test (or a user checking the fallback) can make
+		// yolop behave as on an older kernel, never claim a newer one.
+		if n, err := strconv.Atoi(v); err == nil && n >= 0 && n < abi {
+			abi = n
+			if n == 0 {
+				abiErr = fmt.Errorf("%s=0", ABIEnv)
+			}
+		}
+	}
 	st.ABI = abi
 	if level == Off {
 		return st, nil
