@@ -28,6 +28,10 @@
 // recorded processes that still live, their descendants and every process of
 // the user's whose initial environment names the session.
 //
+// With a Policy, the command is started through a second stage of the same
+// binary (ExecArg) that applies the Landlock sandbox to itself and then
+// executes the command, so the helper itself stays unconfined.
+//
 // Off Linux there is no subreaper and no /proc: the helper starts the command
 // in its own process group and kills that group, so a process that leaves
 // the group (setsid) escapes; Reap finds nothing. This is the documented
