@@ -409,3 +409,52 @@ func TestVersionVerbose(t *testing.T) {
 		t.Fatalf("version --verbose: %s", out)
 	}
 }
+
+// TestSecrets: yolop's keys and secret-looking variables do not reach the
+// agent's shell, and no known key value reaches events.jsonl or the request
+// trace, even when the command prints the settings file.
+func TestSecrets(t *testing.T) {
+	t.Parallel()
+	const (
+		openai    = "sk-openai-e2e-0123456789abcdef"
+		anthropic = "sk-ant-settings-e2e-0123456789"
+		gh        = "ghp_e2e0123456789abcdefghij"
+		npm       = "npm_e2e_passed_0123456789"
+	)
+	e := newEnv(t, "[anthropic]\napi_key = \""+anthropic+"\"\n\n[tools]\npass_env = [\"NPM_TOKEN\"]\n")
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	e.extra = []string{"OPENAI_API_KEY=" + openai, "GITHUB_TOKEN=" + gh, "NPM_TOKEN=" + npm, "YOLOP_TRACE_REQUESTS=" + trace}
+	e.turn(nil, `env > env.txt; echo "openai=${OPENAI_API_KEY:-unset} gh=${GITHUB_TOKEN:-unset}"; cat $HOME/.config/yolop/settings.toml; echo "npm=$NPM_TOKEN"`)
+	// A second turn sends the first one's tool result to the model again.
+	e.turn(nil, "true")
+	envTxt, err := os.ReadFile(filepath.Join(e.root, "env.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gone := range []string{"OPENAI_API_KEY=", "GITHUB_TOKEN=", "ANTHROPIC_API_KEY="} {
+		if strings.Contains(string(envTxt), gone) {
+			t.Errorf("%s reached the shell", gone)
+		}
+	}
+	if !strings.Contains(string(envTxt), "NPM_TOKEN="+npm) {
+		t.Errorf("pass_env did not pass NPM_TOKEN")
+	}
+	events, err := os.ReadFile(filepath.Join(e.data, "sessions", e.sid, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"events.jsonl": events, "trace": tr} {
+		for _, v := range []string{openai, anthropic, gh, npm} {
+			if bytes.Contains(b, []byte(v)) {
+				t.Errorf("%s holds the secret %s", name, v)
+			}
+		}
+		if !bytes.Contains(b, []byte("[redacted anthropic.api_key]")) || !bytes.Contains(b, []byte("[redacted NPM_TOKEN]")) {
+			t.Errorf("%s lacks the redaction markers", name)
+		}
+	}
+}
