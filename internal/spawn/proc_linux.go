@@ -2,7 +2,6 @@ package spawn
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -163,5 +162,3 @@ func ancestors() map[int]bool {
 	}
 	return m
 }
-
-func isGone(err error) bool { return errors.Is(err, syscall.ESRCH) }

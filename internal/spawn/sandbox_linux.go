@@ -39,13 +39,9 @@ func applyPolicy(p Policy) error {
 	if abi < p.MinABI {
 		return fmt.Errorf("sandbox level %s needs Landlock ABI %d, the kernel has %d", p.Level, p.MinABI, abi)
 	}
-	args := []any{writeDirRights}
+	cfg := landlock.Config{HandledAccessFS: writeDirRights}
 	if p.Level == "strict" {
-		args = append(args, landlock.AccessNetSet(ll.AccessNetConnectTCP))
-	}
-	cfg, err := landlock.NewConfig(args...)
-	if err != nil {
-		return fmt.Errorf("landlock config: %w", err)
+		cfg.HandledAccessNet = landlock.AccessNetSet(ll.AccessNetConnectTCP)
 	}
 	var rules []landlock.Rule
 	var dirs, files []string
