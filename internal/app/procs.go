@@ -143,3 +143,22 @@ func CheckSandboxLevel(level string) error {
 	_, err := sandbox.ParseLevel(level)
 	return err
 }
+
+// draftSandbox is the sandbox a session that does not exist yet will have,
+// so hosts can say what is not confined before its first turn. A settings
+// error is left for the first turn to report.
+func draftSandbox(level string) sandbox.Status {
+	st, err := SandboxStatus(level)
+	if err != nil {
+		return sandbox.Status{}
+	}
+	return st
+}
+
+// sandboxInfo is the sandbox part of Info.
+func sandboxInfo(in *Info, st sandbox.Status) {
+	in.Sandbox = st.InForce
+	if w := st.Warning(); w != "" {
+		in.Warnings = []string{w}
+	}
+}

@@ -225,3 +225,41 @@ func TestReapAfterHelperDeath(t *testing.T) {
 		t.Fatalf("reaped %+v %v", res, err)
 	}
 }
+
+// BenchmarkStart is the cost of running `true` through the helper (with
+// and without the sandbox stage) against starting it directly.
+//
+//	go test ./internal/spawn -run '^$' -bench Start
+func BenchmarkStart(b *testing.B) {
+	dir := b.TempDir()
+	b.Run("direct", func(b *testing.B) {
+		for b.Loop() {
+			if err := exec.Command("true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("helper", func(b *testing.B) {
+		for b.Loop() {
+			p, err := Start(Spec{Args: []string{"true"}, Dir: dir, Env: os.Environ()}, nil, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p.Status()
+		}
+	})
+	if abi, _ := ABI(); abi >= 3 {
+		b.Run("helper+sandbox", func(b *testing.B) {
+			pol := &Policy{Level: "write", MinABI: 3, WriteDirs: []string{dir}, WriteFiles: []string{"/dev/null"}}
+			for b.Loop() {
+				p, err := Start(Spec{Args: []string{"true"}, Dir: dir, Env: os.Environ(), Sandbox: pol}, nil, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if st := p.Status(); st.ExitCode != 0 {
+					b.Fatalf("status %+v", st)
+				}
+			}
+		})
+	}
+}
