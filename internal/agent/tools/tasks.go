@@ -189,7 +189,7 @@ func (t *Tasks) Stop(id string) error {
 	t.mu.Unlock()
 	if p != nil {
 		p.Kill()
-	}
+	} // else start kills it as soon as it runs (t.stopped is set)
 	select {
 	case <-tk.done:
 		return nil
@@ -367,13 +367,19 @@ func (t *Tasks) start(kind, command, dir string, stdout, stderr *os.File, logPat
 	if err != nil {
 		t.mu.Lock()
 		delete(t.tasks, tk.w.ID)
+		delete(t.stopped, tk.w.ID)
 		t.mu.Unlock()
 		close(tk.done)
 		return nil, fmt.Errorf("start bash: %w", err)
 	}
 	t.mu.Lock()
 	tk.w.PID, tk.proc = p.PID, p
+	// Stopped while it was starting: Stop found no process to kill.
+	stopped := t.stopped[tk.w.ID]
 	t.mu.Unlock()
+	if stopped {
+		p.Kill()
+	}
 	go t.reap(tk, p)
 	return &proc{tk: tk}, nil
 }
