@@ -90,7 +90,14 @@ type Tasks struct {
 	stopped map[string]bool  // guarded by mu: ids killed through Stop
 	// survivors are processes of an earlier yolop process that could not
 	// be ended; they count as writers while they live.
-	survivors []spawn.Record // guarded by mu
+	survivors []survivor // guarded by mu
+}
+
+// survivor is a process left by an earlier yolop process and when this
+// one found it (its Writer.Started).
+type survivor struct {
+	rec   spawn.Record
+	found time.Time
 }
 
 // TaskOptions configures the processes a Tasks starts.
@@ -125,19 +132,21 @@ func NewSessionTasks(spillDir string, opts TaskOptions) *Tasks {
 func (t *Tasks) AddSurvivors(rs []spawn.Record) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.survivors = append(t.survivors, rs...)
+	for _, r := range rs {
+		t.survivors = append(t.survivors, survivor{r, time.Now()})
+	}
 }
 
 // survivorsLocked drops survivors that are gone and lists the rest.
 func (t *Tasks) survivorsLocked() []Writer {
 	var out []Writer
 	kept := t.survivors[:0]
-	for _, r := range t.survivors {
-		if !spawn.Alive(r) {
+	for _, s := range t.survivors {
+		if !spawn.Alive(s.rec) {
 			continue
 		}
-		kept = append(kept, r)
-		out = append(out, Writer{ID: "p" + strconv.Itoa(r.PID), Kind: WriterSurvivor, Command: r.Command, PID: r.PID})
+		kept = append(kept, s)
+		out = append(out, Writer{ID: "p" + strconv.Itoa(s.rec.PID), Kind: WriterSurvivor, Command: s.rec.Command, PID: s.rec.PID, Started: s.found})
 	}
 	t.survivors = kept
 	return out
@@ -203,8 +212,9 @@ func (t *Tasks) stopSurvivor(id string) error {
 	t.mu.Lock()
 	var rec *spawn.Record
 	for i := range t.survivors {
-		if "p"+strconv.Itoa(t.survivors[i].PID) == id {
-			rec = &t.survivors[i]
+		if "p"+strconv.Itoa(t.survivors[i].rec.PID) == id {
+			r := t.survivors[i].rec
+			rec = &r
 		}
 	}
 	t.mu.Unlock()
