@@ -272,9 +272,6 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 	p.sid = s.ID()
 	info := s.Info()
 	p.notices(s)
-	if text {
-		p.textWarnings()
-	}
 	exit := ExitOK
 	switch res.Status {
 	case agent.StatusCompleted:
@@ -311,6 +308,7 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 	for _, w := range res.Warnings {
 		fmt.Fprintln(p.o.Stderr, "yolop: warning:", w)
 	}
+	p.textWarnings()
 	if res.Pending != nil {
 		fmt.Fprintln(p.o.Stdout, "\nThe agent asked for a restore. Nothing has changed yet.")
 		p.printPreview(res.Pending)
