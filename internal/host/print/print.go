@@ -117,7 +117,9 @@ func (p *printer) json(v any) {
 	}
 	if m, ok := v.(map[string]any); ok {
 		if w := p.warnings(); len(w) > 0 {
-			m["warnings"] = w
+			// After a turn's own warnings, when it has some.
+			prev, _ := m["warnings"].([]string)
+			m["warnings"] = append(append([]string(nil), prev...), w...)
 		}
 	}
 	b, err := JSONLine(v)
