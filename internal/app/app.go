@@ -15,6 +15,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/provider"
 	_ "github.com/yolop-dev/yolop/internal/provider/all" // registers sim, openai and anthropic
+	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
@@ -49,6 +50,8 @@ type Options struct {
 	// (hosts whose process waits for a prompt: the TUI); the branch is made
 	// at the first prompt, and a session closed unused leaves nothing.
 	Early bool
+	// Sandbox is the --sandbox level ("" = the settings' or write).
+	Sandbox string
 	// Hooks are test and fault-injection seams; the product leaves them
 	// zero.
 	Hooks Hooks
@@ -106,6 +109,7 @@ type draft struct {
 	ctl       *checkpoint.Controller // over no turns: answers every request itself
 	// contextWindow is the model's context window (0 when unknown).
 	contextWindow int
+	sandbox       sandbox.Status // what its commands will run under
 }
 
 func (d *draft) id() string                       { return d.ws.SessionID }
@@ -115,7 +119,9 @@ func (d *draft) ContextReport() string {
 	return "The session starts with your first prompt.\n" + instructionsFor(d.ws)().Report()
 }
 func (d *draft) info(prov provider.Provider) Info {
-	return Info{SessionID: d.ws.SessionID, ActiveRoot: d.dir, Provider: prov.Name(), Model: prov.Model(), Workspace: d.expectWS, WorkspaceReason: d.expectWhy, ContextWindow: d.contextWindow}
+	in := Info{SessionID: d.ws.SessionID, ActiveRoot: d.dir, Provider: prov.Name(), Model: prov.Model(), Workspace: d.expectWS, WorkspaceReason: d.expectWhy, ContextWindow: d.contextWindow}
+	sandboxInfo(&in, d.sandbox)
+	return in
 }
 
 // noTasks are the background tasks of a session that has run nothing.
@@ -167,6 +173,7 @@ func (p *Parts) info(prov provider.Provider) Info {
 	in.Notices = p.Notices
 	in.Usage, in.ContextTokens = p.Agent.Usage()
 	in.ContextWindow = p.contextWindow
+	sandboxInfo(&in, p.Sandbox)
 	return in
 }
 
@@ -249,6 +256,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		d.expectWS, d.expectWhy = false, why
 	}
 	d.ctl = checkpoint.NewUnstarted(d.ws.SessionID, d.expectWhy)
+	d.sandbox = draftSandbox(o.Sandbox)
 	s.state = d
 	if o.Create {
 		if err := s.materialize(ctx, ""); err != nil {

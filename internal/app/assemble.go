@@ -17,6 +17,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/timeline"
@@ -61,6 +62,8 @@ type Parts struct {
 	Notices []string
 	// MCP are the session's MCP connections (nil without servers).
 	MCP *mcp.Manager
+	// Sandbox is how the session's commands are confined.
+	Sandbox sandbox.Status
 
 	contextWindow int // the model's context window, 0 when unknown
 	cleanups      []func() error
@@ -86,6 +89,7 @@ func (p *Parts) Close() error {
 // included.
 func assemble(ctx context.Context, sess *session.Session, prov provider.Provider, o Options) (_ *Parts, err error) {
 	dataDir, h := o.DataDir, o.Hooks
+	sandboxLevel := o.Sandbox
 	p := &Parts{Session: sess}
 	p.onClose(sess.Close)
 	defer func() {
@@ -94,6 +98,16 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			err = fmt.Errorf("session %s: %w", sess.ID, err)
 		}
 	}()
+	// Before anything else: nothing left by an earlier process may write
+	// while this one repairs, lists or restores.
+	reaped, survivors, err := reapSurvivors(sess)
+	if err != nil {
+		return nil, err
+	}
+	settings, err := toolSettings()
+	if err != nil {
+		return nil, err
+	}
 	hit := h.Failpoint
 	if hit == nil {
 		hit = failpoint.Hit
@@ -161,7 +175,12 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if err != nil {
 		return nil, err
 	}
-	p.Tasks = tools.NewTasks(spill)
+	p.Sandbox, err = planSandbox(sess, ws, sandboxLevel, settings)
+	if err != nil {
+		return nil, err
+	}
+	p.Tasks = newTasks(sess, spill, settings, p.Sandbox)
+	p.Tasks.AddSurvivors(survivors)
 	p.onClose(func() error { p.Tasks.StopAll(); return nil })
 	late := &lateCheckpoints{}
 	var external []tools.Tool
@@ -209,10 +228,10 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	p.Controller = checkpoint.New(checkpoint.Config{
 		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: journal,
 		Snapshots: snaps, NoWorkspace: p.NoWorkspace, Runtime: rt, Writers: p.Tasks, Compactions: comps, ReadOnly: ro,
-		Failpoint: hit,
+		Failpoint: hit, Sandbox: p.Sandbox.InForce, Caches: p.Sandbox.Caches,
 	})
 	late.ctl = p.Controller
-	p.Notes = append(append(append([]string(nil), sess.Repaired()...), linkNotes...), tlRepair.Notes()...)
+	p.Notes = append(append(append(reaped, sess.Repaired()...), linkNotes...), tlRepair.Notes()...)
 	more, err := p.Controller.Repair(ctx)
 	if err != nil {
 		return nil, err

@@ -43,6 +43,11 @@ type Info struct {
 	// Notices are what the user should know about the session's setup
 	// (an MCP server that did not start). Hosts show them once.
 	Notices []string `json:"notices,omitempty"`
+	// Sandbox is the sandbox level in force for the tools' commands, and
+	// Warnings what the user must be told once about it (what is not
+	// confined).
+	Sandbox  string   `json:"sandbox,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // TurnResult is the outcome of one prompt.

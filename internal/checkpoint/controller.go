@@ -102,6 +102,12 @@ type Config struct {
 	// Failpoint is called at every named failpoint (failpoint.Names) this
 	// controller reaches; nil means failpoint.Hit (YOLOP_FAILPOINT).
 	Failpoint func(name string)
+	// Sandbox is the sandbox level commands run under (recorded with each
+	// turn) and Caches the declared caches they may write; the preview
+	// warns about turns whose commands could have effects outside the
+	// workspace.
+	Sandbox string
+	Caches  []string
 }
 
 // Controller is the session's checkpoint controller.
@@ -333,7 +339,7 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 		c.mu.Unlock()
 	}
 
-	rec := timeline.Record{Type: timeline.TypeCheckpointCreated, Checkpoint: id, Parent: parent, Prompt: prompt}
+	rec := timeline.Record{Type: timeline.TypeCheckpointCreated, Checkpoint: id, Parent: parent, Prompt: prompt, Sandbox: c.cfg.Sandbox}
 	if c.cfg.Snapshots != nil {
 		snap, err := c.cfg.Snapshots.Capture(ctx, id)
 		if err != nil {

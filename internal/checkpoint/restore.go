@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/yolop-dev/yolop/internal/agent"
+	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/timeline"
 )
@@ -22,7 +23,8 @@ type plan struct {
 	mode       Mode
 	newHead    string
 	targetTree string
-	prompt     string // prompt put back in the composer
+	prompt     string   // prompt put back in the composer
+	undone     []string // turns whose effects the restore undoes, newest first
 }
 
 // resolveRewindLocked validates a rewind target and picks the default mode.
@@ -93,6 +95,9 @@ func (c *Controller) planLocked(req Request) (*plan, error) {
 			return nil, err
 		}
 		p := &plan{action: req.Action, target: cp.ID, mode: mode, newHead: c.state.Head}
+		for _, t := range c.turnsDiffLocked(c.state.Head, cp.Parent) {
+			p.undone = append(p.undone, t.ID)
+		}
 		if mode.HasConversation() {
 			p.newHead = cp.Parent
 			p.prompt = cp.Prompt
@@ -274,6 +279,7 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 			}
 		}
 	}
+	pv.Warnings = append(pv.Warnings, c.effectsOutsideLocked(p.undone)...)
 	rec.Token = newToken()
 	pv.Token = rec.Token
 	pv.Command = confirmCommand(p, rec.Token)
@@ -326,6 +332,10 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 		if ws := c.cfg.Writers.Active(); len(ws) > 0 {
 			var parts []string
 			for _, w := range ws {
+				if w.Kind == tools.WriterSurvivor {
+					parts = append(parts, fmt.Sprintf("process %d %q, left running by an earlier yolop process of this session, which could not be ended (end it with `kill -9 %d` or `/tasks stop %s`)", w.PID, w.Command, w.PID, w.ID))
+					continue
+				}
 				parts = append(parts, fmt.Sprintf("%s %q (task %s, running for %s)", w.Kind, w.Command, w.ID, c.cfg.Now().Sub(w.Started).Round(time.Second)))
 			}
 			return nil, &Error{Code: CodeWriterActive, Msg: "a process can still write the workspace: " + strings.Join(parts, "; ") + ". Stop it with `/tasks stop <id>` or wait for it to finish, then confirm again"}

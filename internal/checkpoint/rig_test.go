@@ -58,6 +58,8 @@ type rigOpts struct {
 	// journal wraps the timeline the controller writes to (fault
 	// injection), for the first open only.
 	journal func(checkpoint.Timeline) checkpoint.Timeline
+	// sandbox is the --sandbox level ("" = the default, write).
+	sandbox string
 }
 
 func newRig(t testing.TB, o rigOpts) *rig {
@@ -69,7 +71,7 @@ func newRig(t testing.TB, o rigOpts) *rig {
 		gittest.WriteFile(t, r.repo, "src/main.go", "package main\n")
 		gittest.Commit(t, r.repo, "base")
 	}
-	r.opts = app.Options{DataDir: r.data, Dir: r.repo, Provider: app.ProviderConfig{Provider: app.ProviderSim}, Hooks: app.Hooks{System: "test", Runtime: o.runtime}}
+	r.opts = app.Options{DataDir: r.data, Dir: r.repo, Provider: app.ProviderConfig{Provider: app.ProviderSim}, Hooks: app.Hooks{System: "test", Runtime: o.runtime}, Sandbox: o.sandbox}
 	if o.noWorktree {
 		r.opts.Worktree = app.WorktreeOff
 	}

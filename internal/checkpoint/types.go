@@ -136,14 +136,22 @@ func JSONTime(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond)
 
 // Warning is something the user should know before confirming.
 type Warning struct {
-	Kind      string `json:"kind"` // changed_outside_turns, external_effects, ...
+	Kind      string `json:"kind"` // changed_outside_turns, external_effects, effects_outside_workspace
 	Path      string `json:"path"`
 	PathBytes []byte `json:"path_bytes,omitempty"` // as in PathChange
 	// Turn and Tool name, for external_effects, the turn that called a
-	// tool acting outside the workspace and that tool.
-	Turn string `json:"turn,omitempty"`
-	Tool string `json:"tool,omitempty"`
+	// tool acting outside the workspace and that tool; Turn and Message,
+	// for effects_outside_workspace, the turn whose commands could change
+	// things a restore does not undo, and what.
+	Turn    string `json:"turn,omitempty"`
+	Tool    string `json:"tool,omitempty"`
+	Message string `json:"message,omitempty"`
 }
+
+// WarnEffectsOutside is the warning kind for a turn leaving the branch
+// whose commands ran with the sandbox off, or could write the declared
+// caches or use the network.
+const WarnEffectsOutside = "effects_outside_workspace"
 
 // Preview describes exactly what a confirmed restore will change.
 type Preview struct {

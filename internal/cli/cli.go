@@ -58,6 +58,7 @@ type rootOptions struct {
 	acp          bool
 	worktree     string
 	dataDir      string
+	sandbox      string
 }
 
 // Main runs yolop and returns the process exit code.
@@ -239,6 +240,7 @@ ordinary prompt, and //text sends /text literally.`,
 	cmd.Flags().BoolVar(&o.acp, "acp", false, "serve the Agent Client Protocol on stdin/stdout")
 	cmd.Flags().StringVar(&o.worktree, "worktree", app.WorktreeAlways, "session worktree: always (inside a git repository) or off")
 	f.StringVar(&o.dataDir, "data-dir", "", "data directory (default $YOLOP_DATA_DIR or $XDG_DATA_HOME/yolop)")
+	f.StringVar(&o.sandbox, "sandbox", "", "confine the tools' commands: off, write (default; writes only where a rewind can undo them, plus declared caches) or strict (also outbound TCP only to listed ports)")
 	// Completion functions cannot fail a command: a failure means no
 	// suggestions.
 	_ = cmd.RegisterFlagCompletionFunc("session", completeSessionIDs(o))
@@ -269,6 +271,11 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 	if o.sessionID != "" && o.cont {
 		return usagef("use either --session or --continue, not both")
 	}
+	if o.sandbox != "" {
+		if err := app.CheckSandboxLevel(o.sandbox); err != nil {
+			return usagef("--sandbox must be off, write or strict, not %q", o.sandbox)
+		}
+	}
 	if o.acp && (o.printSet || o.sessionID != "" || o.cont) {
 		return usagef("--acp serves an editor; it cannot be combined with -p, --session or --continue")
 	}
@@ -293,7 +300,7 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 	if err != nil {
 		return o.report(err, 1)
 	}
-	opts := app.Options{DataDir: dataDir, Dir: o.dir, SessionID: o.sessionID, Continue: o.cont, Worktree: o.worktree, Provider: pcfg, MCP: servers}
+	opts := app.Options{DataDir: dataDir, Dir: o.dir, SessionID: o.sessionID, Continue: o.cont, Worktree: o.worktree, Provider: pcfg, MCP: servers, Sandbox: o.sandbox}
 	if opts, err = withSpares(opts); err != nil {
 		return o.report(err, 1)
 	}
@@ -375,14 +382,30 @@ func shellQuote(s string) string {
 }
 
 func newVersionCmd(o *rootOptions) *cobra.Command {
-	return &cobra.Command{
+	var verbose bool
+	cmd := &cobra.Command{
 		Use:     "version",
-		Example: `  yolop version`,
-		Short:   "Print yolop's version",
+		Example: "  yolop version\n  yolop version --verbose --sandbox strict",
+		Short:   "Print yolop's version (--verbose: and the sandbox level in force, and why)",
 		Args:    noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			fmt.Fprintln(o.io.Out, "yolop", Version)
+			if verbose {
+				if err := app.CheckSandboxLevel(o.sandbox); err != nil {
+					return usagef("--sandbox must be off, write or strict, not %q", o.sandbox)
+				}
+				st, err := app.SandboxStatus(o.sandbox)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(o.io.Out, st.Describe())
+				if w := st.Warning(); w != "" {
+					fmt.Fprintln(o.io.Out, "warning:", w)
+				}
+			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "also report the sandbox level in force and why")
+	return cmd
 }

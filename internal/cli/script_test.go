@@ -23,6 +23,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/cli"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
+	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
 // exitFileVar names the file where the yolop command records its exit code,
@@ -34,6 +35,7 @@ const exitFileVar = "YOLOP_TEST_EXIT_FILE"
 // testscript installs it on $PATH as "yolop" and scripts run it as a
 // separate process.
 func TestMain(m *testing.M) {
+	spawn.Main()
 	testscript.Main(m, map[string]func(){
 		"yolop": func() {
 			code := cli.Main()

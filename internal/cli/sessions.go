@@ -172,7 +172,7 @@ func forkSession(ctx context.Context, o *rootOptions, id string) error {
 	if err != nil {
 		return err
 	}
-	fopts, err := withSpares(app.Options{DataDir: dataDir, Worktree: o.worktree, Provider: pcfg})
+	fopts, err := withSpares(app.Options{DataDir: dataDir, Worktree: o.worktree, Provider: pcfg, Sandbox: o.sandbox})
 	if err != nil {
 		return err
 	}

@@ -81,6 +81,8 @@ func PreviewText(pv *checkpoint.Preview) string {
 			switch w.Kind {
 			case "external_effects":
 				fmt.Fprintf(&b, "  %s called %s\n", w.Turn, w.Tool)
+			case checkpoint.WarnEffectsOutside:
+				fmt.Fprintf(&b, "  %s\n", strings.TrimPrefix(w.Message, "effects outside the workspace are not undone: "))
 			default:
 				fmt.Fprintf(&b, "  %s: %s %s\n", w.Kind, w.Turn, w.Path)
 			}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/yolop-dev/yolop/internal/secret"
 )
 
 // Default models used when neither flags, environment nor settings name one.
@@ -44,6 +46,8 @@ type Settings struct {
 	Anthropic ProviderSection `toml:"anthropic"`
 	MCP       MCPSection      `toml:"mcp"`
 	Worktree  WorktreeSection `toml:"worktree"`
+	Tools     ToolsSection    `toml:"tools"`
+	Sandbox   SandboxSection  `toml:"sandbox"`
 }
 
 // MCPSection lists MCP servers:
@@ -78,6 +82,30 @@ type WorktreeSection struct {
 	// "dependencies" (write-blocklisted dependency and build directories,
 	// the default) or "nothing".
 	SpareKeeps string `toml:"spare_keeps"`
+}
+
+// ToolsSection configures the tools' commands.
+//
+//	[tools]
+//	pass_env = ["GITHUB_TOKEN"] # secret-looking variables the commands still get
+type ToolsSection struct {
+	PassEnv []string `toml:"pass_env"`
+}
+
+// SandboxSection configures the tools' write sandbox.
+//
+//	[sandbox]
+//	level = "write"            # off | write | strict
+//	caches = ["~/.cache/go-build", "~/go/pkg/mod"] # writable outside the workspace; replaces the default list
+//	extra_caches = ["~/.cache/my-tool"]             # added to the default list
+//	ports = [443]              # strict: outbound TCP ports allowed
+//	allow_unconfined = true    # run tools unconfined when the sandbox is unavailable
+type SandboxSection struct {
+	Level           string   `toml:"level"`
+	Caches          []string `toml:"caches"`
+	ExtraCaches     []string `toml:"extra_caches"`
+	Ports           []int    `toml:"ports"`
+	AllowUnconfined *bool    `toml:"allow_unconfined"`
 }
 
 // ProviderSection holds one provider's settings.
@@ -125,7 +153,7 @@ func LoadSettings(path string) (Settings, error) {
 			keys[i] = k.String()
 		}
 		sort.Strings(keys)
-		return Settings{}, fmt.Errorf("settings %s: unknown key(s) %s (known: provider, model, [openai]/[anthropic] api_key, base_url, model, thinking_budget, context_window; [mcp.servers.NAME] command, args, env, url, headers; [worktree] spares, spare_keeps)", path, strings.Join(keys, ", "))
+		return Settings{}, fmt.Errorf("settings %s: unknown key(s) %s (known: provider, model, [openai]/[anthropic] api_key, base_url, model, thinking_budget, context_window; [mcp.servers.NAME] command, args, env, url, headers; [worktree] spares, spare_keeps; [tools] pass_env; [sandbox] level, caches, extra_caches, ports, allow_unconfined)", path, strings.Join(keys, ", "))
 	}
 	return s, nil
 }
@@ -146,6 +174,13 @@ func Resolve(flags Config, env func(string) string, settingsPath string) (Config
 	if err != nil {
 		return Config{}, err
 	}
+	// Every key yolop knows is redacted from tool results and traces,
+	// whichever provider is in use.
+	secret.Add("OPENAI_API_KEY", env("OPENAI_API_KEY"))
+	secret.Add("ANTHROPIC_API_KEY", env("ANTHROPIC_API_KEY"))
+	secret.Add("openai.api_key", s.OpenAI.APIKey)
+	secret.Add("anthropic.api_key", s.Anthropic.APIKey)
+	secret.Add("--api-key", flags.APIKey)
 	section := func(name string) ProviderSection {
 		switch name {
 		case NameOpenAI:

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"os"
 	"sync"
+
+	"github.com/yolop-dev/yolop/internal/secret"
 )
 
 // traceMu serializes every trace append in the process, so two providers (or
@@ -18,7 +20,8 @@ var traceMu sync.Mutex
 
 // Trace appends one JSON line per provider request to a file
 // (YOLOP_TRACE_REQUESTS). Lines never contain credentials: HTTP providers log
-// the request body and a URL stripped of user info and query, never headers.
+// the request body and a URL stripped of user info and query, never headers,
+// and every known key value (package secret) is redacted from the line.
 // A nil *Trace is valid and records nothing.
 type Trace struct {
 	path string
@@ -66,7 +69,9 @@ func (t *Trace) Append(providerName, op, rawURL string, body []byte) error {
 	if err != nil {
 		return fmt.Errorf("trace %s: %w", t.path, err)
 	}
-	line = append(line, '\n')
+	// A tool result or a pasted file can carry a key; the trace is
+	// documented as never holding one.
+	line = append(secret.RedactBytes(line), '\n')
 
 	traceMu.Lock()
 	defer traceMu.Unlock()

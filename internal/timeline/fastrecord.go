@@ -53,6 +53,8 @@ func fastRecord(line []byte) (Record, bool) {
 			r.Snapshot, p, ok = snapRef(p)
 		case "capture_error":
 			r.CaptureError, p, ok = str(p)
+		case "sandbox":
+			r.Sandbox, p, ok = str(p)
 		case "final_seq":
 			r.FinalSeq, p, ok = number(p)
 		case "status":

@@ -28,6 +28,7 @@ type Checkpoint struct {
 	// turn.completed recorded it; nil when the record predates the field
 	// or the turn has no end snapshot to compare.
 	FilesChanged *int
+	Sandbox      string // level the turn's commands ran under; "" = not recorded
 }
 
 // Redo is the one redo slot: what the most recent restore abandoned.
@@ -251,7 +252,7 @@ func (s *State) planCreated(r Record) (func(), error) {
 	}
 	return func() {
 		cp := &Checkpoint{
-			ID: r.Checkpoint, Parent: r.Parent, Prompt: r.Prompt, Created: r.Time,
+			ID: r.Checkpoint, Parent: r.Parent, Prompt: r.Prompt, Created: r.Time, Sandbox: r.Sandbox,
 			SeqBefore: r.SeqBefore, Open: true, Snapshot: r.Snapshot, CaptureError: r.CaptureError,
 		}
 		s.Checkpoints[cp.ID] = cp

@@ -70,6 +70,9 @@ type Record struct {
 	Prompt       string       `json:"prompt,omitempty"`
 	Snapshot     *SnapshotRef `json:"snapshot,omitempty"` // nil = conversation only
 	CaptureError string       `json:"capture_error,omitempty"`
+	// Sandbox is the sandbox level the turn's commands ran under (off,
+	// write, strict); "" in records written before it was recorded.
+	Sandbox string `json:"sandbox,omitempty"`
 
 	// turn.completed
 	FinalSeq int64        `json:"final_seq,omitempty"`

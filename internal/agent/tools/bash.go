@@ -64,6 +64,9 @@ func (t *bashTool) Run(ctx context.Context, raw json.RawMessage) (Result, error)
 		timeout = time.Duration(*a.TimeoutMs) * time.Millisecond
 	}
 	disp := &Display{Kind: KindExecute, Title: shorten(a.Command, 120)}
+	if r := t.s.tasks.opts.Sandbox.Refused; r != "" {
+		return Result{Content: "the command did not run: " + r + ". Tell the user; only they can change this setting.", IsError: true, Display: disp}, nil
+	}
 	if a.Background {
 		return t.background(a.Command, disp)
 	}
@@ -140,13 +143,13 @@ func (t *bashTool) foreground(ctx context.Context, command string, timeout time.
 	}
 	if timedOut || cancelled {
 		t.s.tasks.mu.Lock()
-		pid := p.tk.w.PID
+		pid, sp := p.tk.w.PID, p.tk.proc
 		t.s.tasks.mu.Unlock()
-		killGroup(pid)
+		sp.Kill()
 		select {
 		case <-p.tk.done:
 		case <-time.After(stopWait):
-			return Result{}, fmt.Errorf("bash: process group %d did not exit within %s of SIGKILL", pid, stopWait)
+			return Result{}, fmt.Errorf("bash: command %d and its processes did not exit within %s of SIGKILL", pid, stopWait)
 		}
 	}
 	// The group is gone (reap kills leftovers); wait briefly for the pipes to
@@ -194,6 +197,9 @@ func (t *bashTool) foreground(ctx context.Context, command string, timeout time.
 	stderr.render(&b, "stderr")
 	if stdout.total == 0 && stderr.total == 0 {
 		b.WriteString("(no output)\n")
+	}
+	if note := sandboxNote(b.String(), t.s.tasks.opts.Sandbox, t.s.root); note != "" {
+		b.WriteString(note)
 	}
 	if cancelled {
 		return Result{Content: b.String(), IsError: true, Display: disp}, ctx.Err()

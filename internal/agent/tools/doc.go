@@ -21,13 +21,22 @@
 // directories; a non-empty directory is refused so that one call never
 // removes a tree the model has not looked at.
 //
-// Shell commands run as `bash -lc <command>` in the root, in their own
-// process group, with stdin from /dev/null. While one runs it is an active
-// writer in Tasks, so the checkpoint controller refuses to restore the
-// workspace underneath it. When the shell exits, anything it left running in
-// its process group is killed: a leftover process would be a writer nobody
-// can see. Long-running processes belong in background tasks, which stay
-// listed as active writers until they exit or are stopped.
+// Shell commands run as `bash -lc <command>` in the root, with stdin from
+// /dev/null, under the spawn helper (package spawn): it and everything it
+// starts die when it ends, when it is stopped, and when this process dies;
+// the session's sandbox (package sandbox) confines its writes. While one
+// runs it is an active writer in Tasks, so the checkpoint controller
+// refuses to restore the workspace underneath it. When the shell exits,
+// anything it left running is killed: a leftover process would be a writer
+// nobody can see. Long-running processes belong in background tasks, which
+// stay listed as active writers until they exit or are stopped. Processes
+// an earlier yolop process left that could not be ended (AddSurvivors) are
+// writers too while they live.
+//
+// Commands get the user's environment without yolop's credentials and
+// without secret-looking variables (package secret; TaskOptions.PassEnv
+// lets named ones through), and every result is stripped of known secret
+// values before it is returned, so neither the log nor the model sees them.
 //
 // Confinement checks happen before each operation; a concurrently running
 // shell command could still swap a directory for a symlink in between. The

@@ -3,12 +3,15 @@ package tools
 import (
 	"os"
 	"testing"
+
+	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
 // TestMain gives the shell an empty home directory: `bash -l` sources the
 // user's profile, whose contents (version managers, slow rehash locks) would
 // otherwise make the tests depend on the machine they run on.
 func TestMain(m *testing.M) {
+	spawn.Main()
 	home, err := os.MkdirTemp("", "tools-home-")
 	if err != nil {
 		panic(err)

@@ -4,29 +4,35 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/yolop-dev/yolop/internal/sandbox"
+	"github.com/yolop-dev/yolop/internal/secret"
+	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
 // Writer kinds.
 const (
 	WriterBash       = "bash"       // a foreground command of the bash tool
 	WriterBackground = "background" // a background task
+	// WriterSurvivor is a process an earlier yolop process of the session
+	// left running that could not be ended when the session was opened.
+	WriterSurvivor = "survivor"
 )
 
 // Writer is a running process that can change the workspace. The checkpoint
 // controller refuses to restore while any exists.
 type Writer struct {
 	ID      string
-	Kind    string // WriterBash or WriterBackground
+	Kind    string // WriterBash, WriterBackground or WriterSurvivor
 	Command string
 	Started time.Time
-	PID     int // also the process group id; 0 while starting
+	PID     int // the command's process; 0 while starting
 }
 
 // stopWait bounds how long Stop waits for a killed group's shell to be reaped.
@@ -40,6 +46,7 @@ var ErrUnknownTask = errors.New("tools: unknown task")
 
 type task struct {
 	w       Writer
+	proc    *spawn.Proc
 	logPath string        // background: combined output; "" for foreground
 	done    chan struct{} // closed once the shell is reaped and its group killed
 
@@ -75,16 +82,74 @@ func (t *task) status() string {
 // last few of them so their result can be listed).
 type Tasks struct {
 	spillDir string
+	opts     TaskOptions
 
 	mu      sync.Mutex
 	next    int              // guarded by mu: last id number handed out
 	tasks   map[string]*task // guarded by mu: running tasks and finished background ones
 	stopped map[string]bool  // guarded by mu: ids killed through Stop
+	// survivors are processes of an earlier yolop process that could not
+	// be ended; they count as writers while they live.
+	survivors []survivor // guarded by mu
+}
+
+// survivor is a process left by an earlier yolop process and when this
+// one found it (its Writer.Started).
+type survivor struct {
+	rec   spawn.Record
+	found time.Time
+}
+
+// TaskOptions configures the processes a Tasks starts.
+type TaskOptions struct {
+	// Session names the session in every process's environment
+	// (spawn.SessionEnv), so that descendants can be found later.
+	Session string
+	// Ledger is the session's process ledger ("" records nothing).
+	Ledger string
+	// PassEnv names environment variables that commands get although
+	// their names look like secrets (settings: [tools] pass_env).
+	PassEnv []string
+	// Sandbox is how commands are confined: its Policy is applied to every
+	// command (nil: unconfined); when Refused is set no command runs.
+	Sandbox sandbox.Status
+	// TmpDir, when set, is every command's TMPDIR (created if missing).
+	TmpDir string
 }
 
 // NewTasks makes a registry whose background logs go to spillDir.
 func NewTasks(spillDir string) *Tasks {
-	return &Tasks{spillDir: spillDir, tasks: map[string]*task{}, stopped: map[string]bool{}}
+	return NewSessionTasks(spillDir, TaskOptions{})
+}
+
+// NewSessionTasks makes a registry for a session's commands.
+func NewSessionTasks(spillDir string, opts TaskOptions) *Tasks {
+	return &Tasks{spillDir: spillDir, opts: opts, tasks: map[string]*task{}, stopped: map[string]bool{}}
+}
+
+// AddSurvivors registers processes left by an earlier yolop process that
+// could not be ended: until they are gone they are active writers.
+func (t *Tasks) AddSurvivors(rs []spawn.Record) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, r := range rs {
+		t.survivors = append(t.survivors, survivor{r, time.Now()})
+	}
+}
+
+// survivorsLocked drops survivors that are gone and lists the rest.
+func (t *Tasks) survivorsLocked() []Writer {
+	var out []Writer
+	kept := t.survivors[:0]
+	for _, s := range t.survivors {
+		if !spawn.Alive(s.rec) {
+			continue
+		}
+		kept = append(kept, s)
+		out = append(out, Writer{ID: "p" + strconv.Itoa(s.rec.PID), Kind: WriterSurvivor, Command: s.rec.Command, PID: s.rec.PID, Started: s.found})
+	}
+	t.survivors = kept
+	return out
 }
 
 // Active lists the writers still running, oldest first.
@@ -98,7 +163,7 @@ func (t *Tasks) Active() []Writer {
 		}
 	}
 	sortWriters(out)
-	return out
+	return append(t.survivorsLocked(), out...)
 }
 
 func sortWriters(ws []Writer) {
@@ -113,6 +178,9 @@ func idNum(id string) int {
 // Stop kills task id's whole process group and waits for it to end. Stopping
 // a task that already exited is not an error.
 func (t *Tasks) Stop(id string) error {
+	if strings.HasPrefix(id, "p") {
+		return t.stopSurvivor(id)
+	}
 	t.mu.Lock()
 	tk, ok := t.tasks[id]
 	if ok && !tk.finished() {
@@ -126,17 +194,44 @@ func (t *Tasks) Stop(id string) error {
 		return nil
 	}
 	t.mu.Lock()
-	pid := tk.w.PID
+	pid, p := tk.w.PID, tk.proc
 	t.mu.Unlock()
-	if pid > 0 {
-		killGroup(pid)
-	}
+	if p != nil {
+		p.Kill()
+	} // else start kills it as soon as it runs (t.stopped is set)
 	select {
 	case <-tk.done:
 		return nil
 	case <-time.After(stopWait):
 		return fmt.Errorf("tools: task %s (pid %d) did not exit within %s of SIGKILL; it may be stuck in the kernel", id, pid, stopWait)
 	}
+}
+
+// stopSurvivor kills a survivor (the one listed as id) again.
+func (t *Tasks) stopSurvivor(id string) error {
+	t.mu.Lock()
+	var rec *spawn.Record
+	for i := range t.survivors {
+		if "p"+strconv.Itoa(t.survivors[i].rec.PID) == id {
+			r := t.survivors[i].rec
+			rec = &r
+		}
+	}
+	t.mu.Unlock()
+	if rec == nil || !spawn.Alive(*rec) {
+		return fmt.Errorf("%w %q", ErrUnknownTask, id)
+	}
+	if err := syscall.Kill(rec.PID, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("tools: kill process %d left by an earlier yolop process: %w; end it yourself (kill -9 %d)", rec.PID, err, rec.PID)
+	}
+	deadline := time.Now().Add(stopWait)
+	for spawn.Alive(*rec) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("tools: process %d did not exit within %s of SIGKILL; it may be stuck in the kernel", rec.PID, stopWait)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
 }
 
 // StopAll stops every running task; used when the session ends.
@@ -243,22 +338,15 @@ func (t *Tasks) list() string {
 
 // proc is a process started through Tasks.
 type proc struct {
-	tk  *task
-	cmd *exec.Cmd
+	tk *task
 }
 
-// start runs `bash -lc command` in dir in a new process group with stdin
-// from /dev/null, registered as a writer until it ends. stdout and stderr are
-// handed to the child as files, so Wait does not wait for pipes that a
-// leftover process might hold open.
+// start runs `bash -lc command` in dir through the spawn helper (so that
+// it and everything it starts die with this process, and are confined by
+// the sandbox when one is set), with stdin from /dev/null, registered as a
+// writer until it ends. stdout and stderr are handed to the child as
+// files, so nothing waits for pipes that a leftover process might hold.
 func (t *Tasks) start(kind, command, dir string, stdout, stderr *os.File, logPath string) (*proc, error) {
-	cmd := exec.Command("bash", "-lc", command)
-	cmd.Dir = dir
-	cmd.Env = shellEnv()
-	cmd.Stdin = nil // /dev/null
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-
 	t.mu.Lock()
 	t.next++
 	tk := &task{
@@ -271,38 +359,65 @@ func (t *Tasks) start(kind, command, dir string, stdout, stderr *os.File, logPat
 	t.tasks[tk.w.ID] = tk
 	t.mu.Unlock()
 
-	if err := cmd.Start(); err != nil {
+	spec := spawn.Spec{
+		Args: []string{"bash", "-lc", command}, Dir: dir, Env: t.commandEnv(),
+		Ledger: t.opts.Ledger, Task: tk.w.ID, Command: command, Owner: os.Getpid(),
+		Sandbox: t.opts.Sandbox.Policy,
+	}
+	if t.opts.TmpDir != "" {
+		if err := os.MkdirAll(t.opts.TmpDir, 0o700); err != nil {
+			t.mu.Lock()
+			delete(t.tasks, tk.w.ID)
+			t.mu.Unlock()
+			close(tk.done)
+			return nil, fmt.Errorf("create the commands' temporary directory: %w", err)
+		}
+	}
+	p, err := spawn.Start(spec, stdout, stderr)
+	if err != nil {
 		t.mu.Lock()
 		delete(t.tasks, tk.w.ID)
+		delete(t.stopped, tk.w.ID)
 		t.mu.Unlock()
 		close(tk.done)
 		return nil, fmt.Errorf("start bash: %w", err)
 	}
 	t.mu.Lock()
-	tk.w.PID = cmd.Process.Pid
+	tk.w.PID, tk.proc = p.PID, p
+	// Stopped while it was starting: Stop found no process to kill.
+	stopped := t.stopped[tk.w.ID]
 	t.mu.Unlock()
-	go t.reap(tk, cmd)
-	return &proc{tk: tk, cmd: cmd}, nil
+	if stopped {
+		p.Kill()
+	}
+	go t.reap(tk, p)
+	return &proc{tk: tk}, nil
 }
 
-// reap waits for the shell, kills whatever it left in its process group, and
-// records the end.
-func (t *Tasks) reap(tk *task, cmd *exec.Cmd) {
-	err := cmd.Wait()
-	pid := cmd.Process.Pid
-	// Signal 0 probes for surviving members of the group.
-	if syscall.Kill(-pid, 0) == nil {
-		killGroup(pid)
-		tk.leftovers = true
+// commandEnv is the environment of every command.
+func (t *Tasks) commandEnv() []string {
+	base, _ := secret.FilterEnv(os.Environ(), t.opts.PassEnv)
+	env := t.shellEnv(base)
+	if t.opts.Session != "" {
+		env = append(env, spawn.SessionEnv+"="+t.opts.Session)
 	}
-	tk.exitCode = cmd.ProcessState.ExitCode()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			tk.exitNote = "killed by signal " + ws.Signal().String()
-		}
-	} else if err != nil {
-		tk.exitNote = "wait failed: " + err.Error()
+	if t.opts.TmpDir != "" {
+		env = append(env, "TMPDIR="+t.opts.TmpDir)
+	}
+	return env
+}
+
+// reap waits for the command and everything it left behind to be gone
+// and records the end.
+func (t *Tasks) reap(tk *task, p *spawn.Proc) {
+	st := p.Status()
+	tk.exitCode = st.ExitCode
+	tk.leftovers = st.Leftovers
+	switch {
+	case st.Err != "":
+		tk.exitNote = st.Err
+	case st.Signal != 0:
+		tk.exitNote = "killed by signal " + st.Signal.String()
 	}
 	t.mu.Lock()
 	tk.ended = time.Now()
@@ -337,26 +452,20 @@ func (t *Tasks) pruneLocked() {
 	}
 }
 
-// killGroup sends SIGKILL to a whole process group, grandchildren included.
-// SIGKILL rather than SIGTERM: a timed-out or stopped command must not be
-// able to keep writing while it cleans up.
-func killGroup(pgid int) {
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-}
-
-// shellEnv is the environment of shell commands: the user's, without
-// variables that would point git at another repository, and with pagers and
+// shellEnv is the environment of shell commands: the user's (without
+// secrets, see secret.FilterEnv), without variables that would point git
+// at another repository, and with pagers and
 // prompts disabled because no one is at a terminal to answer them.
-func shellEnv() []string {
+func (t *Tasks) shellEnv(base []string) []string {
 	drop := map[string]bool{
 		"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_INDEX_FILE": true, "GIT_OBJECT_DIRECTORY": true,
 		"GIT_ALTERNATE_OBJECT_DIRECTORIES": true, "GIT_COMMON_DIR": true, "GIT_PREFIX": true,
 		"PAGER": true, "GIT_PAGER": true, "GIT_TERMINAL_PROMPT": true, "GIT_EDITOR": true,
 	}
 	var env []string
-	for _, kv := range os.Environ() {
+	for _, kv := range base {
 		k, _, _ := strings.Cut(kv, "=")
-		if !drop[k] {
+		if !drop[k] && k != spawn.SessionEnv && !(k == "TMPDIR" && t.opts.TmpDir != "") {
 			env = append(env, kv)
 		}
 	}

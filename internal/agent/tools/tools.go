@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/yolop-dev/yolop/internal/secret"
 )
 
 // Spec describes a tool to the model: its name, what it does, and a JSON
@@ -228,7 +230,28 @@ func (s *Set) Run(ctx context.Context, name string, args string) (Result, error)
 	if raw[0] != '{' {
 		return errResult("arguments for %s must be a JSON object, got %.200s", name, raw), nil
 	}
-	return t.Run(ctx, raw)
+	r, err := t.Run(ctx, raw)
+	return redact(r), err
+}
+
+// redact removes every known secret value (yolop's provider keys, the
+// values of secret-looking environment variables) from a result before it
+// is recorded or sent to the model: a command can print them, a file can
+// hold them (`cat` of the settings file).
+func redact(r Result) Result {
+	r.Content = secret.Redact(r.Content)
+	if d := r.Display; d != nil {
+		c := *d
+		c.Title = secret.Redact(c.Title)
+		for _, p := range []**string{&c.OldText, &c.NewText} {
+			if *p != nil {
+				v := secret.Redact(**p)
+				*p = &v
+			}
+		}
+		r.Display = &c
+	}
+	return r
 }
 
 // decodeArgs decodes a JSON object strictly: an unknown field is reported,

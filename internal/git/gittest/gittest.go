@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
 // Isolate points git's global and system config away from the developer's
@@ -23,8 +24,11 @@ func IsolateProcess(dir string) {
 	os.Setenv("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
 }
 
-// Main is a TestMain helper: isolates git config for the package's tests.
+// Main is a TestMain helper: runs the spawn helper when the test binary
+// was started as one (tools' commands run through it), and isolates git
+// config for the package's tests.
 func Main(m *testing.M) int {
+	spawn.Main()
 	dir, err := os.MkdirTemp("", "gittest-")
 	if err != nil {
 		panic(err)
@@ -39,6 +43,7 @@ func Main(m *testing.M) int {
 // tests must not depend on (or wait for) the machine's. The Go caches keep
 // pointing where they did, so tests that build binaries stay warm.
 func MainWithHome(m *testing.M) int {
+	spawn.Main()
 	home, err := os.MkdirTemp("", "gittest-home-")
 	if err != nil {
 		panic(err)

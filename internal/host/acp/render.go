@@ -263,6 +263,9 @@ func sessionNotes(info app.Info) string {
 	for _, n := range info.Notices {
 		fmt.Fprintf(&b, "%s\n", n)
 	}
+	for _, w := range info.Warnings {
+		fmt.Fprintf(&b, "Warning: %s\n", w)
+	}
 	return b.String()
 }
 

@@ -52,7 +52,7 @@ type Options struct {
 
 // Run executes the prompt or slash command and returns the exit code.
 func Run(ctx context.Context, s Session, o Options) int {
-	p := &printer{o: o, sid: s.ID()}
+	p := &printer{o: o, sid: s.ID(), s: s}
 	if s.Exists() {
 		// Repairs made when the session was opened (an interrupted restore
 		// rolled back, an interrupted turn closed) are told once: on
@@ -62,6 +62,7 @@ func Run(ctx context.Context, s Session, o Options) int {
 			for _, r := range p.repairs {
 				fmt.Fprintln(o.Stderr, "yolop: repaired:", r)
 			}
+			p.textWarnings()
 		}
 		p.notices(s)
 	}
@@ -75,8 +76,10 @@ func Run(ctx context.Context, s Session, o Options) int {
 type printer struct {
 	o       Options
 	sid     string
+	s       Session
 	repairs []string
 	noticed bool
+	warned  bool
 }
 
 // notices tells the session's setup problems (an MCP server that did not
@@ -91,9 +94,33 @@ func (p *printer) notices(s Session) {
 	}
 }
 
+// warnings are what the user must be told once about the session (what
+// the sandbox does not confine); empty after the first call and before
+// the session exists.
+func (p *printer) warnings() []string {
+	if p.warned || !p.s.Exists() {
+		return nil
+	}
+	p.warned = true
+	return p.s.Info().Warnings
+}
+
+func (p *printer) textWarnings() {
+	for _, w := range p.warnings() {
+		fmt.Fprintln(p.o.Stderr, "yolop: warning:", w)
+	}
+}
+
 func (p *printer) json(v any) {
 	if m, ok := v.(map[string]any); ok && len(p.repairs) > 0 {
 		m["repairs"] = p.repairs
+	}
+	if m, ok := v.(map[string]any); ok {
+		if w := p.warnings(); len(w) > 0 {
+			// After a turn's own warnings, when it has some.
+			prev, _ := m["warnings"].([]string)
+			m["warnings"] = append(append([]string(nil), prev...), w...)
+		}
 	}
 	b, err := JSONLine(v)
 	if err != nil {
@@ -283,6 +310,7 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 	for _, w := range res.Warnings {
 		fmt.Fprintln(p.o.Stderr, "yolop: warning:", w)
 	}
+	p.textWarnings()
 	if res.Pending != nil {
 		fmt.Fprintln(p.o.Stdout, "\nThe agent asked for a restore. Nothing has changed yet.")
 		p.printPreview(res.Pending)

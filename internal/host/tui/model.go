@@ -132,6 +132,9 @@ func newModel(ctx context.Context, s Session, info app.Info, items []agent.Item,
 		m.entries = append(m.entries, entry{kind: kindNotice, text: "repaired: " + r})
 	}
 	m.noteNotices()
+	for _, w := range info.Warnings {
+		m.entries = append(m.entries, entry{kind: kindNotice, text: "warning: " + w})
+	}
 	if info.ReadOnly {
 		m.entries = append(m.entries, entry{kind: kindError, text: "this session is read-only: " + info.ReadOnlyReason})
 	}

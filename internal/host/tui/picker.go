@@ -585,6 +585,9 @@ func changeLabel(c string) string {
 }
 
 func warningText(w checkpoint.Warning) string {
+	if w.Message != "" {
+		return w.Message
+	}
 	switch w.Kind {
 	case "changed_outside_turns":
 		return w.Path + " changed outside agent turns; restoring overwrites that change"

@@ -1,0 +1,105 @@
+package spawn
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// readLedger returns the ledger's start records that have no end record,
+// in order. A torn or unreadable line is skipped: the environment marker
+// still finds the process.
+func readLedger(path string) ([]Record, error) {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read process ledger %s: %w", path, err)
+	}
+	type key struct {
+		pid   int
+		start uint64
+		boot  string
+	}
+	var order []key
+	open := map[key]Record{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var r Record
+		if json.Unmarshal(sc.Bytes(), &r) != nil {
+			continue
+		}
+		k := key{r.PID, r.Start, r.Boot}
+		switch r.Op {
+		case "start":
+			if _, ok := open[k]; !ok {
+				order = append(order, k)
+			}
+			open[k] = r
+		case "end":
+			delete(open, k)
+		}
+	}
+	var out []Record
+	for _, k := range order {
+		if r, ok := open[k]; ok {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// rewriteLedger replaces the ledger with start records for keep (the
+// processes Reap could not end), or removes it when keep is empty.
+func rewriteLedger(path string, keep []Record) error {
+	if len(keep) == 0 {
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("remove process ledger: %w", err)
+		}
+		return nil
+	}
+	var b bytes.Buffer
+	for _, r := range keep {
+		r.Op = "start"
+		line, _ := json.Marshal(r)
+		b.Write(append(line, '\n'))
+	}
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, b.Bytes(), 0o600); err != nil {
+		return fmt.Errorf("write process ledger: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("replace process ledger: %w", err)
+	}
+	return nil
+}
+
+// Reaped is what Reap did.
+type Reaped struct {
+	Ended []Record // processes it killed
+	Left  []Record // processes still alive afterwards (could not be killed)
+}
+
+// Reap ends every process that an earlier owner of the session left
+// behind: the ledger's recorded processes that still run (same pid, start
+// time and boot), their descendants, and every process of this user whose
+// environment names the session. Call it only while holding the session's
+// lock, before any tool of this process runs: it would kill those too.
+func Reap(ledgerPath, session string) (Reaped, error) {
+	recs, err := readLedger(ledgerPath)
+	if err != nil {
+		return Reaped{}, err
+	}
+	res, err := reap(recs, session)
+	if err != nil {
+		return res, err
+	}
+	sort.Slice(res.Ended, func(i, j int) bool { return res.Ended[i].PID < res.Ended[j].PID })
+	return res, rewriteLedger(ledgerPath, res.Left)
+}

@@ -1,0 +1,54 @@
+package spawn
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// ExecArg as the first argument makes Main apply a sandbox Policy to
+// itself and execute the command: the helper's second stage, run in the
+// command's own process so that the helper stays unconfined.
+const ExecArg = "__yolop-sandbox-exec"
+
+// Policy confines a command's writes (and, at level strict, its outbound
+// TCP connections).
+type Policy struct {
+	Level string `json:"level"` // "write" or "strict"
+	// MinABI is the Landlock ABI the level needs; the command does not
+	// start on an older kernel.
+	MinABI int `json:"min_abi"`
+	// WriteDirs may be written recursively; WriteFiles are single files
+	// (devices) that may be written.
+	WriteDirs  []string `json:"write_dirs"`
+	WriteFiles []string `json:"write_files"`
+	// Ports are the TCP ports strict allows connecting to.
+	Ports []uint16 `json:"ports,omitempty"`
+}
+
+// execMain applies the policy in os.Args[2] and executes os.Args[3:].
+func execMain() int {
+	if len(os.Args) < 4 {
+		fmt.Fprintln(os.Stderr, "yolop sandbox: usage: "+ExecArg+" POLICY COMMAND...")
+		return 126
+	}
+	var p Policy
+	if err := json.Unmarshal([]byte(os.Args[2]), &p); err != nil {
+		fmt.Fprintf(os.Stderr, "yolop sandbox: bad policy: %v\n", err)
+		return 126
+	}
+	if err := applyPolicy(p); err != nil {
+		fmt.Fprintf(os.Stderr, "yolop sandbox: %v; the command did not run\n", err)
+		return 126
+	}
+	path, err := exec.LookPath(os.Args[3])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "yolop sandbox: %v\n", err)
+		return 127
+	}
+	err = syscall.Exec(path, os.Args[3:], os.Environ())
+	fmt.Fprintf(os.Stderr, "yolop sandbox: exec %s: %v\n", path, err)
+	return 126
+}
