@@ -417,6 +417,7 @@ func (c *Controller) captureEnd(ctx context.Context, done *timeline.Record, star
 	}
 	done.End = &timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}
 	done.FilesChanged = c.countChanged(ctx, startTree, snap.Tree)
+	done.Paths, done.PathsMore = c.turnPaths(ctx, startTree, snap.Tree)
 }
 
 // linkRepairs returns the snapshot engine's notes about a worktree `.git`
@@ -436,6 +437,29 @@ func endWarning(id, reason string) string {
 // endReason is the listing's reason for a turn whose end capture failed.
 func endReason(reason string) string {
 	return "end-of-turn capture failed (" + reason + "): files changed unknown"
+}
+
+// turnPaths lists the paths a turn changed, whoever changed them (edit
+// tools or shell commands), for search and listings: at most
+// timeline.MaxPaths, and how many more there were. A failed diff records
+// none; the trees stay in the journal and can be compared later.
+func (c *Controller) turnPaths(ctx context.Context, before, after string) ([]string, int) {
+	if before == after {
+		return nil, 0
+	}
+	changes, err := c.cfg.Snapshots.Diff(ctx, before, after)
+	if err != nil {
+		return nil, 0
+	}
+	paths := make([]string, 0, min(len(changes), timeline.MaxPaths))
+	for _, ch := range changes {
+		if len(paths) == timeline.MaxPaths {
+			break
+		}
+		paths = append(paths, ch.Path)
+	}
+	sort.Strings(paths)
+	return paths, len(changes) - len(paths)
 }
 
 func captureReason(err error) string {
@@ -555,6 +579,13 @@ func (c *Controller) filesChangedLocked(ctx context.Context, cp *timeline.Checkp
 	}
 	p := c.countChanged(ctx, cp.Snapshot.Tree, cp.End.Tree)
 	if p == nil {
+}
+
+	if len(cp.Paths) > 0 {
+		return len(cp.Paths) + cp.PathsMore
+	}
+	if cp.Snapshot.Tree == cp.End.Tree {
+		c.filesChanged[cp.ID] = 0
 		return 0
 	}
 	c.filesChanged[cp.ID] = *p

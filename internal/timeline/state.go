@@ -28,6 +28,9 @@ type Checkpoint struct {
 	// turn.completed recorded it; nil when the record predates the field
 	// or the turn has no end snapshot to compare.
 	FilesChanged *int
+	// Paths the turn changed (see Record.Paths); nil when not recorded.
+	Paths     []string
+	PathsMore int
 }
 
 // Redo is the one redo slot: what the most recent restore abandoned.
@@ -70,6 +73,10 @@ type State struct {
 	// after a workspace restore the files are the restored tree. "" when
 	// it is unknown (a turn is running, or its end capture failed).
 	KnownFiles string
+	// LastUsed is when the session was last used: the time of its latest
+	// checkpoint.created, turn.completed or head.moved (a turn ran or a
+	// restore was confirmed). Zero when it never was.
+	LastUsed time.Time
 
 	maxSeq int64
 	// upper maps each active checkpoint id ("" for the root) to the
@@ -157,6 +164,12 @@ func (s *State) apply(r Record) error {
 	}
 	do()
 	s.Records++
+	switch r.Type {
+	case TypeCheckpointCreated, TypeTurnCompleted, TypeHeadMoved:
+		if r.Time.After(s.LastUsed) {
+			s.LastUsed = r.Time
+		}
+	}
 	return nil
 }
 
@@ -290,6 +303,7 @@ func (s *State) planCompleted(r Record) (func(), error) {
 		cp := s.OpenTurn
 		cp.FinalSeq, cp.Status, cp.End, cp.Open, cp.EndError = r.FinalSeq, r.Status, r.End, false, r.EndError
 		cp.FilesChanged = r.FilesChanged
+		cp.Paths, cp.PathsMore = r.Paths, r.PathsMore
 		s.OpenTurn = nil
 		s.Head = cp.ID
 		s.maxSeq = r.FinalSeq
