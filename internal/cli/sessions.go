@@ -117,7 +117,7 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 		Args:    noArgs,
 		RunE:    cmd.RunE,
 	}
-	cmd.AddCommand(list, show, rm, fork)
+	cmd.AddCommand(list, show, rm, fork, newSessionsSearchCmd(o, &format))
 	return cmd
 }
 

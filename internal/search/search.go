@@ -487,7 +487,7 @@ func matchEvent(ev sessionEvent, m *matcher) (kind, snippet string, ok bool) {
 			if skipKeys[key] {
 				return false
 			}
-			if key == "arguments" {
+			if key == "arguments" || key == "args" {
 				// Tool-call arguments are JSON text: match their values,
 				// not their quoting.
 				var args any
