@@ -2,9 +2,11 @@ package search
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -95,15 +98,42 @@ type matcher struct {
 	re *regexp.Regexp
 	// needle is the prefilter (lowercased when fold); nil = every line.
 	needle []byte
-	fold   bool
+	// kNeedle is the needle to use in a file holding the Kelvin sign or
+	// the long s, which fold to k and s but are not ASCII.
+	kNeedle []byte
+	fold    bool
+	// lit is the plain query (lowercased when fold); nil for a regex.
+	lit []byte
+	// litASCII says lit is ASCII, so ASCII lowercasing finds it.
+	litASCII bool
 }
 
-func (m *matcher) find(s string) (int, int, bool) {
+// find locates the query in a decoded string.
+func (m *matcher) find(s string, scratch *[]byte) (int, int, bool) {
+	if m.lit != nil && m.litASCII {
+		var i int
+		if m.fold {
+			*scratch = lowerASCII(*scratch, []byte(s))
+			i = bytes.Index(*scratch, m.lit)
+		} else {
+			i = strings.Index(s, string(m.lit))
+		}
+		if i >= 0 {
+			return i, i + len(m.lit), true
+		}
+		if !m.fold || !hasKelvinOrLongS(s) {
+			return 0, 0, false
+		}
+	}
 	loc := m.re.FindStringIndex(s)
 	if loc == nil {
 		return 0, 0, false
 	}
 	return loc[0], loc[1], true
+}
+
+func hasKelvinOrLongS(s string) bool {
+	return strings.Contains(s, "\u212a") || strings.Contains(s, "\u017f")
 }
 
 // compile checks the query and builds its matcher.
@@ -141,8 +171,22 @@ func compile(q string, isRegex bool) (*matcher, error) {
 		pat = "(?i)" + pat
 	}
 	m.re = regexp.MustCompile(pat)
-	m.needle = prefilterNeedle(q, m.fold)
+	m.needle = prefilterNeedle(q, m.fold, false)
+	m.kNeedle = prefilterNeedle(q, m.fold, true)
+	m.lit, m.litASCII = []byte(q), isASCII(q)
+	if m.fold {
+		m.lit = lowerASCII(nil, m.lit)
+	}
 	return m, nil
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func hasUpper(s string) bool {
@@ -195,7 +239,7 @@ func selfEscaping(r rune, fold bool) bool {
 // escaped file whenever q appears in a decoded field (lowercased when
 // fold), or nil when there is none. ASCII letters that fold to non-ASCII
 // (k to the Kelvin sign, s to the long s) end a run too.
-func prefilterNeedle(q string, fold bool) []byte {
+func prefilterNeedle(q string, fold, kelvin bool) []byte {
 	best, start := "", -1
 	flush := func(end int) {
 		if start >= 0 && end-start > len(best) {
@@ -205,7 +249,7 @@ func prefilterNeedle(q string, fold bool) []byte {
 	}
 	for i, r := range q {
 		ok := selfEscaping(r, fold)
-		if fold && (r == 'k' || r == 'K' || r == 's' || r == 'S') {
+		if fold && kelvin && (r == 'k' || r == 'K' || r == 's' || r == 'S') {
 			ok = false
 		}
 		if !ok {
@@ -226,10 +270,26 @@ func prefilterNeedle(q string, fold bool) []byte {
 	return []byte(best)
 }
 
-// lowerASCII writes src lowercased (ASCII only) into dst's storage.
+// lowerASCII writes src lowercased (ASCII only) into dst's storage. It
+// works eight bytes at a time: the case-insensitive prefilter lowercases
+// every byte of every log, and a byte loop was most of its cost.
 func lowerASCII(dst, src []byte) []byte {
 	dst = slices.Grow(dst[:0], len(src))[:len(src)]
-	for i, c := range src {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	i := 0
+	for ; i+8 <= len(src); i += 8 {
+		x := binary.LittleEndian.Uint64(src[i:])
+		h := x &^ high // low seven bits of each byte
+		geA := h + ones*(0x80-'A')
+		gtZ := h + ones*(0x80-'Z'-1)
+		upper := geA &^ gtZ &^ x & high // 'A'..'Z', and not a byte >= 0x80
+		binary.LittleEndian.PutUint64(dst[i:], x|upper>>2)
+	}
+	for ; i < len(src); i++ {
+		c := src[i]
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
@@ -261,10 +321,9 @@ func Search(o Options) (*Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var buf []byte
+			var bufs buffers
 			for i := range next {
-				hits, problem, skipped, b := searchSession(dirs[i], o, m, buf)
-				buf = b
+				hits, problem, skipped := searchSession(dirs[i], o, m, &bufs)
 				outs[i] = out{hits, problem, skipped}
 			}
 		}()
@@ -325,6 +384,18 @@ func InRepo(ws session.Workspace, root string) bool {
 	return ws.RepoRoot == root || (ws.RepoRoot == "" && ws.ActiveRoot == root)
 }
 
+var (
+	kelvin = []byte("\u212a")
+	longS  = []byte("\u017f")
+)
+
+func lowerIf(fold bool, b []byte) []byte {
+	if fold {
+		return lowerASCII(nil, b)
+	}
+	return b
+}
+
 // readWorkspace decodes workspace.json without the session package's
 // checks (a search must read damaged sessions too).
 func readWorkspace(dir string) (session.Workspace, error) {
@@ -345,7 +416,42 @@ type sessionEvent struct {
 	Data json.RawMessage `json:"data"`
 }
 
-func searchSession(dir string, o Options, m *matcher, buf []byte) (hits []Hit, problem string, skipped bool, _ []byte) {
+// buffers are a worker's reusable memory.
+type buffers struct {
+	read []byte
+}
+
+// readInto reads a regular file (not through a symlink) into buf.
+func readInto(buf []byte, path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return buf, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return buf, err
+	}
+	if !fi.Mode().IsRegular() {
+		return buf, fmt.Errorf("%s is not a regular file", path)
+	}
+	buf = slices.Grow(buf[:0], int(fi.Size())+1)
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF || n == 0 && err == nil {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, 4096)
+		}
+	}
+}
+
+func searchSession(dir string, o Options, m *matcher, bufs *buffers) (hits []Hit, problem string, skipped bool) {
 	id := filepath.Base(dir)
 	var problems []string
 	if o.Repo != "" {
@@ -353,20 +459,20 @@ func searchSession(dir string, o Options, m *matcher, buf []byte) (hits []Hit, p
 		if err != nil {
 			// Which repository it belongs to is unknown: say so rather
 			// than search it or drop it silently.
-			return nil, fmt.Sprintf("%s: not searched: %s is unreadable (%v)", id, session.WorkspaceFile, err), false, buf
+			return nil, fmt.Sprintf("%s: not searched: %s is unreadable (%v)", id, session.WorkspaceFile, err), false
 		}
 		if !InRepo(ws, o.Repo) {
-			return nil, "", true, buf
+			return nil, "", true
 		}
 	}
 	var st *timeline.State
 	state := func() *timeline.State {
 		if st == nil {
-			recs, err := timeline.ReadRecords(filepath.Join(dir, session.TimelineFile))
-			if err != nil {
+			var err error
+			st, err = readTimeline(dir)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				problems = append(problems, fmt.Sprintf("timeline unreadable (%v); every hit is labeled abandoned", err))
 			}
-			st = timeline.Build(recs)
 			if st.ReadOnly {
 				problems = append(problems, "timeline damaged ("+st.ReadOnlyReason+"); branches are labeled by its valid prefix")
 			}
@@ -379,71 +485,92 @@ func searchSession(dir string, o Options, m *matcher, buf []byte) (hits []Hit, p
 		}
 		return BranchAbandoned
 	}
-	data, err := jsonl.ReadFile(filepath.Join(dir, session.EventsFile))
+	data, err := readInto(bufs.read[:0], filepath.Join(dir, session.EventsFile))
+	bufs.read = data
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		problems = append(problems, fmt.Sprintf("%s unreadable: %v", session.EventsFile, err))
 	}
-	hay := data
-	if m.fold && m.needle != nil {
-		buf = lowerASCII(buf, data)
-		hay = buf
+	if m.fold && m.needle != nil && (bytes.Contains(data, kelvin) || bytes.Contains(data, longS)) {
+		fm := *m
+		fm.needle = m.kNeedle
+		m = &fm
 	}
+	var ff *foldFinder
+	if m.fold && m.needle != nil {
+		ff = newFoldFinder(m.needle)
+		ff.reset()
+	}
+	var scratch []byte
 	for pos := 0; pos < len(data); {
-		var start int
+		start := pos
 		if m.needle != nil {
-			i := bytes.Index(hay[pos:], m.needle)
-			if i < 0 {
+			var at int
+			if ff != nil {
+				at = ff.index(data, pos)
+			} else if i := bytes.Index(data[pos:], m.needle); i >= 0 {
+				at = pos + i
+			} else {
+				at = -1
+			}
+			if at < 0 {
 				break
 			}
-			start = pos + i
-			if nl := bytes.LastIndexByte(data[pos:start], '\n'); nl >= 0 {
+			if nl := bytes.LastIndexByte(data[pos:at], '\n'); nl >= 0 {
 				start = pos + nl + 1
-			} else {
-				start = pos
 			}
-		} else {
-			start = pos
 		}
 		end := len(data)
 		if nl := bytes.IndexByte(data[start:], '\n'); nl >= 0 {
 			end = start + nl
 		}
 		pos = end + 1
-		var ev sessionEvent
-		if json.Unmarshal(data[start:end], &ev) != nil || ev.Seq <= 0 {
+		h, ok := parseHeader(data[start:end])
+		if !ok || len(h.data) == 0 {
 			continue // a torn or damaged line: nothing trustworthy to show
 		}
-		kind, snippet, ok := matchEvent(ev, m)
+		snippet, ok := m.matchData(h.data, &scratch)
 		if !ok {
 			continue
 		}
-		active := state().InActiveRange(ev.Turn, ev.Seq)
+		active := state().InActiveRange(h.turn, h.seq)
 		if o.AbandonedOnly && active {
 			continue
 		}
-		hits = append(hits, Hit{SessionID: id, Checkpoint: ev.Turn, Branch: branch(active), Time: ev.Time.UTC(), Snippet: snippet, Kind: kind, Seq: ev.Seq})
+		hits = append(hits, Hit{SessionID: id, Checkpoint: h.turn, Branch: branch(active), Time: h.ts.UTC(), Snippet: snippet, Kind: kindOf(h.typ), Seq: h.seq})
 	}
 	// Paths changed by shell commands are in no event; the timeline keeps
-	// each turn's changed paths.
-	s := state()
-	for _, cid := range s.Order {
-		cp := s.Checkpoints[cid]
-		for _, p := range cp.Paths {
-			if a, b, ok := m.find(p); ok {
-				active := s.Active(cid)
-				if o.AbandonedOnly && active {
+	// each turn's changed paths. Its bytes are prefiltered like the
+	// events' before it is decoded.
+	if st == nil && m.needle != nil {
+		tl, err := jsonl.ReadFile(filepath.Join(dir, session.TimelineFile))
+		if err != nil || !bytes.Contains(lowerIf(m.fold, tl), m.needle) {
+			tl = nil
+		}
+		if tl == nil {
+			goto done
+		}
+	}
+	{
+		s := state()
+		for _, cid := range s.Order {
+			cp := s.Checkpoints[cid]
+			for _, p := range cp.Paths {
+				if a, b, ok := m.find(p, &scratch); ok {
+					active := s.Active(cid)
+					if o.AbandonedOnly && active {
+						break
+					}
+					hits = append(hits, Hit{SessionID: id, Checkpoint: cid, Branch: branch(active), Time: cp.Created.UTC(), Snippet: "changed " + cut(p, a, b), Kind: KindPath})
 					break
 				}
-				when := cp.Created
-				hits = append(hits, Hit{SessionID: id, Checkpoint: cid, Branch: branch(active), Time: when.UTC(), Snippet: "changed " + cut(p, a, b), Kind: KindPath})
-				break
 			}
 		}
 	}
+done:
 	if len(problems) > 0 {
 		problem = id + ": " + strings.Join(problems, "; ")
 	}
-	return hits, problem, false, buf
+	return hits, problem, false
 }
 
 // keys whose string values are never searched: ids, names of the
@@ -453,102 +580,66 @@ var skipKeys = map[string]bool{
 	"role": true, "stop_reason": true, "signature": true, "redacted": true, "status": true, "kind": true,
 }
 
-// matchEvent matches the decoded text fields of an event.
-func matchEvent(ev sessionEvent, m *matcher) (kind, snippet string, ok bool) {
-	switch ev.Type {
+// kindOf names the part of the history an event type holds.
+func kindOf(typ string) string {
+	switch typ {
 	case "user.message":
-		kind = KindPrompt
+		return KindPrompt
 	case "assistant.message":
-		kind = KindAssistant
+		return KindAssistant
 	case "tool.result":
-		kind = KindTool
+		return KindTool
 	case "notice":
-		kind = KindNotice
+		return KindNotice
 	case "turn.error":
-		kind = KindError
-	default:
-		kind = ev.Type
+		return KindError
 	}
-	if len(ev.Data) == 0 {
-		return "", "", false
-	}
-	var v any
-	if json.Unmarshal(ev.Data, &v) != nil {
-		return "", "", false
-	}
+	return typ
+}
+
+// matchData matches the string values of an event's data, in document
+// order, and returns the snippet of the first match.
+func (m *matcher) matchData(data []byte, scratch *[]byte) (string, bool) {
 	found := ""
-	var walk func(key string, v any, depth int) bool
-	walk = func(key string, v any, depth int) bool {
-		if depth > 32 {
+	var visit func(key string, raw []byte) bool
+	depth := 0
+	visit = func(key string, raw []byte) bool {
+		if skipKeys[key] {
 			return false
 		}
-		switch x := v.(type) {
-		case string:
-			if skipKeys[key] {
-				return false
+		if m.needle != nil && !m.rawHas(raw, scratch) {
+			return false
+		}
+		str := unescape(raw)
+		if (key == "arguments" || key == "args") && depth < 2 && strings.HasPrefix(strings.TrimSpace(str), "{") {
+			// Tool-call arguments are JSON text: match their values, not
+			// their quoting. Malformed arguments are matched as text.
+			depth++
+			sc := &lineScanner{b: []byte(str)}
+			complete := sc.value("", 0, visit)
+			depth--
+			if found != "" || complete {
+				return found != ""
 			}
-			if key == "arguments" || key == "args" {
-				// Tool-call arguments are JSON text: match their values,
-				// not their quoting.
-				var args any
-				if json.Unmarshal([]byte(x), &args) == nil {
-					if _, isObj := args.(map[string]any); isObj {
-						return walk("", args, depth+1)
-					}
-				}
-			}
-			if a, b, ok := m.find(x); ok {
-				found = cut(x, a, b)
-				if key == "name" && kind == KindAssistant {
-					found = "tool call: " + found
-				}
-				return true
-			}
-		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
-			}
-			// Text before tool calls before anything else, for a stable,
-			// readable snippet.
-			slices.SortFunc(keys, func(a, b string) int {
-				if d := keyRank(a) - keyRank(b); d != 0 {
-					return d
-				}
-				return strings.Compare(a, b)
-			})
-			for _, k := range keys {
-				if walk(k, x[k], depth+1) {
-					return true
-				}
-			}
-		case []any:
-			for _, e := range x {
-				if walk(key, e, depth+1) {
-					return true
-				}
-			}
+		}
+		if a, b, ok := m.find(str, scratch); ok {
+			found = cut(str, a, b)
+			return true
 		}
 		return false
 	}
-	if !walk("", v, 0) {
-		return "", "", false
-	}
-	return kind, found, true
+	sc := &lineScanner{b: data}
+	sc.value("", 0, visit)
+	return found, found != ""
 }
 
-func keyRank(k string) int {
-	switch k {
-	case "text":
-		return 0
-	case "message":
-		return 1
-	case "content":
-		return 2
-	case "tool_calls":
-		return 3
+// rawHas reports whether escaped bytes hold the prefilter needle.
+func (m *matcher) rawHas(raw []byte, scratch *[]byte) bool {
+	if !m.fold {
+		return bytes.Contains(raw, m.needle)
 	}
-	return 4
+	*scratch = lowerASCII(*scratch, raw)
+	return bytes.Contains(*scratch, m.needle)
 }
 
 // snippet sizes, in runes.
@@ -558,23 +649,53 @@ const (
 )
 
 // cut returns the text around s[a:b] on one line, with "…" where it was
-// shortened.
+// shortened. It only looks at the bytes it keeps: tool output can be
+// megabytes.
 func cut(s string, a, b int) string {
-	pre, match, post := []rune(s[:a]), s[a:b], []rune(s[b:])
-	lead, trail := "", ""
-	if len(pre) > before {
-		pre, lead = pre[len(pre)-before:], "…"
+	lo := a
+	for n := 0; lo > 0 && n < before; n++ {
+		_, size := utf8.DecodeLastRuneInString(s[:lo])
+		lo -= size
 	}
-	if len(post) > after {
-		post, trail = post[:after], "…"
+	match := s[a:b]
+	if utf8.RuneCountInString(match) > 120 {
+		end := 0
+		for n := 0; n < 120; n++ {
+			_, size := utf8.DecodeRuneInString(match[end:])
+			end += size
+		}
+		match, b = match[:end]+"…", len(s)
 	}
-	if r := []rune(match); len(r) > 120 {
-		match = string(r[:120]) + "…"
-		post, trail = nil, ""
+	hi := b
+	for n := 0; hi < len(s) && n < after; n++ {
+		_, size := utf8.DecodeRuneInString(s[hi:])
+		hi += size
 	}
-	return oneLine(lead + string(pre) + match + string(post) + trail)
+	out := s[lo:a] + match + s[min(b, len(s)):hi]
+	if lo > 0 {
+		out = "…" + out
+	}
+	if hi < len(s) {
+		out += "…"
+	}
+	return oneLine(out)
 }
 
+// oneLine collapses runs of white space (newlines included) to one space.
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -1,7 +1,10 @@
 package search
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -263,7 +266,7 @@ func TestPrefilterNeedle(t *testing.T) {
 		{"café crème", false, "café crème"},
 		{"ask", true, "a"},
 	} {
-		if got := string(prefilterNeedle(tc.q, tc.fold)); got != tc.want {
+		if got := string(prefilterNeedle(tc.q, tc.fold, true)); got != tc.want {
 			t.Errorf("prefilterNeedle(%q, %v) = %q, want %q", tc.q, tc.fold, got, tc.want)
 		}
 	}
@@ -297,5 +300,68 @@ func TestCatalogOrdersByLastUse(t *testing.T) {
 	}
 	if id, _ := LatestFor(dataDir, "/nowhere"); id != "" {
 		t.Errorf("LatestFor(/nowhere) = %q", id)
+	}
+}
+
+// unescape must decode what encoding/json writes exactly as it decodes.
+func TestUnescapeMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"plain", `quote " and \ back`, "tab\tnew\nline\r", "<html> & </html>", "é ü 日本", "emoji 😀", "\u2028 sep", "\x01 ctl", "bad \xff utf8", `{"a":"b\"c"}`} {
+		enc, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want string
+		if err := json.Unmarshal(enc, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := unescape(enc[1 : len(enc)-1]); got != want {
+			t.Errorf("unescape(%s) = %q, want %q", enc, got, want)
+		}
+	}
+}
+
+func FuzzUnescape(f *testing.F) {
+	f.Add(`a\"b\\c\u00e9\ud83d\ude00`)
+	f.Fuzz(func(t *testing.T, s string) {
+		enc, _ := json.Marshal(s)
+		var want string
+		if err := json.Unmarshal(enc, &want); err != nil {
+			t.Skip()
+		}
+		if got := unescape(enc[1 : len(enc)-1]); got != want {
+			t.Errorf("unescape(%s) = %q, want %q", enc, got, want)
+		}
+	})
+}
+
+func TestFoldFinder(t *testing.T) {
+	t.Parallel()
+	text := []byte("xx The QUIXOTIC quest, quixotic again; qUiXoTiC\n")
+	for _, needle := range []string{"quixotic", "the", "x", "again;", "nope", "c\n"} {
+		f := newFoldFinder([]byte(needle))
+		f.reset()
+		var got []int
+		for from := 0; ; {
+			i := f.index(text, from)
+			if i < 0 {
+				break
+			}
+			got = append(got, i)
+			from = i + 1
+		}
+		var want []int
+		lower := lowerASCII(nil, text)
+		for from := 0; ; {
+			i := bytes.Index(lower[from:], []byte(needle))
+			if i < 0 {
+				break
+			}
+			want = append(want, from+i)
+			from += i + 1
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%q: got %v, want %v", needle, got, want)
+		}
 	}
 }
