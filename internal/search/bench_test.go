@@ -14,7 +14,7 @@ func BenchmarkSearch(b *testing.B) {
 	if dir == "" {
 		b.Skip("set YOLOP_SEARCH_BENCH_DIR to a data dir made by cmd/searchbench")
 	}
-	for _, q := range []string{"quixotic", "parser"} {
+	for _, q := range []string{"quixotic", "parser", "the", `"quoted"`} {
 		b.Run(q, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				if _, err := Search(Options{DataDir: dir, Query: q}); err != nil {

@@ -69,13 +69,13 @@ func (s *lineScanner) str() ([]byte, bool) {
 
 // skip steps over one value.
 func (s *lineScanner) skip(depth int) bool {
-	return s.value("", depth, nil)
+	return s.value(nil, depth, nil)
 }
 
 // value reads one value; string values are passed to visit with the key
 // of the innermost object member (array elements keep it). visit returns
 // true to stop. value returns false on malformed input or a stop.
-func (s *lineScanner) value(key string, depth int, visit func(key string, raw []byte) bool) bool {
+func (s *lineScanner) value(key []byte, depth int, visit func(key, raw []byte) bool) bool {
 	if depth > 64 {
 		return false
 	}
@@ -111,7 +111,7 @@ func (s *lineScanner) value(key string, depth int, visit func(key string, raw []
 				return false
 			}
 			s.pos++
-			if !s.value(keyString(k), depth+1, visit) {
+			if !s.value(k, depth+1, visit) {
 				return false
 			}
 			s.ws()
@@ -271,6 +271,15 @@ func hex4(b []byte) (rune, int) {
 	return r, 4
 }
 
+func onlySpace(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
+}
+
 // header is the top level of an event line.
 type header struct {
 	seq  int64
@@ -305,6 +314,17 @@ func parseHeader(line []byte) (header, bool) {
 		s.pos++
 		s.ws()
 		start := s.pos
+		if string(k) == "data" && start < len(s.b) && s.b[start] == '{' {
+			// yolop writes data last: take the rest of the object without
+			// scanning it twice (matchData scans it, and finds nothing in
+			// a malformed one).
+			if end := bytes.LastIndexByte(s.b, '}'); end > start && onlySpace(s.b[end+1:]) {
+				if d := bytes.TrimRight(s.b[start:end], " \t\r\n"); len(d) > 1 && d[len(d)-1] == '}' {
+					h.data = d
+					break
+				}
+			}
+		}
 		if !s.skip(0) {
 			return h, false
 		}

@@ -343,14 +343,20 @@ func Search(o Options) (*Result, error) {
 			res.Problems = append(res.Problems, r.problem)
 		}
 	}
-	slices.SortStableFunc(res.Hits, func(a, b Hit) int {
+	slices.SortFunc(res.Hits, func(a, b Hit) int {
 		if c := b.Time.Compare(a.Time); c != 0 {
 			return c
 		}
 		if c := strings.Compare(b.SessionID, a.SessionID); c != 0 {
 			return c
 		}
-		return int(b.Seq - a.Seq)
+		if a.Seq != b.Seq {
+			return int(b.Seq - a.Seq)
+		}
+		if c := strings.Compare(a.Checkpoint, b.Checkpoint); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Kind, b.Kind)
 	})
 	if o.Limit > 0 && len(res.Hits) > o.Limit {
 		res.More = len(res.Hits) - o.Limit
@@ -389,13 +395,6 @@ var (
 	longS  = []byte("\u017f")
 )
 
-func lowerIf(fold bool, b []byte) []byte {
-	if fold {
-		return lowerASCII(nil, b)
-	}
-	return b
-}
-
 // readWorkspace decodes workspace.json without the session package's
 // checks (a search must read damaged sessions too).
 func readWorkspace(dir string) (session.Workspace, error) {
@@ -407,14 +406,6 @@ func readWorkspace(dir string) (session.Workspace, error) {
 	return ws, json.Unmarshal(b, &ws)
 }
 
-// sessionEvent is the part of an event line search reads.
-type sessionEvent struct {
-	Seq  int64           `json:"seq"`
-	Type string          `json:"type"`
-	Time time.Time       `json:"ts"`
-	Turn string          `json:"turn"`
-	Data json.RawMessage `json:"data"`
-}
 
 // buffers are a worker's reusable memory.
 type buffers struct {
@@ -479,12 +470,6 @@ func searchSession(dir string, o Options, m *matcher, bufs *buffers) (hits []Hit
 		}
 		return st
 	}
-	branch := func(active bool) string {
-		if active {
-			return BranchActive
-		}
-		return BranchAbandoned
-	}
 	data, err := readInto(bufs.read[:0], filepath.Join(dir, session.EventsFile))
 	bufs.read = data
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -536,41 +521,58 @@ func searchSession(dir string, o Options, m *matcher, bufs *buffers) (hits []Hit
 		if o.AbandonedOnly && active {
 			continue
 		}
-		hits = append(hits, Hit{SessionID: id, Checkpoint: h.turn, Branch: branch(active), Time: h.ts.UTC(), Snippet: snippet, Kind: kindOf(h.typ), Seq: h.seq})
+		hits = append(hits, Hit{SessionID: id, Checkpoint: h.turn, Branch: branchLabel(active), Time: h.ts.UTC(), Snippet: snippet, Kind: kindOf(h.typ), Seq: h.seq})
 	}
 	// Paths changed by shell commands are in no event; the timeline keeps
 	// each turn's changed paths. Its bytes are prefiltered like the
 	// events' before it is decoded.
-	if st == nil && m.needle != nil {
-		tl, err := jsonl.ReadFile(filepath.Join(dir, session.TimelineFile))
-		if err != nil || !bytes.Contains(lowerIf(m.fold, tl), m.needle) {
-			tl = nil
-		}
-		if tl == nil {
-			goto done
-		}
+	if st != nil || m.needle == nil || timelineHas(dir, m) {
+		hits = append(hits, pathHits(id, state(), o, m, &scratch)...)
 	}
-	{
-		s := state()
-		for _, cid := range s.Order {
-			cp := s.Checkpoints[cid]
-			for _, p := range cp.Paths {
-				if a, b, ok := m.find(p, &scratch); ok {
-					active := s.Active(cid)
-					if o.AbandonedOnly && active {
-						break
-					}
-					hits = append(hits, Hit{SessionID: id, Checkpoint: cid, Branch: branch(active), Time: cp.Created.UTC(), Snippet: "changed " + cut(p, a, b), Kind: KindPath})
-					break
-				}
-			}
-		}
-	}
-done:
 	if len(problems) > 0 {
 		problem = id + ": " + strings.Join(problems, "; ")
 	}
 	return hits, problem, false
+}
+
+// timelineHas reports whether the timeline's bytes hold the needle.
+func timelineHas(dir string, m *matcher) bool {
+	tl, err := jsonl.ReadFile(filepath.Join(dir, session.TimelineFile))
+	if err != nil {
+		return false
+	}
+	if !m.fold {
+		return bytes.Contains(tl, m.needle)
+	}
+	f := newFoldFinder(m.needle)
+	f.reset()
+	return f.index(tl, 0) >= 0
+}
+
+// pathHits matches the paths each turn changed.
+func pathHits(id string, s *timeline.State, o Options, m *matcher, scratch *[]byte) []Hit {
+	var hits []Hit
+	for _, cid := range s.Order {
+		cp := s.Checkpoints[cid]
+		active := s.Active(cid)
+		if o.AbandonedOnly && active {
+			continue
+		}
+		for _, p := range cp.Paths {
+			if a, b, ok := m.find(p, scratch); ok {
+				hits = append(hits, Hit{SessionID: id, Checkpoint: cid, Branch: branchLabel(active), Time: cp.Created.UTC(), Snippet: "changed " + cut(p, a, b), Kind: KindPath})
+				break
+			}
+		}
+	}
+	return hits
+}
+
+func branchLabel(active bool) string {
+	if active {
+		return BranchActive
+	}
+	return BranchAbandoned
 }
 
 // keys whose string values are never searched: ids, names of the
@@ -601,22 +603,22 @@ func kindOf(typ string) string {
 // order, and returns the snippet of the first match.
 func (m *matcher) matchData(data []byte, scratch *[]byte) (string, bool) {
 	found := ""
-	var visit func(key string, raw []byte) bool
+	var visit func(key, raw []byte) bool
 	depth := 0
-	visit = func(key string, raw []byte) bool {
-		if skipKeys[key] {
+	visit = func(key, raw []byte) bool {
+		if skipKeys[string(key)] {
 			return false
 		}
 		if m.needle != nil && !m.rawHas(raw, scratch) {
 			return false
 		}
 		str := unescape(raw)
-		if (key == "arguments" || key == "args") && depth < 2 && strings.HasPrefix(strings.TrimSpace(str), "{") {
+		if (string(key) == "arguments" || string(key) == "args") && depth < 2 && strings.HasPrefix(strings.TrimSpace(str), "{") {
 			// Tool-call arguments are JSON text: match their values, not
 			// their quoting. Malformed arguments are matched as text.
 			depth++
 			sc := &lineScanner{b: []byte(str)}
-			complete := sc.value("", 0, visit)
+			complete := sc.value(nil, 0, visit)
 			depth--
 			if found != "" || complete {
 				return found != ""
@@ -629,7 +631,7 @@ func (m *matcher) matchData(data []byte, scratch *[]byte) (string, bool) {
 		return false
 	}
 	sc := &lineScanner{b: data}
-	sc.value("", 0, visit)
+	sc.value(nil, 0, visit)
 	return found, found != ""
 }
 
@@ -683,6 +685,17 @@ func cut(s string, a, b int) string {
 
 // oneLine collapses runs of white space (newlines included) to one space.
 func oneLine(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f' || c == ' ' && (i == 0 || i == len(s)-1 || s[i+1] == ' ') {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	space := false
