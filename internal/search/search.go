@@ -406,7 +406,6 @@ func readWorkspace(dir string) (session.Workspace, error) {
 	return ws, json.Unmarshal(b, &ws)
 }
 
-
 // buffers are a worker's reusable memory.
 type buffers struct {
 	read []byte
