@@ -3,7 +3,6 @@ package search
 import (
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/session"
@@ -24,17 +23,8 @@ type Entry struct {
 	Timeline *timeline.State
 }
 
-// Used is the time listings sort by: LastUsed, or the creation time of a
-// session never used.
-func (e Entry) Used() time.Time {
-	if !e.LastUsed.IsZero() {
-		return e.LastUsed
-	}
-	return e.Workspace.Created
-}
-
-// Catalog lists every session of dataDir, most recently used first. It
-// takes no lock and writes nothing.
+// Catalog lists every session of dataDir, most recently used first, then
+// those never used, newest first. It takes no lock and writes nothing.
 func Catalog(dataDir string) ([]Entry, error) {
 	list, err := session.List(dataDir)
 	if err != nil {
@@ -42,47 +32,57 @@ func Catalog(dataDir string) ([]Entry, error) {
 	}
 	out := make([]Entry, 0, len(list))
 	for _, sm := range list {
-		e := Entry{Summary: sm}
-		if sm.Problem == "" {
-			recs, err := timeline.ReadRecords(filepath.Join(sm.Dir, session.TimelineFile))
-			if err != nil {
-				e.Problem = session.TimelineFile + ": " + err.Error()
-			} else {
-				e.Timeline = timeline.Build(recs)
-				e.LastUsed = e.Timeline.LastUsed
-				e.Turns = len(e.Timeline.ActiveChain())
-			}
-		}
-		out = append(out, e)
+		out = append(out, Describe(sm))
 	}
-	// session.List is newest created first; a stable sort keeps that order
-	// among sessions used at the same instant.
+	// Used sessions first, the one used last first; then sessions never
+	// used (a fork, an editor's session with no prompt yet) newest created
+	// first, the order session.List returned them in.
 	slices.SortStableFunc(out, func(a, b Entry) int {
-		if (a.Problem == "") != (b.Problem == "") {
-			if a.Problem == "" {
-				return -1
-			}
-			return 1
-		}
-		if c := b.Used().Compare(a.Used()); c != 0 {
-			return c
-		}
-		return strings.Compare(b.ID, a.ID)
+		return b.LastUsed.Compare(a.LastUsed)
 	})
 	return out, nil
 }
 
+// Describe adds what the timeline says to a listed session.
+func Describe(sm session.Summary) Entry {
+	e := Entry{Summary: sm}
+	if sm.Problem != "" {
+		return e
+	}
+	recs, err := timeline.ReadRecords(filepath.Join(sm.Dir, session.TimelineFile))
+	if err != nil {
+		e.Problem = session.TimelineFile + ": " + err.Error()
+		return e
+	}
+	e.Timeline = timeline.Build(recs)
+	e.LastUsed = e.Timeline.LastUsed
+	e.Turns = len(e.Timeline.ActiveChain())
+	return e
+}
+
 // LatestFor returns the session of repository (or directory) root used
-// last, or "" when there is none.
+// last, skipping read-only ones while another exists, or "" when there is
+// none.
 func LatestFor(dataDir, root string) (string, error) {
 	list, err := Catalog(dataDir)
 	if err != nil {
 		return "", err
 	}
+	// A read-only session cannot be continued; its fork (never used yet)
+	// is what -c should find then.
+	readOnly := ""
 	for _, e := range list {
-		if e.Problem == "" && InRepo(e.Workspace, root) {
-			return e.ID, nil
+		if e.Problem != "" || !InRepo(e.Workspace, root) {
+			continue
 		}
+		if e.Timeline != nil && e.Timeline.ReadOnly {
+			if readOnly == "" {
+				readOnly = e.ID
+			}
+			continue
+		}
+		return e.ID, nil
 	}
-	return "", nil
+	// Only read-only sessions: continuing one explains how to fork it.
+	return readOnly, nil
 }
