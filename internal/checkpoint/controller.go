@@ -325,6 +325,7 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 	hadRedo := c.state.Redo != nil
 	c.running = id
 	c.queued = nil
+	c.expireAtTurnLocked(ctx)
 	c.mu.Unlock()
 
 	release := func() {
