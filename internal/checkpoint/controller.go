@@ -640,6 +640,10 @@ func (c *Controller) QueuePreview(ctx context.Context, tr tools.CheckpointReques
 		if req.Mode != "" {
 			return "undo takes no mode: it rewinds to before the last turn, the conversation and, when the checkpoint has a workspace snapshot, the files. To restore only one of them, call rewind with a checkpoint id and a mode; nothing was queued.", nil
 		}
+	case ActionBranch:
+		if _, err := c.planBranchLocked(req); err != nil {
+			return err.Error(), nil
+		}
 	case ActionRedo:
 		if c.state.Redo == nil {
 			return "Nothing to redo: no restore happened since the last turn started.", nil
@@ -647,7 +651,7 @@ func (c *Controller) QueuePreview(ctx context.Context, tr tools.CheckpointReques
 		// A redo target is cleared by this very turn's start; it can only
 		// be queued if the slot survives, which it does not.
 	default:
-		return fmt.Sprintf("unknown checkpoint action %q: use list, rewind, undo or redo", tr.Action), nil
+		return fmt.Sprintf("unknown checkpoint action %q: use list, branches, rewind, undo, redo or branch", tr.Action), nil
 	}
 	c.queued = &req
 	c.queuedHead = c.state.Head

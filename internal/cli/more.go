@@ -17,11 +17,12 @@ import (
 
 func newCheckpointsCmd(o *rootOptions) *cobra.Command {
 	var format string
-	var all bool
+	var all, branches bool
 	cmd := &cobra.Command{
 		Use: "checkpoints ID",
 		Example: `  yolop checkpoints s_01jf…               # the active branch, newest first
   yolop checkpoints s_01jf… --all         # abandoned turns too
+  yolop checkpoints s_01jf… --branches    # the branches (b1, b2, …)
   yolop checkpoints s_01jf… --output-format json`,
 		Short:             "List a session's checkpoints (the same as /rewind)",
 		Args:              sessionArg,
@@ -45,8 +46,13 @@ func newCheckpointsCmd(o *rootOptions) *cobra.Command {
 			}
 			defer s.Close()
 			line := "/rewind"
-			if all {
+			switch {
+			case all && branches:
+				return o.report(usagef("use either --all or --branches, not both"), 2)
+			case all:
 				line += " --all"
+			case branches:
+				line = "/branches"
 			}
 			code := printhost.Run(c.Context(), s, printhost.Options{Prompt: line, JSON: format == "json", Stdout: o.io.Out, Stderr: o.io.ErrOut, ConfirmPrefix: o.sessionCommand(s.ID())})
 			if code != 0 {
@@ -56,7 +62,8 @@ func newCheckpointsCmd(o *rootOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&format, "output-format", "text", "text or json")
-	cmd.Flags().BoolVar(&all, "all", false, "include checkpoints of abandoned branches")
+	cmd.Flags().BoolVar(&all, "all", false, "include checkpoints of abandoned branches, and the recovery snapshots kept")
+	cmd.Flags().BoolVar(&branches, "branches", false, "list the session's branches (the same as /branches)")
 	return cmd
 }
 

@@ -3,13 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/yolop-dev/yolop/internal/search"
-	"github.com/yolop-dev/yolop/internal/worktree"
+	"github.com/yolop-dev/yolop/internal/app"
 )
 
 // searchOptions are the flags of `yolop sessions search`.
@@ -62,36 +60,14 @@ func runSessionsSearch(c *cobra.Command, o *rootOptions, so *searchOptions, quer
 		return usagef("--output-format must be text or json, not %q", *so.format)
 	}
 	o.outputFormat = *so.format
-	if so.repo && so.all {
-		return o.report(usagef("use either --repo or --all, not both"), 2)
-	}
-	if so.limit < 0 {
-		return o.report(usagef("--limit must be 0 (all) or more, not %d", so.limit), 2)
-	}
 	dataDir, err := o.resolveDataDir()
 	if err != nil {
 		return o.report(err, 1)
 	}
-	opts := search.Options{DataDir: dataDir, Query: query, Regex: so.regex, AbandonedOnly: so.abandonedOnly, Limit: so.limit}
-	if !so.all {
-		dir := o.dir
-		if dir == "" {
-			if dir, err = os.Getwd(); err != nil {
-				return o.report(err, 1)
-			}
-		}
-		repo, err := worktree.Detect(c.Context(), dir)
-		switch {
-		case err == nil:
-			opts.Repo = repo.Root
-		case so.repo:
-			return o.report(usagef("--repo: %v; use --all to search every session", err), 2)
-		}
-	}
-	res, err := search.Search(opts)
+	res, scope, err := app.SearchSessions(c.Context(), app.SearchOptions{DataDir: dataDir, Dir: o.dir, Query: query, Regex: so.regex, AbandonedOnly: so.abandonedOnly, Repo: so.repo, All: so.all, Limit: so.limit})
 	if err != nil {
 		code := 1
-		if errors.Is(err, search.ErrEmptyQuery) || errors.Is(err, search.ErrQueryTooLong) || errors.Is(err, search.ErrBadRegex) {
+		if errors.Is(err, app.ErrBadQuery) {
 			code = 2
 		}
 		return o.report(err, code)
@@ -102,13 +78,13 @@ func runSessionsSearch(c *cobra.Command, o *rootOptions, so *searchOptions, quer
 	for _, p := range res.Problems {
 		fmt.Fprintln(o.io.ErrOut, "yolop: warning:", p)
 	}
-	scope := "every session"
-	if opts.Repo != "" {
-		scope = "the sessions of " + opts.Repo
+	where := "every session"
+	if scope != "" {
+		where = "the sessions of " + scope
 	}
 	if len(res.Hits) == 0 {
-		fmt.Fprintf(o.io.Out, "No matches for %q in %s (%d searched).\n", query, scope, res.Sessions)
-		if opts.Repo != "" {
+		fmt.Fprintf(o.io.Out, "No matches for %q in %s (%d searched).\n", query, where, res.Sessions)
+		if scope != "" {
 			fmt.Fprintln(o.io.Out, "Search every session with --all.")
 		}
 		return nil
