@@ -16,10 +16,17 @@ type (
 	SearchResult = search.Result
 )
 
-// ErrBadQuery is wrapped by every query that cannot be searched (empty,
-// too long, a regular expression that does not compile, --repo outside a
-// repository); the command line maps it to a usage error.
-var ErrBadQuery = errors.New("app: bad search")
+// BadQueryError is a search that cannot run as asked (an empty or too
+// long query, a regular expression that does not compile, --repo outside
+// a repository); the command line maps it to a usage error.
+type BadQueryError struct{ Err error }
+
+func (e *BadQueryError) Error() string { return e.Err.Error() }
+func (e *BadQueryError) Unwrap() error { return e.Err }
+
+func badQuery(format string, args ...any) error {
+	return &BadQueryError{Err: fmt.Errorf(format, args...)}
+}
 
 // SearchOptions select what `yolop sessions search` covers.
 type SearchOptions struct {
@@ -42,10 +49,10 @@ type SearchOptions struct {
 // repository searched ("" for every session).
 func SearchSessions(ctx context.Context, o SearchOptions) (res *SearchResult, scope string, err error) {
 	if o.Repo && o.All {
-		return nil, "", fmt.Errorf("%w: use either --repo or --all, not both", ErrBadQuery)
+		return nil, "", badQuery("use either --repo or --all, not both")
 	}
 	if o.Limit < 0 {
-		return nil, "", fmt.Errorf("%w: --limit must be 0 (all) or more, not %d", ErrBadQuery, o.Limit)
+		return nil, "", badQuery("--limit must be 0 (all) or more, not %d", o.Limit)
 	}
 	opts := search.Options{DataDir: o.DataDir, Query: o.Query, Regex: o.Regex, AbandonedOnly: o.AbandonedOnly, Limit: o.Limit}
 	if !o.All {
@@ -60,12 +67,12 @@ func SearchSessions(ctx context.Context, o SearchOptions) (res *SearchResult, sc
 		case err == nil:
 			opts.Repo = repo.Root
 		case o.Repo:
-			return nil, "", fmt.Errorf("%w: --repo: %v; use --all to search every session", ErrBadQuery, err)
+			return nil, "", badQuery("--repo: %v; use --all to search every session", err)
 		}
 	}
 	res, err = search.Search(opts)
 	if errors.Is(err, search.ErrEmptyQuery) || errors.Is(err, search.ErrQueryTooLong) || errors.Is(err, search.ErrBadRegex) {
-		err = fmt.Errorf("%w: %w", ErrBadQuery, err)
+		err = &BadQueryError{Err: err}
 	}
 	return res, opts.Repo, err
 }

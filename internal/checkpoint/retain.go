@@ -52,21 +52,31 @@ func refName(ref string) string {
 }
 
 // journalRefsLocked returns the recovery names the journal needs, with
-// why.
+// why: the redo slot, a branch's end state, or (for any other) the
+// restore it recorded.
 func (c *Controller) journalRefsLocked() map[string]string {
-	keep := map[string]string{}
+	why := map[string][]string{}
 	for _, r := range c.records {
 		if r.Recovery != nil && (r.Type == timeline.TypeHeadMoved || r.Type == timeline.TypeRestoreStarted) {
-			keep[refName(r.Recovery.Ref)] = fmt.Sprintf("restore %s (journal)", r.Restore)
+			why[refName(r.Recovery.Ref)] = nil
 		}
 	}
 	if c.state.Redo != nil && c.state.Redo.Recovery != nil {
-		keep[refName(c.state.Redo.Recovery.Ref)] = "redo"
+		n := refName(c.state.Redo.Recovery.Ref)
+		why[n] = append(why[n], "redo")
 	}
 	for _, b := range c.branchesLocked() {
 		if b.End != nil && !b.Active {
-			keep[refName(b.End.Ref)] = "branch " + b.ID + " end"
+			n := refName(b.End.Ref)
+			why[n] = append(why[n], "branch "+b.ID+" end")
 		}
+	}
+	keep := make(map[string]string, len(why))
+	for n, reasons := range why {
+		if len(reasons) == 0 {
+			reasons = []string{"restore " + n + " (journal)"}
+		}
+		keep[n] = strings.Join(reasons, "; ")
 	}
 	return keep
 }

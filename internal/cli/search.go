@@ -67,7 +67,8 @@ func runSessionsSearch(c *cobra.Command, o *rootOptions, so *searchOptions, quer
 	res, scope, err := app.SearchSessions(c.Context(), app.SearchOptions{DataDir: dataDir, Dir: o.dir, Query: query, Regex: so.regex, AbandonedOnly: so.abandonedOnly, Repo: so.repo, All: so.all, Limit: so.limit})
 	if err != nil {
 		code := 1
-		if errors.Is(err, app.ErrBadQuery) {
+		var bq *app.BadQueryError
+		if errors.As(err, &bq) {
 			code = 2
 		}
 		return o.report(err, code)
