@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
@@ -87,12 +86,15 @@ type SessionRow struct {
 	WorktreeState string `json:"worktree_state"`
 	Workspace     bool   `json:"workspace"`
 	Reason        string `json:"reason"`
-	State         string `json:"state"` // ok, read-only: …, problem: …
-	Dir           string `json:"dir"`
+	// IsReadOnly says the session refuses turns and restores (State says
+	// why).
+	IsReadOnly bool   `json:"read_only"`
+	State      string `json:"state"` // ok, read-only: …, problem: …
+	Dir        string `json:"dir"`
 }
 
 // ReadOnly reports whether the row's session refuses turns and restores.
-func (r SessionRow) ReadOnly() bool { return strings.HasPrefix(r.State, "read-only") }
+func (r SessionRow) ReadOnly() bool { return r.IsReadOnly }
 
 // ListSessions describes every saved session, the one used last first,
 // then those never used, newest first.
@@ -143,6 +145,7 @@ func describe(dataDir string, e search.Entry) SessionRow {
 		out.Turns = d.Turns
 		if d.ReadOnly != "" {
 			out.State = "read-only: " + d.ReadOnly
+			out.IsReadOnly = true
 		}
 		return out
 	}
@@ -165,6 +168,7 @@ func describe(dataDir string, e search.Entry) SessionRow {
 	if s.Corruption() != nil || ctl.TimelineDamaged() != "" {
 		ro = readOnlyReason(s, ctl)
 		out.State = "read-only: " + ro
+		out.IsReadOnly = true
 	}
 	if stampErr == nil {
 		// A cache: when it cannot be written the next listing parses the

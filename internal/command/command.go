@@ -79,6 +79,7 @@ func init() {
 	Registry = append(Registry, landDescriptors()...)
 	Registry = append(Registry, []Descriptor{
 		{Name: "help", Hint: "", Description: "Show the commands", Example: "/help", Hosts: HostPrint | HostTUI, Run: runHelp},
+		{Name: "resume", Hint: "", Description: "Pick another session to continue: type to search, Enter opens it", Example: "/resume", Hosts: HostTUI},
 		{Name: "clear", Hint: "", Description: "Clear the screen (display only; the conversation is unchanged)", Example: "/clear", Hosts: HostTUI},
 		{Name: "quit", Hint: "", Description: "Leave yolop", Example: "/quit", Hosts: HostTUI},
 	}...)
