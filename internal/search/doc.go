@@ -16,13 +16,21 @@
 //  1. Prefilter: the longest run of the query whose bytes are written
 //     unescaped at every level (printable ASCII other than `"`, `\`, `<`,
 //     `>`, `&`; other UTF-8 too when the search is case-sensitive) is
-//     searched in the raw file bytes with bytes.Index, ASCII-lowercased
-//     first when the search ignores case. Only lines holding it are
-//     decoded. A query without such a run (say "<>") decodes every line.
-//  2. Verify: the line is decoded and the query is matched against the
-//     decoded text fields (Unicode case folding when it ignores case), so
+//     searched in the raw file bytes. Ignoring case, the run's rarest byte
+//     is found in both cases with bytes.IndexByte and the bytes around it
+//     are compared folded; a file that holds the Kelvin sign or the long s
+//     (which fold to k and s) uses a run without those letters. Only lines
+//     holding the run are decoded. A query without such a run (say "<>")
+//     decodes every line.
+//  2. Verify: the line's string values are read (only those whose escaped
+//     bytes hold the run are unescaped) and the query is matched against
+//     the decoded text (Unicode case folding when it ignores case), so
 //     keys, ids, provider names and opaque reasoning blobs never match,
-//     and the snippet is cut from the decoded text.
+//     and the snippet is cut from the decoded text. Tool-call arguments,
+//     JSON inside a JSON string, are matched value by value.
+//
+// Timelines are read with a small field reader and, for anything it does
+// not fully understand, the timeline package itself.
 //
 // A regular expression (Regex) has no prefilter: every line is decoded.
 //

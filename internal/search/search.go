@@ -237,8 +237,9 @@ func selfEscaping(r rune, fold bool) bool {
 
 // prefilterNeedle returns the longest run of q that appears verbatim in the
 // escaped file whenever q appears in a decoded field (lowercased when
-// fold), or nil when there is none. ASCII letters that fold to non-ASCII
-// (k to the Kelvin sign, s to the long s) end a run too.
+// fold), or nil when there is none. With kelvin, the letters that also
+// fold to non-ASCII runes (k to the Kelvin sign, s to the long s) end a
+// run too: that needle is used for files that hold either rune.
 func prefilterNeedle(q string, fold, kelvin bool) []byte {
 	best, start := "", -1
 	flush := func(end int) {
