@@ -33,7 +33,7 @@ type BranchRow struct {
 }
 
 func (c *Controller) branchesLocked() []timeline.Branch {
-	return timeline.Branches(c.records)
+	return c.state.Branches()
 }
 
 // Branches lists the session's branches: the active one and every

@@ -580,7 +580,7 @@ func (c *Controller) filesChangedLocked(ctx context.Context, cp *timeline.Checkp
 	}
 	p := c.countChanged(ctx, cp.Snapshot.Tree, cp.End.Tree)
 	if p == nil {
-}
+	}
 
 	if len(cp.Paths) > 0 {
 		return len(cp.Paths) + cp.PathsMore

@@ -91,6 +91,10 @@ func (r *previewRecord) valid() bool {
 	}
 	switch r.Action {
 	case ActionRewind, ActionUndo, ActionRedo:
+	case ActionBranch:
+		if r.Branch == "" {
+			return false
+		}
 	default:
 		return false
 	}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/yolop-dev/yolop/internal/timeline"
 )
 
 // Recovery refs are bounded: the recovery snapshot rN of a preview that was
@@ -56,10 +54,14 @@ func refName(ref string) string {
 // restore it recorded.
 func (c *Controller) journalRefsLocked() map[string]string {
 	why := map[string][]string{}
-	for _, r := range c.records {
-		if r.Recovery != nil && (r.Type == timeline.TypeHeadMoved || r.Type == timeline.TypeRestoreStarted) {
-			why[refName(r.Recovery.Ref)] = nil
-		}
+	for _, r := range c.state.Recoveries() {
+		why[refName(r.Recovery.Ref)] = nil
+	}
+	if p := c.state.PendingRestore; p != nil && p.Recovery != nil {
+		// An interrupted restore: the files before it are kept until it
+		// is resolved.
+		n := refName(p.Recovery.Ref)
+		why[n] = append(why[n], "interrupted restore "+p.Restore)
 	}
 	if c.state.Redo != nil && c.state.Redo.Recovery != nil {
 		n := refName(c.state.Redo.Recovery.Ref)
@@ -161,10 +163,11 @@ func (c *Controller) Retained(ctx context.Context) ([]Retained, error) {
 	}
 	keep := c.journalRefsLocked()
 	trees := map[string]string{}
-	for _, r := range c.records {
-		if r.Recovery != nil {
-			trees[refName(r.Recovery.Ref)] = r.Recovery.Tree
-		}
+	for _, r := range c.state.Recoveries() {
+		trees[refName(r.Recovery.Ref)] = r.Recovery.Tree
+	}
+	if p := c.state.PendingRestore; p != nil && p.Recovery != nil {
+		trees[refName(p.Recovery.Ref)] = p.Recovery.Tree
 	}
 	for _, p := range store.Previews {
 		if !p.Used && p.Expired == "" && p.Recovery != nil {

@@ -41,8 +41,11 @@ type Branch struct {
 
 // Branches derives the session's branches from its records, in order of
 // birth. It stops at the first record that does not fit, like Build.
-func Branches(records []Record) []Branch {
-	s := New()
+func Branches(records []Record) []Branch { return Build(records).Branches() }
+
+// Branches derives the session's branches from the records applied to the
+// state, in order of birth.
+func (s *State) Branches() []Branch {
 	var list []*Branch
 	var cur *Branch
 	next := 1
@@ -52,14 +55,7 @@ func Branches(records []Record) []Branch {
 		list = append(list, b)
 		return b
 	}
-	for _, r := range records {
-		if r.Type == typeCorrupt {
-			break
-		}
-		head := s.Head
-		if err := s.apply(r); err != nil {
-			break
-		}
+	for _, r := range s.trail {
 		switch r.Type {
 		case TypeCheckpointCreated:
 			if cur != nil && cur.Tip == r.Parent {
@@ -68,7 +64,7 @@ func Branches(records []Record) []Branch {
 				cur = born(r.Checkpoint, r.Parent, r.Time)
 			}
 		case TypeHeadMoved:
-			if r.NewHead == head {
+			if r.NewHead == r.OldHead {
 				continue // workspace only: the conversation stays on its branch
 			}
 			if cur != nil {
@@ -97,7 +93,6 @@ func Branches(records []Record) []Branch {
 			}
 		}
 	}
-	s.refresh()
 	out := make([]Branch, 0, len(list))
 	for _, b := range list {
 		bb := *b
@@ -105,6 +100,18 @@ func Branches(records []Record) []Branch {
 		bb.Turns = len(s.Chain(b.Tip))
 		bb.Own = bb.Turns - len(s.Chain(b.ForkedFrom))
 		out = append(out, bb)
+	}
+	return out
+}
+
+// Recoveries returns the recovery snapshots the journal's head.moved
+// records name, in order.
+func (s *State) Recoveries() []Record {
+	var out []Record
+	for _, r := range s.trail {
+		if r.Type == TypeHeadMoved && r.Recovery != nil {
+			out = append(out, r)
+		}
 	}
 	return out
 }

@@ -73,6 +73,9 @@ type State struct {
 	// after a workspace restore the files are the restored tree. "" when
 	// it is unknown (a turn is running, or its end capture failed).
 	KnownFiles string
+	// trail is what Branches needs, in journal order: each
+	// checkpoint.created (id, parent, time) and each head.moved.
+	trail []Record
 	// LastUsed is when the session was last used: the time of its latest
 	// checkpoint.created, turn.completed or head.moved (a turn ran or a
 	// restore was confirmed). Zero when it never was.
@@ -169,6 +172,12 @@ func (s *State) apply(r Record) error {
 		if r.Time.After(s.LastUsed) {
 			s.LastUsed = r.Time
 		}
+	}
+	switch r.Type {
+	case TypeCheckpointCreated:
+		s.trail = append(s.trail, Record{Type: r.Type, Time: r.Time, Checkpoint: r.Checkpoint, Parent: r.Parent})
+	case TypeHeadMoved:
+		s.trail = append(s.trail, r)
 	}
 	return nil
 }
@@ -469,6 +478,7 @@ func (s *State) InActiveRange(turn string, seq int64) bool {
 // Clone returns a deep copy.
 func (s *State) Clone() *State {
 	c := *s
+	c.trail = slices.Clone(s.trail)
 	c.Checkpoints = make(map[string]*Checkpoint, len(s.Checkpoints))
 	for id, cp := range s.Checkpoints {
 		cc := *cp
