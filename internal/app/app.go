@@ -16,6 +16,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/provider"
 	_ "github.com/yolop-dev/yolop/internal/provider/all" // registers sim, openai and anthropic
 	"github.com/yolop-dev/yolop/internal/sandbox"
+	"github.com/yolop-dev/yolop/internal/search"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
@@ -269,27 +270,22 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	return s, nil
 }
 
-// latestFor finds the newest session started from dir's repository (or
-// from dir itself outside a repository).
+// latestFor finds the session of dir's repository (or of dir itself
+// outside a repository) used last: where a turn ran or a restore was
+// confirmed most recently.
 func latestFor(ctx context.Context, dataDir, dir string) (string, error) {
 	root := dir
 	if repo, err := worktree.Detect(ctx, dir); err == nil {
 		root = repo.Root
 	}
-	list, err := session.List(dataDir)
+	id, err := search.LatestFor(dataDir, root)
 	if err != nil {
 		return "", err
 	}
-	for _, sm := range list {
-		if sm.Problem != "" || sm.Unused {
-			continue
-		}
-		w := sm.Workspace
-		if w.RepoRoot == root || (w.RepoRoot == "" && w.ActiveRoot == root) {
-			return sm.ID, nil
-		}
+	if id == "" {
+		return "", fmt.Errorf("%w started from %s: run yolop without -c to start one", ErrNoSession, root)
 	}
-	return "", fmt.Errorf("%w started from %s: run yolop without -c to start one", ErrNoSession, root)
+	return id, nil
 }
 
 // materialize creates a draft session on disk (and its worktree); it does

@@ -276,6 +276,10 @@ func (l *lateCheckpoints) ListForModel(ctx context.Context) (string, error) {
 	return l.ctl.ListForModel(ctx)
 }
 
+func (l *lateCheckpoints) BranchesForModel(ctx context.Context) (string, error) {
+	return l.ctl.BranchesForModel(ctx)
+}
+
 func (l *lateCheckpoints) QueuePreview(ctx context.Context, r tools.CheckpointRequest) (string, error) {
 	return l.ctl.QueuePreview(ctx, r)
 }

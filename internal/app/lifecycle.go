@@ -7,13 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/search"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/timeline"
@@ -68,39 +68,50 @@ func StartsWorktree(ctx context.Context, dir, mode string) bool {
 
 // SessionRow describes a saved session for listings and `sessions show`.
 type SessionRow struct {
-	SessionID  string    `json:"session_id"`
-	Title      string    `json:"title"`
-	Created    time.Time `json:"created"`
-	Updated    time.Time `json:"updated"`
-	Turns      int       `json:"turns"`
-	RepoRoot   string    `json:"repo_root"`
-	ActiveRoot string    `json:"active_root"`
-	Worktree   string    `json:"worktree"`
-	Branch     string    `json:"branch"`
-	Workspace  bool      `json:"workspace"`
-	Reason     string    `json:"reason"`
-	State      string    `json:"state"` // ok, read-only: …, problem: …
-	Dir        string    `json:"dir"`
+	SessionID string    `json:"session_id"`
+	Title     string    `json:"title"`
+	Created   time.Time `json:"created"`
+	Updated   time.Time `json:"updated"`
+	// LastUsed is when a turn last ran or a restore was last confirmed in
+	// the session (null when never); listings sort by it and -c picks by
+	// it. Opening, listing and forking a session do not use it.
+	LastUsed   *time.Time `json:"last_used"`
+	Turns      int        `json:"turns"`
+	RepoRoot   string     `json:"repo_root"`
+	ActiveRoot string     `json:"active_root"`
+	Worktree   string     `json:"worktree"`
+	Branch     string     `json:"branch"`
+	// WorktreeState is "ok", "missing" (the worktree directory is gone)
+	// or "conversation only".
+	WorktreeState string `json:"worktree_state"`
+	Workspace     bool   `json:"workspace"`
+	Reason        string `json:"reason"`
+	// IsReadOnly says the session refuses turns and restores (State says
+	// why).
+	IsReadOnly bool   `json:"read_only"`
+	State      string `json:"state"` // ok, read-only: …, problem: …
+	Dir        string `json:"dir"`
 	// Recycled: the worktree was a parked spare, not a fresh checkout.
 	Recycled bool `json:"recycled"`
 }
 
 // ReadOnly reports whether the row's session refuses turns and restores.
-func (r SessionRow) ReadOnly() bool { return strings.HasPrefix(r.State, "read-only") }
+func (r SessionRow) ReadOnly() bool { return r.IsReadOnly }
 
-// ListSessions describes every saved session, newest first. A session that
-// was opened and never used (no event at all) is left out.
+// ListSessions describes every saved session, the one used last first,
+// then those never used, newest first. A session that was opened and
+// never used (no event at all) is left out.
 func ListSessions(dataDir string) ([]SessionRow, error) {
-	list, err := session.List(dataDir)
+	list, err := search.Catalog(dataDir)
 	if err != nil {
 		return nil, err
 	}
 	rows := make([]SessionRow, 0, len(list))
-	for _, sm := range list {
-		if sm.Unused {
+	for _, e := range list {
+		if e.Unused {
 			continue
 		}
-		rows = append(rows, describe(dataDir, sm))
+		rows = append(rows, describe(dataDir, e))
 	}
 	return rows, nil
 }
@@ -111,14 +122,23 @@ func DescribeSession(dataDir, id string) (SessionRow, error) {
 	if err != nil {
 		return SessionRow{}, err
 	}
-	return describe(dataDir, sm), nil
+	return describe(dataDir, search.Describe(sm)), nil
 }
 
-func describe(dataDir string, sm session.Summary) SessionRow {
+func describe(dataDir string, e search.Entry) SessionRow {
+	sm := e.Summary
 	w := sm.Workspace
-	out := SessionRow{SessionID: sm.ID, Title: w.Title, Created: checkpoint.JSONTime(w.Created), Updated: checkpoint.JSONTime(w.Updated), RepoRoot: w.RepoRoot, ActiveRoot: w.ActiveRoot, Workspace: w.Kind == session.KindWorktree, Reason: w.NoWorkspaceReason, State: "ok", Dir: sm.Dir}
+	out := SessionRow{SessionID: sm.ID, Title: w.Title, Created: checkpoint.JSONTime(w.Created), Updated: checkpoint.JSONTime(w.Updated), RepoRoot: w.RepoRoot, ActiveRoot: w.ActiveRoot, Workspace: w.Kind == session.KindWorktree, Reason: w.NoWorkspaceReason, State: "ok", Dir: sm.Dir, WorktreeState: "conversation only"}
+	if !e.LastUsed.IsZero() {
+		t := checkpoint.JSONTime(e.LastUsed)
+		out.LastUsed = &t
+	}
 	if w.Worktree != nil {
 		out.Worktree, out.Branch = w.Worktree.Path, w.Worktree.Branch
+		out.WorktreeState = "ok"
+		if _, err := os.Stat(w.Worktree.Path); err != nil {
+			out.WorktreeState = "missing"
+		}
 	}
 	out.Recycled = w.Recycled
 	if sm.Problem != "" {
@@ -132,6 +152,7 @@ func describe(dataDir string, sm session.Summary) SessionRow {
 		out.Turns = d.Turns
 		if d.ReadOnly != "" {
 			out.State = "read-only: " + d.ReadOnly
+			out.IsReadOnly = true
 		}
 		return out
 	}
@@ -154,6 +175,7 @@ func describe(dataDir string, sm session.Summary) SessionRow {
 	if s.Corruption() != nil || ctl.TimelineDamaged() != "" {
 		ro = readOnlyReason(s, ctl)
 		out.State = "read-only: " + ro
+		out.IsReadOnly = true
 	}
 	if stampErr == nil {
 		// A cache: when it cannot be written the next listing parses the

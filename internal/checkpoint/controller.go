@@ -331,6 +331,7 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 	hadRedo := c.state.Redo != nil
 	c.running = id
 	c.queued = nil
+	c.expireAtTurnLocked(ctx)
 	c.mu.Unlock()
 
 	release := func() {
@@ -423,6 +424,7 @@ func (c *Controller) captureEnd(ctx context.Context, done *timeline.Record, star
 	}
 	done.End = &timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}
 	done.FilesChanged = c.countChanged(ctx, startTree, snap.Tree)
+	done.Paths, done.PathsMore = c.turnPaths(ctx, startTree, snap.Tree)
 }
 
 // linkRepairs returns the snapshot engine's notes about a worktree `.git`
@@ -442,6 +444,29 @@ func endWarning(id, reason string) string {
 // endReason is the listing's reason for a turn whose end capture failed.
 func endReason(reason string) string {
 	return "end-of-turn capture failed (" + reason + "): files changed unknown"
+}
+
+// turnPaths lists the paths a turn changed, whoever changed them (edit
+// tools or shell commands), for search and listings: at most
+// timeline.MaxPaths, and how many more there were. A failed diff records
+// none; the trees stay in the journal and can be compared later.
+func (c *Controller) turnPaths(ctx context.Context, before, after string) ([]string, int) {
+	if before == after {
+		return nil, 0
+	}
+	changes, err := c.cfg.Snapshots.Diff(ctx, before, after)
+	if err != nil {
+		return nil, 0
+	}
+	paths := make([]string, 0, min(len(changes), timeline.MaxPaths))
+	for _, ch := range changes {
+		if len(paths) == timeline.MaxPaths {
+			break
+		}
+		paths = append(paths, ch.Path)
+	}
+	sort.Strings(paths)
+	return paths, len(changes) - len(paths)
 }
 
 func captureReason(err error) string {
@@ -561,6 +586,13 @@ func (c *Controller) filesChangedLocked(ctx context.Context, cp *timeline.Checkp
 	}
 	p := c.countChanged(ctx, cp.Snapshot.Tree, cp.End.Tree)
 	if p == nil {
+	}
+
+	if len(cp.Paths) > 0 {
+		return len(cp.Paths) + cp.PathsMore
+	}
+	if cp.Snapshot.Tree == cp.End.Tree {
+		c.filesChanged[cp.ID] = 0
 		return 0
 	}
 	c.filesChanged[cp.ID] = *p
@@ -614,6 +646,10 @@ func (c *Controller) QueuePreview(ctx context.Context, tr tools.CheckpointReques
 		if req.Mode != "" {
 			return "undo takes no mode: it rewinds to before the last turn, the conversation and, when the checkpoint has a workspace snapshot, the files. To restore only one of them, call rewind with a checkpoint id and a mode; nothing was queued.", nil
 		}
+	case ActionBranch:
+		if _, err := c.planBranchLocked(req); err != nil {
+			return err.Error(), nil
+		}
 	case ActionRedo:
 		if c.state.Redo == nil {
 			return "Nothing to redo: no restore happened since the last turn started.", nil
@@ -621,7 +657,7 @@ func (c *Controller) QueuePreview(ctx context.Context, tr tools.CheckpointReques
 		// A redo target is cleared by this very turn's start; it can only
 		// be queued if the slot survives, which it does not.
 	default:
-		return fmt.Sprintf("unknown checkpoint action %q: use list, rewind, undo or redo", tr.Action), nil
+		return fmt.Sprintf("unknown checkpoint action %q: use list, branches, rewind, undo, redo or branch", tr.Action), nil
 	}
 	c.queued = &req
 	c.queuedHead = c.state.Head

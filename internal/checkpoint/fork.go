@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/session"
@@ -19,6 +20,12 @@ type ForkTurn struct {
 	End          string // tree at its end; "" when not captured
 	CaptureError string
 	Events       []session.Event // the turn's active events, in order
+	// Created is when the turn started; Paths and PathsMore the paths it
+	// changed. The fork journals the turn with its original time, so
+	// forking does not count as using a session (listings, -c).
+	Created   time.Time
+	Paths     []string
+	PathsMore int
 }
 
 // ForkHistory is what a fork carries: the active events that belong to no
@@ -43,7 +50,7 @@ func (c *Controller) Fork() ForkHistory {
 		byTurn[ev.Turn] = append(byTurn[ev.Turn], ev)
 	}
 	for _, cp := range c.state.ActiveChain() {
-		t := ForkTurn{ID: cp.ID, Prompt: cp.Prompt, Status: cp.Status, CaptureError: cp.CaptureError, Events: byTurn[cp.ID]}
+		t := ForkTurn{ID: cp.ID, Prompt: cp.Prompt, Status: cp.Status, CaptureError: cp.CaptureError, Events: byTurn[cp.ID], Created: cp.Created, Paths: cp.Paths, PathsMore: cp.PathsMore}
 		if cp.Open {
 			t.Status = agent.StatusInterrupted
 		}
@@ -107,7 +114,7 @@ func (c *Controller) ImportFork(ctx context.Context, h ForkHistory, from string,
 	parent := ""
 	for _, t := range h.Turns {
 		id := fmt.Sprintf("cp%d", c.state.NextCheckpoint)
-		rec := timeline.Record{Type: timeline.TypeCheckpointCreated, Checkpoint: id, Parent: parent, Prompt: t.Prompt, SeqBefore: c.cfg.Store.LastSeq(), CaptureError: t.CaptureError}
+		rec := timeline.Record{Type: timeline.TypeCheckpointCreated, Time: t.Created, Checkpoint: id, Parent: parent, Prompt: t.Prompt, SeqBefore: c.cfg.Store.LastSeq(), CaptureError: t.CaptureError}
 		var why string
 		rec.Snapshot, why = snap(id, t.Snapshot)
 		if why != "" {
@@ -121,7 +128,10 @@ func (c *Controller) ImportFork(ctx context.Context, h ForkHistory, from string,
 				return events, err
 			}
 		}
-		done := timeline.Record{Type: timeline.TypeTurnCompleted, Checkpoint: id, Status: t.Status, FinalSeq: c.cfg.Store.LastSeq()}
+		done := timeline.Record{Type: timeline.TypeTurnCompleted, Time: t.Created, Checkpoint: id, Status: t.Status, FinalSeq: c.cfg.Store.LastSeq(), Paths: t.Paths, PathsMore: t.PathsMore}
+		if n := len(t.Events); n > 0 && t.Events[n-1].Time.After(done.Time) {
+			done.Time = t.Events[n-1].Time
+		}
 		if rec.Snapshot != nil {
 			done.End, _ = snap("end-"+id, t.End)
 		}

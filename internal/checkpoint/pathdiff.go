@@ -40,6 +40,9 @@ func (c *Controller) PreviewDiff(ctx context.Context, token, path string) (*Path
 	if rec == nil || rec.Session != c.cfg.SessionID {
 		return nil, &Error{Code: CodeUnknownToken, Msg: fmt.Sprintf("unknown preview token %q for session %s: run the preview again", token, c.cfg.SessionID)}
 	}
+	if rec.Expired != "" {
+		return nil, &Error{Code: CodeTokenExpired, Msg: fmt.Sprintf("preview %s can no longer be used: %s. Run the preview again", token, rec.Expired)}
+	}
 	if !rec.Mode.HasWorkspace() {
 		return nil, &Error{Code: CodeNoWorkspace, Msg: "this restore leaves the files as they are (" + rec.Mode.Describe() + "): there is no file diff to show"}
 	}

@@ -23,9 +23,20 @@ func TestPreviewDiffShowsOnePath(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(r.root, "img.bin"), []byte{0, 1, 2, 3}, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	conv, err := r.ctl.Preview(ctx, checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp2", Mode: checkpoint.ModeConversation})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.ctl.PreviewDiff(ctx, conv.Token, "a.txt"); checkpoint.CodeOf(err) != checkpoint.CodeNoWorkspace {
+		t.Fatalf("conversation-only preview: err = %v", err)
+	}
+	// A newer preview replaces it (its token and recovery snapshot expire).
 	pv, err := r.ctl.Preview(ctx, checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp2"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := r.ctl.PreviewDiff(ctx, conv.Token, "a.txt"); checkpoint.CodeOf(err) != checkpoint.CodeTokenExpired {
+		t.Fatalf("replaced preview: err = %v", err)
 	}
 	d, err := r.ctl.PreviewDiff(ctx, pv.Token, "a.txt")
 	if err != nil {
@@ -48,13 +59,6 @@ func TestPreviewDiffShowsOnePath(t *testing.T) {
 	}
 	if _, err := r.ctl.PreviewDiff(ctx, "nosuchtoken", "a.txt"); checkpoint.CodeOf(err) != checkpoint.CodeUnknownToken {
 		t.Fatalf("unknown token: err = %v", err)
-	}
-	conv, err := r.ctl.Preview(ctx, checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp2", Mode: checkpoint.ModeConversation})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.ctl.PreviewDiff(ctx, conv.Token, "a.txt"); checkpoint.CodeOf(err) != checkpoint.CodeNoWorkspace {
-		t.Fatalf("conversation-only preview: err = %v", err)
 	}
 	// Nothing changed: the preview still confirms.
 	if _, err := r.ctl.Confirm(ctx, checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp2", Mode: checkpoint.ModeBoth}, pv.Token); err != nil {

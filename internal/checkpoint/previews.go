@@ -36,6 +36,10 @@ type previewRecord struct {
 	Prompt       string                `json:"prompt,omitempty"`
 	Created      time.Time             `json:"created"`
 	Used         bool                  `json:"used,omitempty"`
+	// Branch is the branch a /branch preview enters (Target is its tip).
+	Branch string `json:"branch,omitempty"`
+	// Expired says why the token can no longer be used ("" while it can).
+	Expired string `json:"expired,omitempty"`
 }
 
 type previewStore struct {
@@ -87,6 +91,10 @@ func (r *previewRecord) valid() bool {
 	}
 	switch r.Action {
 	case ActionRewind, ActionUndo, ActionRedo:
+	case ActionBranch:
+		if r.Branch == "" {
+			return false
+		}
 	default:
 		return false
 	}

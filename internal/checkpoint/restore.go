@@ -19,7 +19,9 @@ import (
 // plan is a resolved restore request.
 type plan struct {
 	action     Action
-	target     string // checkpoint id ("" for redo)
+	target     string // checkpoint id ("" for redo; the tip for a branch)
+	branch     string // branch entered (ActionBranch)
+	branchLeft string // branch left (ActionBranch)
 	mode       Mode
 	newHead    string
 	targetTree string
@@ -41,7 +43,7 @@ func (c *Controller) resolveRewindLocked(req Request) (*timelineCheckpoint, Mode
 		return nil, "", &Error{Code: CodeTurnRunning, Msg: fmt.Sprintf("checkpoint %s belongs to the turn that is still running; wait for it to end", id)}
 	}
 	if !c.state.Active(id) {
-		return nil, "", &Error{Code: CodeAbandoned, Msg: fmt.Sprintf("checkpoint %s is on an abandoned branch, so it is not a rewind target; /redo brings back the most recently abandoned branch", id)}
+		return nil, "", c.abandonedHintLocked(id)
 	}
 	hasWS := cp.Snapshot != nil && c.cfg.Snapshots != nil
 	mode := req.Mode
@@ -106,6 +108,8 @@ func (c *Controller) planLocked(req Request) (*plan, error) {
 			p.targetTree = cp.Snapshot.Tree
 		}
 		return p, nil
+	case ActionBranch:
+		return c.planBranchLocked(req)
 	case ActionRedo:
 		r := c.state.Redo
 		if r == nil {
@@ -204,8 +208,16 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 	if err != nil {
 		return nil, err
 	}
-	rec := previewRecord{Session: c.cfg.SessionID, Action: p.action, Target: p.target, Mode: p.mode, Head: c.state.Head, NewHead: p.newHead, TargetTree: p.targetTree, Prompt: p.prompt, Created: c.cfg.Now().UTC()}
-	pv := &Preview{Action: p.action, Target: p.target, Mode: p.mode, TurnsLeaving: []TurnRef{}, Paths: []PathChange{}, Warnings: []Warning{}, Excluded: []string{}}
+	// A new preview supersedes every earlier unconfirmed one: their
+	// tokens stop working and their recovery refs are removed.
+	if err := c.expirePreviewsLocked(ctx, store, "a newer preview replaced it"); err != nil {
+		return nil, err
+	}
+	rec := previewRecord{Session: c.cfg.SessionID, Action: p.action, Target: p.target, Branch: p.branch, Mode: p.mode, Head: c.state.Head, NewHead: p.newHead, TargetTree: p.targetTree, Prompt: p.prompt, Created: c.cfg.Now().UTC()}
+	pv := &Preview{Action: p.action, Target: p.target, Mode: p.mode, TurnsLeaving: []TurnRef{}, Paths: []PathChange{}, Warnings: []Warning{}, Excluded: []string{}, Branch: p.branch, BranchLeft: p.branchLeft}
+	if p.action == ActionBranch {
+		pv.Target = p.branch
+	}
 	if p.mode.HasConversation() {
 		pv.TurnsLeaving = c.turnsDiffLocked(c.state.Head, p.newHead)
 		pv.TurnsReturning = c.turnsDiffLocked(p.newHead, c.state.Head)
@@ -302,6 +314,8 @@ func confirmCommand(p *plan, token string) string {
 		return "/undo --confirm " + token
 	case ActionRedo:
 		return "/redo --confirm " + token
+	case ActionBranch:
+		return fmt.Sprintf("/branch %s %s --confirm %s", p.branch, p.mode, token)
 	}
 	return fmt.Sprintf("/rewind %s %s --confirm %s", p.target, p.mode, token)
 }
@@ -312,6 +326,8 @@ func describe(r previewRecord) string {
 		return "/undo"
 	case ActionRedo:
 		return "/redo"
+	case ActionBranch:
+		return fmt.Sprintf("/branch %s %s", r.Branch, r.Mode)
 	}
 	return fmt.Sprintf("/rewind %s %s", r.Target, r.Mode)
 }
@@ -358,6 +374,9 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 	if rec.Head != c.state.Head {
 		return nil, &Error{Code: CodeConversationMove, Msg: "the conversation moved since the preview (a turn ran or another restore happened); run the preview again"}
 	}
+	if rec.Expired != "" {
+		return nil, &Error{Code: CodeTokenExpired, Msg: fmt.Sprintf("token %s can no longer be used: %s. Run the preview again to get a new token", token, rec.Expired)}
+	}
 	// Only a restore that writes files cares whether they moved since the
 	// preview; a conversation-only restore leaves them as they are.
 	if c.cfg.Snapshots != nil && rec.Recovery != nil && rec.Mode.HasWorkspace() {
@@ -400,7 +419,15 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 	}
 	c.cfg.Failpoint("restore.after_head")
 
+	// Every other outstanding token is stale now (the head or files
+	// moved); drop them and the refs only they needed.
+	if err := c.expirePreviewsLocked(ctx, store, "another restore was confirmed after it"); err != nil {
+		return nil, err
+	}
 	out := &Restored{Action: rec.Action, Target: rec.Target, Mode: rec.Mode, PathsChanged: changed}
+	if rec.Action == ActionBranch {
+		out.Target = rec.Branch
+	}
 	if rec.Mode.HasConversation() && rec.Action != ActionRedo {
 		out.Prompt = rec.Prompt
 	}
@@ -421,6 +448,23 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 func (c *Controller) sameRequestLocked(r previewRecord, req Request) bool {
 	if r.Action != req.Action {
 		return false
+	}
+	if req.Action == ActionBranch {
+		if strings.ToLower(strings.TrimSpace(req.Target)) != r.Branch {
+			return false
+		}
+		mode := req.Mode
+		if mode == "" {
+			// The default of the preview: both when the branch's files
+			// were captured when it was left.
+			mode = ModeConversation
+			for _, b := range c.branchesLocked() {
+				if b.ID == r.Branch && b.End != nil && c.cfg.Snapshots != nil {
+					mode = ModeBoth
+				}
+			}
+		}
+		return mode == r.Mode
 	}
 	if req.Action == ActionRewind {
 		if normalizeID(req.Target) != r.Target {
@@ -464,6 +508,12 @@ func (c *Controller) noticeText(rec previewRecord, intent timeline.Record, chang
 		what = "Redo: restored the state abandoned by the last restore"
 	case ActionUndo:
 		what = fmt.Sprintf("Undo: rewound to %s", rec.Target)
+	case ActionBranch:
+		tip := rec.Target
+		if tip == "" {
+			tip = "the start"
+		}
+		what = fmt.Sprintf("Switched to branch %s (tip %s)", rec.Branch, tip)
 	default:
 		what = fmt.Sprintf("Rewound to %s", rec.Target)
 	}

@@ -171,6 +171,10 @@ type Preview struct {
 	// Recovery is the id of the recovery checkpoint holding the current
 	// state (e.g. "r3").
 	Recovery string `json:"-"`
+	// Branch and BranchLeft name the branch a /branch preview enters and
+	// the one it leaves.
+	Branch     string `json:"branch,omitempty"`
+	BranchLeft string `json:"branch_left,omitempty"`
 }
 
 // NoOp reports whether confirming would change nothing.
@@ -206,6 +210,7 @@ const (
 	CodeUnknownToken     = "unknown_token"
 	CodeTokenMismatch    = "token_mismatch"
 	CodeTokenUsed        = "token_used"
+	CodeTokenExpired     = "token_expired"
 	CodeStalePreview     = "stale_preview"
 	CodeConversationMove = "conversation_moved"
 	CodeWriterActive     = "writer_active"

@@ -51,6 +51,7 @@ type rootOptions struct {
 	outputFormat string
 	sessionID    string
 	cont         bool
+	resume       bool
 	dir          string
 	provider     string
 	model        string
@@ -232,7 +233,8 @@ ordinary prompt, and //text sends /text literally.`,
 	cmd.Flags().StringVarP(&o.print, "print", "p", "", "run one prompt or slash command and print the result (- reads it from stdin)")
 	cmd.Flags().StringVar(&o.outputFormat, "output-format", "text", "print mode output: text or json")
 	cmd.Flags().StringVar(&o.sessionID, "session", "", "resume the session with this id")
-	cmd.Flags().BoolVarP(&o.cont, "continue", "c", false, "resume the most recent session of this repository")
+	cmd.Flags().BoolVarP(&o.cont, "continue", "c", false, "continue the session of this repository used last (a turn ran or a restore was confirmed)")
+	cmd.Flags().BoolVarP(&o.resume, "resume", "r", false, "pick a session to continue: type to search, Enter opens it in the TUI, Esc quits")
 	cmd.Flags().StringVarP(&o.dir, "cd", "C", "", "run as if started in this directory")
 	cmd.Flags().StringVar(&o.provider, "provider", "", "model provider: sim, openai or anthropic (default: sim unless an API key is configured)")
 	cmd.Flags().StringVar(&o.model, "model", "", "model id")
@@ -275,6 +277,9 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 		if err := app.CheckSandboxLevel(o.sandbox); err != nil {
 			return usagef("--sandbox must be off, write or strict, not %q", o.sandbox)
 		}
+	}
+	if o.resume && (o.sessionID != "" || o.cont || o.printSet || o.acp) {
+		return usagef("--resume opens a session picker in the terminal UI; it cannot be combined with --session, --continue, -p or --acp")
 	}
 	if o.acp && (o.printSet || o.sessionID != "" || o.cont) {
 		return usagef("--acp serves an editor; it cannot be combined with -p, --session or --continue")

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,11 +19,12 @@ import (
 
 func newCheckpointsCmd(o *rootOptions) *cobra.Command {
 	var format string
-	var all bool
+	var all, branches bool
 	cmd := &cobra.Command{
 		Use: "checkpoints ID",
 		Example: `  yolop checkpoints s_01jf…               # the active branch, newest first
   yolop checkpoints s_01jf… --all         # abandoned turns too
+  yolop checkpoints s_01jf… --branches    # the branches (b1, b2, …)
   yolop checkpoints s_01jf… --output-format json`,
 		Short:             "List a session's checkpoints (the same as /rewind)",
 		Args:              sessionArg,
@@ -45,8 +48,13 @@ func newCheckpointsCmd(o *rootOptions) *cobra.Command {
 			}
 			defer s.Close()
 			line := "/rewind"
-			if all {
+			switch {
+			case all && branches:
+				return o.report(usagef("use either --all or --branches, not both"), 2)
+			case all:
 				line += " --all"
+			case branches:
+				line = "/branches"
 			}
 			code := printhost.Run(c.Context(), s, printhost.Options{Prompt: line, JSON: format == "json", Stdout: o.io.Out, Stderr: o.io.ErrOut, ConfirmPrefix: o.sessionCommand(s.ID())})
 			if code != 0 {
@@ -56,7 +64,8 @@ func newCheckpointsCmd(o *rootOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&format, "output-format", "text", "text or json")
-	cmd.Flags().BoolVar(&all, "all", false, "include checkpoints of abandoned branches")
+	cmd.Flags().BoolVar(&all, "all", false, "include checkpoints of abandoned branches, and the recovery snapshots kept")
+	cmd.Flags().BoolVar(&branches, "branches", false, "list the session's branches (the same as /branches)")
 	return cmd
 }
 
@@ -243,22 +252,85 @@ func runACP(ctx context.Context, o *rootOptions, opts app.Options) error {
 }
 
 func runTUI(ctx context.Context, o *rootOptions, opts app.Options) error {
+	_, noColor := os.LookupEnv("NO_COLOR")
+	topts := tui.Options{In: o.io.In, Out: o.io.Out, NoColor: noColor}
+	pick := o.resume
 	// The worktree is made while the user types the first prompt.
 	opts.Early = true
-	s, err := app.Open(ctx, opts)
-	if err != nil {
+	for {
+		if pick {
+			id, err := tui.Pick(ctx, pickSource(opts.DataDir, opts.Dir), topts)
+			if err != nil || id == "" {
+				return err // Esc: nothing opened, nothing to say
+			}
+			opts.SessionID, opts.Continue = id, false
+		}
+		s, err := app.Open(ctx, opts)
+		if err != nil {
+			return err
+		}
+		err = tui.Run(ctx, s, topts)
+		existed := s.Exists()
+		id, info := s.ID(), s.Info()
+		s.Close()
+		if errors.Is(err, tui.ErrResume) {
+			// /resume: the picker again, then the chosen session.
+			pick = true
+			continue
+		}
+		if existed {
+			fmt.Fprintf(o.io.ErrOut, "Continue this session with: yolop --session %s\n", id)
+			if info.Branch != "" {
+				fmt.Fprintf(o.io.ErrOut, "Its files are in %s (branch %s). Bring them home: %s\n", info.ActiveRoot, info.Branch, app.WaysHome(id))
+			}
+		}
 		return err
 	}
-	_, noColor := os.LookupEnv("NO_COLOR")
-	err = tui.Run(ctx, s, tui.Options{In: o.io.In, Out: o.io.Out, NoColor: noColor})
-	existed := s.Exists()
-	id, info := s.ID(), s.Info()
-	s.Close()
-	if existed {
-		fmt.Fprintf(o.io.ErrOut, "Continue this session with: yolop --session %s\n", id)
-		if info.Branch != "" {
-			fmt.Fprintf(o.io.ErrOut, "Its files are in %s (branch %s). Bring them home: %s\n", info.ActiveRoot, info.Branch, app.WaysHome(id))
+}
+
+// pickSource feeds the resume picker: every session that can be opened,
+// the one used last first; a query keeps those whose title, id or
+// repository holds it, and those whose history does (session search over
+// every session, with the first hit as the reason).
+func pickSource(dataDir, dir string) tui.PickSource {
+	return func(ctx context.Context, query string) ([]tui.PickRow, error) {
+		rows, err := app.ListSessions(dataDir)
+		if err != nil {
+			return nil, err
 		}
+		q := strings.ToLower(strings.TrimSpace(query))
+		match := map[string]string{}
+		if q != "" {
+			res, _, err := app.SearchSessions(ctx, app.SearchOptions{DataDir: dataDir, Dir: dir, Query: strings.TrimSpace(query), All: true, Limit: 2000})
+			if err != nil {
+				var bq *app.BadQueryError
+				if !errors.As(err, &bq) {
+					return nil, err
+				}
+			} else {
+				for _, h := range res.Hits {
+					if _, ok := match[h.SessionID]; !ok {
+						match[h.SessionID] = fmt.Sprintf("%s %s (%s): %s", h.Checkpoint, h.Kind, h.Branch, h.Snippet)
+					}
+				}
+			}
+		}
+		now := time.Now()
+		var out []tui.PickRow
+		for _, r := range rows {
+			if strings.HasPrefix(r.State, "problem") {
+				continue
+			}
+			repo := r.RepoRoot
+			if repo == "" {
+				repo = r.ActiveRoot
+			}
+			why, hit := match[r.SessionID]
+			if q != "" && !hit && !strings.Contains(strings.ToLower(r.Title+" "+r.SessionID+" "+repo), q) {
+				continue
+			}
+			out = append(out, tui.PickRow{ID: r.SessionID, Title: r.Title, Repo: repo, LastUsed: ago(r.LastUsed, now), Turns: r.Turns, Match: why})
+		}
+		return out, nil
 	}
-	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -12,6 +13,35 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
 )
+
+// ago renders a past time for listings.
+func ago(t *time.Time, now time.Time) string {
+	if t == nil {
+		return "never"
+	}
+	d := now.Sub(*t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	case d < 7*24*time.Hour:
+		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+	}
+	return t.Local().Format("2006-01-02")
+}
+
+func listTitle(t string) string {
+	if t == "" {
+		return "(untitled)"
+	}
+	if r := []rune(t); len(r) > 40 {
+		return string(r[:39]) + "…"
+	}
+	return t
+}
 
 func newSessionsCmd(o *rootOptions) *cobra.Command {
 	var format string
@@ -37,16 +67,35 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 				fmt.Fprintln(o.io.Out, "No sessions yet. Start one with `yolop` or `yolop -p PROMPT`.")
 				return nil
 			}
+			now := time.Now()
 			tw := tabwriter.NewWriter(o.io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tCREATED\tTURNS\tWORKTREE\tSTATE\tTITLE")
+			fmt.Fprintln(tw, "ID\tTITLE\tREPOSITORY\tLAST USED\tTURNS\tWORKTREE\tREAD-ONLY")
 			for _, r := range rows {
-				wt := r.Branch
-				if wt == "" {
-					wt = "(conversation only)"
+				wt := r.WorktreeState
+				if r.Branch != "" {
+					wt = r.Branch
+					if r.WorktreeState != "ok" {
+						wt += " (" + r.WorktreeState + ")"
+					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", r.SessionID, r.Created.Local().Format("2006-01-02 15:04"), r.Turns, wt, r.State, r.Title)
+				repo := r.RepoRoot
+				if repo == "" {
+					repo = r.ActiveRoot
+				}
+				ro := "no"
+				switch {
+				case r.ReadOnly():
+					ro = "yes"
+				case strings.HasPrefix(r.State, "problem"):
+					ro = r.State
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.SessionID, listTitle(r.Title), repo, ago(r.LastUsed, now), r.Turns, wt, ro)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintln(o.io.Out, "\nNewest used first; `yolop -c` continues the first one of the repository it runs in.")
+			return nil
 		},
 	}
 	cmd.PersistentFlags().StringVar(&format, "output-format", "text", "text or json")
@@ -73,7 +122,11 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 					*app.Work
 				}{d, work})
 			}
-			fmt.Fprintf(o.io.Out, "session     %s\ntitle       %s\ncreated     %s\nturns       %d (active branch)\nstate       %s\n", d.SessionID, d.Title, d.Created.Local().Format(time.RFC1123), d.Turns, d.State)
+			used := "never"
+			if d.LastUsed != nil {
+				used = d.LastUsed.Local().Format(time.RFC1123)
+			}
+			fmt.Fprintf(o.io.Out, "session     %s\ntitle       %s\ncreated     %s\nlast used   %s\nturns       %d (active branch)\nstate       %s\n", d.SessionID, d.Title, d.Created.Local().Format(time.RFC1123), used, d.Turns, d.State)
 			if d.Branch != "" {
 				fmt.Fprintf(o.io.Out, "worktree    %s\nbranch      %s\nrepository  %s\n", d.Worktree, d.Branch, d.RepoRoot)
 				if d.Recycled {
@@ -123,7 +176,7 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 		Args:    noArgs,
 		RunE:    cmd.RunE,
 	}
-	cmd.AddCommand(list, show, rm, fork)
+	cmd.AddCommand(list, show, rm, fork, newSessionsSearchCmd(o, &format))
 	return cmd
 }
 

@@ -60,6 +60,12 @@ func init() {
 		{Name: "redo", Hint: "[--confirm token]",
 			Description: "Preview and confirm restoring what the last rewind or undo abandoned",
 			Example:     "/redo", Hosts: HostAll, Args: tokenOnlyArgs, Run: runRestore},
+		{Name: "branches", Hint: "",
+			Description: "List the conversation's branches: the active one and every one a rewind abandoned (b1, b2, …)",
+			Example:     "/branches", Hosts: HostAll, Run: runBranches},
+		{Name: "branch", Hint: "<branch> [both|conversation|workspace] [--confirm token]",
+			Description: "Preview and confirm switching to another branch as it was left, conversation and files; /redo switches back",
+			Example:     "/branch b2", Hosts: HostAll, Args: branchArgs, Run: runRestore},
 		{Name: "compact", Hint: "",
 			Description: "Summarize the conversation so far to free model context (the full log is kept)",
 			Example:     "/compact", Hosts: HostAll, Run: runCompact},
@@ -73,6 +79,7 @@ func init() {
 	Registry = append(Registry, landDescriptors()...)
 	Registry = append(Registry, []Descriptor{
 		{Name: "help", Hint: "", Description: "Show the commands", Example: "/help", Hosts: HostPrint | HostTUI, Run: runHelp},
+		{Name: "resume", Hint: "", Description: "Pick another session to continue: type to search, Enter opens it", Example: "/resume", Hosts: HostTUI},
 		{Name: "clear", Hint: "", Description: "Clear the screen (display only; the conversation is unchanged)", Example: "/clear", Hosts: HostTUI},
 		{Name: "quit", Hint: "", Description: "Leave yolop", Example: "/quit", Hosts: HostTUI},
 	}...)
@@ -102,7 +109,7 @@ func Lookup(name string) (Descriptor, bool) {
 // Command is a parsed slash command.
 type Command struct {
 	Name    string
-	Target  string          // rewind: checkpoint id ("cp3")
+	Target  string          // rewind: checkpoint id ("cp3"); branch: branch id ("b2")
 	Mode    checkpoint.Mode // rewind: "" = default
 	Token   string          // --confirm
 	All     bool            // rewind --all
@@ -123,9 +130,10 @@ func usagef(format string, args ...any) error {
 }
 
 var (
-	tokenRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-	cpRE    = regexp.MustCompile(`^(cp)?[1-9][0-9]*$`)
-	nameRE  = regexp.MustCompile(`^/[a-z][a-z0-9-]*$`)
+	tokenRE  = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	cpRE     = regexp.MustCompile(`^(cp)?[1-9][0-9]*$`)
+	branchRE = regexp.MustCompile(`^b[1-9][0-9]*$`)
+	nameRE   = regexp.MustCompile(`^/[a-z][a-z0-9-]*$`)
 )
 
 // IsCommand reports whether a prompt is a slash command: the first word of
@@ -239,6 +247,32 @@ func rewindArgs(c *Command, pos []string) error {
 	return nil
 }
 
+func branchArgs(c *Command, pos []string) error {
+	if c.All {
+		return usagef("/branch takes no --all; /branches lists every branch")
+	}
+	if len(pos) == 0 || len(pos) > 2 {
+		return usagef("usage: /branch <branch> [both|conversation|workspace] [--confirm token]; /branches lists the branches")
+	}
+	id := strings.ToLower(pos[0])
+	if !branchRE.MatchString(id) {
+		hint := ""
+		if cpRE.MatchString(id) {
+			hint = "; to go back to a checkpoint of the active branch use /rewind " + id
+		}
+		return usagef("/branch: %q is not a branch id (like b2); /branches lists them%s", pos[0], hint)
+	}
+	c.Target = id
+	if len(pos) == 2 {
+		m, err := checkpoint.ParseMode(pos[1])
+		if err != nil {
+			return usagef("/branch: %v", err)
+		}
+		c.Mode = m
+	}
+	return nil
+}
+
 func tokenOnlyArgs(c *Command, pos []string) error {
 	if len(pos) > 0 || c.All {
 		return usagef("usage: /%s [--confirm token]", c.Name)
@@ -267,6 +301,8 @@ func (c Command) Request() checkpoint.Request {
 		return checkpoint.Request{Action: checkpoint.ActionUndo}
 	case "redo":
 		return checkpoint.Request{Action: checkpoint.ActionRedo}
+	case "branch":
+		return checkpoint.Request{Action: checkpoint.ActionBranch, Target: c.Target, Mode: c.Mode}
 	}
 	return checkpoint.Request{Action: checkpoint.ActionRewind, Target: c.Target, Mode: c.Mode}
 }

@@ -19,6 +19,8 @@ type Checkpoints interface {
 	Preview(ctx context.Context, req checkpoint.Request) (*checkpoint.Preview, error)
 	Confirm(ctx context.Context, req checkpoint.Request, token string) (*checkpoint.Restored, error)
 	Compact(ctx context.Context) (string, error)
+	Branches() []checkpoint.BranchRow
+	Retained(ctx context.Context) ([]checkpoint.Retained, error)
 }
 
 // Tasks is what /tasks needs: the background processes that can still
@@ -50,6 +52,7 @@ const (
 	ResultTasks     ResultKind = "tasks"
 	ResultHelp      ResultKind = "help"
 	ResultContext   ResultKind = "context"
+	ResultBranches  ResultKind = "branches"
 )
 
 // Result is what a command produced.
@@ -58,7 +61,12 @@ type Result struct {
 	Rows     []checkpoint.Row    // list
 	Preview  *checkpoint.Preview // preview
 	Restored *checkpoint.Restored
-	Text     string // compacted, tasks, help, diff, apply, commit: a human message
+	// Branches is set for ResultBranches (Text holds them rendered).
+	Branches []checkpoint.BranchRow
+	// Retained lists the recovery snapshots kept besides the checkpoints
+	// (a list with --all).
+	Retained []checkpoint.Retained
+	Text     string // compacted, tasks, help, diff, apply, commit, branches: a human message
 	Data     any    // diff, apply, commit: the object JSON output prints
 	Confirm  string // apply preview: the slash command that confirms it
 }
@@ -76,7 +84,16 @@ func runRestore(ctx context.Context, t Target, c Command) (Result, error) {
 	ctl := t.Checkpoints()
 	if c.Name == "rewind" && c.Target == "" {
 		rows, err := ctl.List(ctx, c.All)
-		return Result{Kind: ResultList, Rows: rows}, err
+		if err != nil {
+			return Result{}, err
+		}
+		res := Result{Kind: ResultList, Rows: rows}
+		if c.All {
+			if res.Retained, err = ctl.Retained(ctx); err != nil {
+				return Result{}, err
+			}
+		}
+		return res, nil
 	}
 	req := c.Request()
 	if c.Confirm {
@@ -91,6 +108,11 @@ func runRestore(ctx context.Context, t Target, c Command) (Result, error) {
 		return Result{}, err
 	}
 	return Result{Kind: ResultPreview, Preview: p}, nil
+}
+
+func runBranches(_ context.Context, t Target, _ Command) (Result, error) {
+	rows := t.Checkpoints().Branches()
+	return Result{Kind: ResultBranches, Branches: rows, Text: BranchesText(rows, func(t time.Time) string { return t.Local().Format("Jan 2 15:04") })}, nil
 }
 
 func runCompact(ctx context.Context, t Target, _ Command) (Result, error) {

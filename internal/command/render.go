@@ -3,6 +3,8 @@ package command
 import (
 	"fmt"
 	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 )
@@ -13,6 +15,12 @@ import (
 func PreviewText(pv *checkpoint.Preview) string {
 	var b strings.Builder
 	switch pv.Action {
+	case checkpoint.ActionBranch:
+		left := pv.BranchLeft
+		if left == "" {
+			left = "the active branch"
+		}
+		fmt.Fprintf(&b, "Branch preview — enter %s as it was left, leave %s — restores: %s\n", pv.Branch, left, pv.Mode.Describe())
 	case checkpoint.ActionRedo:
 		fmt.Fprintf(&b, "Redo preview — brings back what the last restore abandoned — restores: %s\n", pv.Mode.Describe())
 	case checkpoint.ActionUndo:
@@ -93,6 +101,51 @@ func PreviewText(pv *checkpoint.Preview) string {
 	}
 	if pv.Recovery != "" && pv.Mode.HasWorkspace() {
 		fmt.Fprintf(&b, "\nThe current files are saved as recovery checkpoint %s; /redo brings them back after confirming.\n", pv.Recovery)
+	}
+	return b.String()
+}
+
+// BranchesText renders a branch listing for text hosts.
+func BranchesText(rows []checkpoint.BranchRow, when func(time.Time) string) string {
+	if len(rows) == 0 {
+		return "No branches yet: every prompt you send adds a turn to the active branch.\n"
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BRANCH\tSTATE\tFORKED AFTER\tTURNS\tTIP\tLEFT\tTIP PROMPT")
+	for _, r := range rows {
+		state := "abandoned"
+		if r.Active {
+			state = "active"
+		}
+		from := r.ForkedFrom
+		if from == "" {
+			from = "(start)"
+		}
+		tip := r.Tip
+		if tip == "" {
+			tip = "(empty)"
+		}
+		left := "-"
+		if r.LeftAt != nil {
+			left = when(*r.LeftAt)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d (%d own)\t%s\t%s\t%s\n", r.ID, state, from, r.Turns, r.Own, tip, left, oneLine(r.TipPrompt))
+	}
+	tw.Flush()
+	b.WriteString("\nSwitch with /branch <id> [both|conversation|workspace]; it shows a preview first, and /redo switches back.\n")
+	return b.String()
+}
+
+// RetainedText renders the recovery snapshots a session keeps.
+func RetainedText(list []checkpoint.Retained) string {
+	if len(list) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nRecovery snapshots kept (refs/yolop/checkpoints/<session>/<name>):\n")
+	for _, r := range list {
+		fmt.Fprintf(&b, "  %-5s %s\n", r.Name, r.Why)
 	}
 	return b.String()
 }

@@ -559,6 +559,12 @@ func (e *Engine) DeleteRef(ctx context.Context, name string) error {
 	return nil
 }
 
+// SessionRefs returns the full names of this session's snapshot refs,
+// sorted.
+func (e *Engine) SessionRefs(ctx context.Context) ([]string, error) {
+	return ListRefs(ctx, e.root, e.sessionID)
+}
+
 // ListRefs returns the full names of sessionID's snapshot refs in repoDir,
 // sorted.
 func ListRefs(ctx context.Context, repoDir, sessionID string) ([]string, error) {

@@ -14,9 +14,11 @@
 //     Fsynced before the turn runs. It opens the turn and empties the redo
 //     slot.
 //   - turn.completed: checkpoint, final_seq, status (completed, failed,
-//     cancelled, interrupted), end {tree, ref}, and files_changed (paths
+//     cancelled, interrupted), end {tree, ref}, files_changed (paths
 //     that differ between snapshot and end, so listings run no git; absent
-//     in records written before it existed, or without both snapshots).
+//     in records written before it existed, or without both snapshots),
+//     paths (those paths, by any means they changed, at most MaxPaths;
+//     paths_more counts the rest).
 //     It closes the open turn and makes it the head.
 //   - restore.started: the intent of a restore (restore id, target, mode
 //     both|conversation|workspace, old_head, new_head, abandoned_head,

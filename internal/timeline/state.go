@@ -29,6 +29,9 @@ type Checkpoint struct {
 	// or the turn has no end snapshot to compare.
 	FilesChanged *int
 	Sandbox      string // level the turn's commands ran under; "" = not recorded
+	// Paths the turn changed (see Record.Paths); nil when not recorded.
+	Paths     []string
+	PathsMore int
 }
 
 // Redo is the one redo slot: what the most recent restore abandoned.
@@ -71,6 +74,13 @@ type State struct {
 	// after a workspace restore the files are the restored tree. "" when
 	// it is unknown (a turn is running, or its end capture failed).
 	KnownFiles string
+	// trail is what Branches needs, in journal order: each
+	// checkpoint.created (id, parent, time) and each head.moved.
+	trail []Record
+	// LastUsed is when the session was last used: the time of its latest
+	// checkpoint.created, turn.completed or head.moved (a turn ran or a
+	// restore was confirmed). Zero when it never was.
+	LastUsed time.Time
 
 	maxSeq int64
 	// upper maps each active checkpoint id ("" for the root) to the
@@ -158,6 +168,18 @@ func (s *State) apply(r Record) error {
 	}
 	do()
 	s.Records++
+	switch r.Type {
+	case TypeCheckpointCreated, TypeTurnCompleted, TypeHeadMoved:
+		if r.Time.After(s.LastUsed) {
+			s.LastUsed = r.Time
+		}
+	}
+	switch r.Type {
+	case TypeCheckpointCreated:
+		s.trail = append(s.trail, Record{Type: r.Type, Time: r.Time, Checkpoint: r.Checkpoint, Parent: r.Parent})
+	case TypeHeadMoved:
+		s.trail = append(s.trail, r)
+	}
 	return nil
 }
 
@@ -291,6 +313,7 @@ func (s *State) planCompleted(r Record) (func(), error) {
 		cp := s.OpenTurn
 		cp.FinalSeq, cp.Status, cp.End, cp.Open, cp.EndError = r.FinalSeq, r.Status, r.End, false, r.EndError
 		cp.FilesChanged = r.FilesChanged
+		cp.Paths, cp.PathsMore = r.Paths, r.PathsMore
 		s.OpenTurn = nil
 		s.Head = cp.ID
 		s.maxSeq = r.FinalSeq
@@ -456,6 +479,7 @@ func (s *State) InActiveRange(turn string, seq int64) bool {
 // Clone returns a deep copy.
 func (s *State) Clone() *State {
 	c := *s
+	c.trail = slices.Clone(s.trail)
 	c.Checkpoints = make(map[string]*Checkpoint, len(s.Checkpoints))
 	for id, cp := range s.Checkpoints {
 		cc := *cp

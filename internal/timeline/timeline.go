@@ -43,6 +43,10 @@ const (
 	ModeWorkspace    = "workspace"
 )
 
+// MaxPaths bounds the paths a turn.completed record lists, so that a turn
+// that touched a generated tree does not bloat the journal.
+const MaxPaths = 500
+
 // ErrCorrupt is wrapped by every *CorruptError.
 var ErrCorrupt = jsonl.ErrCorrupt
 
@@ -86,6 +90,11 @@ type Record struct {
 	// Absent in records written before it existed (and when either
 	// snapshot is missing).
 	FilesChanged *int `json:"files_changed,omitempty"`
+	// Paths are the paths the turn changed (its snapshot against its end
+	// snapshot), whoever changed them: edit tools or shell commands. At
+	// most MaxPaths are kept; PathsMore counts the rest.
+	Paths     []string `json:"paths,omitempty"`
+	PathsMore int      `json:"paths_more,omitempty"`
 
 	// restore.started, head.moved, restore.aborted
 	Restore       string       `json:"restore,omitempty"` // restore id, e.g. "r3"

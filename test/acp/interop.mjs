@@ -293,6 +293,26 @@ async function main() {
     check(last.includes("after the reload") && last.includes("after the rewind") && !last.includes("third turn"),
       "after the reload the model sees the same active branch", last);
 
+    // Branches through the command path: the turns the rewind abandoned are
+    // branch b1; /branch b1 previews, its confirm command restores that
+    // branch's files as they were left, and /redo switches back.
+    const broot = activeRoot(sessionId);
+    let b = await prompt(ctx, c, sessionId, "/branches");
+    const branches = textOf(b.updates);
+    check(b.stop === "end_turn" && /^b1 +abandoned .* cp3 /m.test(branches) && /^b2 +active /m.test(branches), "/branches lists the abandoned b1 (tip cp3) and the active b2", branches);
+    b = await prompt(ctx, c, sessionId, "/branch b1");
+    const bpreview = textOf(b.updates);
+    const bm = bpreview.match(/^(\/branch b1 both --confirm ([A-Za-z0-9_-]+))\s*$/m);
+    check(b.stop === "end_turn" && bm !== null && bpreview.includes("enter b1"), "/branch b1 answers a preview with the exact confirm command", bpreview);
+    b = await prompt(ctx, c, sessionId, bm[1]);
+    check(b.stop === "end_turn" && read(broot, "three.txt") === "third turn\n" && read(broot, "shell.txt") === "shell-made\n",
+      "confirming /branch b1 restores that branch's files", { three: read(broot, "three.txt"), shell: read(broot, "shell.txt") });
+    b = await prompt(ctx, c, sessionId, "/redo");
+    const rm = textOf(b.updates).match(/^(\/redo --confirm ([A-Za-z0-9_-]+))\s*$/m);
+    check(rm !== null, "/redo after a branch switch answers a preview", textOf(b.updates));
+    b = await prompt(ctx, c, sessionId, rm[1]);
+    check(b.stop === "end_turn" && read(broot, "three.txt") === null, "/redo switches back to b2's files", { three: read(broot, "three.txt") });
+
     // session/cancel ends a running turn with stop reason cancelled. The
     // cancel is repeated until the turn answers, since it may arrive before
     // the turn has started.

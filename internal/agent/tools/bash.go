@@ -383,13 +383,14 @@ func (*checkpointTool) Spec() Spec {
 	return Spec{
 		Name: "checkpoint",
 		Description: "Session checkpoints: the state before each user turn (conversation and files). " +
-			"action \"list\" shows them, newest first. \"rewind\" (with target, e.g. \"cp3\"), \"undo\" (the last turn) and \"redo\" " +
+			"action \"list\" shows them, newest first; \"branches\" lists the conversation's branches (the active one and those abandoned by rewinds, ids b1, b2, …). " +
+			"\"rewind\" (with target, e.g. \"cp3\"), \"undo\" (the last turn), \"redo\" and \"branch\" (with target, e.g. \"b2\": switch to that branch as it was left) " +
 			"only prepare a preview for the user: nothing changes now. After this turn ends the user sees the preview and decides whether to confirm it; " +
 			"tell the user that a restore is waiting for their confirmation. " +
 			"mode chooses what a restore changes: \"both\" (default when files were captured), \"conversation\" or \"workspace\".",
 		Parameters: mustSchema(`{"type":"object","properties":{` +
-			`"action":{"type":"string","enum":["list","rewind","undo","redo"],"description":"What to do."},` +
-			`"target":{"type":"string","description":"Checkpoint id for rewind, e.g. \"cp3\"."},` +
+			`"action":{"type":"string","enum":["list","branches","rewind","undo","redo","branch"],"description":"What to do."},` +
+			`"target":{"type":"string","description":"Checkpoint id for rewind, e.g. \"cp3\"; branch id for branch, e.g. \"b2\"."},` +
 			`"mode":{"type":"string","enum":["both","conversation","workspace"],"description":"What to restore. Default both when possible."}` +
 			`},"required":["action"],"additionalProperties":false}`),
 	}
@@ -406,9 +407,9 @@ func (t *checkpointTool) Run(ctx context.Context, raw json.RawMessage) (Result, 
 	}
 	disp := &Display{Kind: KindOther, Title: strings.TrimSpace("checkpoint " + a.Action + " " + a.Target)}
 	switch a.Action {
-	case "list", "rewind", "undo", "redo":
+	case "list", "branches", "rewind", "undo", "redo", "branch":
 	default:
-		return errResult("unknown action %q; use list, rewind, undo or redo", a.Action), nil
+		return errResult("unknown action %q; use list, branches, rewind, undo, redo or branch", a.Action), nil
 	}
 	switch a.Mode {
 	case "", "both", "conversation", "workspace":
@@ -418,11 +419,14 @@ func (t *checkpointTool) Run(ctx context.Context, raw json.RawMessage) (Result, 
 	if a.Action == "rewind" && a.Target == "" {
 		return errResult("rewind needs a target checkpoint id such as \"cp3\"; action \"list\" shows them"), nil
 	}
-	if a.Action != "rewind" && a.Target != "" {
-		return errResult("target only applies to rewind; %s always acts on the latest turn or restore", a.Action), nil
+	if a.Action == "branch" && a.Target == "" {
+		return errResult("branch needs a target branch id such as \"b2\"; action \"branches\" shows them"), nil
 	}
-	if a.Action == "list" && a.Mode != "" {
-		return errResult("mode only applies to rewind, undo and redo"), nil
+	if a.Action != "rewind" && a.Action != "branch" && a.Target != "" {
+		return errResult("target only applies to rewind and branch; %s always acts on the latest turn or restore", a.Action), nil
+	}
+	if (a.Action == "list" || a.Action == "branches") && a.Mode != "" {
+		return errResult("mode only applies to rewind, undo, redo and branch"), nil
 	}
 	cp := t.s.env.Checkpoints
 	if cp == nil {
@@ -430,9 +434,12 @@ func (t *checkpointTool) Run(ctx context.Context, raw json.RawMessage) (Result, 
 	}
 	var out string
 	var err error
-	if a.Action == "list" {
+	switch a.Action {
+	case "list":
 		out, err = cp.ListForModel(ctx)
-	} else {
+	case "branches":
+		out, err = cp.BranchesForModel(ctx)
+	default:
 		out, err = cp.QueuePreview(ctx, CheckpointRequest{Action: a.Action, Target: a.Target, Mode: a.Mode})
 	}
 	if err != nil {

@@ -160,6 +160,8 @@ type fakeCheckpoints struct {
 }
 
 func (f *fakeCheckpoints) ListForModel(context.Context) (string, error) { return f.list, f.err }
+
+func (f *fakeCheckpoints) BranchesForModel(context.Context) (string, error) { return f.list, f.err }
 func (f *fakeCheckpoints) QueuePreview(_ context.Context, req CheckpointRequest) (string, error) {
 	f.got = append(f.got, req)
 	if f.err != nil {

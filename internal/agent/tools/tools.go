@@ -68,10 +68,11 @@ type Tool interface {
 	Run(ctx context.Context, args json.RawMessage) (Result, error)
 }
 
-// CheckpointRequest is a rewind, undo or redo the model asks to preview.
+// CheckpointRequest is a rewind, undo, redo or branch switch the model asks
+// to preview.
 type CheckpointRequest struct {
-	Action string // "rewind", "undo" or "redo"
-	Target string // checkpoint id for rewind ("cp3" or "3"); empty otherwise
+	Action string // "rewind", "undo", "redo" or "branch"
+	Target string // checkpoint id for rewind ("cp3" or "3"), branch id for branch ("b2"); empty otherwise
 	Mode   string // "both", "conversation", "workspace", or "" for the default
 }
 
@@ -79,6 +80,8 @@ type CheckpointRequest struct {
 // controller. The tool can list and queue a preview; it can never confirm.
 type Checkpoints interface {
 	ListForModel(ctx context.Context) (string, error)
+	// BranchesForModel lists the session's branches.
+	BranchesForModel(ctx context.Context) (string, error)
 	QueuePreview(ctx context.Context, req CheckpointRequest) (string, error)
 }
 

@@ -243,6 +243,8 @@ const commandsUpdate = `{"sessionUpdate":"available_commands_update","availableC
  {"name":"rewind","description":"List checkpoints, or preview and confirm restoring the conversation and/or files to before a turn","input":{"hint":"[checkpoint] [both|conversation|workspace] [--confirm token]"}},
  {"name":"undo","description":"Preview and confirm undoing the most recent turn (conversation and files)","input":{"hint":"[--confirm token]"}},
  {"name":"redo","description":"Preview and confirm restoring what the last rewind or undo abandoned","input":{"hint":"[--confirm token]"}},
+ {"name":"branches","description":"List the conversation's branches: the active one and every one a rewind abandoned (b1, b2, …)"},
+ {"name":"branch","description":"Preview and confirm switching to another branch as it was left, conversation and files; /redo switches back","input":{"hint":"<branch> [both|conversation|workspace] [--confirm token]"}},
  {"name":"compact","description":"Summarize the conversation so far to free model context (the full log is kept)"},
  {"name":"tasks","description":"List running background shell tasks, or stop one","input":{"hint":"[stop <id>]"}},
  {"name":"context","description":"Show what the model is given: project instructions (AGENTS.md) with their sizes, the context size and token usage"},
@@ -424,8 +426,8 @@ func TestCommandsAndRefusals(t *testing.T) {
 		{"/rewind banana", `Usage: /rewind: "banana" is not a checkpoint id (like cp3 or 3); run /rewind to list them`, false},
 		{"/rewind cp1 both --confirm nope", `Refused (unknown_token): unknown confirmation token "nope": run the preview again`, false},
 		{"/frobnicate", "Usage: unknown command /frobnicate: known commands are", true},
-		{"/clear", "/clear is not available in an editor. Commands here: /rewind, /undo, /redo, /compact, /tasks, /context, /diff, /apply, /commit", false},
-		{"/quit", "/quit is not available in an editor. Commands here: /rewind, /undo, /redo, /compact, /tasks, /context, /diff, /apply, /commit", false},
+		{"/clear", "/clear is not available in an editor. Commands here: /rewind, /undo, /redo, /branches, /branch, /compact, /tasks, /context, /diff, /apply, /commit", false},
+		{"/quit", "/quit is not available in an editor. Commands here: /rewind, /undo, /redo, /branches, /branch, /compact, /tasks, /context, /diff, /apply, /commit", false},
 		{"/compact", "Compacted 3 turns.", false},
 	}
 	for _, tt := range tests {

@@ -281,7 +281,7 @@ func previewText(p *checkpoint.Preview) string {
 func resultText(r command.Result) string {
 	switch r.Kind {
 	case command.ResultList:
-		return listText(r.Rows)
+		return listText(r.Rows) + command.RetainedText(r.Retained)
 	case command.ResultPreview:
 		if r.Preview != nil {
 			return previewText(r.Preview)
@@ -304,11 +304,15 @@ func listText(rows []checkpoint.Row) string {
 
 func restoredText(r *checkpoint.Restored) string {
 	var b strings.Builder
-	verb := map[checkpoint.Action]string{checkpoint.ActionUndo: "Undone", checkpoint.ActionRedo: "Redone"}[r.Action]
+	verb := map[checkpoint.Action]string{checkpoint.ActionUndo: "Undone", checkpoint.ActionRedo: "Redone", checkpoint.ActionBranch: "Switched branch"}[r.Action]
 	if verb == "" {
 		verb = "Rewound"
 	}
-	fmt.Fprintf(&b, "%s: restored the %s to before %s", verb, r.Mode.Describe(), r.Target)
+	if r.Action == checkpoint.ActionBranch {
+		fmt.Fprintf(&b, "%s: restored the %s of branch %s as it was left", verb, r.Mode.Describe(), r.Target)
+	} else {
+		fmt.Fprintf(&b, "%s: restored the %s to before %s", verb, r.Mode.Describe(), r.Target)
+	}
 	if r.Mode.HasWorkspace() {
 		fmt.Fprintf(&b, "; %s changed", plural(r.PathsChanged, "path", "paths"))
 	}

@@ -183,10 +183,21 @@ func (p *printer) command(ctx context.Context, s Session) int {
 	switch res.Kind {
 	case command.ResultList:
 		if p.o.JSON {
-			p.json(map[string]any{"session_id": p.sid, "checkpoints": res.Rows})
+			out := map[string]any{"session_id": p.sid, "checkpoints": res.Rows}
+			if res.Retained != nil {
+				out["retained"] = res.Retained
+			}
+			p.json(out)
 			return ExitOK
 		}
 		p.printRows(res.Rows)
+		fmt.Fprint(p.o.Stdout, command.RetainedText(res.Retained))
+	case command.ResultBranches:
+		if p.o.JSON {
+			p.json(map[string]any{"session_id": p.sid, "branches": res.Branches})
+			return ExitOK
+		}
+		fmt.Fprint(p.o.Stdout, res.Text)
 	case command.ResultPreview:
 		if p.o.JSON {
 			p.json(map[string]any{"session_id": p.sid, "preview": res.Preview, "token": res.Preview.Token, "confirm": p.confirmLine(res.Preview.Command)})

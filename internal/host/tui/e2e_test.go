@@ -293,3 +293,95 @@ func TestTmuxRewindEndToEnd(t *testing.T) {
 		t.Fatalf("the exit line does not name the ways home:\n%s", final)
 	}
 }
+
+// TestTmuxResumeAndBranches: `yolop -r` opens the session picker, typing
+// searches every session's history, Enter opens the chosen session;
+// /branches lists its branches; /resume brings the picker back and Esc
+// quits.
+func TestTmuxResumeAndBranches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test in tmux; skipped with -short")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "yolop")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/yolop")
+	build.Dir = moduleRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build yolop: %v\n%s", err, out)
+	}
+	repo := gittest.NewRepo(t)
+	data := filepath.Join(tmp, "data")
+	env := append(os.Environ(), "NO_COLOR=1", "YOLOP_DATA_DIR="+data, "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"))
+	yolop := func(args ...string) map[string]any {
+		t.Helper()
+		cmd := exec.Command(bin, append([]string{"--provider", "sim", "--output-format", "json"}, args...)...)
+		cmd.Dir, cmd.Env = repo, env
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("yolop %v: %v\n%s", args, err, out)
+		}
+		var v map[string]any
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatalf("yolop %v: %v: %s", args, err, out)
+		}
+		return v
+	}
+	a := yolop("-p", "alpha turn")["session_id"].(string)
+	yolop("--session", a, "-p", "the quokka plan")
+	token := yolop("--session", a, "-p", "/undo")["token"].(string)
+	yolop("--session", a, "-p", "/undo --confirm "+token)
+	yolop("--session", a, "-p", "alpha again")
+	b := yolop("-p", "beta turn")["session_id"].(string)
+
+	script := filepath.Join(tmp, "run.sh")
+	body := "#!/bin/sh\n" +
+		"export NO_COLOR=1 XDG_CONFIG_HOME='" + filepath.Join(tmp, "config") + "' YOLOP_DATA_DIR='" + data + "'\n" +
+		"unset OPENAI_API_KEY ANTHROPIC_API_KEY OPENROUTER_API_KEY\n" +
+		"cd '" + repo + "' || exit 1\n" +
+		"'" + bin + "' --provider sim -r\n" +
+		"echo \"yolop-exit=$?\"\n" +
+		"sleep 120\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tm := &tmuxTerm{t: t, sock: filepath.Join(tmp, "tmux.sock")}
+	tm.tmux("-f", "/dev/null", "new-session", "-d", "-s", "yolop", "-x", "140", "-y", "32", "sh "+script)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", tm.sock, "kill-server").Run() })
+
+	// Both sessions, the one used last first.
+	tm.waitFor("the picker with both sessions", func(s string) bool {
+		return strings.Contains(s, "Resume a session") && strings.Contains(s, a) && strings.Contains(s, b)
+	})
+	// A word only an abandoned turn of a holds finds a, and only a.
+	tm.typeLines("quokka")
+	found := tm.waitFor("the search to narrow to a", func(s string) bool {
+		return strings.Contains(s, "> quokka") && strings.Contains(s, a) && !strings.Contains(s, b)
+	})
+	if !strings.Contains(found, "abandoned") {
+		t.Errorf("the match does not say it is on an abandoned branch:\n%s", found)
+	}
+	tm.keys("Enter")
+	tm.waitFor("the TUI on session a", func(s string) bool {
+		return strings.Contains(s, a) && strings.Contains(s, "Enter send")
+	})
+	tm.typeLines("/branches")
+	tm.keys("Enter")
+	list := tm.waitText("Switch with /branch")
+	for _, want := range []string{"b1", "abandoned", "b2", "active"} {
+		if !strings.Contains(list, want) {
+			t.Errorf("/branches lacks %q:\n%s", want, list)
+		}
+	}
+	// /resume: the picker again; Esc quits without opening anything.
+	tm.typeLines("/resume")
+	tm.keys("Enter")
+	tm.waitText("Resume a session")
+	tm.keys("Escape")
+	final := tm.waitText("yolop-exit=")
+	if !strings.Contains(final, "yolop-exit=0") {
+		t.Fatalf("yolop did not exit cleanly:\n%s", final)
+	}
+}

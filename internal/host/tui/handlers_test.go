@@ -532,7 +532,7 @@ func TestCompletion(t *testing.T) {
 		shown []string // commands listed
 		tabs  []string // composer after each Tab
 	}{
-		{"/re", []string{"/rewind", "/redo"}, []string{"/rewind", "/redo", "/rewind"}},
+		{"/re", []string{"/rewind", "/redo", "/resume"}, []string{"/rewind", "/redo", "/resume", "/rewind"}},
 		{"/u", []string{"/undo"}, []string{"/undo "}},
 		{"/co", []string{"/compact", "/context", "/commit"}, []string{"/compact", "/context", "/commit"}},
 		{"/", allTUICommands(), nil},

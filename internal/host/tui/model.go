@@ -53,6 +53,8 @@ type model struct {
 	picker *picker
 	// pager is help or a diff shown over everything else.
 	pager *pager
+	// resume is set when /resume ended the program: Run returns ErrResume.
+	resume bool
 
 	lastEsc   time.Time // previous lone Esc while idle, for Esc Esc
 	quitArmed bool      // Ctrl+C pressed once while idle
@@ -490,6 +492,13 @@ func (m *model) startTurn(text string) tea.Cmd {
 func (m *model) runCommand(cmd command.Command) tea.Cmd {
 	switch cmd.Name {
 	case "quit":
+		return tea.Quit
+	case "resume":
+		if m.turn != nil || m.execBusy {
+			m.addError("/resume: wait for the running turn or command to end (Ctrl+C cancels a turn), then try again")
+			return nil
+		}
+		m.resume = true
 		return tea.Quit
 	case "clear":
 		m.entries = nil

@@ -84,6 +84,8 @@ func Run(ctx context.Context, s Session, o Options) error {
 	// caller closes the session.
 	m.shutdown()
 	switch {
+	case err == nil && m.resume:
+		return ErrResume
 	case err == nil:
 		return nil
 	case errors.Is(err, tea.ErrInterrupted):

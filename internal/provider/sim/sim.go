@@ -14,6 +14,8 @@
 //	undo | redo             checkpoint {"action":"undo"|"redo"}
 //	undo the last turn      checkpoint {"action":"undo"}
 //	rewind <cp> [mode]      checkpoint {"action":"rewind","target","mode"}
+//	branches                checkpoint {"action":"branches"}
+//	branch <bN> [mode]      checkpoint {"action":"branch","target","mode"} (bN like b2)
 //	sleep <ms>              the model step waits (ctx cancels the wait)
 //	fail                    the model step returns an error; later lines are not reached
 //
@@ -178,6 +180,14 @@ lines:
 			// call <tool> <json-arguments>: any named tool (an MCP
 			// server's too), an instruction only when the JSON parses.
 			p.calls = append(p.calls, call{f[1], callArgs(line)})
+		case len(f) == 1 && f[0] == "branches":
+			p.calls = append(p.calls, call{"checkpoint", checkpointArgs{Action: "branches"}})
+		case (len(f) == 2 || len(f) == 3) && f[0] == "branch" && isBranchID(f[1]):
+			a := checkpointArgs{Action: "branch", Target: f[1]}
+			if len(f) == 3 {
+				a.Mode = f[2]
+			}
+			p.calls = append(p.calls, call{"checkpoint", a})
 		case len(f) == 2 && f[0] == "sleep" && isMillis(f[1]):
 			ms, _ := strconv.Atoi(f[1])
 			sleeps = append(sleeps, sleepAt{time.Duration(ms) * time.Millisecond, len(p.calls)})
@@ -220,6 +230,20 @@ func callArgs(line string) json.RawMessage {
 }
 
 // isMillis accepts a plain non-negative decimal of at most a day.
+// isBranchID reports whether s names a branch (b1, b2, …), so that
+// "branch out" stays prose.
+func isBranchID(s string) bool {
+	if len(s) < 2 || s[0] != 'b' || s[1] == '0' {
+		return false
+	}
+	for _, c := range s[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 func isMillis(s string) bool {
 	n, err := strconv.Atoi(s)
 	return err == nil && n >= 0 && n <= 24*60*60*1000 && !strings.HasPrefix(s, "+")

@@ -1,0 +1,78 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/yolop-dev/yolop/internal/search"
+	"github.com/yolop-dev/yolop/internal/worktree"
+)
+
+// SearchHit and SearchResult are what `yolop sessions search` prints.
+type (
+	SearchHit    = search.Hit
+	SearchResult = search.Result
+)
+
+// BadQueryError is a search that cannot run as asked (an empty or too
+// long query, a regular expression that does not compile, --repo outside
+// a repository); the command line maps it to a usage error.
+type BadQueryError struct{ Err error }
+
+func (e *BadQueryError) Error() string { return e.Err.Error() }
+func (e *BadQueryError) Unwrap() error { return e.Err }
+
+func badQuery(format string, args ...any) error {
+	return &BadQueryError{Err: fmt.Errorf(format, args...)}
+}
+
+// SearchOptions select what `yolop sessions search` covers.
+type SearchOptions struct {
+	DataDir string
+	// Dir is where the search runs (default: the working directory); its
+	// repository is the default scope.
+	Dir           string
+	Query         string
+	Regex         bool
+	AbandonedOnly bool
+	// Repo limits the search to Dir's repository (an error outside one);
+	// All searches every session. Neither: the repository inside one,
+	// every session outside.
+	Repo, All bool
+	Limit     int
+}
+
+// SearchSessions searches every session's history in the chosen scope.
+// It reads only: no lock is taken and nothing is written. Scope is the
+// repository searched ("" for every session).
+func SearchSessions(ctx context.Context, o SearchOptions) (res *SearchResult, scope string, err error) {
+	if o.Repo && o.All {
+		return nil, "", badQuery("use either --repo or --all, not both")
+	}
+	if o.Limit < 0 {
+		return nil, "", badQuery("--limit must be 0 (all) or more, not %d", o.Limit)
+	}
+	opts := search.Options{DataDir: o.DataDir, Query: o.Query, Regex: o.Regex, AbandonedOnly: o.AbandonedOnly, Limit: o.Limit}
+	if !o.All {
+		dir := o.Dir
+		if dir == "" {
+			if dir, err = os.Getwd(); err != nil {
+				return nil, "", err
+			}
+		}
+		repo, err := worktree.Detect(ctx, dir)
+		switch {
+		case err == nil:
+			opts.Repo = repo.Root
+		case o.Repo:
+			return nil, "", badQuery("--repo: %v; use --all to search every session", err)
+		}
+	}
+	res, err = search.Search(opts)
+	if errors.Is(err, search.ErrEmptyQuery) || errors.Is(err, search.ErrQueryTooLong) || errors.Is(err, search.ErrBadRegex) {
+		err = &BadQueryError{Err: err}
+	}
+	return res, opts.Repo, err
+}

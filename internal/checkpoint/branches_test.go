@@ -1,0 +1,173 @@
+package checkpoint_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/snapshot"
+)
+
+// Three branches made by rewinds; /branch to each restores its files and
+// conversation exactly as they were when it was left, and /redo undoes
+// every switch.
+func TestBranchSwitchRestoresEndStateAndRedo(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOpts{})
+	ctx := context.Background()
+	type end struct {
+		files   map[string]entry
+		context string
+		head    string
+	}
+	snapshotEnd := func() end {
+		return end{files: manifest(t, r.root), context: r.contextText(), head: r.ctl.Head()}
+	}
+	r.turn("write base.txt\nbase\nEOF")
+	r.turn("$ printf one > one.txt")
+	ends := map[string]end{}
+	// b1: base + one, plus an edit nobody committed to a turn.
+	write(t, r.root, "scratch.txt", "typed by hand on b1\n")
+	ends["b1"] = snapshotEnd()
+	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp2"})
+	r.turn("$ printf two > two.txt && rm base.txt")
+	ends["b2"] = snapshotEnd()
+	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp3"})
+	r.turn("write three.txt\nthree\nEOF")
+	ends["b3"] = snapshotEnd()
+
+	rows := r.ctl.Branches()
+	var got []string
+	for _, b := range rows {
+		got = append(got, fmt.Sprintf("%s:%s:%v:%d", b.ID, b.Tip, b.Active, b.Turns))
+	}
+	if want := "b1:cp2:false:2 b2:cp3:false:2 b3:cp4:true:2"; strings.Join(got, " ") != want {
+		t.Fatalf("branches = %v, want %s", got, want)
+	}
+
+	// The rewind to an abandoned checkpoint names the branch.
+	_, err := r.ctl.Preview(ctx, checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp3"})
+	if checkpoint.CodeOf(err) != checkpoint.CodeAbandoned || !strings.Contains(err.Error(), "/branch b2") {
+		t.Fatalf("rewind to abandoned cp3: %v", err)
+	}
+
+	current := "b3"
+	for _, to := range []string{"b1", "b2", "b3", "b1"} {
+		before := snapshotEnd()
+		pv, err := r.ctl.Preview(ctx, checkpoint.Request{Action: checkpoint.ActionBranch, Target: to})
+		if err != nil {
+			t.Fatalf("preview /branch %s: %v", to, err)
+		}
+		if pv.Branch != to || pv.BranchLeft != current || pv.Mode != checkpoint.ModeBoth || !strings.HasPrefix(pv.Command, "/branch "+to+" both --confirm ") {
+			t.Fatalf("preview /branch %s: %+v", to, pv)
+		}
+		if _, err := r.ctl.Confirm(ctx, checkpoint.Request{Action: checkpoint.ActionBranch, Target: to}, pv.Token); err != nil {
+			t.Fatalf("confirm /branch %s: %v", to, err)
+		}
+		want := ends[to]
+		r.requireManifest(want.files, "after /branch "+to)
+		if r.ctl.Head() != want.head || r.contextText() != want.context {
+			t.Fatalf("after /branch %s: head %s, context differs: %v", to, r.ctl.Head(), r.contextText() != want.context)
+		}
+		// /redo undoes the switch exactly, and redo again re-enters.
+		r.restore(checkpoint.Request{Action: checkpoint.ActionRedo})
+		r.requireManifest(before.files, "after /redo of /branch "+to)
+		if r.ctl.Head() != before.head || r.contextText() != before.context {
+			t.Fatalf("after /redo of /branch %s: head %s", to, r.ctl.Head())
+		}
+		r.restore(checkpoint.Request{Action: checkpoint.ActionRedo})
+		r.requireManifest(want.files, "after /redo /redo of /branch "+to)
+		// Each branch's end state is what it was left with; record the
+		// state we leave now for the next switch.
+		ends[current] = before
+		current = to
+	}
+
+	// Refusals change nothing.
+	for _, tc := range []struct{ target, code string }{
+		{"b9", checkpoint.CodeUnknownBranch},
+		{current, checkpoint.CodeUnknownBranch},
+		{"", checkpoint.CodeUnknownBranch},
+	} {
+		if _, err := r.ctl.Preview(ctx, checkpoint.Request{Action: checkpoint.ActionBranch, Target: tc.target}); checkpoint.CodeOf(err) != tc.code {
+			t.Errorf("/branch %q: %v, want %s", tc.target, err, tc.code)
+		}
+	}
+}
+
+// Fifty unconfirmed previews leave one recovery ref, not fifty; refs a
+// journal record or the redo slot needs stay.
+func TestUnconfirmedPreviewRefsAreBounded(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOpts{})
+	ctx := context.Background()
+	r.turn("write a.txt\na\nEOF")
+	r.turn("write b.txt\nb\nEOF")
+	r.restore(checkpoint.Request{Action: checkpoint.ActionUndo}) // journaled: its recovery stays
+	count := func() (int, []string) {
+		refs, err := snapshot.ListRefs(ctx, r.repo, r.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		var names []string
+		for _, ref := range refs {
+			name := ref[strings.LastIndexByte(ref, '/')+1:]
+			if strings.HasPrefix(name, "r") && !strings.HasPrefix(name, "re") {
+				n++
+				names = append(names, name)
+			}
+		}
+		return n, names
+	}
+	base, _ := count()
+	var tokens []string
+	for i := 0; i < 50; i++ {
+		write(t, r.root, "churn.txt", fmt.Sprint(i))
+		pv, err := r.ctl.Preview(ctx, checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens = append(tokens, pv.Token)
+		if n, names := count(); n > base+1 {
+			t.Fatalf("after %d previews: %d recovery refs %v (base %d)", i+1, n, names, base)
+		}
+	}
+	// The superseded tokens say why they no longer work; the newest works.
+	_, err := r.ctl.Confirm(ctx, checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp1"}, tokens[40])
+	if checkpoint.CodeOf(err) != checkpoint.CodeTokenExpired || !strings.Contains(err.Error(), "newer preview") {
+		t.Fatalf("old token: %v", err)
+	}
+	if _, err := r.ctl.Confirm(ctx, checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp1"}, tokens[49]); err != nil {
+		t.Fatalf("newest token: %v", err)
+	}
+	// A preview left unconfirmed before a turn is removed by that turn.
+	r.turn("$ true")
+	if _, err := r.ctl.Preview(ctx, checkpoint.Request{Action: checkpoint.ActionUndo}); err != nil {
+		t.Fatal(err)
+	}
+	r.turn("$ true")
+	n, names := count()
+	retained, err := r.ctl.Retained(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != len(retained) {
+		t.Fatalf("refs %v, retained %+v", names, retained)
+	}
+	for _, ret := range retained {
+		if ret.Why == "" || ret.Tree == "" {
+			t.Errorf("retained without a reason or tree: %+v", ret)
+		}
+	}
+	// Numbers are never reused.
+	pv, err := r.ctl.Preview(ctx, checkpoint.Request{Action: checkpoint.ActionUndo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pv.Recovery != "r53" {
+		t.Errorf("next recovery id %s, want r53", pv.Recovery)
+	}
+}

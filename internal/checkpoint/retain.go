@@ -1,0 +1,208 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Recovery refs are bounded: the recovery snapshot rN of a preview that was
+// never confirmed is removed as soon as its token can no longer be used —
+// when the next turn starts, the next preview supersedes it, or another
+// restore is confirmed — unless the redo slot or a journal record needs it
+// (a branch's end state is a head.moved's recovery). So a session holds at
+// most one unconfirmed recovery ref, plus those its journal names. Numbers
+// are never reused (previews.json and the timeline both count them).
+
+// refManager is what the snapshot engine offers for ref housekeeping.
+type refManager interface {
+	DeleteRef(ctx context.Context, name string) error
+	SessionRefs(ctx context.Context) ([]string, error)
+}
+
+// Retained is a snapshot ref a session keeps besides its checkpoints.
+type Retained struct {
+	Name string `json:"name"` // rN
+	Tree string `json:"tree"`
+	// Why is what needs it: "redo", "branch b2 end", "restore r3
+	// (journal)", "preview (token not used yet)".
+	Why string `json:"why"`
+}
+
+// isRecoveryName reports whether name is a preview's recovery snapshot.
+func isRecoveryName(name string) bool {
+	n, ok := strings.CutPrefix(name, "r")
+	if !ok || n == "" {
+		return false
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// refName returns the short name of a full snapshot ref.
+func refName(ref string) string {
+	return ref[strings.LastIndexByte(ref, '/')+1:]
+}
+
+// journalRefsLocked returns the recovery names the journal needs, with
+// why: the redo slot, a branch's end state, or (for any other) the
+// restore it recorded.
+func (c *Controller) journalRefsLocked() map[string]string {
+	why := map[string][]string{}
+	for _, r := range c.state.Recoveries() {
+		why[refName(r.Recovery.Ref)] = nil
+	}
+	if p := c.state.PendingRestore; p != nil && p.Recovery != nil {
+		// An interrupted restore: the files before it are kept until it
+		// is resolved.
+		n := refName(p.Recovery.Ref)
+		why[n] = append(why[n], "interrupted restore "+p.Restore)
+	}
+	if c.state.Redo != nil && c.state.Redo.Recovery != nil {
+		n := refName(c.state.Redo.Recovery.Ref)
+		why[n] = append(why[n], "redo")
+	}
+	for _, b := range c.branchesLocked() {
+		if b.End != nil && !b.Active {
+			n := refName(b.End.Ref)
+			why[n] = append(why[n], "branch "+b.ID+" end")
+		}
+	}
+	keep := make(map[string]string, len(why))
+	for n, reasons := range why {
+		if len(reasons) == 0 {
+			reasons = []string{"restore " + n + " (journal)"}
+		}
+		keep[n] = strings.Join(reasons, "; ")
+	}
+	return keep
+}
+
+// expirePreviewsLocked makes every unconfirmed token unusable (why names
+// the cause, for the error a late confirm gets) and removes the recovery
+// refs that nothing else needs. The token list is saved before any ref
+// is removed, so a crash between the two leaves only a ref that the next
+// sweep removes.
+func (c *Controller) expirePreviewsLocked(ctx context.Context, store *previewStore, why string) error {
+	changed := false
+	for i := range store.Previews {
+		p := &store.Previews[i]
+		if !p.Used && p.Expired == "" {
+			p.Expired = why
+			changed = true
+		}
+	}
+	if changed {
+		if err := store.save(c.cfg.Dir); err != nil {
+			return fmt.Errorf("save previews: %w", err)
+		}
+	}
+	c.sweepRefsLocked(ctx, store)
+	return nil
+}
+
+// expireAtTurnLocked expires the outstanding tokens when a turn starts.
+// The turn moves the conversation head, so Confirm refuses those tokens
+// (conversation_moved) even if previews.json cannot be written now; the
+// refs they needed are then removed by the next preview or confirm.
+func (c *Controller) expireAtTurnLocked(ctx context.Context) {
+	store, err := loadPreviews(c.cfg.Dir)
+	if err != nil {
+		return
+	}
+	if err := c.expirePreviewsLocked(ctx, store, "a turn ran after it"); err != nil {
+		return
+	}
+}
+
+// sweepRefsLocked removes recovery refs no live token, redo slot or
+// journal record needs. It is housekeeping: a failure leaves a ref behind
+// for the next sweep and is not reported as an error of the command.
+func (c *Controller) sweepRefsLocked(ctx context.Context, store *previewStore) {
+	rm, ok := c.cfg.Snapshots.(refManager)
+	if !ok {
+		return
+	}
+	refs, err := rm.SessionRefs(ctx)
+	if err != nil {
+		return
+	}
+	keep := c.journalRefsLocked()
+	for _, p := range store.Previews {
+		if !p.Used && p.Expired == "" && p.RecoveryName != "" {
+			keep[p.RecoveryName] = "preview"
+		}
+	}
+	for _, ref := range refs {
+		name := refName(ref)
+		if _, needed := keep[name]; needed || !isRecoveryName(name) {
+			continue
+		}
+		if err := rm.DeleteRef(ctx, name); err != nil {
+			return
+		}
+	}
+}
+
+// Retained lists the recovery snapshots the session keeps and why (for
+// `checkpoints --all`).
+func (c *Controller) Retained(ctx context.Context) ([]Retained, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cfg.Snapshots == nil {
+		return []Retained{}, nil
+	}
+	store, err := loadPreviews(c.cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	keep := c.journalRefsLocked()
+	trees := map[string]string{}
+	for _, r := range c.state.Recoveries() {
+		trees[refName(r.Recovery.Ref)] = r.Recovery.Tree
+	}
+	if p := c.state.PendingRestore; p != nil && p.Recovery != nil {
+		trees[refName(p.Recovery.Ref)] = p.Recovery.Tree
+	}
+	for _, p := range store.Previews {
+		if !p.Used && p.Expired == "" && p.Recovery != nil {
+			keep[p.RecoveryName] = "preview (token not used yet)"
+			trees[p.RecoveryName] = p.Recovery.Tree
+		}
+	}
+	out := []Retained{}
+	if rm, ok := c.cfg.Snapshots.(refManager); ok {
+		// Only what really exists is retained.
+		refs, err := rm.SessionRefs(ctx)
+		if err != nil {
+			return nil, err
+		}
+		exists := map[string]bool{}
+		for _, r := range refs {
+			exists[refName(r)] = true
+		}
+		for name := range keep {
+			if !exists[name] {
+				delete(keep, name)
+			}
+		}
+	}
+	for name, why := range keep {
+		out = append(out, Retained{Name: name, Tree: trees[name], Why: why})
+	}
+	sort.Slice(out, func(i, j int) bool { return recoveryNumber(out[i].Name) > recoveryNumber(out[j].Name) })
+	return out, nil
+}
+
+func recoveryNumber(name string) int {
+	n := 0
+	for _, ch := range strings.TrimPrefix(name, "r") {
+		n = n*10 + int(ch-'0')
+	}
+	return n
+}

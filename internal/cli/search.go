@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/yolop-dev/yolop/internal/app"
+)
+
+// searchOptions are the flags of `yolop sessions search`.
+type searchOptions struct {
+	format        *string
+	repo, all     bool
+	abandonedOnly bool
+	regex         bool
+	limit         int
+}
+
+func newSessionsSearchCmd(o *rootOptions, format *string) *cobra.Command {
+	so := &searchOptions{format: format}
+	cmd := &cobra.Command{
+		Use:   "search QUERY",
+		Short: "Search every session's prompts, replies, tool calls, results and changed paths, on active and abandoned branches",
+		Long: `Search every session's history: prompts, assistant text, tool calls and
+results, notices and the paths each turn changed, on active and abandoned
+branches alike. Inside a git repository only its sessions are searched
+(--all searches every session); outside one, all are.
+
+The query is plain text (regular-expression characters match themselves)
+unless --regex is given. Case is ignored unless the query has a capital
+letter. Abandoned content is shown to you only; it never enters a model's
+context. Use /branches and /branch in a session to return to an abandoned
+branch.`,
+		Example: `  yolop sessions search 'parser'
+  yolop sessions search --all --abandoned-only 'TODO'
+  yolop sessions search --regex 'fix(ed)? the (lexer|parser)'`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("sessions search takes one QUERY (quote it when it has spaces), got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			return runSessionsSearch(c, o, so, args[0])
+		},
+	}
+	cmd.Flags().BoolVar(&so.repo, "repo", false, "search only the sessions of the current repository (the default inside one)")
+	cmd.Flags().BoolVar(&so.all, "all", false, "search every session")
+	cmd.Flags().BoolVar(&so.abandonedOnly, "abandoned-only", false, "show only hits on abandoned branches")
+	cmd.Flags().BoolVar(&so.regex, "regex", false, "treat QUERY as an RE2 regular expression")
+	cmd.Flags().IntVar(&so.limit, "limit", 200, "show at most this many hits, newest first (0 = all)")
+	return cmd
+}
+
+func runSessionsSearch(c *cobra.Command, o *rootOptions, so *searchOptions, query string) error {
+	if *so.format != "text" && *so.format != "json" {
+		return usagef("--output-format must be text or json, not %q", *so.format)
+	}
+	o.outputFormat = *so.format
+	dataDir, err := o.resolveDataDir()
+	if err != nil {
+		return o.report(err, 1)
+	}
+	res, scope, err := app.SearchSessions(c.Context(), app.SearchOptions{DataDir: dataDir, Dir: o.dir, Query: query, Regex: so.regex, AbandonedOnly: so.abandonedOnly, Repo: so.repo, All: so.all, Limit: so.limit})
+	if err != nil {
+		code := 1
+		var bq *app.BadQueryError
+		if errors.As(err, &bq) {
+			code = 2
+		}
+		return o.report(err, code)
+	}
+	if o.outputFormat == "json" {
+		return writeJSON(o, res)
+	}
+	for _, p := range res.Problems {
+		fmt.Fprintln(o.io.ErrOut, "yolop: warning:", p)
+	}
+	where := "every session"
+	if scope != "" {
+		where = "the sessions of " + scope
+	}
+	if len(res.Hits) == 0 {
+		fmt.Fprintf(o.io.Out, "No matches for %q in %s (%d searched).\n", query, where, res.Sessions)
+		if scope != "" {
+			fmt.Fprintln(o.io.Out, "Search every session with --all.")
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(o.io.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tCHECKPOINT\tBRANCH\tTIME\tKIND\tSNIPPET")
+	for _, h := range res.Hits {
+		cp := h.Checkpoint
+		if cp == "" {
+			cp = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", h.SessionID, cp, h.Branch, h.Time.Local().Format("2006-01-02 15:04"), h.Kind, h.Snippet)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if res.More > 0 {
+		fmt.Fprintf(o.io.Out, "… %d more hits; narrow the query or use --limit 0 to see all.\n", res.More)
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// runPick feeds a command's message back into the picker (the load of a
+// query) and reports whether it asked to quit.
+func runPick(t *testing.T, m *pickModel, cmd tea.Cmd) bool {
+	t.Helper()
+	if cmd == nil {
+		return false
+	}
+	msg := cmd()
+	if _, ok := msg.(tea.QuitMsg); ok {
+		return true
+	}
+	m.Update(msg)
+	return false
+}
+
+func TestPickSearchesAsYouType(t *testing.T) {
+	t.Parallel()
+	all := []PickRow{{ID: "s_1", Title: "fix the parser"}, {ID: "s_2", Title: "write docs"}}
+	var asked []string
+	src := func(_ context.Context, q string) ([]PickRow, error) {
+		asked = append(asked, q)
+		var out []PickRow
+		for _, r := range all {
+			if strings.Contains(r.Title, q) {
+				out = append(out, r)
+			}
+		}
+		return out, nil
+	}
+	m := &pickModel{ctx: context.Background(), src: src}
+	runPick(t, m, m.Init())
+	if len(m.rows) != 2 || !strings.Contains(m.render(), "fix the parser") {
+		t.Fatalf("initial list: %+v\n%s", m.rows, m.render())
+	}
+	for _, r := range "docs" {
+		_, cmd := m.Update(tea.KeyPressMsg{Code: r, Text: string(r)})
+		runPick(t, m, cmd)
+	}
+	if len(m.rows) != 1 || m.rows[0].ID != "s_2" || asked[len(asked)-1] != "docs" {
+		t.Fatalf("after typing: rows %+v, asked %q", m.rows, asked)
+	}
+	// An answer to an older query is dropped.
+	m.Update(pickResultMsg{query: "doc", rows: all})
+	if len(m.rows) != 1 {
+		t.Fatalf("stale answer applied: %+v", m.rows)
+	}
+	_, cmd := m.Update(keyMsg("enter"))
+	if !runPick(t, m, cmd) || m.chosen != "s_2" {
+		t.Fatalf("enter: chosen %q", m.chosen)
+	}
+}
+
+func TestPickEscQuitsWithoutChoice(t *testing.T) {
+	t.Parallel()
+	m := &pickModel{ctx: context.Background(), src: func(context.Context, string) ([]PickRow, error) {
+		return []PickRow{{ID: "s_1"}}, nil
+	}}
+	runPick(t, m, m.Init())
+	m.Update(keyMsg("down"))
+	_, cmd := m.Update(keyMsg("esc"))
+	if !runPick(t, m, cmd) || m.chosen != "" {
+		t.Fatalf("esc: chosen %q", m.chosen)
+	}
+}
+
+// /resume ends the TUI so the caller can show the picker; it waits while
+// a turn runs.
+func TestResumeCommandEndsTheProgram(t *testing.T) {
+	t.Parallel()
+	m, _ := newTestModel(t, &fakeSession{info: baseInfo()})
+	typeText(t, m, "/resume")
+	if quit := press(t, m, "enter"); !quit || !m.resume {
+		t.Fatalf("/resume: quit %v resume %v", quit, m.resume)
+	}
+}

@@ -1,0 +1,87 @@
+package timeline
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func describeBranches(bs []Branch) string {
+	var parts []string
+	for _, b := range bs {
+		s := fmt.Sprintf("%s tip=%s from=%s turns=%d own=%d", b.ID, b.Tip, b.ForkedFrom, b.Turns, b.Own)
+		if b.Active {
+			s += " active"
+		} else {
+			s += " end=" + b.LeftBy
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func TestBranches(t *testing.T) {
+	t.Parallel()
+	// Three branches made by rewinds: cp1-cp3, cp1+cp4, cp1+cp5.
+	base := cat(three(),
+		rewind("r1", "cp2", ModeBoth, "cp3", "cp1"),
+		[]Record{created("cp4", "cp1", 15), completed("cp4", 20, StatusCompleted)},
+		rewind("r2", "cp4", ModeBoth, "cp4", "cp1"),
+		[]Record{created("cp5", "cp1", 20), completed("cp5", 25, StatusCompleted)},
+	)
+	cases := []struct {
+		name string
+		recs []Record
+		want string
+	}{
+		{"one line of work", three(), "b1 tip=cp3 from= turns=3 own=3 active"},
+		{"undo keeps the branch, no empty one", cat(three(), rewind("r1", "cp3", ModeBoth, "cp3", "cp2")),
+			"b1 tip=cp3 from= turns=3 own=3 end=r1; b2 tip=cp2 from=cp2 turns=2 own=0 active"},
+		{"undo then redo leaves no trace", cat(three(), rewind("r1", "cp3", ModeBoth, "cp3", "cp2"), []Record{moved("r2", "", ModeBoth, "cp2", "cp3", true)}),
+			"b1 tip=cp3 from= turns=3 own=3 active"},
+		{"workspace-only restore stays on the branch", cat(three(), rewind("r1", "cp2", ModeWorkspace, "cp3", "cp3")),
+			"b1 tip=cp3 from= turns=3 own=3 active"},
+		{"three branches", base,
+			"b1 tip=cp3 from= turns=3 own=3 end=r1; b2 tip=cp4 from=cp1 turns=2 own=1 end=r2; b3 tip=cp5 from=cp1 turns=2 own=1 active"},
+		{"switching to b1 leaves b3", cat(base, rewind("r3", "cp3", ModeBoth, "cp5", "cp3")),
+			"b1 tip=cp3 from= turns=3 own=3 active; b2 tip=cp4 from=cp1 turns=2 own=1 end=r2; b3 tip=cp5 from=cp1 turns=2 own=1 end=r3"},
+		{"a turn on a switched-to branch extends it", cat(base, rewind("r3", "cp3", ModeBoth, "cp5", "cp3"), []Record{created("cp6", "cp3", 25), completed("cp6", 30, StatusCompleted)}),
+			"b1 tip=cp6 from= turns=4 own=4 active; b2 tip=cp4 from=cp1 turns=2 own=1 end=r2; b3 tip=cp5 from=cp1 turns=2 own=1 end=r3"},
+		{"rewind to the root", cat(three(), rewind("r1", "cp1", ModeConversation, "cp3", ""), []Record{created("cp4", "", 15), completed("cp4", 20, StatusCompleted)}),
+			"b1 tip=cp3 from= turns=3 own=3 end=r1; b2 tip=cp4 from= turns=1 own=1 active"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if st := Build(tc.recs); st.ReadOnly {
+				t.Fatalf("records do not fit: %s", st.ReadOnlyReason)
+			}
+			if got := describeBranches(Branches(tc.recs)); got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBranchOf(t *testing.T) {
+	t.Parallel()
+	recs := cat(three(),
+		rewind("r1", "cp2", ModeBoth, "cp3", "cp1"),
+		[]Record{created("cp4", "cp1", 15), completed("cp4", 20, StatusCompleted)},
+	)
+	bs := Branches(recs)
+	st := Build(recs)
+	var ids []string
+	for _, b := range BranchOf(bs, st, "cp3") {
+		ids = append(ids, b.ID)
+	}
+	if strings.Join(ids, ",") != "b1" {
+		t.Errorf("BranchOf(cp3) = %v", ids)
+	}
+	ids = nil
+	for _, b := range BranchOf(bs, st, "cp1") {
+		ids = append(ids, b.ID)
+	}
+	if strings.Join(ids, ",") != "b1,b2" {
+		t.Errorf("BranchOf(cp1) = %v", ids)
+	}
+}
