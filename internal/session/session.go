@@ -46,6 +46,10 @@ var (
 	ErrCorrupt = jsonl.ErrCorrupt
 	// ErrReadOnly is wrapped by every refused write on a read-only session.
 	ErrReadOnly = errors.New("session: read-only")
+	// ErrNotWritable is wrapped by Open when the session directory cannot
+	// be written at all (a read-only file system, or no permission), so
+	// that a caller that only reads can fall back to OpenReadOnly.
+	ErrNotWritable = errors.New("session: directory not writable")
 )
 
 // CorruptError locates a record or file that cannot be trusted.
