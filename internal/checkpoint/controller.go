@@ -380,6 +380,11 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 	done.FinalSeq = c.cfg.Store.LastSeq()
 	// turn.completed must never name an event that is not on disk yet.
 	if err = c.cfg.Store.Sync(); err != nil {
+		// The turn stays open on disk; reopening closes it as interrupted
+		// at its last durable event. Until then nothing may follow it.
+		if c.broken == "" {
+			c.broken = fmt.Sprintf("flushing events.jsonl before closing turn %s failed (%v)", id, err)
+		}
 		err = fmt.Errorf("flush events before closing turn %s: %w", id, err)
 	} else {
 		err = c.append(done)
