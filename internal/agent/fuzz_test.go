@@ -36,7 +36,7 @@ func FuzzMessages(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		events := session.ParseEvents(session.EventsFile, data).Events
 		msgs := Messages(events)
-		Items(events) // must not panic either
+		Items(events)           // must not panic either
 		var open map[string]int // calls of the last assistant message not answered yet
 		for i, m := range msgs {
 			switch m.Role {
