@@ -580,9 +580,9 @@ func TestAppendedLinesTakeTheFastPath(t *testing.T) {
 // next id in the newer millisecond can then sort before the previous one.
 func TestNewIDMonotonicAcrossGoroutines(t *testing.T) {
 	t.Parallel()
-	workers, perWorker := 8, 20000
+	workers, perWorker := 8, 10000
 	if testing.Short() {
-		perWorker = 5000
+		perWorker = 2000
 	}
 	var (
 		mu  sync.Mutex
