@@ -59,6 +59,9 @@ func openView(o Options, why string) (*view, error) {
 func (v *view) id() string                       { return v.sess.ID }
 func (v *view) Checkpoints() command.Checkpoints { return v.ctl }
 func (v *view) Background() command.Tasks        { return noTasks{} }
+func (v *view) ContextReport() string {
+	return "The session is " + v.ctl.ReadOnly() + "; it sends nothing to the model.\n" + instructionsFor(v.sess.Workspace())().Report()
+}
 func (v *view) info(prov provider.Provider) Info {
 	ws := v.sess.Workspace()
 	in := Info{Provider: prov.Name(), Model: prov.Model(), SessionID: v.sess.ID, Title: ws.Title, RepoRoot: ws.RepoRoot, ActiveRoot: ws.ActiveRoot}
