@@ -38,6 +38,12 @@ type Options struct {
 	// Create makes the session directory now instead of at the first turn
 	// (ACP session/new).
 	Create bool
+	// ForReading is set by callers that only read (listing checkpoints):
+	// when SessionID cannot be opened for writing because its directory is
+	// read-only or another process holds it, it is opened for reading
+	// instead. Nothing is repaired or written, and every turn and restore
+	// is refused with the reason.
+	ForReading bool
 	// Base is the commit a new session worktree starts from instead of the
 	// checkout's HEAD (`yolop sessions fork` starts from the old session's
 	// branch while the new session still belongs to the user's checkout).
@@ -242,6 +248,14 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if o.SessionID != "" {
 		sess, err := session.Open(o.DataDir, o.SessionID)
 		if err != nil {
+			if why := readOnlyFallback(err); o.ForReading && why != "" {
+				v, verr := openView(o, why)
+				if verr != nil {
+					return nil, errors.Join(err, verr)
+				}
+				s.state = v
+				return s, nil
+			}
 			return nil, err
 		}
 		p, err := assemble(ctx, sess, prov, o)
@@ -396,9 +410,13 @@ func (s *Session) ID() string {
 	return s.state.id()
 }
 
-// Exists reports whether the session is on disk.
+// Exists reports whether the session is on disk (opened for writing, or
+// for reading only).
 func (s *Session) Exists() bool {
-	return s.Parts() != nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, isDraft := s.state.(*draft)
+	return !isDraft
 }
 
 // Parts returns the opened parts of a session that exists on disk, nil
@@ -433,6 +451,9 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 		return TurnResult{}, err
 	}
 	p := s.Parts()
+	if p == nil {
+		return TurnResult{}, fmt.Errorf("session %s is %s; turns are refused", s.ID(), s.Info().ReadOnlyReason)
+	}
 	out, err := p.Controller.RunTurn(ctx, text, onUpdate)
 	s.prepareSpare()
 	if err != nil {
@@ -530,6 +551,12 @@ func (s *Session) Close() error {
 	s.calls.Wait()
 	if p := s.Parts(); p != nil {
 		return p.Close()
+	}
+	s.mu.Lock()
+	v, _ := s.state.(*view)
+	s.mu.Unlock()
+	if v != nil {
+		return v.sess.Close()
 	}
 	return nil
 }

@@ -63,6 +63,9 @@ type Store interface {
 	LastSeq() int64
 	// SaveDigest records what session listings show (see session.Digest).
 	SaveDigest(turns int, readOnly string) error
+	// Sync makes every appended event durable; turn.completed names the
+	// last seq only after it returned.
+	Sync() error
 }
 
 // Timeline is the append-only timeline journal and the one materialized
@@ -326,6 +329,10 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 		c.mu.Unlock()
 		return TurnOutcome{}, &Error{Code: CodeTurnRunning, Msg: "/compact is still summarizing the conversation; send the prompt when it ends"}
 	}
+	if err := c.seqBehindLocked(); err != nil {
+		c.mu.Unlock()
+		return TurnOutcome{}, err
+	}
 	id := fmt.Sprintf("cp%d", c.state.NextCheckpoint)
 	parent := c.state.Head
 	hadRedo := c.state.Redo != nil
@@ -378,7 +385,17 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 	}
 	c.mu.Lock()
 	done.FinalSeq = c.cfg.Store.LastSeq()
-	err = c.append(done)
+	// turn.completed must never name an event that is not on disk yet.
+	if err = c.cfg.Store.Sync(); err != nil {
+		// The turn stays open on disk; reopening closes it as interrupted
+		// at its last durable event. Until then nothing may follow it.
+		if c.broken == "" {
+			c.broken = fmt.Sprintf("flushing events.jsonl before closing turn %s failed (%v)", id, err)
+		}
+		err = fmt.Errorf("flush events before closing turn %s: %w", id, err)
+	} else {
+		err = c.append(done)
+	}
 	if err == nil {
 		c.saveDigestLocked()
 	}
@@ -686,6 +703,14 @@ func (c *Controller) Repair(ctx context.Context) ([]string, error) {
 		return nil, nil
 	}
 	var notes []string
+	if note, err := c.reconcileSeqLocked(); err != nil {
+		return nil, err
+	} else if note != "" {
+		notes = append(notes, note)
+		if c.readOnly() != "" {
+			return notes, nil
+		}
+	}
 	if p := c.state.PendingRestore; p != nil {
 		note := fmt.Sprintf("A restore (%s) was interrupted before it finished; the conversation stays at its previous head", p.Restore)
 		if c.cfg.Snapshots == nil && p.Recovery != nil && Mode(p.Mode).HasWorkspace() {
@@ -745,6 +770,97 @@ func (c *Controller) saveDigestLocked() {
 		return
 	}
 	_ = c.cfg.Store.SaveDigest(c.state.ActiveLen(), "")
+}
+
+// maxLostEvents bounds how many lost events Repair records in place of a
+// torn tail. A torn write loses one record, a zeroed block a few; a
+// timeline naming far more events than the log holds was not damaged by a
+// crash, and guessing at it is unsafe.
+const maxLostEvents = 1000
+
+// EventLost is the notice kind that stands in for an event whose record
+// was lost from a torn end of events.jsonl.
+const EventLost = "event_lost"
+
+// journaledSeq is the highest event seq the timeline has recorded.
+func journaledSeq(st *timeline.State) int64 {
+	var hi int64
+	for _, cp := range st.Checkpoints {
+		hi = max(hi, cp.SeqBefore, cp.FinalSeq)
+	}
+	return hi
+}
+
+// seqBehindLocked refuses a turn while events.jsonl ends before a seq the
+// timeline has recorded: its events would be numbered into a range that
+// already belongs to another turn.
+func (c *Controller) seqBehindLocked() error {
+	last, hi := c.cfg.Store.LastSeq(), journaledSeq(c.state)
+	if last >= hi {
+		return nil
+	}
+	return &Error{Code: CodeReadOnly, Msg: fmt.Sprintf("session %s: events.jsonl ends at event %d but the timeline has recorded events up to %d; reopen the session (yolop --session %s) to repair it, or start a new one from it with `yolop sessions fork %s`", c.cfg.SessionID, last, hi, c.cfg.SessionID, c.cfg.SessionID)}
+}
+
+// reconcileSeqLocked makes the event log and the timeline agree after the
+// end of events.jsonl was torn away (the session store keeps the torn bytes
+// aside and truncates). The timeline may still name the lost seqs (a
+// turn.completed whose final_seq was the torn record); new events would
+// then be numbered into ranges the timeline already gave to other turns,
+// and every new turn would be refused. Each lost seq gets a notice event in
+// its place, tagged with the turn that owned it, so the seq stays globally
+// monotonic, the log stays gap-free and the transcript says what was lost.
+// When that cannot be done, the session becomes read-only with the fork
+// advice instead of failing every turn.
+func (c *Controller) reconcileSeqLocked() (string, error) {
+	last, hi := c.cfg.Store.LastSeq(), journaledSeq(c.state)
+	if last >= hi {
+		return "", nil
+	}
+	if hi-last > maxLostEvents {
+		c.cfg.ReadOnly = fmt.Sprintf("timeline.jsonl names event %d but events.jsonl ends at event %d; that many events are not lost by a torn write", hi, last)
+		return fmt.Sprintf("The session's event log ends at event %d but its timeline names events up to %d. It was opened read-only: replay works; start a new session from it with `yolop sessions fork %s`.", last, hi, c.cfg.SessionID), nil
+	}
+	for seq := last + 1; seq <= hi; seq++ {
+		turn := ownerOfSeq(c.state, seq)
+		text := fmt.Sprintf("event %d of this session was lost: the end of events.jsonl was torn (its bytes are kept beside it in events.jsonl.corrupt-*)", seq)
+		ev, err := c.cfg.Store.Append(agent.EventNotice, turn, agent.NoticeData{Kind: EventLost, Text: text})
+		if err != nil {
+			return "", fmt.Errorf("record lost event %d: %w", seq, err)
+		}
+		if ev.Seq != seq {
+			return "", fmt.Errorf("record lost event %d: the log numbered it %d", seq, ev.Seq)
+		}
+	}
+	if err := c.cfg.Store.Sync(); err != nil {
+		return "", fmt.Errorf("record lost events: %w", err)
+	}
+	what := fmt.Sprintf("event %d", hi)
+	if hi > last+1 {
+		what = fmt.Sprintf("events %d to %d", last+1, hi)
+	}
+	return fmt.Sprintf("The end of the event log was torn: %s, which the timeline had recorded, could not be read. They are marked as lost in the transcript and the session continues from event %d.", what, hi+1), nil
+}
+
+// ownerOfSeq is the checkpoint whose events include seq: the turn whose
+// range (seq_before, final_seq] holds it, else the newest turn that ended
+// before it (events written between turns belong to the head), else the
+// root.
+func ownerOfSeq(st *timeline.State, seq int64) string {
+	owner, ownerEnd := "", int64(-1)
+	for _, id := range st.Order {
+		cp := st.Checkpoints[id]
+		if cp == nil {
+			continue
+		}
+		if seq > cp.SeqBefore && (cp.Open || seq <= cp.FinalSeq) {
+			return cp.ID
+		}
+		if !cp.Open && cp.FinalSeq < seq && cp.FinalSeq > ownerEnd {
+			owner, ownerEnd = cp.ID, cp.FinalSeq
+		}
+	}
+	return owner
 }
 
 // sortChanges orders path changes for stable output.

@@ -24,6 +24,7 @@ func (noEvents) Append(string, string, any) (session.Event, error) {
 func (noEvents) Events() []session.Event      { return nil }
 func (noEvents) LastSeq() int64               { return 0 }
 func (noEvents) SaveDigest(int, string) error { return nil }
+func (noEvents) Sync() error                  { return nil }
 
 // notStarted is the timeline of a session that is not on disk yet.
 type notStarted struct{}

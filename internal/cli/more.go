@@ -42,7 +42,9 @@ func newCheckpointsCmd(o *rootOptions) *cobra.Command {
 			if err != nil {
 				return o.report(err, 1)
 			}
-			s, err := app.Open(c.Context(), app.Options{DataDir: dataDir, SessionID: args[0], Provider: pcfg})
+			// Listing needs no write: a read-only data directory or a
+			// session held by another process is listed as it is on disk.
+			s, err := app.Open(c.Context(), app.Options{DataDir: dataDir, SessionID: args[0], Provider: pcfg, ForReading: true})
 			if err != nil {
 				return o.report(err, 1)
 			}

@@ -39,11 +39,17 @@ const (
 //	[worktree]
 //	spares = 1                  # parked worktrees kept per repository (0: none)
 //	spare_keeps = "dependencies" # or "nothing": recycled worktrees fully clean
+//
+//	[timeouts]          # Go durations; "0" disables one
+//	connect = "30s"     # TCP connect and TLS handshake
+//	first_byte = "10m"  # request sent -> response headers
+//	idle = "10m"        # silence within a streamed response
 type Settings struct {
 	Provider  string          `toml:"provider"`
 	Model     string          `toml:"model"`
 	OpenAI    ProviderSection `toml:"openai"`
 	Anthropic ProviderSection `toml:"anthropic"`
+	Timeouts  TimeoutsSection `toml:"timeouts"`
 	MCP       MCPSection      `toml:"mcp"`
 	Worktree  WorktreeSection `toml:"worktree"`
 	Tools     ToolsSection    `toml:"tools"`
@@ -153,14 +159,16 @@ func LoadSettings(path string) (Settings, error) {
 			keys[i] = k.String()
 		}
 		sort.Strings(keys)
-		return Settings{}, fmt.Errorf("settings %s: unknown key(s) %s (known: provider, model, [openai]/[anthropic] api_key, base_url, model, thinking_budget, context_window; [mcp.servers.NAME] command, args, env, url, headers; [worktree] spares, spare_keeps; [tools] pass_env; [sandbox] level, caches, extra_caches, ports, allow_unconfined)", path, strings.Join(keys, ", "))
+		return Settings{}, fmt.Errorf("settings %s: unknown key(s) %s (known: provider, model, [openai]/[anthropic] api_key, base_url, model, thinking_budget, context_window; [timeouts] connect, first_byte, idle; [mcp.servers.NAME] command, args, env, url, headers; [worktree] spares, spare_keeps; [tools] pass_env; [sandbox] level, caches, extra_caches, ports, allow_unconfined)", path, strings.Join(keys, ", "))
 	}
 	return s, nil
 }
 
 // Resolve merges flags, environment and the settings file, in that order of
 // precedence. Environment: YOLOP_PROVIDER, YOLOP_MODEL, OPENAI_API_KEY,
-// OPENAI_BASE_URL, ANTHROPIC_API_KEY, YOLOP_TRACE_REQUESTS. When no provider
+// OPENAI_BASE_URL, ANTHROPIC_API_KEY, YOLOP_TRACE_REQUESTS,
+// YOLOP_CONNECT_TIMEOUT, YOLOP_FIRST_BYTE_TIMEOUT, YOLOP_IDLE_TIMEOUT (flags
+// name no timeouts). When no provider
 // is named anywhere, a configured Anthropic key selects anthropic, else a
 // configured OpenAI key (or base URL) selects openai, else sim.
 //
@@ -209,10 +217,15 @@ func Resolve(flags Config, env func(string) string, settingsPath string) (Config
 		return ""
 	}
 
+	timeouts, err := resolveTimeouts(env, s.Timeouts, settingsPath)
+	if err != nil {
+		return Config{}, err
+	}
 	out := Config{
 		TracePath:      first(flags.TracePath, env("YOLOP_TRACE_REQUESTS")),
 		HTTPClient:     flags.HTTPClient,
 		ThinkingBudget: flags.ThinkingBudget,
+		Timeouts:       timeouts,
 	}
 	out.Provider = strings.ToLower(strings.TrimSpace(first(flags.Provider, env("YOLOP_PROVIDER"), s.Provider)))
 	if out.Provider == "" {

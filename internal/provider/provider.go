@@ -143,13 +143,16 @@ type Config struct {
 	// ThinkingBudget enables Anthropic extended thinking with this many
 	// budget tokens; 0 disables it.
 	ThinkingBudget int
-	// HTTPClient overrides the HTTP client (tests, proxies); nil uses the
-	// SDK default.
+	// HTTPClient overrides the HTTP client (tests, proxies); nil uses a
+	// client with Timeouts.Connect. Either way every request is watched
+	// for the first-byte and idle timeouts.
 	HTTPClient *http.Client
 	// ContextWindow is the model's context window in tokens; 0 when
 	// unknown (set context_window in the provider's settings table for
 	// local models).
 	ContextWindow int
+	// Timeouts bounds the waits on the network (zero fields: defaults).
+	Timeouts Timeouts
 }
 
 // Stop reasons, normalized across providers. The agent loop should still

@@ -66,6 +66,16 @@
 //     "yolop sessions fork <id>", which starts a new session from the valid
 //     prefix.
 //
+// A torn tail may hold events the timeline already names (the final_seq
+// of a turn.completed). The checkpoint controller's Repair then appends a
+// notice of kind "event_lost" for each lost seq, tagged with the turn that
+// owned it, so the log stays gap-free, seq keeps growing past the highest
+// seq either journal has seen, and the transcript says what was lost. A
+// timeline naming more than a thousand missing events was not damaged by a
+// torn write: the session then opens read-only with the fork advice.
+// Before a turn.completed is journaled, events.jsonl is synced, so a
+// timeline never names an event that was not on disk.
+//
 // OpenReadOnly (listing, showing) takes no lock and writes nothing; a torn
 // tail is ignored in memory and left for the next writer to repair.
 //

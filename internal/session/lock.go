@@ -43,6 +43,9 @@ func acquireLock(dir, id string) (*os.File, error) {
 	path := dirJoin(dir, lockName)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
+		if errors.Is(err, unix.EROFS) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+			return nil, fmt.Errorf("open lock %s: %w (%w; reading it needs no lock: \"yolop sessions show %s\", \"yolop checkpoints %s\")", path, err, ErrNotWritable, id, id)
+		}
 		return nil, fmt.Errorf("open lock %s: %w", path, err)
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {

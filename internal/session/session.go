@@ -1,6 +1,7 @@
 package session
 
 import (
+	crand "crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,6 +46,10 @@ var (
 	ErrCorrupt = jsonl.ErrCorrupt
 	// ErrReadOnly is wrapped by every refused write on a read-only session.
 	ErrReadOnly = errors.New("session: read-only")
+	// ErrNotWritable is wrapped by Open when the session directory cannot
+	// be written at all (a read-only file system, or no permission), so
+	// that a caller that only reads can fall back to OpenReadOnly.
+	ErrNotWritable = errors.New("session: directory not writable")
 )
 
 // CorruptError locates a record or file that cannot be trusted.
@@ -134,9 +139,49 @@ func DataDir(flagValue string) (string, error) {
 }
 
 // NewID returns a new session id: "s_" plus a lowercase ULID. Ids sort by
-// creation time (lowercasing keeps Crockford base32 order).
+// creation time (lowercasing keeps Crockford base32 order), and every id
+// this process makes sorts after the one before it, from any goroutine.
 func NewID() string {
-	return "s_" + strings.ToLower(ulid.Make().String())
+	return "s_" + strings.ToLower(idGen.next(time.Now()).String())
+}
+
+// idGen is the process-wide id source. ulid.Make keeps a pool of
+// monotonic readers, one per pooled item, so two ids made in the same
+// millisecond from different goroutines (or after the pool dropped an
+// item) can sort backwards; one reader under one mutex cannot.
+var idGen = &ulidGen{entropy: ulid.Monotonic(crand.Reader, 0)}
+
+type ulidGen struct {
+	mu      sync.Mutex // guards entropy and lastMS
+	entropy *ulid.MonotonicEntropy
+	lastMS  uint64
+}
+
+// next returns a ULID greater than every one it returned before. The
+// timestamp never moves backwards, even when the wall clock does: a clock
+// step back keeps the last millisecond and lets the monotonic entropy grow.
+// When that millisecond's entropy is exhausted (2^80 ids, or a random start
+// close to the top), the id moves to the next millisecond.
+func (g *ulidGen) next(now time.Time) ulid.ULID {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	ms := ulid.Timestamp(now)
+	if ms < g.lastMS {
+		ms = g.lastMS
+	}
+	for {
+		id, err := ulid.New(ms, g.entropy)
+		if err == nil {
+			g.lastMS = ms
+			return id
+		}
+		if !errors.Is(err, ulid.ErrMonotonicOverflow) {
+			// crypto/rand does not fail on supported systems; if it
+			// does, no id can be trusted to be unique.
+			panic(fmt.Sprintf("session: new id: %v", err))
+		}
+		ms++
+	}
 }
 
 // SessionsDir is <dataDir>/sessions.

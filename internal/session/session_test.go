@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	crand "crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/oklog/ulid/v2"
 )
 
 // childLockEnv makes the test binary act as a second process that tries to
@@ -565,5 +570,97 @@ func TestAppendedLinesTakeTheFastPath(t *testing.T) {
 		if !ok || got.Seq != want[i].Seq || got.Type != want[i].Type || got.Turn != want[i].Turn || !got.Time.Equal(want[i].Time) || !bytes.Equal(got.Data, want[i].Data) {
 			t.Fatalf("line %d %s: fast path %v %+v, want %+v", i+1, l, ok, got, want[i])
 		}
+	}
+}
+
+// Ids made from many goroutines at once must sort in the order each
+// goroutine made them. A generator that takes the time before it takes its
+// lock, and remembers only the last millisecond, lets a goroutine that
+// waited on the lock with an older timestamp reset the entropy, and the
+// next id in the newer millisecond can then sort before the previous one.
+func TestNewIDMonotonicAcrossGoroutines(t *testing.T) {
+	t.Parallel()
+	workers, perWorker := 8, 10000
+	if testing.Short() {
+		perWorker = 2000
+	}
+	var (
+		mu  sync.Mutex
+		bad []string
+		all = make([][]string, workers)
+		wg  sync.WaitGroup
+	)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids := make([]string, 0, perWorker)
+			prev := ""
+			for range perWorker {
+				id := NewID()
+				if id <= prev {
+					mu.Lock()
+					if len(bad) < 3 {
+						bad = append(bad, fmt.Sprintf("%s after %s", id, prev))
+					}
+					mu.Unlock()
+				}
+				ids = append(ids, id)
+				prev = id
+			}
+			all[w] = ids
+		}()
+	}
+	wg.Wait()
+	if len(bad) > 0 {
+		t.Fatalf("ids made one after another sort backwards:\n%s", strings.Join(bad, "\n"))
+	}
+	seen := make(map[string]bool, workers*perWorker)
+	for _, ids := range all {
+		for _, id := range ids {
+			if seen[id] {
+				t.Fatalf("duplicate id %s", id)
+			}
+			seen[id] = true
+		}
+	}
+}
+
+// maxFirstReader yields 0xff for its first n bytes (the first id's
+// entropy, at its maximum), then random bytes.
+type maxFirstReader struct{ n int }
+
+func (r *maxFirstReader) Read(p []byte) (int, error) {
+	if r.n <= 0 {
+		return crand.Read(p)
+	}
+	k := min(r.n, len(p))
+	for i := range p[:k] {
+		p[i] = 0xff
+	}
+	r.n -= k
+	return k, nil
+}
+
+func TestULIDGenClockBackAndOverflow(t *testing.T) {
+	t.Parallel()
+	g := &ulidGen{entropy: ulid.Monotonic(crand.Reader, 0)}
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	a := g.next(t0)
+	b := g.next(t0.Add(-time.Hour)) // the wall clock stepped back
+	if b.Compare(a) <= 0 {
+		t.Fatalf("after a clock step back: %s is not after %s", b, a)
+	}
+	if b.Time() != a.Time() {
+		t.Errorf("clock step back moved the timestamp to %d, want it kept at %d", b.Time(), a.Time())
+	}
+
+	// Entropy already at its maximum: the next id in the same millisecond
+	// cannot grow, so it moves to the next millisecond.
+	full := &ulidGen{entropy: ulid.Monotonic(&maxFirstReader{n: 10}, 0)}
+	c := full.next(t0)
+	d := full.next(t0)
+	if d.Compare(c) <= 0 || d.Time() != c.Time()+1 {
+		t.Fatalf("overflow: got %s (ms %d) after %s (ms %d), want the next millisecond", d, d.Time(), c, c.Time())
 	}
 }

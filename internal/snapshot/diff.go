@@ -162,3 +162,35 @@ func (e *Engine) blobSize(ctx context.Context, tree, path string) (int64, error)
 	}
 	return -1, nil
 }
+
+// Differ compares snapshot trees of a worktree's repository without
+// opening an Engine: it only reads git objects and writes nothing, so it
+// works where the session's state directory cannot be written (a session
+// listed from a read-only data directory, or while another process holds
+// it).
+type Differ struct {
+	repo *git.Runner
+}
+
+// NewDiffer returns a Differ for the repository of worktree. stateDir is
+// the session's snapshot state directory (Options.StateDir); it is not
+// written, nor does it need to exist.
+func NewDiffer(worktree, stateDir string) *Differ {
+	// As in Engine.diff: an index file that does not exist keeps diff-tree
+	// from loading the worktree's real index, which it does not need. Git
+	// tolerates a missing file, not a path through a non-directory.
+	return &Differ{repo: git.New(worktree).With("GIT_INDEX_FILE=" + filepath.Join(stateDir, "no-index"))}
+}
+
+// Diff lists the changes from fromTree to toTree, like Engine.Diff.
+func (d *Differ) Diff(ctx context.Context, fromTree, toTree string) ([]Change, error) {
+	out, err := d.repo.Run(ctx, "diff-tree", "-r", "-z", "--raw", "--no-renames", "--full-index", "--no-commit-id", fromTree, toTree)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: diff %s..%s: %w", fromTree, toTree, err)
+	}
+	ch, err := parseRawDiff(out)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: diff %s..%s: %w", fromTree, toTree, err)
+	}
+	return ch, nil
+}

@@ -217,7 +217,7 @@ func (m *Manager) Ensure(ctx context.Context, info Info) (Info, error) {
 		}
 		// Without a record in the repository there is nothing to repair
 		// from; git itself decides whether the directory is ours.
-		if err := checkWorktreeOf(ctx, info.Path, info.CommonDir); err != nil {
+		if err := checkWorktreeOf(ctx, info.Path, info.CommonDir, info.Branch); err != nil {
 			return Info{}, err
 		}
 		info.LinkRepaired = rep.Repaired
@@ -255,10 +255,12 @@ func (m *Manager) Ensure(ctx context.Context, info Info) (Info, error) {
 }
 
 // checkWorktreeOf verifies that dir is the top level of a worktree whose
-// repository is commonDir.
-func checkWorktreeOf(ctx context.Context, dir, commonDir string) error {
+// repository is commonDir. The refusal never advises removing dir: it may
+// be a directory yolop does not own, or the session's own worktree whose
+// .git link was rewritten, holding work that is in no snapshot.
+func checkWorktreeOf(ctx context.Context, dir, commonDir, branch string) error {
 	out, err := git.New(dir).Run(ctx, "rev-parse", "--show-toplevel", "--git-common-dir")
-	notOurs := fmt.Errorf("worktree: %s exists but is not a worktree of %s; yolop left it untouched (it may hold unsaved work): rename it, then resume again", dir, commonDir)
+	notOurs := fmt.Errorf("worktree: %s exists but is not a worktree of %s; yolop left it untouched (it may hold unsaved work: do not delete it before looking). The session's committed work is on branch %s of that repository; rename the directory, then resume again, or continue in a new session", dir, commonDir, branch)
 	if err != nil {
 		return fmt.Errorf("%w (%v)", notOurs, err)
 	}

@@ -263,11 +263,19 @@ func TestEnsure(t *testing.T) {
 	foreign.Path = other.Path
 	if _, err := m.Ensure(ctx, foreign); err == nil || !strings.Contains(err.Error(), "is not a worktree of") {
 		t.Errorf("Ensure on another repository's worktree: %v", err)
+	} else {
+		requireNoDeleteAdvice(t, err, info.Branch)
 	}
 	plain := info
 	plain.Path = t.TempDir()
+	gittest.WriteFile(t, plain.Path, "mine.txt", "the user's file\n")
 	if _, err := m.Ensure(ctx, plain); err == nil || !strings.Contains(err.Error(), "is not a worktree of") {
 		t.Errorf("Ensure on a plain directory: %v", err)
+	} else {
+		requireNoDeleteAdvice(t, err, info.Branch)
+	}
+	if !exists(filepath.Join(plain.Path, "mine.txt")) {
+		t.Error("a refused Ensure touched the foreign directory")
 	}
 	// A subdirectory of the right worktree is not its top level.
 	sub := create(t, m, r, "s_sub", "")
@@ -279,5 +287,22 @@ func TestEnsure(t *testing.T) {
 	}
 	if _, err := m.Ensure(ctx, Info{Path: info.Path}); err == nil || !strings.Contains(err.Error(), "incomplete") {
 		t.Errorf("Ensure with an incomplete record: %v", err)
+	}
+}
+
+// requireNoDeleteAdvice: the refusal for a directory that is not the
+// session's worktree must not tell the user to delete it (it may be theirs,
+// or hold work that is in no snapshot), and should say where the session's
+// work is.
+func requireNoDeleteAdvice(t *testing.T, err error, branch string) {
+	t.Helper()
+	msg := strings.ToLower(err.Error())
+	for _, bad := range []string{"remove it", "delete it,", "rm -", "move it away"} {
+		if strings.Contains(msg, bad) {
+			t.Errorf("the refusal advises destroying a directory yolop does not own (%q): %v", bad, err)
+		}
+	}
+	if !strings.Contains(err.Error(), branch) {
+		t.Errorf("the refusal does not say the work is on branch %s: %v", branch, err)
 	}
 }

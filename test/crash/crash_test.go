@@ -598,3 +598,41 @@ func write(t *testing.T, root, rel, content string) {
 	t.Helper()
 	gittest.WriteFile(t, root, rel, content)
 }
+
+// TestTornEventsTail: the last record of events.jsonl is torn (a power
+// loss or a damaged disk; a kill alone cannot do it, every append is
+// fsynced) after turn.completed named it. The next process must repair,
+// say so, and run turns again; the session stays writable afterwards.
+func TestTornEventsTail(t *testing.T) {
+	t.Parallel()
+	e := &env{t: t, repo: gittest.NewRepo(t), data: t.TempDir()}
+	e.turn(turn1)
+	e.turn(turn2)
+	path := filepath.Join(e.data, "sessions", e.sid, session.EventsFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := bytes.LastIndexByte(data[:len(data)-1], '\n') + 1
+	if err := os.WriteFile(path, data[:last+(len(data)-last)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	notes := e.repairNotes()
+	if !hasNote(notes, "torn") || !hasNote(notes, "lost") {
+		t.Fatalf("reopening after a torn event log told the user %q", notes)
+	}
+	e.turn("echo after the repair")
+	e.turn("echo and again")
+	rows := e.list()
+	if head(rows) != "cp4" || len(rows) != 4 {
+		t.Fatalf("active branch after the repair: %+v, want cp4..cp1", rows)
+	}
+	for _, r := range rows {
+		if r.Status != "completed" {
+			t.Fatalf("turn %s is %s after the repair", r.ID, r.Status)
+		}
+	}
+	if notes := e.repairNotes(); len(notes) != 0 {
+		t.Fatalf("a later open repaired again: %q", notes)
+	}
+}

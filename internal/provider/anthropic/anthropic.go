@@ -70,9 +70,7 @@ func New(cfg provider.Config) (*Provider, error) {
 		option.WithBaseURL(base),
 		option.WithAPIKey(cfg.APIKey),
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
+	opts = append(opts, option.WithHTTPClient(provider.HTTPClient(cfg.HTTPClient, cfg.Timeouts)))
 	return &Provider{
 		client:  sdk.NewClient(opts...),
 		model:   model,
@@ -279,7 +277,11 @@ func (p *Provider) run(ctx context.Context, params sdk.MessageNewParams, op stri
 	if p.trace != nil {
 		callOpts = append(callOpts, option.WithMiddleware(p.trace.Middleware(provider.NameAnthropic, op)))
 	}
-	stream := p.client.Messages.NewStreaming(ctx, params, callOpts...)
+	// wctx ends the whole call (retries included) when the server stops
+	// answering; ctx stays the caller's, whose cancellation is the user's.
+	wctx, stopWatch := provider.Watch(ctx)
+	defer stopWatch()
+	stream := p.client.Messages.NewStreaming(wctx, params, callOpts...)
 	defer stream.Close()
 
 	var (
@@ -344,11 +346,17 @@ func (p *Provider) run(ctx context.Context, params sdk.MessageNewParams, op stri
 		if ctx.Err() != nil {
 			return provider.Response{}, ctx.Err()
 		}
+		if te := provider.Timeout(wctx, provider.NameAnthropic, p.baseURL); te != nil {
+			return provider.Response{}, te
+		}
 		return provider.Response{}, p.describe(err)
 	}
 	if !done {
 		if ctx.Err() != nil {
 			return provider.Response{}, ctx.Err()
+		}
+		if te := provider.Timeout(wctx, provider.NameAnthropic, p.baseURL); te != nil {
+			return provider.Response{}, te
 		}
 		return provider.Response{}, fmt.Errorf("anthropic: %s closed the stream before the response was complete (no message_stop); the turn can be retried", p.baseURL)
 	}
@@ -417,8 +425,17 @@ func (p *Provider) describe(err error) error {
 	if strings.HasPrefix(err.Error(), "received error while streaming") {
 		return fmt.Errorf("anthropic: %s reported an error mid-stream: %s", p.baseURL, strings.TrimPrefix(err.Error(), "received error while streaming: "))
 	}
+	var te *provider.TimeoutError
+	if errors.As(err, &te) {
+		out := *te
+		out.Provider, out.URL = provider.NameAnthropic, p.baseURL
+		return &out
+	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("anthropic: the connection to %s broke mid-stream; the turn can be retried: %w", p.baseURL, err)
+	}
+	if provider.IsMalformed(err) {
+		return &provider.MalformedError{Provider: provider.NameAnthropic, URL: p.baseURL, Err: err}
 	}
 	return fmt.Errorf("anthropic: request to %s: %w", p.baseURL, err)
 }

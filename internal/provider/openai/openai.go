@@ -65,9 +65,7 @@ func New(cfg provider.Config) (*Provider, error) {
 		option.WithBaseURL(base),
 		option.WithAPIKey(cfg.APIKey),
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
+	opts = append(opts, option.WithHTTPClient(provider.HTTPClient(cfg.HTTPClient, cfg.Timeouts)))
 	return &Provider{
 		client:  sdk.NewClient(opts...),
 		model:   model,
@@ -187,7 +185,11 @@ func (p *Provider) run(ctx context.Context, params sdk.ChatCompletionNewParams, 
 	if p.trace != nil {
 		callOpts = append(callOpts, option.WithMiddleware(p.trace.Middleware(provider.NameOpenAI, op)))
 	}
-	stream := p.client.Chat.Completions.NewStreaming(ctx, params, callOpts...)
+	// wctx ends the whole call (retries included) when the server stops
+	// answering; ctx stays the caller's, whose cancellation is the user's.
+	wctx, stop := provider.Watch(ctx)
+	defer stop()
+	stream := p.client.Chat.Completions.NewStreaming(wctx, params, callOpts...)
 	defer stream.Close()
 
 	var (
@@ -242,11 +244,17 @@ func (p *Provider) run(ctx context.Context, params sdk.ChatCompletionNewParams, 
 		if ctx.Err() != nil {
 			return provider.Response{}, ctx.Err()
 		}
+		if te := provider.Timeout(wctx, provider.NameOpenAI, p.baseURL); te != nil {
+			return provider.Response{}, te
+		}
 		return provider.Response{}, p.describe(err)
 	}
 	if finish == "" {
 		if ctx.Err() != nil {
 			return provider.Response{}, ctx.Err()
+		}
+		if te := provider.Timeout(wctx, provider.NameOpenAI, p.baseURL); te != nil {
+			return provider.Response{}, te
 		}
 		return provider.Response{}, fmt.Errorf("openai: %s closed the stream before the response was complete (no finish_reason); the turn can be retried", p.baseURL)
 	}
@@ -334,8 +342,17 @@ func (p *Provider) describe(err error) error {
 		}
 		return fmt.Errorf("openai: %s reported an error mid-stream: %s; the turn can be retried", p.baseURL, detail)
 	}
+	var te *provider.TimeoutError
+	if errors.As(err, &te) {
+		out := *te
+		out.Provider, out.URL = provider.NameOpenAI, p.baseURL
+		return &out
+	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("openai: the connection to %s broke mid-stream; the turn can be retried: %w", p.baseURL, err)
+	}
+	if provider.IsMalformed(err) {
+		return &provider.MalformedError{Provider: provider.NameOpenAI, URL: p.baseURL, Err: err}
 	}
 	return fmt.Errorf("openai: request to %s: %w", p.baseURL, err)
 }
