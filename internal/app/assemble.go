@@ -191,7 +191,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		if ws.Worktree != nil {
 			root = ws.Worktree.Path
 		}
-		p.MCP = mcp.Start(ctx, o.MCP, root, mcpProcess)
+		p.MCP = mcp.Start(ctx, o.MCP, root, mcpPrepare(sess.ID, p.Sandbox))
 		p.onClose(p.MCP.Close)
 		p.Notices = append(p.Notices, p.MCP.Problems()...)
 		external = p.MCP.Tools()

@@ -71,8 +71,9 @@ type Manager struct {
 // Start connects to every server and lists its tools. Root is the session
 // worktree, given to servers as their root. prepare, when non-nil, is
 // applied to each stdio server's command before it starts (process
-// lifetime rules). Start never fails as a whole: see Problems.
-func Start(ctx context.Context, servers []Server, root string, prepare func(*exec.Cmd)) *Manager {
+// lifetime rules, the sandbox); an error keeps that server from starting.
+// Start never fails as a whole: see Problems.
+func Start(ctx context.Context, servers []Server, root string, prepare func(*exec.Cmd) error) *Manager {
 	m := &Manager{}
 	used := map[string]bool{}
 	for _, s := range servers {
@@ -95,7 +96,7 @@ func Start(ctx context.Context, servers []Server, root string, prepare func(*exe
 	return m
 }
 
-func connect(ctx context.Context, s Server, root string, prepare func(*exec.Cmd)) (*sdk.ClientSession, []*sdk.Tool, error) {
+func connect(ctx context.Context, s Server, root string, prepare func(*exec.Cmd) error) (*sdk.ClientSession, []*sdk.Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
 	defer cancel()
 	client := sdk.NewClient(&sdk.Implementation{Name: "yolop", Version: "1"}, nil)
@@ -119,7 +120,9 @@ func connect(ctx context.Context, s Server, root string, prepare func(*exec.Cmd)
 		cmd.Dir = root
 		cmd.Stderr = nil // a server's stderr is its own log; it never reaches the terminal UI
 		if prepare != nil {
-			prepare(cmd)
+			if err := prepare(cmd); err != nil {
+				return nil, nil, err
+			}
 		}
 		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	}

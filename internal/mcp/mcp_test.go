@@ -80,7 +80,7 @@ func TestStdioServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := Start(context.Background(), []Server{{Name: "local", Command: exe, Env: map[string]string{serverEnvVar: "stdio", "SERVER_TOKEN": "s3cret"}}}, t.TempDir(), func(c *exec.Cmd) {})
+	m := Start(context.Background(), []Server{{Name: "local", Command: exe, Env: map[string]string{serverEnvVar: "stdio", "SERVER_TOKEN": "s3cret"}}}, t.TempDir(), func(c *exec.Cmd) error { return nil })
 	defer m.Close()
 	if p := m.Problems(); len(p) > 0 {
 		t.Fatal(p)
