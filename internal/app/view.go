@@ -95,6 +95,11 @@ func (r readSnapshots) Excluded(context.Context) ([]string, error) { return nil,
 func (r readSnapshots) Restore(context.Context, snapshot.Snapshot, string) (snapshot.RestoreResult, error) {
 	return snapshot.RestoreResult{}, errViewOnly
 }
+func (r readSnapshots) LeftAlone(ch []snapshot.Change) ([]snapshot.Change, []string) { return ch, nil }
+func (r readSnapshots) PatchPath(context.Context, string, string, string) (snapshot.PathPatch, error) {
+	return snapshot.PathPatch{}, errViewOnly
+}
+func (r readSnapshots) LinkRepairs() []string { return nil }
 
 // readOnlyFallback says why Open may fall back to a view, or "" when err
 // is not a reason to.

@@ -38,6 +38,14 @@ type Snapshots interface {
 	// Excluded lists the paths present in the worktree that a restore
 	// leaves alone (ignored, blocklisted, nested repositories).
 	Excluded(ctx context.Context) ([]string, error)
+	// LeftAlone splits changes into those a restore makes and the nested
+	// repositories and submodules it leaves alone.
+	LeftAlone(changes []snapshot.Change) ([]snapshot.Change, []string)
+	// PatchPath is the exact diff of one path between two trees.
+	PatchPath(ctx context.Context, fromTree, toTree, path string) (snapshot.PathPatch, error)
+	// LinkRepairs are notes about a worktree .git link the engine had to
+	// repair (a command rewrote it).
+	LinkRepairs() []string
 }
 
 // Runtime is what the controller needs from the agent runtime: run a turn,
@@ -447,10 +455,10 @@ func (c *Controller) captureEnd(ctx context.Context, done *timeline.Record, star
 // linkRepairs returns the snapshot engine's notes about a worktree `.git`
 // link it had to repair (a command rewrote it).
 func (c *Controller) linkRepairs() []string {
-	if lr, ok := c.cfg.Snapshots.(interface{ LinkRepairs() []string }); ok {
-		return lr.LinkRepairs()
+	if c.cfg.Snapshots == nil {
+		return nil
 	}
-	return nil
+	return c.cfg.Snapshots.LinkRepairs()
 }
 
 // endWarning tells the user that a turn's end capture failed.

@@ -4,14 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/yolop-dev/yolop/internal/snapshot"
 )
-
-// PathDiffer is the snapshot engine's per-path patch; the controller's
-// snapshots provide it when they can show file contents.
-type PathDiffer interface {
-	PatchPath(ctx context.Context, fromTree, toTree, path string) (snapshot.PathPatch, error)
-}
 
 // PathDiff shows what confirming a preview does to one path: a unified
 // diff from the current files (the preview's recovery checkpoint) to the
@@ -49,11 +42,7 @@ func (c *Controller) PreviewDiff(ctx context.Context, token, path string) (*Path
 	if rec.Recovery == nil || rec.TargetTree == "" || c.cfg.Snapshots == nil {
 		return nil, &Error{Code: CodeNoWorkspace, Msg: "this session has no workspace snapshots: there is no file diff to show"}
 	}
-	pd, ok := c.cfg.Snapshots.(PathDiffer)
-	if !ok {
-		return nil, &Error{Code: CodeNoWorkspace, Msg: "the snapshot store cannot show file contents"}
-	}
-	p, err := pd.PatchPath(ctx, rec.Recovery.Tree, rec.TargetTree, path)
+	p, err := c.cfg.Snapshots.PatchPath(ctx, rec.Recovery.Tree, rec.TargetTree, path)
 	if err != nil {
 		return nil, fmt.Errorf("diff %s: %w", path, err)
 	}

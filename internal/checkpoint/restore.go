@@ -250,12 +250,7 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 			// A nested repository or submodule now in the worktree is left
 			// alone even where the checkpoint holds files: say so instead
 			// of listing paths the restore will not touch.
-			var alone []string
-			if la, ok := c.cfg.Snapshots.(interface {
-				LeftAlone(changes []snapshot.Change) ([]snapshot.Change, []string)
-			}); ok {
-				changes, alone = la.LeftAlone(changes)
-			}
+			changes, alone := c.cfg.Snapshots.LeftAlone(changes)
 			for _, ch := range changes {
 				pv.Paths = append(pv.Paths, NewPathChange(ch.Path, string(ch.Kind)))
 			}
