@@ -51,6 +51,9 @@ type Options struct {
 	// MCP are the MCP servers whose tools the session offers (the
 	// settings file's, and in ACP the client's).
 	MCP []MCPServer
+	// ClientMCP says some of MCP came from an editor, which configured
+	// them for its project directory: the session says where they work.
+	ClientMCP bool
 	// Spares configures recycled worktrees (see spares.go).
 	Spares Spares
 	// Early prepares a new session's worktree as soon as the session opens

@@ -194,6 +194,9 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		p.MCP = mcp.Start(ctx, o.MCP, root, mcpPrepare(sess.ID, p.Sandbox))
 		p.onClose(p.MCP.Close)
 		p.Notices = append(p.Notices, p.MCP.Problems()...)
+		if o.ClientMCP && ws.Worktree != nil {
+			p.Notices = append(p.Notices, fmt.Sprintf("MCP servers work in this session's worktree %s (their root), not in your project directory: yolop's changes reach your checkout when you bring them home", root))
+		}
 		external = p.MCP.Tools()
 	}
 	p.Tools, err = tools.New(tools.Env{Root: ws.ActiveRoot, SpillDir: spill, Tasks: p.Tasks, Checkpoints: late, External: external})

@@ -224,6 +224,7 @@ func (a acpOpener) New(ctx context.Context, cwd string, servers []app.MCPServer)
 	o := a.base
 	o.Dir, o.Create = cwd, true
 	o.MCP = append(append([]app.MCPServer(nil), o.MCP...), servers...)
+	o.ClientMCP = len(servers) > 0
 	s, err := app.Open(ctx, o)
 	if err != nil {
 		return nil, err
@@ -235,6 +236,7 @@ func (a acpOpener) Load(ctx context.Context, id, cwd string, servers []app.MCPSe
 	o := a.base
 	o.SessionID = id
 	o.MCP = append(append([]app.MCPServer(nil), o.MCP...), servers...)
+	o.ClientMCP = len(servers) > 0
 	if cwd != "" {
 		o.Dir = cwd
 	}

@@ -88,6 +88,12 @@ func Start(ctx context.Context, servers []Server, root string, prepare func(*exe
 		}
 		m.sessions = append(m.sessions, cs)
 		for _, t := range list {
+			if why := badSchema(t.InputSchema); why != "" {
+				// Providers reject a request whose tool schema is not an
+				// object schema: offering it would fail every turn.
+				m.problems = append(m.problems, fmt.Sprintf("MCP server %s: tool %s is not offered: its input schema %s", s.Name, t.Name, why))
+				continue
+			}
 			name := ToolName(s.Name, t.Name, used)
 			used[name] = true
 			m.tools = append(m.tools, &tool{server: s.Name, remote: t, name: name, cs: cs})
@@ -139,6 +145,23 @@ func connect(ctx context.Context, s Server, root string, prepare func(*exec.Cmd)
 		list = append(list, tl)
 	}
 	return cs, list, nil
+}
+
+// badSchema says why a tool's input schema would make providers refuse
+// the request ("" when it is a JSON object schema).
+func badSchema(schema any) string {
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return "cannot be encoded: " + err.Error()
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return "is not a JSON object"
+	}
+	if t, ok := m["type"]; ok && t != "object" {
+		return fmt.Sprintf("has type %v, not object", t)
+	}
+	return ""
 }
 
 // serverEnv is the environment of a stdio server: the basics a program

@@ -169,3 +169,22 @@ func TestToolName(t *testing.T) {
 		t.Fatalf("long name %q (%d)", long, len(long))
 	}
 }
+
+func TestBadSchema(t *testing.T) {
+	t.Parallel()
+	for schema, bad := range map[string]bool{
+		`{"type":"object","properties":{"a":{"type":"string"}}}`: false,
+		`{"properties":{}}`:  false,
+		`{"type":"string"}`:  true,
+		`[1,2]`:              true,
+		`null`:               true,
+	} {
+		var v any
+		if err := json.Unmarshal([]byte(schema), &v); err != nil {
+			t.Fatal(err)
+		}
+		if got := badSchema(v) != ""; got != bad {
+			t.Errorf("badSchema(%s) = %v, want %v", schema, got, bad)
+		}
+	}
+}

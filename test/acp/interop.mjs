@@ -260,6 +260,8 @@ async function main() {
     const everything = join(dirname(fileURLToPath(import.meta.url)), "..", "mcp", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js");
     if (existsSync(everything)) {
       const m = await withTimeout(ctx.request("session/new", { cwd: repo, mcpServers: [{ name: "everything", command: "node", args: [everything, "stdio"], env: [] }] }), "session/new with an MCP server");
+      const note = await waitFor(a, (n) => n.sessionId === m.sessionId && n.update.sessionUpdate === "agent_message_chunk" && (n.update.content?.text ?? "").includes("MCP servers work in this session's worktree"), "the note that MCP servers work in the worktree");
+      check(note !== undefined, "the session says its MCP servers work in the session's worktree, not the project directory");
       const r = await prompt(ctx, a, m.sessionId, 'call mcp__everything__echo {"message":"from the editor"}');
       check(r.stop === "end_turn", "a turn calling the client's MCP server ends with end_turn", r);
       check(r.updates.some((n) => n.update.sessionUpdate === "tool_call" && (n.update.title ?? "").includes("mcp__everything__echo")),
