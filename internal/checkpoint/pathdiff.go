@@ -3,7 +3,6 @@ package checkpoint
 import (
 	"context"
 	"fmt"
-
 )
 
 // PathDiff shows what confirming a preview does to one path: a unified

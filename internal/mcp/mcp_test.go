@@ -174,10 +174,10 @@ func TestBadSchema(t *testing.T) {
 	t.Parallel()
 	for schema, bad := range map[string]bool{
 		`{"type":"object","properties":{"a":{"type":"string"}}}`: false,
-		`{"properties":{}}`:  false,
-		`{"type":"string"}`:  true,
-		`[1,2]`:              true,
-		`null`:               true,
+		`{"properties":{}}`: false,
+		`{"type":"string"}`: true,
+		`[1,2]`:             true,
+		`null`:              true,
 	} {
 		var v any
 		if err := json.Unmarshal([]byte(schema), &v); err != nil {
