@@ -245,6 +245,19 @@ func lockFile(path string, create bool) (*os.File, bool, error) {
 // that it has not locked it yet. An existing file at path is replaced only
 // by a caller that knows no one else can own it.
 func createLocked(path string) (*os.File, error) {
+	// Between creating the temporary file and locking it, another
+	// process's sweep may take it for a dead maker's and remove it: the
+	// rename then finds nothing, and a new temporary file is made.
+	for attempt := 0; ; attempt++ {
+		f, err := createLockedOnce(path)
+		if err != nil && errors.Is(err, fs.ErrNotExist) && attempt < 5 {
+			continue
+		}
+		return f, err
+	}
+}
+
+func createLockedOnce(path string) (*os.File, error) {
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, err
@@ -756,6 +769,10 @@ func (m *Manager) sweep(ctx context.Context, dir string) []string {
 		switch {
 		case strings.HasPrefix(name, newPrefix):
 			// A lock file whose maker died before renaming it into place.
+			// A young one may belong to a maker about to lock it.
+			if info, err := e.Info(); err != nil || time.Since(info.ModTime()) < time.Minute {
+				continue
+			}
 			if f, ok, err := lockFile(filepath.Join(dir, name), false); err == nil && ok {
 				_ = os.Remove(filepath.Join(dir, name))
 				f.Close()
