@@ -205,7 +205,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	}
 	system := h.System
 	if system == "" {
-		if system, err = systemPrompt(ws, workspaceStatus(ctx, p.Snapshots, ws, records), p.NoWorkspace, time.Now()); err != nil {
+		if system, err = systemPrompt(ws, workspaceStatus(ctx, p.Snapshots, ws, records), p.NoWorkspace, p.Sandbox.InForce, time.Now()); err != nil {
 			return nil, err
 		}
 	}

@@ -35,12 +35,20 @@ type systemFacts struct {
 	Worktree, Branch, Base, Status string
 	Checkout, NoWorkspace          string
 	Blocklist                      string
+	// Sandbox says where shell commands may write ("" when unconfined).
+	Sandbox string
 }
 
 // systemPrompt renders the system prompt for a session opened now.
-func systemPrompt(ws session.Workspace, status, noWorkspace string, now time.Time) (string, error) {
+func systemPrompt(ws session.Workspace, status, noWorkspace, sandboxLevel string, now time.Time) (string, error) {
 	f := systemFacts{Root: ws.ActiveRoot, Date: now.Format("Monday, 2 January 2006"), OS: runtime.GOOS + "/" + runtime.GOARCH,
 		Shell: "bash (a login shell, bash -l)", NoWorkspace: noWorkspace, Blocklist: strings.Join(blocklist.Dirs, ", "), Status: status}
+	switch sandboxLevel {
+	case "write":
+		f.Sandbox = "Shell commands run in a write sandbox: they can write only in the worktree, in $TMPDIR and in the usual tool caches (Go, npm, pip, cargo…); a write elsewhere is refused and the tool result says where. Reading is not limited."
+	case "strict":
+		f.Sandbox = "Shell commands run in a strict sandbox: they can write only in the worktree, in $TMPDIR and in the usual tool caches, and can open network connections only to the ports the user allowed; a refused write or connection is reported in the tool result."
+	}
 	if ws.Kind == session.KindWorktree && ws.Worktree != nil {
 		f.Worktree, f.Branch, f.Checkout = ws.Worktree.Path, ws.Worktree.Branch, ws.RepoRoot
 		f.Base = ws.Worktree.Base
