@@ -85,66 +85,45 @@ func (s *Session) refuseWhileRunning(what string) error {
 	return nil
 }
 
-// Diff shows the session's work against its base or a checkpoint.
-func (s *Session) Diff(ctx context.Context, o land.DiffOptions) (*land.DiffResult, error) {
+// withLand runs one landing operation as a call of the session: refused
+// after Close, and while a turn runs when it writes (refuse names it).
+func withLand[T any](s *Session, ctx context.Context, refuse string, op func(context.Context, land.Session) (T, error)) (T, error) {
+	var zero T
 	ctx, end, err := s.begin(ctx, false)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	defer end()
+	if refuse != "" {
+		if err := s.refuseWhileRunning(refuse); err != nil {
+			return zero, err
+		}
+	}
 	ls, err := s.landSession(ctx)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	return land.Diff(ctx, ls, o)
+	return op(ctx, ls)
+}
+
+// Diff shows the session's work against its base or a checkpoint.
+func (s *Session) Diff(ctx context.Context, o land.DiffOptions) (*land.DiffResult, error) {
+	return withLand(s, ctx, "", func(ctx context.Context, ls land.Session) (*land.DiffResult, error) { return land.Diff(ctx, ls, o) })
 }
 
 // Apply merges the session's work into its checkout (or o.To).
 func (s *Session) Apply(ctx context.Context, o land.ApplyOptions) (*land.ApplyResult, error) {
-	ctx, end, err := s.begin(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	defer end()
-	if err := s.refuseWhileRunning("apply"); err != nil {
-		return nil, err
-	}
-	ls, err := s.landSession(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return land.Apply(ctx, ls, o)
+	return withLand(s, ctx, "apply", func(ctx context.Context, ls land.Session) (*land.ApplyResult, error) { return land.Apply(ctx, ls, o) })
 }
 
 // UndoApply takes the session's last apply back out of the checkout.
 func (s *Session) UndoApply(ctx context.Context, o land.UndoOptions) (*land.UndoResult, error) {
-	ctx, end, err := s.begin(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	defer end()
-	ls, err := s.landSession(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return land.Undo(ctx, ls, o)
+	return withLand(s, ctx, "", func(ctx context.Context, ls land.Session) (*land.UndoResult, error) { return land.Undo(ctx, ls, o) })
 }
 
 // Commit commits the session's files on its branch.
 func (s *Session) Commit(ctx context.Context, o land.CommitOptions) (*land.CommitResult, error) {
-	ctx, end, err := s.begin(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	defer end()
-	if err := s.refuseWhileRunning("commit"); err != nil {
-		return nil, err
-	}
-	ls, err := s.landSession(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return land.Commit(ctx, ls, o)
+	return withLand(s, ctx, "commit", func(ctx context.Context, ls land.Session) (*land.CommitResult, error) { return land.Commit(ctx, ls, o) })
 }
 
 // Peek opens what diff and apply need of a session that another process

@@ -237,10 +237,15 @@ func rewindArgs(c *Command, pos []string) error {
 		}
 		c.Target = id
 	}
+	return modeArg(c, pos, "/rewind")
+}
+
+// modeArg parses the optional mode after a restore's target.
+func modeArg(c *Command, pos []string, name string) error {
 	if len(pos) == 2 {
 		m, err := checkpoint.ParseMode(pos[1])
 		if err != nil {
-			return usagef("/rewind: %v", err)
+			return usagef("%s: %v", name, err)
 		}
 		c.Mode = m
 	}
@@ -263,14 +268,7 @@ func branchArgs(c *Command, pos []string) error {
 		return usagef("/branch: %q is not a branch id (like b2); /branches lists them%s", pos[0], hint)
 	}
 	c.Target = id
-	if len(pos) == 2 {
-		m, err := checkpoint.ParseMode(pos[1])
-		if err != nil {
-			return usagef("/branch: %v", err)
-		}
-		c.Mode = m
-	}
-	return nil
+	return modeArg(c, pos, "/branch")
 }
 
 func tokenOnlyArgs(c *Command, pos []string) error {
