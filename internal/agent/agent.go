@@ -59,6 +59,10 @@ type Config struct {
 	// Failpoint is called at the agent's named failpoint
 	// ("turn.after_tool"); nil means failpoint.Hit (YOLOP_FAILPOINT).
 	Failpoint func(name string)
+	// SystemFunc, when set, renders System the first time a model call
+	// needs it (what it says may cost a git process; a session opened only
+	// to list or restore never pays for it).
+	SystemFunc func() (string, error)
 	// Instructions, when set, reads the project instructions at the start
 	// of every turn; they are appended to System for that turn's requests,
 	// so an edit (or a rewind that restores an older file) takes effect on
@@ -88,6 +92,10 @@ type Agent struct {
 	// instruction files left out, so it is told once, not every turn.
 	system  string
 	skipped string
+	// base is the rendered SystemFunc (baseErr why it failed).
+	baseOnce sync.Once
+	base     string
+	baseErr  error
 	// live is the model context of the events after the installed
 	// compaction's boundary (all events without one), extended as events
 	// are recorded, so a model call does not decode the whole branch. It is
@@ -99,12 +107,22 @@ type Agent struct {
 
 // systemPrompt returns the system prompt in force.
 func (a *Agent) systemPrompt() string {
+	base, _ := a.baseSystem()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.system == "" {
-		return a.cfg.System
+		return base
 	}
 	return a.system
+}
+
+// baseSystem is System, rendered by SystemFunc once when that is set.
+func (a *Agent) baseSystem() (string, error) {
+	if a.cfg.SystemFunc == nil {
+		return a.cfg.System, nil
+	}
+	a.baseOnce.Do(func() { a.base, a.baseErr = a.cfg.SystemFunc() })
+	return a.base, a.baseErr
 }
 
 // loadInstructions reads the project instructions for a new turn and
@@ -114,7 +132,7 @@ func (a *Agent) loadInstructions(onUpdate func(Update)) {
 		return
 	}
 	in := a.cfg.Instructions()
-	sys := a.cfg.System
+	sys, _ := a.baseSystem()
 	if p := in.Prompt(); p != "" {
 		sys = strings.TrimRight(sys, "\n") + "\n\n" + p
 	}
@@ -333,6 +351,9 @@ func (a *Agent) runTurn(ctx context.Context, turnID, prompt string, onUpdate fun
 		}
 		onUpdate(Update{Kind: UpdateError, Text: msg})
 		return Outcome{Status: status, Err: err}
+	}
+	if _, err := a.baseSystem(); err != nil {
+		return fail(StatusFailed, fmt.Errorf("render the system prompt: %w", err))
 	}
 	hitTool := false
 	for step := 0; step < a.cfg.MaxSteps; step++ {

@@ -203,17 +203,21 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if err != nil {
 		return nil, err
 	}
-	system := h.System
-	if system == "" {
-		if system, err = systemPrompt(ws, workspaceStatus(ctx, p.Snapshots, ws, records), p.NoWorkspace, p.Sandbox.InForce, time.Now()); err != nil {
-			return nil, err
+	// The system prompt is rendered when a model call first needs it: its
+	// state summary costs a git process that listing or restoring a
+	// session must not pay.
+	var systemFunc func() (string, error)
+	if h.System == "" {
+		snaps, noWS, level, opened := p.Snapshots, p.NoWorkspace, p.Sandbox.InForce, time.Now()
+		systemFunc = func() (string, error) {
+			return systemPrompt(ws, workspaceStatus(context.Background(), snaps, ws, records), noWS, level, opened)
 		}
 	}
 	compact, err := compactAt()
 	if err != nil {
 		return nil, err
 	}
-	p.Agent = agent.New(agent.Config{Log: sess, Provider: prov, Tools: p.Tools, System: system, Compactions: comps, CompactAt: compact, Failpoint: hit, Instructions: instructionsFor(ws)})
+	p.Agent = agent.New(agent.Config{Log: sess, Provider: prov, Tools: p.Tools, System: h.System, SystemFunc: systemFunc, Compactions: comps, CompactAt: compact, Failpoint: hit, Instructions: instructionsFor(ws)})
 	var rt checkpoint.Runtime = p.Agent
 	if h.Runtime != nil {
 		rt = h.Runtime(p.Agent)

@@ -87,7 +87,10 @@ func newEnv(t *testing.T, settings string) *env {
 
 func (e *env) environ() []string {
 	return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.home, "TMPDIR=" + os.TempDir(), "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_CONFIG_GLOBAL=" + gitCfg, "LANG=C.UTF-8", "YOLOP_DATA_DIR=" + e.data}, e.extra...)
+		"GIT_CONFIG_GLOBAL=" + gitCfg, "LANG=C.UTF-8", "YOLOP_DATA_DIR=" + e.data,
+		// No spare is prepared in the background: a detached preparer
+		// would still be writing the data directory when the test ends.
+		"YOLOP_WORKTREE_SPARES=0"}, e.extra...)
 }
 
 // yolop runs the binary and decodes its JSON object.
