@@ -16,9 +16,13 @@ func (c *Controller) effectsOutsideLocked(turns []string) []Warning {
 	if len(turns) == 0 {
 		return nil
 	}
+	undone := make(map[string]bool, len(turns))
+	for _, id := range turns {
+		undone[id] = true
+	}
 	ran := map[string]bool{}
 	for _, ev := range c.cfg.Store.Events() {
-		if ev.Type != agent.EventToolResult || ev.Turn == "" {
+		if ev.Type != agent.EventToolResult || !undone[ev.Turn] || ran[ev.Turn] {
 			continue
 		}
 		var d struct {
@@ -54,7 +58,53 @@ func (c *Controller) effectsOutsideLocked(turns []string) []Warning {
 			what = "ran shell commands before yolop recorded sandbox levels, which may have written anywhere you can"
 		}
 		out = append(out, Warning{Kind: WarnEffectsOutside, Turn: id,
-			Message: fmt.Sprintf("effects outside the workspace are not undone: turn %s %s", id, what)})
+			Message: fmt.Sprintf("%sturn %s %s", effectsPrefix, id, what)})
 	}
 	return out
+}
+
+const effectsPrefix = "effects outside the workspace are not undone: "
+
+// MergeEffects returns warnings for display: the per-turn warnings about
+// effects outside the workspace that say the same thing become one
+// ("turns cp1, cp2 ran shell commands that could …"), in the position of
+// the first; every other warning is returned as it is. JSON output keeps
+// one warning per turn.
+func MergeEffects(ws []Warning) []Warning {
+	type group struct {
+		at    int
+		turns []string
+	}
+	groups := map[string]*group{}
+	var out []Warning
+	for _, w := range ws {
+		what, ok := effectsDetail(w)
+		if !ok {
+			out = append(out, w)
+			continue
+		}
+		if g := groups[what]; g != nil {
+			g.turns = append(g.turns, w.Turn)
+			continue
+		}
+		groups[what] = &group{at: len(out), turns: []string{w.Turn}}
+		out = append(out, w)
+	}
+	for what, g := range groups {
+		if len(g.turns) > 1 {
+			out[g.at].Message = fmt.Sprintf("%sturns %s %s", effectsPrefix, strings.Join(g.turns, ", "), what)
+			out[g.at].Turn = ""
+		}
+	}
+	return out
+}
+
+// effectsDetail returns what an effects-outside warning says after its
+// turn id.
+func effectsDetail(w Warning) (string, bool) {
+	if w.Kind != WarnEffectsOutside || w.Turn == "" {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(w.Message, effectsPrefix+"turn "+w.Turn+" ")
+	return rest, ok
 }

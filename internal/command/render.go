@@ -78,7 +78,7 @@ func PreviewText(pv *checkpoint.Preview) string {
 		b.WriteString("\nFiles: unchanged\n")
 	}
 	var external []checkpoint.Warning
-	for _, w := range pv.Warnings {
+	for _, w := range checkpoint.MergeEffects(pv.Warnings) {
 		if w.Kind != "changed_outside_turns" {
 			external = append(external, w)
 		}

@@ -673,3 +673,21 @@ func TestDiffIsColoredByLine(t *testing.T) {
 		t.Fatalf("a context line is colored like a change: %q", ctx)
 	}
 }
+
+func TestPreviewTitleNamesTheAction(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		pv   checkpoint.Preview
+		want string
+	}{
+		{checkpoint.Preview{Action: checkpoint.ActionRewind, Target: "cp2"}, "Rewind to before cp2"},
+		{checkpoint.Preview{Action: checkpoint.ActionUndo, Target: "cp3"}, "Undo to before cp3"},
+		{checkpoint.Preview{Action: checkpoint.ActionRedo}, "Redo"},
+		{checkpoint.Preview{Action: checkpoint.ActionBranch, Target: "b1", Branch: "b1", BranchLeft: "b2"}, "Enter branch b1 as it was left, leave b2"},
+		{checkpoint.Preview{Action: checkpoint.ActionBranch, Target: "b1", Branch: "b1"}, "Enter branch b1 as it was left, leave the active branch"},
+	} {
+		if got := previewTitle(&tc.pv); got != tc.want {
+			t.Errorf("previewTitle(%s) = %q, want %q", tc.pv.Action, got, tc.want)
+		}
+	}
+}

@@ -539,7 +539,7 @@ func (m *model) previewContent(p *picker, w int) (out []string, fileAt []int) {
 	} else {
 		para("Files: unchanged.", plain)
 	}
-	for _, wn := range pv.Warnings {
+	for _, wn := range checkpoint.MergeEffects(pv.Warnings) {
 		out = append(out, indent(warningText(wn), w, st.warn.Render("! "), "  ", st.warn)...)
 	}
 	if len(pv.Excluded) > 0 {
@@ -561,6 +561,12 @@ func (m *model) previewContent(p *picker, w int) (out []string, fileAt []int) {
 func previewTitle(pv *checkpoint.Preview) string {
 	var title string
 	switch pv.Action {
+	case checkpoint.ActionBranch:
+		left := pv.BranchLeft
+		if left == "" {
+			left = "the active branch"
+		}
+		return "Enter branch " + pv.Branch + " as it was left, leave " + left
 	case checkpoint.ActionUndo:
 		title = "Undo"
 	case checkpoint.ActionRedo:
