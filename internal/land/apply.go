@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/yolop-dev/yolop/internal/failpoint"
 	"github.com/yolop-dev/yolop/internal/git"
@@ -409,7 +410,7 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		if serr != nil {
 			return nil, fmt.Errorf("apply: %w; rolling back failed too: %v (the checkout's files before the apply are at %s; `yolop apply --undo` retries)", err, serr, ref)
 		}
-		return nil, fmt.Errorf("apply: %w; nothing was kept: %s", err, note)
+		return nil, rolledBack(err, note)
 	}
 	failpoint.Hit("apply.before_done")
 	if err := c.j.append(record{Type: recApplyDone, SessionID: s.ID, N: n, Target: c.dir, After: written}); err != nil {
@@ -647,4 +648,20 @@ func samePath(a, b string) bool {
 	ra, err1 := filepath.EvalSymlinks(a)
 	rb, err2 := filepath.EvalSymlinks(b)
 	return err1 == nil && err2 == nil && ra == rb
+}
+
+// rolledBack describes a write into the checkout that failed and was put
+// back: what failed (the engine's own wording about the worktree's state is
+// moot once the rollback succeeded), that nothing changed, and what to do.
+func rolledBack(err error, note string) error {
+	cause := err
+	var re *snapshot.RestoreError
+	if errors.As(err, &re) && re.Err != nil {
+		cause = re.Err
+	}
+	advice := "run the apply again"
+	if errors.Is(err, syscall.ENOSPC) {
+		advice = "the disk is full: free space and run the apply again"
+	}
+	return fmt.Errorf("apply: writing into the checkout failed: %w; nothing changed (%s); %s", cause, note, advice)
 }
