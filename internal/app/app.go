@@ -240,12 +240,13 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	var movedNotes []string
 	if o.Continue && o.SessionID == "" {
-		id, err := latestFor(ctx, o.DataDir, o.Dir)
+		id, notes, err := latestFor(ctx, o.DataDir, o.Dir)
 		if err != nil {
 			return nil, err
 		}
-		o.SessionID = id
+		o.SessionID, movedNotes = id, notes
 	}
 	s := &Session{opts: o, prov: prov}
 	if o.SessionID != "" {
@@ -262,9 +263,26 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 			return nil, err
 		}
 		p, err := assemble(ctx, sess, prov, o)
+		if errors.Is(err, worktree.ErrRepoGone) {
+			// Run from the repository's new place, the session follows it.
+			if repo, derr := worktree.Detect(ctx, o.Dir); derr == nil {
+				notes, aerr := adoptMoved(ctx, o.DataDir, repo, o.SessionID)
+				if aerr != nil {
+					return nil, errors.Join(err, aerr)
+				}
+				if len(notes) > 0 {
+					movedNotes = append(movedNotes, notes...)
+					if sess, err = session.Open(o.DataDir, o.SessionID); err != nil {
+						return nil, err
+					}
+					p, err = assemble(ctx, sess, prov, o)
+				}
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
+		p.Notes = append(movedNotes, p.Notes...)
 		p.contextWindow = o.Provider.ContextWindow
 		s.state = p
 		return s, nil
@@ -290,19 +308,28 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 // latestFor finds the session of dir's repository (or of dir itself
 // outside a repository) used last: where a turn ran or a restore was
 // confirmed most recently.
-func latestFor(ctx context.Context, dataDir, dir string) (string, error) {
+//
+// Sessions whose repository was moved to dir's repository are brought up
+// to date first (the notes say which), so -c finds them at the new place.
+func latestFor(ctx context.Context, dataDir, dir string) (string, []string, error) {
 	root := dir
+	var notes []string
 	if repo, err := worktree.Detect(ctx, dir); err == nil {
 		root = repo.Root
+		n, err := adoptMoved(ctx, dataDir, repo, "")
+		notes = n
+		if err != nil {
+			notes = append(notes, "A session whose repository moved here could not follow it: "+err.Error())
+		}
 	}
 	id, err := search.LatestFor(dataDir, root)
 	if err != nil {
-		return "", err
+		return "", notes, err
 	}
 	if id == "" {
-		return "", fmt.Errorf("%w started from %s: run yolop without -c to start one", ErrNoSession, root)
+		return "", notes, fmt.Errorf("%w started from %s: run yolop without -c to start one", ErrNoSession, root)
 	}
-	return id, nil
+	return id, notes, nil
 }
 
 // materialize creates a draft session on disk (and its worktree); it does

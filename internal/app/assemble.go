@@ -131,7 +131,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			p.NoWorkspace = "workspace snapshots unavailable: " + err.Error()
 			linkRO = err.Error()
 		} else if err != nil {
-			return nil, fmt.Errorf("worktree: %w", err)
+			return nil, err // Ensure's errors say "worktree: …" themselves
 		}
 		if info.LinkRepaired {
 			linkNotes = append(linkNotes, "The worktree's .git file had been changed by a command; yolop pointed it back at the session's repository. Nothing else was touched.")

@@ -208,7 +208,9 @@ func OpenLand(ctx context.Context, o Options) (Lander, error) {
 	}
 	id := o.SessionID
 	if id == "" {
-		if id, err = latestFor(ctx, o.DataDir, absDir(o.Dir)); err != nil {
+		// Open, which failed on the lock just now, already brought moved
+		// sessions up to date and said so; nothing is left to note here.
+		if id, _, err = latestFor(ctx, o.DataDir, absDir(o.Dir)); err != nil {
 			return nil, err
 		}
 	}

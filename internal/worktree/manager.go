@@ -208,6 +208,13 @@ func (m *Manager) Ensure(ctx context.Context, info Info) (Info, error) {
 	if info.Path == "" || info.CommonDir == "" || info.Branch == "" {
 		return Info{}, fmt.Errorf("worktree: incomplete worktree record (path %q, repository %q, branch %q)", info.Path, info.CommonDir, info.Branch)
 	}
+	if st, err := os.Stat(info.CommonDir); err != nil || !st.IsDir() {
+		where := info.RepoRoot
+		if where == "" {
+			where = info.CommonDir
+		}
+		return Info{}, errorf(ErrRepoGone, "the repository %s of this session is no longer there. If you moved it, run yolop from its new place (cd NEW-PLACE && yolop --session %s, or -c): the session follows it. If it was deleted, the session's snapshots went with it; its files are still in %s", where, filepath.Base(info.Path), info.Path)
+	}
 	if _, err := os.Lstat(info.Path); err == nil {
 		// A command in the worktree may have rewritten its .git file; put
 		// the link back from the repository's record before asking git.
