@@ -175,7 +175,7 @@ func (m *pickModel) render() string {
 		if title == "" {
 			title = "(untitled)"
 		}
-		line := fmt.Sprintf("%s%-40s  %-10s  %2d turns  %s  %s", mark, clip(title, 40), r.LastUsed, r.Turns, r.ID, r.Repo)
+		line := fmt.Sprintf("%s%-40s  %-10s  %9s  %s  %s", mark, clip(title, 40), r.LastUsed, plural(r.Turns, "turn", "turns"), r.ID, r.Repo)
 		if r.Match != "" {
 			line += "\n      " + clip(r.Match, 100)
 		}
