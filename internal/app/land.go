@@ -210,9 +210,11 @@ func OpenLand(ctx context.Context, o Options) (Lander, error) {
 	if id == "" {
 		// Open, which failed on the lock just now, already brought moved
 		// sessions up to date and said so; nothing is left to note here.
-		if id, _, err = latestFor(ctx, o.DataDir, absDir(o.Dir)); err != nil {
-			return nil, err
+		latest, _, lerr := latestFor(ctx, o.DataDir, absDir(o.Dir))
+		if lerr != nil {
+			return nil, lerr
 		}
+		id = latest
 	}
 	ls, done, perr := Peek(ctx, o.DataDir, id)
 	if perr != nil {
