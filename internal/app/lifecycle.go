@@ -11,6 +11,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/search"
@@ -231,6 +232,10 @@ type RemoveReport struct {
 	// ParkedAs is the spare the worktree became (its files discarded),
 	// "" when it was removed.
 	ParkedAs string
+	// ApplyRefs are the captures of the user's checkout taken before each
+	// apply of the session (and before a forced undo): the user's files,
+	// kept when the session goes.
+	ApplyRefs []string
 }
 
 // DirtyError is returned when a worktree has uncommitted changes and
@@ -276,6 +281,13 @@ func RemoveSession(ctx context.Context, dataDir, id string, force bool) (RemoveR
 			return rep, errors.Join(err, s.Close())
 		}
 		rep.Worktree, rep.Branch, rep.Refs, rep.ParkedAs = ws.Worktree.Path, ws.Worktree.Branch, refs, parked
+		if ws.CommonDir != "" {
+			kept, err := land.ListRefs(ctx, ws.CommonDir, id)
+			if err != nil {
+				return rep, errors.Join(err, s.Close())
+			}
+			rep.ApplyRefs = kept
+		}
 	}
 	dir := s.Dir
 	if err := s.Close(); err != nil {

@@ -204,6 +204,13 @@ func removeSession(ctx context.Context, o *rootOptions, id string, force bool) e
 	} else if rep.Worktree != "" {
 		fmt.Fprintf(o.io.Out, "removed worktree %s (branch %s kept) and %d checkpoint refs\n", rep.Worktree, rep.Branch, len(rep.Refs))
 	}
+	if len(rep.ApplyRefs) > 0 {
+		fmt.Fprintf(o.io.Out, "kept %s of your checkout's files taken before this session's applies (they are yours, not the session's):\n", plural(len(rep.ApplyRefs), "ref", "refs"))
+		for _, r := range rep.ApplyRefs {
+			fmt.Fprintf(o.io.Out, "  %s\n", r)
+		}
+		fmt.Fprintf(o.io.Out, "bring one's files back with `git restore --source=REF --worktree -- .` in the checkout; drop one with `git update-ref -d REF`\n")
+	}
 	if err != nil {
 		return err
 	}

@@ -314,15 +314,12 @@ func refNames(refs []ref) []string {
 	return names
 }
 
-// applyRefPrefix holds the captures of the user's checkout taken before
-// each apply (refs/yolop/apply/<session>/<n>); they go with the session.
-const applyRefPrefix = "refs/yolop/apply/"
-
 // sessionRefs lists refs/yolop/checkpoints/<sessionID>/ in the repository at
-// commonDir, the permission records kept beside them under
-// refs/yolop/modes/<sessionID>/, and the captures taken before each apply
-// under refs/yolop/apply/<sessionID>/. The trailing slash keeps session "s_1"
-// from matching "s_10".
+// commonDir and the permission records kept beside them under
+// refs/yolop/modes/<sessionID>/. The trailing slash keeps session "s_1"
+// from matching "s_10". The captures of the user's checkout taken before
+// each apply (refs/yolop/apply/<sessionID>/) are not the session's: they
+// hold the user's files, and outlive it.
 func sessionRefs(ctx context.Context, commonDir, sessionID string) ([]ref, error) {
 	if commonDir == "" {
 		return nil, nil
@@ -330,7 +327,7 @@ func sessionRefs(ctx context.Context, commonDir, sessionID string) ([]ref, error
 	if err := checkSessionID(sessionID); err != nil {
 		return nil, err
 	}
-	out, err := git.New(commonDir).Run(ctx, "for-each-ref", "--format=%(objectname) %(refname)", RefPrefix+sessionID+"/", ModesRefPrefix+sessionID+"/", applyRefPrefix+sessionID+"/")
+	out, err := git.New(commonDir).Run(ctx, "for-each-ref", "--format=%(objectname) %(refname)", RefPrefix+sessionID+"/", ModesRefPrefix+sessionID+"/")
 	if err != nil {
 		return nil, err
 	}
@@ -340,7 +337,7 @@ func sessionRefs(ctx context.Context, commonDir, sessionID string) ([]ref, error
 			continue
 		}
 		oid, name, ok := strings.Cut(line, " ")
-		if !ok || !strings.HasPrefix(name, RefPrefix+sessionID+"/") && !strings.HasPrefix(name, ModesRefPrefix+sessionID+"/") && !strings.HasPrefix(name, applyRefPrefix+sessionID+"/") {
+		if !ok || !strings.HasPrefix(name, RefPrefix+sessionID+"/") && !strings.HasPrefix(name, ModesRefPrefix+sessionID+"/") {
 			return nil, fmt.Errorf("unexpected for-each-ref line %q", line)
 		}
 		refs = append(refs, ref{name: name, oid: oid})
