@@ -64,6 +64,12 @@ type rootOptions struct {
 
 // Main runs yolop and returns the process exit code.
 func Main() int {
+	// A reader that goes away (yolop -p … | head -1, a closed terminal)
+	// must not kill a turn halfway: with SIGPIPE handled, a write to a
+	// closed stdout or stderr fails with EPIPE instead, and the turn runs
+	// to its end and is recorded. (A handled signal, unlike an ignored
+	// one, is reset for the commands the tools run.)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	return Run(os.Args[1:], IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
 }
 
