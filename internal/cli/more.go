@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/host/acp"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
 	"github.com/yolop-dev/yolop/internal/host/tui"
@@ -314,7 +315,7 @@ func pickSource(dataDir, dir string) tui.PickSource {
 			} else {
 				for _, h := range res.Hits {
 					if _, ok := match[h.SessionID]; !ok {
-						match[h.SessionID] = fmt.Sprintf("%s %s (%s): %s", h.Checkpoint, h.Kind, h.Branch, h.Snippet)
+						match[h.SessionID] = fmt.Sprintf("%s %s (%s): %s", h.Checkpoint, h.Kind, h.Branch, command.DisplayText(h.Snippet))
 					}
 				}
 			}

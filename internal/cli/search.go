@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/command"
 )
 
 // searchOptions are the flags of `yolop sessions search`.
@@ -97,7 +98,7 @@ func runSessionsSearch(c *cobra.Command, o *rootOptions, so *searchOptions, quer
 		if cp == "" {
 			cp = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", h.SessionID, cp, h.Branch, h.Time.Local().Format("2006-01-02 15:04"), h.Kind, h.Snippet)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", h.SessionID, cp, h.Branch, h.Time.Local().Format("2006-01-02 15:04"), h.Kind, command.DisplayText(h.Snippet))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

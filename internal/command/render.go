@@ -2,6 +2,7 @@ package command
 
 import (
 	"fmt"
+	"github.com/yolop-dev/yolop/internal/git"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -53,7 +54,7 @@ func PreviewText(pv *checkpoint.Preview) string {
 		} else {
 			fmt.Fprintf(&b, "\nFiles that will change (%d):\n", len(pv.Paths))
 			for _, c := range pv.Paths {
-				fmt.Fprintf(&b, "  %-12s %s\n", c.Change, c.Path)
+				fmt.Fprintf(&b, "  %-12s %s\n", c.Change, git.DisplayPath(c.Path))
 			}
 		}
 		var outside []checkpoint.Warning
@@ -65,13 +66,13 @@ func PreviewText(pv *checkpoint.Preview) string {
 		if len(outside) > 0 {
 			b.WriteString("\nChanged outside agent turns since the last turn ended (the recovery checkpoint keeps them):\n")
 			for _, w := range outside {
-				fmt.Fprintf(&b, "  %s\n", w.Path)
+				fmt.Fprintf(&b, "  %s\n", git.DisplayPath(w.Path))
 			}
 		}
 		if len(pv.Excluded) > 0 {
 			b.WriteString("\nLeft alone (ignored or excluded):\n")
 			for _, e := range pv.Excluded {
-				fmt.Fprintf(&b, "  %s\n", e)
+				fmt.Fprintf(&b, "  %s\n", git.DisplayPath(e))
 			}
 		}
 	} else {
@@ -92,7 +93,7 @@ func PreviewText(pv *checkpoint.Preview) string {
 			case checkpoint.WarnEffectsOutside:
 				fmt.Fprintf(&b, "  %s\n", strings.TrimPrefix(w.Message, "effects outside the workspace are not undone: "))
 			default:
-				fmt.Fprintf(&b, "  %s: %s %s\n", w.Kind, w.Turn, w.Path)
+				fmt.Fprintf(&b, "  %s: %s %s\n", w.Kind, w.Turn, git.DisplayPath(w.Path))
 			}
 		}
 	}
@@ -158,3 +159,8 @@ func oneLine(s string) string {
 	}
 	return first
 }
+
+// DisplayText returns free text (a search snippet, a command's output)
+// safe to print on a terminal as one line: control characters and invalid
+// bytes are shown as escapes.
+func DisplayText(s string) string { return git.DisplayText(s) }

@@ -2,6 +2,7 @@ package land
 
 import (
 	"fmt"
+	"github.com/yolop-dev/yolop/internal/git"
 	"strings"
 )
 
@@ -18,7 +19,7 @@ func (r *ApplyResult) Text() string {
 		b.WriteString("  (the session has no changes against its base)\n")
 	}
 	for _, p := range r.Paths {
-		fmt.Fprintf(&b, "  %-16s %s\n", p.Outcome, p.Path)
+		fmt.Fprintf(&b, "  %-16s %s\n", p.Outcome, git.DisplayPath(p.Path))
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
@@ -35,7 +36,7 @@ func (r *ApplyResult) Text() string {
 	default:
 		fmt.Fprintf(&b, "Wrote %s as uncommitted changes (your HEAD, branches and index are unchanged).\n", plural(r.Written, "path", "paths"))
 		if r.Conflicts > 0 {
-			fmt.Fprintf(&b, "%s with conflict markers: resolve them.\n", plural(r.Conflicts, "path has", "paths have"))
+			fmt.Fprintf(&b, "%s conflict markers: resolve them.\n", plural(r.Conflicts, "path has", "paths have"))
 		}
 		fmt.Fprintf(&b, "Your files before the apply are kept at %s; take it back with: yolop apply --undo %s\n", r.UndoRef, r.SessionID)
 	}
@@ -50,7 +51,7 @@ func (u *UndoResult) Text() string {
 	}
 	fmt.Fprintf(&b, "Undid the apply of session %s in %s: %s put back as %s.\n", u.SessionID, u.Target, plural(len(u.Paths), "path", "paths"), map[bool]string{true: "it was", false: "they were"}[len(u.Paths) == 1])
 	if len(u.Overwrote) > 0 {
-		fmt.Fprintf(&b, "Overwrote your later edits to %s; they are kept at %s (git checkout %s -- <path> brings one back).\n", strings.Join(u.Overwrote, ", "), u.SavedRef, u.SavedRef)
+		fmt.Fprintf(&b, "Overwrote your later edits to %s; they are kept at %s (git checkout %s -- <path> brings one back).\n", strings.Join(displayPaths(u.Overwrote), ", "), u.SavedRef, u.SavedRef)
 	}
 	return b.String()
 }
@@ -72,4 +73,13 @@ func (d *DiffResult) Summary() string {
 // branch, for exit lines, /help and print mode.
 func WaysHome(id string) string {
 	return fmt.Sprintf("yolop diff %s (see it) · yolop apply %s (into your checkout) · yolop commit %s (on its branch)", id, id, id)
+}
+
+// displayPaths quotes the paths that are not plain printable text.
+func displayPaths(ps []string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = git.DisplayPath(p)
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"github.com/yolop-dev/yolop/internal/git"
 	"strings"
 	"time"
 
@@ -312,7 +313,7 @@ func (m *model) showFile() {
 func (m *model) openDiff() tea.Cmd {
 	p := m.picker
 	pc := p.preview.Paths[p.file]
-	m.pager = &pager{title: "Diff of " + pc.Path + " · " + changeLabel(pc.Change), back: true, loading: true}
+	m.pager = &pager{title: "Diff of " + git.DisplayPath(pc.Path) + " · " + changeLabel(pc.Change), back: true, loading: true}
 	return diffCmd(m.ctx, m.sess, m.calls, p.preview.Token, pc.Path)
 }
 
@@ -527,7 +528,7 @@ func (m *model) previewContent(p *picker, w int) (out []string, fileAt []int) {
 				if i == p.file {
 					cur = "› "
 				}
-				line := ansi.Truncate(fmt.Sprintf("%s%-12s %s", cur, changeLabel(pc.Change), pc.Path), w, "…")
+				line := ansi.Truncate(fmt.Sprintf("%s%-12s %s", cur, changeLabel(pc.Change), git.DisplayPath(pc.Path)), w, "…")
 				fileAt = append(fileAt, len(out))
 				if i == p.file {
 					out = append(out, st.selected.Render(line))
@@ -543,7 +544,7 @@ func (m *model) previewContent(p *picker, w int) (out []string, fileAt []int) {
 		out = append(out, indent(warningText(wn), w, st.warn.Render("! "), "  ", st.warn)...)
 	}
 	if len(pv.Excluded) > 0 {
-		para("Left alone (ignored or excluded): "+strings.Join(pv.Excluded, ", "), st.dim)
+		para("Left alone (ignored or excluded): "+strings.Join(displayPaths(pv.Excluded), ", "), st.dim)
 	}
 	if pv.Recovery != "" && pv.Mode.HasWorkspace() {
 		out = append(out, "")
@@ -596,10 +597,19 @@ func warningText(w checkpoint.Warning) string {
 	}
 	switch w.Kind {
 	case "changed_outside_turns":
-		return w.Path + " changed outside agent turns; restoring overwrites that change"
+		return git.DisplayPath(w.Path) + " changed outside agent turns; restoring overwrites that change"
 	}
 	if w.Path != "" {
-		return w.Kind + ": " + w.Path
+		return w.Kind + ": " + git.DisplayPath(w.Path)
 	}
 	return w.Kind
+}
+
+// displayPaths quotes the paths that are not plain printable text.
+func displayPaths(ps []string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = git.DisplayPath(p)
+	}
+	return out
 }
