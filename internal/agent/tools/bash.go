@@ -24,7 +24,7 @@ func (*bashTool) Kind() string { return KindExecute }
 func (t *bashTool) Spec() Spec {
 	return Spec{
 		Name: "bash",
-		Description: "Run a shell command with `bash -lc` in the project root; stdin is empty. " +
+		Description: "Run a shell command with bash in the project root, in the environment of the user's login shell; stdin is empty. " +
 			fmt.Sprintf("A foreground command is killed, with every process it started, after timeout_ms (default %s, at most %s); ", t.s.env.BashTimeout, MaxBashTimeout) +
 			"processes it leaves running in the background are killed when it exits. " +
 			fmt.Sprintf("Each of stdout and stderr shows at most %d KiB (its start and end); the full output is saved to a file whose path is given. ", t.s.env.OutputCap>>10) +
@@ -90,7 +90,7 @@ func (t *bashTool) background(command string, disp *Display) (Result, error) {
 	return Result{
 		Content: fmt.Sprintf("started background task %s (pid %d); its output goes to %s.\n"+
 			"See its state and latest output with tasks {\"action\":\"list\"}; stop it with tasks {\"action\":\"stop\",\"id\":%q}. "+
-			"The user cannot restore checkpoints while it runs.", w.ID, w.PID, log.Name(), w.ID),
+			"The user cannot restore checkpoints while it runs.\n", w.ID, w.PID, log.Name(), w.ID) + t.s.tasks.loginNote(),
 		Display: disp,
 	}, nil
 }
@@ -201,6 +201,7 @@ func (t *bashTool) foreground(ctx context.Context, command string, timeout time.
 	if note := sandboxNote(b.String(), t.s.tasks.opts.Sandbox, t.s.root); note != "" {
 		b.WriteString(note)
 	}
+	b.WriteString(t.s.tasks.loginNote())
 	if cancelled {
 		return Result{Content: b.String(), IsError: true, Display: disp}, ctx.Err()
 	}

@@ -21,8 +21,10 @@
 // directories; a non-empty directory is refused so that one call never
 // removes a tree the model has not looked at.
 //
-// Shell commands run as `bash -lc <command>` in the root, with stdin from
-// /dev/null, under the spawn helper (package spawn): it and everything it
+// Shell commands run as `bash -c <command>` in the root, in the
+// environment of the user's login shell (read once per session by
+// `bash -lc 'env -0'`, see loginEnv; yolop's own environment when that
+// fails), with stdin from /dev/null, under the spawn helper (package spawn): it and everything it
 // starts die when it ends, when it is stopped, and when this process dies;
 // the session's sandbox (package sandbox) confines its writes. While one
 // runs it is an active writer in Tasks, so the checkpoint controller

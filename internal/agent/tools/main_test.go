@@ -7,7 +7,8 @@ import (
 	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
-// TestMain gives the shell an empty home directory: `bash -l` sources the
+// TestMain gives the shell an empty home directory: the login shell whose
+// environment commands get sources the
 // user's profile, whose contents (version managers, slow rehash locks) would
 // otherwise make the tests depend on the machine they run on.
 func TestMain(m *testing.M) {

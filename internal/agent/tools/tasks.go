@@ -91,6 +91,10 @@ type Tasks struct {
 	// survivors are processes of an earlier yolop process that could not
 	// be ended; they count as writers while they live.
 	survivors []survivor // guarded by mu
+
+	loginOnce sync.Once
+	login     loginEnv // read by loginOnce
+	loginTold bool     // guarded by mu: login.note was told
 }
 
 // survivor is a process left by an earlier yolop process and when this
@@ -341,10 +345,10 @@ type proc struct {
 	tk *task
 }
 
-// start runs `bash -lc command` in dir through the spawn helper (so that
-// it and everything it starts die with this process, and are confined by
-// the sandbox when one is set), with stdin from /dev/null, registered as a
-// writer until it ends. stdout and stderr are handed to the child as
+// start runs `bash -c command` in dir, in the login environment, through
+// the spawn helper (so that it and everything it starts die with this
+// process, and are confined by the sandbox when one is set), with stdin
+// from /dev/null, registered as a writer until it ends. stdout and stderr are handed to the child as
 // files, so nothing waits for pipes that a leftover process might hold.
 func (t *Tasks) start(kind, command, dir string, stdout, stderr *os.File, logPath string) (*proc, error) {
 	t.mu.Lock()
@@ -360,7 +364,7 @@ func (t *Tasks) start(kind, command, dir string, stdout, stderr *os.File, logPat
 	t.mu.Unlock()
 
 	spec := spawn.Spec{
-		Args: []string{"bash", "-lc", command}, Dir: dir, Env: t.commandEnv(),
+		Args: []string{"bash", "-c", command}, Dir: dir, Env: t.commandEnv(dir),
 		Ledger: t.opts.Ledger, Task: tk.w.ID, Command: command, Owner: os.Getpid(),
 		Sandbox: t.opts.Sandbox.Policy,
 	}
@@ -394,17 +398,42 @@ func (t *Tasks) start(kind, command, dir string, stdout, stderr *os.File, logPat
 	return &proc{tk: tk}, nil
 }
 
-// commandEnv is the environment of every command.
-func (t *Tasks) commandEnv() []string {
-	base, _ := secret.FilterEnv(os.Environ(), t.opts.PassEnv)
-	env := t.shellEnv(base)
-	if t.opts.Session != "" {
-		env = append(env, spawn.SessionEnv+"="+t.opts.Session)
+// commandEnv is the environment of every command: the login shell's
+// (see loginEnv), read once, with yolop's rules applied (no secrets, no
+// pager, the session's TMPDIR); yolop's own when the login environment
+// could not be read.
+func (t *Tasks) commandEnv(dir string) []string {
+	own := func(environ []string) []string {
+		base, _ := secret.FilterEnv(environ, t.opts.PassEnv)
+		env := t.shellEnv(base)
+		if t.opts.Session != "" {
+			env = append(env, spawn.SessionEnv+"="+t.opts.Session)
+		}
+		if t.opts.TmpDir != "" {
+			env = append(env, "TMPDIR="+t.opts.TmpDir)
+		}
+		return env
 	}
-	if t.opts.TmpDir != "" {
-		env = append(env, "TMPDIR="+t.opts.TmpDir)
+	if t.opts.Sandbox.Refused != "" {
+		return own(os.Environ()) // nothing runs; start says why
 	}
-	return env
+	t.loginOnce.Do(func() { t.login = t.readLoginEnv(dir, own(os.Environ())) })
+	if t.login.env == nil {
+		return own(os.Environ())
+	}
+	return own(t.login.env)
+}
+
+// loginNote says, once, why commands do not run in the login shell's
+// environment ("" when they do, or once it was told).
+func (t *Tasks) loginNote() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.login.note == "" || t.loginTold {
+		return ""
+	}
+	t.loginTold = true
+	return "note: " + t.login.note + "; commands run in yolop's own environment instead.\n"
 }
 
 // reap waits for the command and everything it left behind to be gone

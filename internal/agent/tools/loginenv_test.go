@@ -1,0 +1,71 @@
+package tools
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Commands get what the user's login profile sets (PATH, variables), the
+// profile runs once per session, its output and the writes it attempts
+// outside the sandbox never appear in a command's result (nor as a
+// sandbox refusal), and a secret it exports is withheld like any other.
+func TestCommandsRunInTheLoginEnvironment(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	bin := filepath.Join(home, "tools-bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "mytool"), []byte("#!/bin/sh\necho mytool-ran\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	count := filepath.Join(t.TempDir(), "profile-runs")
+	profile := "export PATH=\"$HOME/tools-bin:$PATH\"\n" +
+		"export FROM_PROFILE=yes\n" +
+		"export OPENAI_API_KEY=sk-from-profile-0123456789\n" +
+		"echo profile banner\n" +
+		"echo profile noise >&2\n" +
+		"echo x >> " + count + "\n" +
+		"touch /proc/profile-cannot-write 2>&1 || echo \"touch: cannot touch '/proc/x': Permission denied\" >&2\n"
+	if err := os.WriteFile(filepath.Join(home, ".bash_profile"), []byte(profile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := newSet(t)
+	for i := 0; i < 2; i++ {
+		r := mustOK(t, call(t, s, "bash", map[string]any{"command": "echo \"from=$FROM_PROFILE\"; mytool; echo \"key=${OPENAI_API_KEY:-none}\""}))
+		for _, want := range []string{"from=yes", "mytool-ran", "key=none"} {
+			if !strings.Contains(r.Content, want) {
+				t.Errorf("command %d: %q missing:\n%s", i, want, r.Content)
+			}
+		}
+		for _, bad := range []string{"profile banner", "profile noise", "Permission denied", "sandbox", "note:"} {
+			if strings.Contains(r.Content, bad) {
+				t.Errorf("command %d: %q in the result:\n%s", i, bad, r.Content)
+			}
+		}
+	}
+	if b, err := os.ReadFile(count); err != nil || strings.Count(string(b), "x") != 1 {
+		t.Errorf("the profile ran %q times (%v), want once", b, err)
+	}
+}
+
+// A profile that fails leaves commands in yolop's own environment, and the
+// first result says why, once.
+func TestBrokenLoginProfileIsToldOnce(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	if err := os.WriteFile(filepath.Join(home, ".bash_profile"), []byte("exit 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := newSet(t)
+	first := mustOK(t, call(t, s, "bash", map[string]any{"command": "echo one"}))
+	second := mustOK(t, call(t, s, "bash", map[string]any{"command": "echo two"}))
+	if !strings.Contains(first.Content, "login shell's profile failed (exit code 3)") {
+		t.Errorf("first result does not say the profile failed:\n%s", first.Content)
+	}
+	if strings.Contains(second.Content, "profile") {
+		t.Errorf("second result repeats the note:\n%s", second.Content)
+	}
+}
