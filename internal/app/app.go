@@ -99,6 +99,10 @@ type Session struct {
 	// prepared for a session not on disk yet (see spares.go).
 	spareFor string
 	early    *earlyStart
+	// checkout looks for uncommitted changes of the user's checkout that
+	// a new session's worktree does not have; its warning goes with the
+	// turn that created the session.
+	checkout *checkoutCheck
 }
 
 // state is what a session is before and after it exists on disk.
@@ -367,6 +371,12 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		if o.Base != "" {
 			repo.Head, repo.Branch = o.Base, ""
 		}
+		if o.Base == "" {
+			check := startCheckoutCheck(ctx, repo.Root, repo.Head)
+			s.mu.Lock()
+			s.checkout = check
+			s.mu.Unlock()
+		}
 		started, err := s.startWorktree(ctx, repo, ws.SessionID, title)
 		if err != nil {
 			return 0, fmt.Errorf("create session worktree: %w", err)
@@ -500,6 +510,15 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	if created && p.Snapshots == nil {
 		// Said once per session: on the turn that created it.
 		warnings = append(warnings, "conversation only — files are not snapshotted here ("+p.NoWorkspace+"); rewind restores the conversation, not the files")
+	}
+	if created {
+		s.mu.Lock()
+		check := s.checkout
+		s.checkout = nil
+		s.mu.Unlock()
+		if w := check.result(); w != "" {
+			warnings = append(warnings, w)
+		}
 	}
 	if err := s.touch(p, text); err != nil {
 		warnings = append(warnings, fmt.Sprintf("the turn ran, but the session's description could not be updated (%v); its title and last-used time may be stale", err))

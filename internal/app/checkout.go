@@ -1,0 +1,80 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/git"
+)
+
+// checkoutCheck looks, while a new session starts, for uncommitted changes
+// in the user's checkout: the session's worktree starts from the commit
+// HEAD names, so the agent does not see them. The status runs beside the
+// session's start and first turn; the warning is collected when the turn
+// ends.
+type checkoutCheck struct {
+	done chan struct{}
+	warn string
+}
+
+// startCheckoutCheck starts the check of the checkout at root, whose HEAD
+// commit is head.
+func startCheckoutCheck(ctx context.Context, root, head string) *checkoutCheck {
+	c := &checkoutCheck{done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		c.warn = checkoutWarning(ctx, root, head)
+	}()
+	return c
+}
+
+// result waits for the check and returns its warning ("" when the
+// checkout is clean).
+func (c *checkoutCheck) result() string {
+	if c == nil {
+		return ""
+	}
+	<-c.done
+	return c.warn
+}
+
+func checkoutWarning(ctx context.Context, root, head string) string {
+	out, err := git.New(root).Run(context.WithoutCancel(ctx), "status", "--porcelain", "-z", "--untracked-files=normal", "--ignore-submodules=dirty")
+	if err != nil {
+		return fmt.Sprintf("your checkout %s could not be checked for uncommitted changes (%v); the session's worktree starts from your last commit %s and has none of them", root, err, short(head))
+	}
+	var paths []string
+	entries := git.SplitZ(out)
+	for i := 0; i < len(entries); i++ {
+		e := entries[i]
+		if len(e) < 4 {
+			continue
+		}
+		paths = append(paths, e[3:])
+		if e[0] == 'R' || e[0] == 'C' {
+			i++ // the rename's source follows
+		}
+	}
+	if len(paths) == 0 {
+		return ""
+	}
+	list := paths
+	more := ""
+	if len(list) > 3 {
+		list, more = list[:3], fmt.Sprintf(" and %d more", len(paths)-3)
+	}
+	for i, p := range list {
+		list[i] = git.DisplayPath(p)
+	}
+	return fmt.Sprintf("your checkout %s has %s (%s%s) that this session does not see: its worktree starts from your last commit %s. Commit or stash them and start a new session if the agent needs them; `yolop apply` merges the session's work with them later",
+		root, checkpoint.Plural(len(paths), "uncommitted change", "uncommitted changes"), strings.Join(list, ", "), more, short(head))
+}
+
+func short(oid string) string {
+	if len(oid) > 12 {
+		return oid[:12]
+	}
+	return oid
+}
