@@ -43,11 +43,15 @@ func indexCorrupt(err error) bool {
 	s := ge.Stderr
 	return strings.Contains(s, "index file corrupt") || strings.Contains(s, "bad signature") ||
 		strings.Contains(s, "index file smaller than expected") || strings.Contains(s, "sharedindex") ||
-		strings.Contains(s, "bad index version")
+		strings.Contains(s, "bad index version") ||
+		// A write of the private index that fails for no reason git names
+		// (seen when the index a killed process was writing is met by
+		// the repair's first capture): rebuilding it is what is left.
+		strings.Contains(s, "Unable to write new index file")
 }
 
 func (e *Engine) removeIndex() error {
-	for _, p := range []string{e.privIndex, e.privIndex + ".settle"} {
+	for _, p := range []string{e.privIndex, e.privIndex + ".settle", e.privIndex + ".lock"} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}

@@ -486,6 +486,10 @@ func (e *Engine) captureErr(ctx context.Context, what string, err error) error {
 		if strings.Contains(s, "Permission denied") || strings.Contains(s, "unable to index file") || strings.Contains(s, "failed to insert into database") {
 			return &CaptureError{Reason: "a file cannot be read: " + firstLine(s), Err: fmt.Errorf("%w: %v", ErrUnreadable, err)}
 		}
+		if l := firstLine(s); l != "" {
+			// Say what git said: the reason is all a listing keeps.
+			what += ": " + l
+		}
 	}
 	return &CaptureError{Reason: what, Err: err}
 }
