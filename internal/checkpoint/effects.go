@@ -20,16 +20,37 @@ func (c *Controller) effectsOutsideLocked(turns []string) []Warning {
 	for _, id := range turns {
 		undone[id] = true
 	}
+	// A turn ran a shell command when its model asked for one: the call
+	// is recorded before it runs, so a turn interrupted while the command
+	// ran (no result recorded) counts too.
 	ran := map[string]bool{}
 	for _, ev := range c.cfg.Store.Events() {
-		if ev.Type != agent.EventToolResult || !undone[ev.Turn] || ran[ev.Turn] {
+		if !undone[ev.Turn] || ran[ev.Turn] {
 			continue
 		}
-		var d struct {
-			Name string `json:"name"`
-		}
-		if json.Unmarshal(ev.Data, &d) == nil && d.Name == "bash" {
-			ran[ev.Turn] = true
+		switch ev.Type {
+		case agent.EventAssistant:
+			var d struct {
+				Message struct {
+					ToolCalls []struct {
+						Name string `json:"name"`
+					} `json:"tool_calls"`
+				} `json:"message"`
+			}
+			if json.Unmarshal(ev.Data, &d) == nil {
+				for _, tc := range d.Message.ToolCalls {
+					if tc.Name == "bash" {
+						ran[ev.Turn] = true
+					}
+				}
+			}
+		case agent.EventToolResult:
+			var d struct {
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(ev.Data, &d) == nil && d.Name == "bash" {
+				ran[ev.Turn] = true
+			}
 		}
 	}
 	caches := "the declared caches"

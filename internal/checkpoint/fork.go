@@ -26,6 +26,9 @@ type ForkTurn struct {
 	Created   time.Time
 	Paths     []string
 	PathsMore int
+	// Sandbox is the level the turn's commands ran under ("" = not
+	// recorded), so the fork's previews warn as the source's do.
+	Sandbox string
 }
 
 // ForkHistory is what a fork carries: the active events that belong to no
@@ -50,7 +53,7 @@ func (c *Controller) Fork() ForkHistory {
 		byTurn[ev.Turn] = append(byTurn[ev.Turn], ev)
 	}
 	for _, cp := range c.state.ActiveChain() {
-		t := ForkTurn{ID: cp.ID, Prompt: cp.Prompt, Status: cp.Status, CaptureError: cp.CaptureError, Events: byTurn[cp.ID], Created: cp.Created, Paths: cp.Paths, PathsMore: cp.PathsMore}
+		t := ForkTurn{ID: cp.ID, Prompt: cp.Prompt, Status: cp.Status, CaptureError: cp.CaptureError, Events: byTurn[cp.ID], Created: cp.Created, Paths: cp.Paths, PathsMore: cp.PathsMore, Sandbox: cp.Sandbox}
 		if cp.Open {
 			t.Status = agent.StatusInterrupted
 		}
@@ -114,7 +117,7 @@ func (c *Controller) ImportFork(ctx context.Context, h ForkHistory, from string,
 	parent := ""
 	for _, t := range h.Turns {
 		id := fmt.Sprintf("cp%d", c.state.NextCheckpoint)
-		rec := timeline.Record{Type: timeline.TypeCheckpointCreated, Time: t.Created, Checkpoint: id, Parent: parent, Prompt: t.Prompt, SeqBefore: c.cfg.Store.LastSeq(), CaptureError: t.CaptureError}
+		rec := timeline.Record{Type: timeline.TypeCheckpointCreated, Time: t.Created, Checkpoint: id, Parent: parent, Prompt: t.Prompt, SeqBefore: c.cfg.Store.LastSeq(), CaptureError: t.CaptureError, Sandbox: t.Sandbox}
 		var why string
 		rec.Snapshot, why = snap(id, t.Snapshot)
 		if why != "" {
