@@ -262,11 +262,19 @@ func runTUI(ctx context.Context, o *rootOptions, opts app.Options) error {
 	pick := o.resume
 	// The worktree is made while the user types the first prompt.
 	opts.Early = true
+	back := "" // the session /resume was typed in
 	for {
 		if pick {
+			topts.Back = back
 			id, err := tui.Pick(ctx, pickSource(opts.DataDir, opts.Dir), topts)
-			if err != nil || id == "" {
-				return err // Esc: nothing opened, nothing to say
+			if err != nil {
+				return err
+			}
+			if id == "" && back == "" {
+				return nil // Esc from yolop -r: nothing opened, nothing to say
+			}
+			if id == "" {
+				id = back // Esc from /resume: back where the user was
 			}
 			opts.SessionID, opts.Continue = id, false
 		}
@@ -281,6 +289,11 @@ func runTUI(ctx context.Context, o *rootOptions, opts app.Options) error {
 		if errors.Is(err, tui.ErrResume) {
 			// /resume: the picker again, then the chosen session.
 			pick = true
+			if existed {
+				back = id
+			} else {
+				back = ""
+			}
 			continue
 		}
 		if existed {

@@ -375,11 +375,17 @@ func TestTmuxResumeAndBranches(t *testing.T) {
 			t.Errorf("/branches lacks %q:\n%s", want, list)
 		}
 	}
-	// /resume: the picker again; Esc quits without opening anything.
+	// /resume: the picker again; Esc goes back to the session it was
+	// typed in, and /quit ends yolop.
 	tm.typeLines("/resume")
 	tm.keys("Enter")
-	tm.waitText("Resume a session")
+	tm.waitText("Esc to go back to " + a)
 	tm.keys("Escape")
+	tm.waitFor("the TUI on session a again", func(s string) bool {
+		return strings.Contains(s, a) && strings.Contains(s, "Enter send") && !strings.Contains(s, "Resume a session")
+	})
+	tm.typeLines("/quit")
+	tm.keys("Enter")
 	final := tm.waitText("yolop-exit=")
 	if !strings.Contains(final, "yolop-exit=0") {
 		t.Fatalf("yolop did not exit cleanly:\n%s", final)

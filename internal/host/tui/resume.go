@@ -34,7 +34,7 @@ type PickSource func(ctx context.Context, query string) ([]PickRow, error)
 // Enter to open, Esc to quit. It returns the chosen id, or "" when the
 // user quit.
 func Pick(ctx context.Context, src PickSource, o Options) (string, error) {
-	m := &pickModel{ctx: ctx, src: src}
+	m := &pickModel{ctx: ctx, src: src, back: o.Back}
 	opts := []tea.ProgramOption{tea.WithContext(ctx)}
 	if o.In != nil {
 		opts = append(opts, tea.WithInput(o.In))
@@ -65,6 +65,11 @@ type pickModel struct {
 	chosen string
 	width  int
 	height int
+	back   string // the session Esc goes back to ("" = Esc quits)
+	// drawn is the query whose answer was last drawn: Enter opens only a
+	// row the user has seen.
+	drawn string
+	drew  bool
 }
 
 type pickResultMsg struct {
@@ -108,7 +113,7 @@ func (m *pickModel) key(k tea.KeyPressMsg) tea.Cmd {
 		m.chosen = ""
 		return tea.Quit
 	case "enter":
-		if m.shown == m.query && m.cursor < len(m.rows) {
+		if m.shown == m.query && m.drew && m.drawn == m.query && m.cursor < len(m.rows) {
 			m.chosen = m.rows[m.cursor].ID
 			return tea.Quit
 		}
@@ -146,7 +151,13 @@ func (m *pickModel) View() tea.View {
 
 func (m *pickModel) render() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Resume a session — type to search, ↑/↓ to choose, Enter to open, Esc to quit\n\n> %s\n\n", m.query)
+	esc := "Esc to quit"
+	if m.back != "" {
+		esc = "Esc to go back to " + m.back
+	}
+	fmt.Fprintf(&b, "Resume a session — type to search, ↑/↓ to choose, Enter to open, %s\n\n> %s\n\n", esc, m.query)
+	m.drawn, m.drew = m.shown, true
+	searching := m.shown != m.query
 	if m.err != "" {
 		fmt.Fprintf(&b, "  %s\n", m.err)
 	}
@@ -168,7 +179,7 @@ func (m *pickModel) render() string {
 	for i := start; i < len(m.rows) && i < start+limit; i++ {
 		r := m.rows[i]
 		mark := "  "
-		if i == m.cursor {
+		if i == m.cursor && !searching {
 			mark = "▸ "
 		}
 		title := r.Title

@@ -54,9 +54,48 @@ func TestPickSearchesAsYouType(t *testing.T) {
 	if len(m.rows) != 1 {
 		t.Fatalf("stale answer applied: %+v", m.rows)
 	}
+	// Enter opens only what was drawn: the answer to "docs" has not been
+	// drawn yet, so Enter waits.
 	_, cmd := m.Update(keyMsg("enter"))
+	if runPick(t, m, cmd) || m.chosen != "" {
+		t.Fatalf("enter before the answer was drawn: chosen %q", m.chosen)
+	}
+	if strings.Contains(m.render(), "write docs") == false {
+		t.Fatalf("the answer is not drawn:\n%s", m.render())
+	}
+	_, cmd = m.Update(keyMsg("enter"))
 	if !runPick(t, m, cmd) || m.chosen != "s_2" {
 		t.Fatalf("enter: chosen %q", m.chosen)
+	}
+}
+
+// While the answer to the typed query is not in, the old rows are shown
+// without a cursor, and Enter opens nothing.
+func TestPickEnterWaitsForTheTypedQuery(t *testing.T) {
+	t.Parallel()
+	m := &pickModel{ctx: context.Background(), src: func(context.Context, string) ([]PickRow, error) {
+		return []PickRow{{ID: "s_1", Title: "one"}}, nil
+	}}
+	runPick(t, m, m.Init())
+	m.render()
+	m.Update(tea.KeyPressMsg{Code: 'x', Text: "x"}) // its answer is not fed back
+	if strings.Contains(m.render(), "▸") {
+		t.Fatalf("a row is marked while searching:\n%s", m.render())
+	}
+	_, cmd := m.Update(keyMsg("enter"))
+	if runPick(t, m, cmd) || m.chosen != "" {
+		t.Fatalf("enter while searching chose %q", m.chosen)
+	}
+}
+
+// From /resume, the header says Esc goes back to the session it was typed
+// in.
+func TestPickEscGoesBackFromResume(t *testing.T) {
+	t.Parallel()
+	m := &pickModel{ctx: context.Background(), back: "s_prev", src: func(context.Context, string) ([]PickRow, error) { return nil, nil }}
+	runPick(t, m, m.Init())
+	if !strings.Contains(m.render(), "Esc to go back to s_prev") {
+		t.Fatalf("header:\n%s", m.render())
 	}
 }
 

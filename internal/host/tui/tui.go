@@ -52,6 +52,9 @@ type Options struct {
 	In      io.Reader // nil: standard input (or the controlling TTY)
 	Out     io.Writer // nil: standard output
 	NoColor bool      // NO_COLOR: no colors, plain attributes only
+	// Back, for the picker: the session /resume was typed in, which Esc
+	// goes back to ("" for yolop -r: Esc quits).
+	Back string
 }
 
 // Run shows the TUI for s until the user quits or ctx is cancelled. It
