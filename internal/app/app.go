@@ -244,6 +244,15 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if sid := sessionOfWorktree(o.DataDir, o.Dir); sid != "" && o.SessionID == "" {
+		// Inside a session's own worktree (the directory yolop prints
+		// after each turn): -c continues that session; a new session
+		// would start from it as if it were the user's repository.
+		if !o.Continue {
+			return nil, fmt.Errorf("%s is the worktree of session %s, not your repository: continue that session with `yolop -c` (or --session %s), or start a new one from your repository's directory", o.Dir, sid, sid)
+		}
+		o.SessionID = sid
+	}
 	var movedNotes []string
 	if o.Continue && o.SessionID == "" {
 		id, notes, err := latestFor(ctx, o.DataDir, o.Dir)
@@ -635,4 +644,31 @@ func workspaceUnavailable(ctx context.Context, o Options) string {
 		return noRepoReason(err)
 	}
 	return ""
+}
+
+// sessionOfWorktree returns the session whose worktree holds dir (dir
+// under <data-dir>/worktrees/<repo-id>/<session-id>), "" when none does.
+func sessionOfWorktree(dataDir, dir string) string {
+	root, err := filepath.Abs(filepath.Join(dataDir, "worktrees"))
+	if err != nil {
+		return ""
+	}
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = d
+	}
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return ""
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	if len(parts) < 2 || session.CheckID(parts[1]) != nil {
+		return ""
+	}
+	if _, err := os.Stat(filepath.Join(session.SessionsDir(dataDir), parts[1])); err != nil {
+		return ""
+	}
+	return parts[1]
 }
