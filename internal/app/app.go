@@ -62,6 +62,9 @@ type Options struct {
 	Early bool
 	// Sandbox is the --sandbox level ("" = the settings' or write).
 	Sandbox string
+	// OneShot says the process ends with its turn (print mode): the
+	// turn's result warns about background tasks, which stop with it.
+	OneShot bool
 	// Hooks are test and fault-injection seams; the product leaves them
 	// zero.
 	Hooks Hooks
@@ -519,6 +522,13 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	if created && p.Snapshots == nil {
 		// Said once per session: on the turn that created it.
 		warnings = append(warnings, "conversation only — files are not snapshotted here ("+p.NoWorkspace+"); rewind restores the conversation, not the files")
+	}
+	if s.opts.OneShot {
+		for _, w := range p.Tasks.Active() {
+			if w.Kind == tools.WriterBackground {
+				warnings = append(warnings, fmt.Sprintf("background task %s (%s) stops when this yolop -p process exits; work that must keep running between turns belongs in the TUI (yolop -c)", w.ID, w.Command))
+			}
+		}
 	}
 	if created {
 		s.mu.Lock()

@@ -181,7 +181,23 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	}
 	p.Tasks = newTasks(sess, spill, settings, p.Sandbox)
 	p.Tasks.AddSurvivors(survivors)
-	p.onClose(func() error { p.Tasks.StopAll(); return nil })
+	p.onClose(func() error {
+		// Background tasks do not outlive the process that started them:
+		// the model learns at its next turn that they were stopped.
+		var note error
+		for _, w := range p.Tasks.Active() {
+			if w.Kind != tools.WriterBackground || p.Agent == nil || p.Controller == nil {
+				continue
+			}
+			note = errors.Join(note, p.Agent.Note(p.Controller.Head(), agent.NoticeData{Kind: "task_stopped", Model: true,
+				Text: fmt.Sprintf("Background task %s (%s) was stopped when the yolop process that started it exited; it is not running any more.", w.ID, w.Command)}))
+		}
+		p.Tasks.StopAll()
+		if note != nil {
+			return fmt.Errorf("record that background tasks were stopped: %w", note)
+		}
+		return nil
+	})
 	late := &lateCheckpoints{}
 	var external []tools.Tool
 	if len(o.MCP) > 0 {

@@ -311,7 +311,7 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 	if err != nil {
 		return o.report(err, 1)
 	}
-	opts := app.Options{DataDir: dataDir, Dir: o.dir, SessionID: o.sessionID, Continue: o.cont, Worktree: o.worktree, Provider: pcfg, MCP: servers, Sandbox: o.sandbox}
+	opts := app.Options{DataDir: dataDir, Dir: o.dir, SessionID: o.sessionID, Continue: o.cont, Worktree: o.worktree, Provider: pcfg, MCP: servers, Sandbox: o.sandbox, OneShot: o.printSet}
 	if opts, err = withSpares(opts); err != nil {
 		return o.report(err, 1)
 	}
@@ -336,7 +336,13 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 	if err != nil {
 		return o.report(err, 1)
 	}
-	defer s.Close()
+	defer func() {
+		// The result is out (in JSON mode, its one object): a failure to
+		// close cleanly is told on stderr.
+		if err := s.Close(); err != nil {
+			fmt.Fprintln(o.io.ErrOut, "yolop: warning: closing the session:", err)
+		}
+	}()
 	popts := printhost.Options{Prompt: prompt, JSON: o.outputFormat == "json", Stdout: o.io.Out, Stderr: o.io.ErrOut, ConfirmPrefix: o.sessionCommand(s.ID())}
 	if !s.Exists() && !command.IsCommand(prompt) && app.StartsWorktree(ctx, o.dir, o.worktree) {
 		// Checking out a large repository into the new session's worktree
