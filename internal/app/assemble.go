@@ -120,6 +120,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	p.NoWorkspace = ws.NoWorkspaceReason
 	var linkNotes []string
 	linkRO := ""
+	recreated := false
 	if ws.Kind == session.KindWorktree && ws.Worktree != nil {
 		m := &worktree.Manager{DataDir: dataDir}
 		info, err := m.Ensure(ctx, worktreeInfo(ws))
@@ -133,6 +134,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		} else if err != nil {
 			return nil, err // Ensure's errors say "worktree: …" themselves
 		}
+		recreated = info.Recreated
 		if info.LinkRepaired {
 			linkNotes = append(linkNotes, "The worktree's .git file had been changed by a command; yolop pointed it back at the session's repository. Nothing else was touched.")
 		}
@@ -260,6 +262,9 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		return nil, err
 	}
 	p.Notes = append(p.Notes, more...)
+	if recreated {
+		p.Notes = append(p.Notes, refill(ctx, p, ws, ro))
+	}
 	p.Notes = append(p.Notes, repairApplies(ctx, dataDir, ws)...)
 	p.Controller.Reseed()
 	p.Agent.AddUsage(agent.LoggedUsage(sess.Events()))
@@ -334,4 +339,31 @@ func captureBudget() (time.Duration, error) {
 		return 0, fmt.Errorf("YOLOP_CAPTURE_BUDGET=%q is not a positive duration (e.g. 30s or 2m)", v)
 	}
 	return d, nil
+}
+
+// refill puts back, into a session worktree that was deleted and has just
+// been added again on its branch, the files yolop last left there (the
+// end of the last turn or restore), so that nothing the session had is
+// missing and no later checkpoint records the loss as the session's own
+// change. It returns the note that says what happened.
+func refill(ctx context.Context, p *Parts, ws session.Workspace, readOnly string) string {
+	const gone = "The session's worktree %s had been deleted; yolop added it again on branch %s"
+	head := fmt.Sprintf(gone, ws.Worktree.Path, ws.Worktree.Branch)
+	known := p.Controller.KnownFiles()
+	switch {
+	case p.Snapshots == nil:
+		return head + " (its committed files only: snapshots are unavailable, " + p.NoWorkspace + ")."
+	case readOnly != "":
+		return head + " (its committed files only: the session is read-only)."
+	case known == "":
+		return head + " (its committed files only: no snapshot records what it held)."
+	}
+	cur, err := p.Snapshots.Capture(ctx, "")
+	if err == nil {
+		_, err = p.Snapshots.Restore(ctx, cur, known)
+	}
+	if err != nil {
+		return fmt.Sprintf("%s, but putting back the files the last turn left failed (%v); they are in snapshot tree %s (git read-tree/checkout it, or rewind).", head, err, known)
+	}
+	return head + " and put back the files as the last turn or restore left them."
 }

@@ -297,6 +297,14 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 	return pv, nil
 }
 
+// KnownFiles returns the tree yolop itself last left in the workspace,
+// "" when it is unknown.
+func (c *Controller) KnownFiles() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.knownFilesLocked()
+}
+
 // knownFilesLocked returns the tree yolop itself last left in the
 // workspace (see timeline.State.KnownFiles), "" when it is unknown.
 func (c *Controller) knownFilesLocked() string {

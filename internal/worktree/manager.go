@@ -36,6 +36,10 @@ type Info struct {
 	// LinkRepaired is set by Ensure when the worktree's .git file had been
 	// changed and was pointed back at the repository.
 	LinkRepaired bool
+	// Recreated is set by Ensure when the worktree directory was gone and
+	// was added again on its branch: it holds the branch's committed
+	// files, none of the uncommitted ones it had.
+	Recreated bool
 }
 
 // Manager creates and tends session worktrees under DataDir/worktrees.
@@ -258,6 +262,7 @@ func (m *Manager) Ensure(ctx context.Context, info Info) (Info, error) {
 		_, _ = r.Run(context.Background(), "worktree", "prune")
 		return Info{}, fmt.Errorf("worktree: re-add session worktree %s on branch %s: %w", info.Path, info.Branch, err)
 	}
+	info.Recreated = true
 	return info, nil
 }
 

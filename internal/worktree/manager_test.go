@@ -224,8 +224,10 @@ func TestEnsure(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err = m.Ensure(ctx, info)
-	if err != nil || got != info {
-		t.Fatalf("Ensure after rm -rf = %+v, %v", got, err)
+	want := info
+	want.Recreated = true
+	if err != nil || got != want {
+		t.Fatalf("Ensure after rm -rf = %+v, %v; want it recreated", got, err)
 	}
 	if h := gittest.Git(t, info.Path, "rev-parse", "HEAD"); h != work {
 		t.Errorf("re-added worktree at %s, want the branch tip %s", h, work)
