@@ -218,6 +218,16 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 	if p.action == ActionBranch {
 		pv.Target = p.branch
 	}
+	if cp := c.state.Checkpoints[p.target]; req.Mode == "" && p.mode == ModeConversation && c.cfg.Snapshots != nil && cp != nil && cp.Snapshot == nil && (p.action == ActionRewind || p.action == ActionUndo) {
+		// The default of both fell back to the conversation: say why, or
+		// the user takes the files for restored.
+		why := cp.CaptureError
+		if why == "" {
+			why = "it was not captured"
+		}
+		pv.Warnings = append(pv.Warnings, Warning{Kind: WarnConversationOnly, Turn: cp.ID,
+			Message: fmt.Sprintf("checkpoint %s has no workspace snapshot (%s): only the conversation is restored, the files stay as they are", cp.ID, why)})
+	}
 	if p.mode.HasConversation() {
 		pv.TurnsLeaving = c.turnsDiffLocked(c.state.Head, p.newHead)
 		pv.TurnsReturning = c.turnsDiffLocked(p.newHead, c.state.Head)

@@ -136,7 +136,7 @@ func JSONTime(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond)
 
 // Warning is something the user should know before confirming.
 type Warning struct {
-	Kind      string `json:"kind"` // changed_outside_turns, external_effects, effects_outside_workspace
+	Kind      string `json:"kind"` // changed_outside_turns, external_effects, effects_outside_workspace, conversation_only
 	Path      string `json:"path"`
 	PathBytes []byte `json:"path_bytes,omitempty"` // as in PathChange
 	// Turn and Tool name, for external_effects, the turn that called a
@@ -152,6 +152,11 @@ type Warning struct {
 // whose commands ran with the sandbox off, or could write the declared
 // caches or use the network.
 const WarnEffectsOutside = "effects_outside_workspace"
+
+// WarnConversationOnly is the warning kind for a restore that names no
+// mode and restores only the conversation because its checkpoint has no
+// workspace snapshot (its capture failed).
+const WarnConversationOnly = "conversation_only"
 
 // Preview describes exactly what a confirmed restore will change.
 type Preview struct {

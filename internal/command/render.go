@@ -29,6 +29,11 @@ func PreviewText(pv *checkpoint.Preview) string {
 	default:
 		fmt.Fprintf(&b, "Rewind preview — back to before %s — restores: %s\n", pv.Target, pv.Mode.Describe())
 	}
+	for _, w := range pv.Warnings {
+		if w.Kind == checkpoint.WarnConversationOnly {
+			fmt.Fprintf(&b, "Note: %s.\n", w.Message)
+		}
+	}
 	turns := func(title, note string, list []checkpoint.TurnRef) {
 		fmt.Fprintf(&b, "\n%s (%d%s):\n", title, len(list), note)
 		for _, t := range list {
@@ -80,7 +85,7 @@ func PreviewText(pv *checkpoint.Preview) string {
 	}
 	var external []checkpoint.Warning
 	for _, w := range checkpoint.MergeEffects(pv.Warnings) {
-		if w.Kind != "changed_outside_turns" {
+		if w.Kind != "changed_outside_turns" && w.Kind != checkpoint.WarnConversationOnly {
 			external = append(external, w)
 		}
 	}
