@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -265,6 +267,18 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		o.SessionID, movedNotes = id, notes
 	}
 	s := &Session{opts: o, prov: prov}
+	if o.SessionID != "" && o.ForReading {
+		// Reading must not re-create a worktree that is gone (a resume
+		// does, and says so).
+		if why := missingWorktree(o.DataDir, o.SessionID); why != "" {
+			v, err := openView(o, why)
+			if err != nil {
+				return nil, err
+			}
+			s.state = v
+			return s, nil
+		}
+	}
 	if o.SessionID != "" {
 		sess, err := session.Open(o.DataDir, o.SessionID)
 		if err != nil {
@@ -681,4 +695,25 @@ func sessionOfWorktree(dataDir, dir string) string {
 		return ""
 	}
 	return parts[1]
+}
+
+// missingWorktree says why session id's worktree cannot be read ("" when
+// it is there, or the session has none or cannot be read: opening will
+// tell).
+func missingWorktree(dataDir, id string) string {
+	if session.CheckID(id) != nil {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(session.SessionsDir(dataDir), id, session.WorkspaceFile))
+	if err != nil {
+		return ""
+	}
+	var ws session.Workspace
+	if json.Unmarshal(b, &ws) != nil || ws.Worktree == nil {
+		return ""
+	}
+	if _, err := os.Lstat(ws.Worktree.Path); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Sprintf("its worktree %s is missing; resuming the session adds it again with the files the last turn left", ws.Worktree.Path)
+	}
+	return ""
 }

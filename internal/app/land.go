@@ -272,6 +272,11 @@ func DescribeWork(ctx context.Context, o Options, row SessionRow) *Work {
 		return nil
 	}
 	w := &Work{Base: sm.Workspace.Worktree.Base, LastApply: land.Last(o.DataDir, row.SessionID)}
+	if _, err := os.Lstat(sm.Workspace.Worktree.Path); err != nil {
+		// Showing must not re-create it (a resume does, and says so).
+		w.ChangesErr = fmt.Sprintf("its worktree %s is missing (%v); resuming the session adds it again on its branch with the files the last turn left", sm.Workspace.Worktree.Path, err)
+		return w
+	}
 	o.SessionID = row.SessionID
 	s, err := OpenLand(ctx, o)
 	if err != nil {
