@@ -244,14 +244,22 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 		n := max(store.NextRecovery, c.state.NextRestore)
 		name := fmt.Sprintf("r%d", n)
 		snap, err := c.cfg.Snapshots.Capture(ctx, name)
-		if err != nil {
+		if err != nil && !p.mode.HasWorkspace() {
+			// A conversation-only restore touches no file: it goes ahead
+			// when the files cannot be captured (a full disk, a locked
+			// repository) — exactly when dropping a bad turn matters —
+			// and says what is not kept.
+			pv.Warnings = append(pv.Warnings, Warning{Kind: WarnNoRecovery,
+				Message: fmt.Sprintf("the current files could not be captured (%s): the conversation is restored, but no recovery checkpoint of the files is kept, so returning later (/redo, /branch) brings back the conversation only", captureReason(err))})
+		} else if err != nil {
 			return nil, &Error{Code: CodeCaptureFailed, Msg: fmt.Sprintf("could not capture a recovery checkpoint of the current files (%s); nothing was changed", captureReason(err)), Err: err}
+		} else {
+			c.cfg.Failpoint("preview.after_capture")
+			store.NextRecovery = n + 1
+			rec.Recovery = &timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}
+			rec.RecoveryName = name
+			pv.Recovery = name
 		}
-		c.cfg.Failpoint("preview.after_capture")
-		store.NextRecovery = n + 1
-		rec.Recovery = &timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}
-		rec.RecoveryName = name
-		pv.Recovery = name
 		if p.mode.HasWorkspace() {
 			changes, err := c.cfg.Snapshots.Diff(ctx, snap.Tree, p.targetTree)
 			if err != nil {

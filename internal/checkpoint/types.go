@@ -136,7 +136,7 @@ func JSONTime(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond)
 
 // Warning is something the user should know before confirming.
 type Warning struct {
-	Kind      string `json:"kind"` // changed_outside_turns, external_effects, effects_outside_workspace, conversation_only
+	Kind      string `json:"kind"` // changed_outside_turns, external_effects, effects_outside_workspace, conversation_only, no_recovery_snapshot
 	Path      string `json:"path"`
 	PathBytes []byte `json:"path_bytes,omitempty"` // as in PathChange
 	// Turn and Tool name, for external_effects, the turn that called a
@@ -157,6 +157,11 @@ const WarnEffectsOutside = "effects_outside_workspace"
 // mode and restores only the conversation because its checkpoint has no
 // workspace snapshot (its capture failed).
 const WarnConversationOnly = "conversation_only"
+
+// WarnNoRecovery is the warning kind for a conversation-only restore that
+// goes ahead although the current files could not be captured: no
+// recovery checkpoint of them is kept.
+const WarnNoRecovery = "no_recovery_snapshot"
 
 // Preview describes exactly what a confirmed restore will change.
 type Preview struct {

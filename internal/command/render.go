@@ -30,7 +30,7 @@ func PreviewText(pv *checkpoint.Preview) string {
 		fmt.Fprintf(&b, "Rewind preview — back to before %s — restores: %s\n", pv.Target, pv.Mode.Describe())
 	}
 	for _, w := range pv.Warnings {
-		if w.Kind == checkpoint.WarnConversationOnly {
+		if w.Kind == checkpoint.WarnConversationOnly || w.Kind == checkpoint.WarnNoRecovery {
 			fmt.Fprintf(&b, "Note: %s.\n", w.Message)
 		}
 	}
@@ -85,7 +85,7 @@ func PreviewText(pv *checkpoint.Preview) string {
 	}
 	var external []checkpoint.Warning
 	for _, w := range checkpoint.MergeEffects(pv.Warnings) {
-		if w.Kind != "changed_outside_turns" && w.Kind != checkpoint.WarnConversationOnly {
+		if w.Kind != "changed_outside_turns" && w.Kind != checkpoint.WarnConversationOnly && w.Kind != checkpoint.WarnNoRecovery {
 			external = append(external, w)
 		}
 	}
