@@ -47,7 +47,10 @@ func indexCorrupt(err error) bool {
 		// A write of the private index that fails for no reason git names
 		// (seen when the index a killed process was writing is met by
 		// the repair's first capture): rebuilding it is what is left.
-		strings.Contains(s, "Unable to write new index file")
+		strings.Contains(s, "Unable to write new index file") ||
+		// Objects the index names were pruned (refs deleted by hand, then
+		// git gc): rehashing the worktree writes them again.
+		strings.Contains(s, "invalid object") || strings.Contains(s, "error building trees")
 }
 
 func (e *Engine) removeIndex() error {
