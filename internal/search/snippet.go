@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"unicode"
 	"unicode/utf8"
 )
@@ -22,6 +23,10 @@ const ellipsis = "…"
 func appendSnippet(dst, s []byte, a, b int) []byte {
 	lo := a
 	for n := 0; lo > 0 && n < before; n++ {
+		if s[lo-1] < utf8.RuneSelf {
+			lo--
+			continue
+		}
 		_, size := utf8.DecodeLastRune(s[:lo])
 		lo -= size
 	}
@@ -37,6 +42,10 @@ func appendSnippet(dst, s []byte, a, b int) []byte {
 	}
 	hi := b
 	for n := 0; hi < len(s) && n < after; n++ {
+		if s[hi] < utf8.RuneSelf {
+			hi++
+			continue
+		}
 		_, size := utf8.DecodeRune(s[hi:])
 		hi += size
 	}
@@ -65,32 +74,45 @@ type oneLiner struct {
 }
 
 func (o *oneLiner) write(p []byte) {
+	// The output is at most p and one pending space: write by index.
+	dst := slices.Grow(o.dst, len(p)+1)
+	n := len(dst)
+	dst = dst[:cap(dst)]
 	for i := 0; i < len(p); {
 		c := p[i]
+		size := 1
 		if c < utf8.RuneSelf {
-			switch c {
-			case ' ', '\t', '\n', '\v', '\f', '\r':
+			if asciiSpace[c] {
 				o.space = true
-			default:
-				o.char(p[i : i+1])
+				i++
+				continue
 			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(p[i:])
-		if unicode.IsSpace(r) {
-			o.space = true
 		} else {
-			o.char(p[i : i+size])
+			var r rune
+			r, size = utf8.DecodeRune(p[i:])
+			if unicode.IsSpace(r) {
+				o.space = true
+				i += size
+				continue
+			}
+		}
+		if o.space {
+			if n > o.start {
+				dst[n] = ' '
+				n++
+			}
+			o.space = false
+		}
+		if size == 1 {
+			dst[n] = c
+			n++
+		} else {
+			n += copy(dst[n:], p[i:i+size])
 		}
 		i += size
 	}
+	o.dst = dst[:n]
 }
 
-func (o *oneLiner) char(c []byte) {
-	if o.space && len(o.dst) > o.start {
-		o.dst = append(o.dst, ' ')
-	}
-	o.space = false
-	o.dst = append(o.dst, c...)
-}
+var asciiSpace = [utf8.RuneSelf]bool{' ': true, '\t': true, '\n': true, '\v': true, '\f': true, '\r': true}
+

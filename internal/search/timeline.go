@@ -20,6 +20,12 @@ import (
 func readTimeline(dir string) (*timeline.State, error) {
 	path := filepath.Join(dir, session.TimelineFile)
 	data, err := jsonl.ReadFile(path)
+	return decodeTimeline(path, data, err)
+}
+
+// decodeTimeline is readTimeline for a file already read (err is the
+// read's error).
+func decodeTimeline(path string, data []byte, err error) (*timeline.State, error) {
 	if err != nil {
 		recs, err := timeline.ReadRecords(path)
 		return timeline.Build(recs), err
@@ -102,6 +108,25 @@ func jsonString(v []byte) (string, bool) {
 		return "", false
 	}
 	return unescape(v[1 : len(v)-1]), true
+}
+
+// knownString returns the record types and statuses every timeline repeats
+// without allocating them again.
+func knownString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	switch s := v[1 : len(v)-1]; string(s) {
+	case timeline.TypeCheckpointCreated:
+		return timeline.TypeCheckpointCreated, true
+	case timeline.TypeTurnCompleted:
+		return timeline.TypeTurnCompleted, true
+	case timeline.TypeHeadMoved:
+		return timeline.TypeHeadMoved, true
+	case "completed":
+		return "completed", true
+	}
+	return "", false
 }
 
 func jsonInt(v []byte) (int64, bool) {
@@ -207,8 +232,15 @@ func setField(r *timeline.Record, k string, v []byte) bool {
 		r.V = int(n)
 		return ok
 	case "type":
-		return str(&r.Type)
+		r.Type, ok = knownString(v)
+		return ok || str(&r.Type)
 	case "ts":
+		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+			if t, ok := parseRFC3339UTC(v[1 : len(v)-1]); ok {
+				r.Time = t
+				return true
+			}
+		}
 		ts, good := jsonString(v)
 		if !good {
 			return false
@@ -231,7 +263,8 @@ func setField(r *timeline.Record, k string, v []byte) bool {
 	case "final_seq":
 		return num(&r.FinalSeq)
 	case "status":
-		return str(&r.Status)
+		r.Status, ok = knownString(v)
+		return ok || str(&r.Status)
 	case "end":
 		return jsonSnapshot(&r.End, v)
 	case "paths":

@@ -16,8 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/yolop-dev/yolop/internal/session"
-	"github.com/yolop-dev/yolop/internal/session/jsonl"
-	"github.com/yolop-dev/yolop/internal/timeline"
+		"github.com/yolop-dev/yolop/internal/timeline"
 )
 
 // The per-hit work is kept small: a hit costs a scan of its line (strings
@@ -27,34 +26,86 @@ import (
 // the hits that can still be among the newest Limit (a heap) and cuts no
 // snippet for the others; every hit is still verified, so More is exact.
 
-// hit is a Hit while a search runs: its snippet lies in its worker's arena.
+// hit is a Hit while a search runs. It holds no pointers, so the garbage
+// collector neither scans the hundreds of thousands a search can find nor
+// slows their writes: strings are indexes into its worker's table and the
+// snippet lies in the worker's arena.
 type hit struct {
-	Hit
-	snipOff, snipLen int
+	sec              int64 // time, Unix
+	nsec             int32
+	worker           int32
+	session          int32 // index in the sorted session list
+	checkpoint, kind int32 // indexes in the worker's names
+	active           bool
+	seq              int64
 	// pos orders hits whose keys are equal (a damaged log that repeats a
 	// seq): the later line first. Path hits have negative positions.
-	pos int
+	pos              int64
+	snipChunk        int32
+	snipOff, snipLen int32
 }
 
-// compareHits orders hits newest first: by time, then session id, then
-// seq (all descending), then checkpoint and kind.
-func compareHits(a, b *hit) int {
-	if c := b.Time.Compare(a.Time); c != 0 {
-		return c
+// Snippet chunks: a snippet is at most about 1 KB (80 runes of context, a
+// match cut at 120 runes), so one always fits in the room left.
+const (
+	chunkSize = 1 << 20
+	chunkRoom = 4 << 10
+)
+
+// snippetStart makes room for a snippet in the current chunk and returns
+// where it starts.
+func (w *worker) snippetStart(h *hit) {
+	if cap(w.arena)-len(w.arena) < chunkRoom {
+		if w.arena != nil {
+			w.chunks = append(w.chunks, w.arena)
+		}
+		w.arena = make([]byte, 0, chunkSize)
 	}
-	if c := strings.Compare(b.SessionID, a.SessionID); c != 0 {
-		return c
-	}
-	if a.Seq != b.Seq {
-		if a.Seq > b.Seq {
+	h.snipChunk, h.snipOff = int32(len(w.chunks)), int32(len(w.arena))
+}
+
+func (w *worker) snippetEnd(h *hit) {
+	h.snipLen = int32(len(w.arena)) - h.snipOff
+}
+
+// search is one search's shared state.
+type search struct {
+	o       Options
+	m       *matcher
+	ids     []string // session ids, sorted
+	workers []*worker
+}
+
+// compare orders hits newest first: by time, then session id, then seq
+// (all descending), then checkpoint and kind.
+func (sr *search) compare(a, b *hit) int {
+	switch {
+	case a.sec != b.sec:
+		if a.sec > b.sec {
+			return -1
+		}
+		return 1
+	case a.nsec != b.nsec:
+		if a.nsec > b.nsec {
+			return -1
+		}
+		return 1
+	case a.session != b.session:
+		if a.session > b.session {
+			return -1
+		}
+		return 1
+	case a.seq != b.seq:
+		if a.seq > b.seq {
 			return -1
 		}
 		return 1
 	}
-	if c := strings.Compare(a.Checkpoint, b.Checkpoint); c != 0 {
+	wa, wb := sr.workers[a.worker], sr.workers[b.worker]
+	if c := strings.Compare(wa.strs[a.checkpoint], wb.strs[b.checkpoint]); c != 0 {
 		return c
 	}
-	if c := strings.Compare(a.Kind, b.Kind); c != 0 {
+	if c := strings.Compare(wa.strs[a.kind], wb.strs[b.kind]); c != 0 {
 		return c
 	}
 	switch {
@@ -76,33 +127,42 @@ func Search(o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	sr := &search{o: o, m: m, ids: make([]string, len(dirs))}
+	for i, d := range dirs {
+		sr.ids[i] = filepath.Base(d)
+	}
+	order := make([]int, len(dirs))
+	for i := range order {
+		order[i] = i
+	}
 	if o.Limit > 0 {
 		// Sessions written to last hold the newest hits: searched first,
 		// they fill the workers' heaps early and later sessions cut no
 		// snippets. Only an order of work; results do not depend on it.
-		newestFirst(dirs)
+		newestFirst(dirs, order)
 	}
 	type out struct {
 		problem string
 		skipped bool
 	}
 	outs := make([]out, len(dirs))
-	workers := make([]*worker, max(1, min(runtime.GOMAXPROCS(0), len(dirs))))
+	sr.workers = make([]*worker, max(1, min(runtime.GOMAXPROCS(0), len(dirs))))
+	for i := range sr.workers {
+		sr.workers[i] = newWorker(sr, i)
+	}
 	var wg sync.WaitGroup
 	next := make(chan int)
-	for i := range workers {
-		w := newWorker(o, m)
-		workers[i] = w
+	for _, w := range sr.workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				problem, skipped := w.session(dirs[i])
+				problem, skipped := w.session(dirs[i], i)
 				outs[i] = out{problem, skipped}
 			}
 		}()
 	}
-	for i := range dirs {
+	for _, i := range order {
 		next <- i
 	}
 	close(next)
@@ -119,77 +179,96 @@ func Search(o Options) (*Result, error) {
 		}
 	}
 	total, kept := 0, 0
-	for _, w := range workers {
+	for _, w := range sr.workers {
 		total += w.total
-		kept += len(w.hits)
-	}
-	all := make([]*hit, 0, kept)
-	for _, w := range workers {
-		arena := string(w.arena)
-		for i := range w.hits {
-			h := &w.hits[i]
-			h.Snippet = arena[h.snipOff : h.snipOff+h.snipLen]
-			all = append(all, h)
+		w.full = append(w.full, w.hits)
+		for _, c := range w.full {
+			kept += len(c)
 		}
 	}
-	slices.SortFunc(all, compareHits)
+	all := make([]*hit, 0, kept)
+	chunks := make([][]string, len(sr.workers))
+	for i, w := range sr.workers {
+		for _, c := range w.full {
+			for j := range c {
+				all = append(all, &c[j])
+			}
+		}
+		for _, c := range append(w.chunks, w.arena) {
+			chunks[i] = append(chunks[i], string(c))
+		}
+		w.chunks, w.arena, w.full, w.hits = nil, nil, nil, nil
+	}
+	slices.SortFunc(all, sr.compare)
 	if o.Limit > 0 && len(all) > o.Limit {
 		all = all[:o.Limit]
 	}
 	res.Hits = make([]Hit, len(all))
 	for i, h := range all {
-		res.Hits[i] = h.Hit
+		w := sr.workers[h.worker]
+		res.Hits[i] = Hit{
+			SessionID:  sr.ids[h.session],
+			Checkpoint: w.strs[h.checkpoint],
+			Branch:     branchLabel(h.active),
+			Time:       time.Unix(h.sec, int64(h.nsec)).UTC(),
+			Snippet:    chunks[h.worker][h.snipChunk][h.snipOff : h.snipOff+h.snipLen],
+			Kind:       w.strs[h.kind],
+			Seq:        h.seq,
+		}
 	}
 	res.More = total - len(res.Hits)
 	return res, nil
 }
 
-// newestFirst orders session directories by the modification time of
+// newestFirst orders the session indexes by the modification time of
 // their event logs, newest first.
-func newestFirst(dirs []string) {
-	type entry struct {
-		dir string
-		mod time.Time
-	}
-	es := make([]entry, len(dirs))
+func newestFirst(dirs []string, order []int) {
+	mod := make([]time.Time, len(dirs))
 	for i, d := range dirs {
-		es[i].dir = d
 		if fi, err := os.Lstat(filepath.Join(d, session.EventsFile)); err == nil {
-			es[i].mod = fi.ModTime()
+			mod[i] = fi.ModTime()
 		}
 	}
-	slices.SortStableFunc(es, func(a, b entry) int { return b.mod.Compare(a.mod) })
-	for i := range es {
-		dirs[i] = es[i].dir
-	}
+	slices.SortStableFunc(order, func(a, b int) int { return mod[b].Compare(mod[a]) })
 }
 
 // worker searches sessions one after another with reused memory.
 type worker struct {
-	o Options
-	m *matcher
+	sr *search
+	id int32
+	o  Options
+	m  *matcher
 	// km is m for files holding the Kelvin sign or the long s.
 	km     *matcher
 	ff, kf *foldFinder
 
 	read    []byte
-	low     []byte    // the candidate line's data, lowercased
+	tl      []byte
 	bufs    [3][]byte // unescaped strings, one per nesting level
 	scratch []byte
-	arena   []byte // snippets
+	// snippets are written into chunks that are never reallocated (a
+	// growing arena was copied again and again): arena is the current one.
+	arena  []byte
+	chunks [][]byte
 	// hits are the kept hits: all of them without a limit, else a heap
 	// of at most Limit whose root sorts last.
 	hits  []hit
+	// full are the filled chunks of hits without a limit (a growing
+	// slice was copied again and again).
+	full  [][]hit
 	total int
-	names map[string]string // interned turn ids and kinds
+	// strs are the turn ids and kinds seen, names indexes them.
+	strs  []string
+	names map[string]int32
 
 	// the match verify found: found[a:b] is it
 	found []byte
 	a, b  int
 }
 
-func newWorker(o Options, m *matcher) *worker {
-	w := &worker{o: o, m: m, names: map[string]string{}}
+func newWorker(sr *search, id int) *worker {
+	m := sr.m
+	w := &worker{sr: sr, id: int32(id), o: sr.o, m: m, names: map[string]int32{}}
 	if m.needle != nil {
 		km := *m
 		km.needle = m.kNeedle
@@ -208,19 +287,26 @@ func newWorker(o Options, m *matcher) *worker {
 // cuts its snippet and calls keep).
 func (w *worker) admit(h *hit) bool {
 	w.total++
-	return w.o.Limit == 0 || len(w.hits) < w.o.Limit || compareHits(h, &w.hits[0]) < 0
+	return w.o.Limit == 0 || len(w.hits) < w.o.Limit || w.sr.compare(h, &w.hits[0]) < 0
 }
 
 func (w *worker) keep(h hit) {
 	if w.o.Limit == 0 {
+		if len(w.hits) == cap(w.hits) {
+			if w.hits != nil {
+				w.full = append(w.full, w.hits)
+			}
+			w.hits = make([]hit, 0, 8192)
+		}
 		w.hits = append(w.hits, h)
 		return
 	}
+	cmp := w.sr.compare
 	if len(w.hits) < w.o.Limit {
 		w.hits = append(w.hits, h)
 		for i := len(w.hits) - 1; i > 0; {
 			p := (i - 1) / 2
-			if compareHits(&w.hits[i], &w.hits[p]) <= 0 {
+			if cmp(&w.hits[i], &w.hits[p]) <= 0 {
 				break
 			}
 			w.hits[i], w.hits[p] = w.hits[p], w.hits[i]
@@ -231,10 +317,10 @@ func (w *worker) keep(h hit) {
 	w.hits[0] = h
 	for i, n := 0, len(w.hits); ; {
 		worst := i
-		if l := 2*i + 1; l < n && compareHits(&w.hits[l], &w.hits[worst]) > 0 {
+		if l := 2*i + 1; l < n && cmp(&w.hits[l], &w.hits[worst]) > 0 {
 			worst = l
 		}
-		if r := 2*i + 2; r < n && compareHits(&w.hits[r], &w.hits[worst]) > 0 {
+		if r := 2*i + 2; r < n && cmp(&w.hits[r], &w.hits[worst]) > 0 {
 			worst = r
 		}
 		if worst == i {
@@ -245,21 +331,26 @@ func (w *worker) keep(h hit) {
 	}
 }
 
-// cutSnippet appends the snippet of the last match to the arena.
-func (w *worker) cutSnippet(h *hit, s []byte, a, b int) {
-	h.snipOff = len(w.arena)
-	w.arena = appendSnippet(w.arena, s, a, b)
-	h.snipLen = len(w.arena) - h.snipOff
+// intern returns the index of b in w.strs, adding it when new.
+func (w *worker) intern(b []byte) int32 {
+	if i, ok := w.names[string(b)]; ok {
+		return i
+	}
+	return w.internString(string(b))
 }
 
-// intern returns b as a string, one allocation per distinct value.
-func (w *worker) intern(b []byte) string {
-	if s, ok := w.names[string(b)]; ok {
-		return s
+func (w *worker) internString(s string) int32 {
+	if i, ok := w.names[s]; ok {
+		return i
 	}
-	s := string(b)
-	w.names[s] = s
-	return s
+	i := int32(len(w.strs))
+	w.strs = append(w.strs, s)
+	w.names[s] = i
+	return i
+}
+
+func setTime(h *hit, t time.Time) {
+	h.sec, h.nsec = t.Unix(), int32(t.Nanosecond())
 }
 
 // readInto reads a regular file (not through a symlink) into buf.
@@ -293,7 +384,7 @@ func readInto(buf []byte, path string) ([]byte, error) {
 }
 
 // session searches one session directory.
-func (w *worker) session(dir string) (problem string, skipped bool) {
+func (w *worker) session(dir string, index int) (problem string, skipped bool) {
 	o := w.o
 	id := filepath.Base(dir)
 	var problems []string
@@ -308,11 +399,27 @@ func (w *worker) session(dir string) (problem string, skipped bool) {
 			return "", true
 		}
 	}
+	// The timeline is read once, when a hit needs its label or the
+	// prefilter its bytes.
+	tlPath := filepath.Join(dir, session.TimelineFile)
+	var (
+		tl     []byte
+		tlErr  error
+		tlRead bool
+	)
+	timelineData := func() ([]byte, error) {
+		if !tlRead {
+			tl, tlErr = readInto(w.tl[:0], tlPath)
+			w.tl, tlRead = tl, true
+		}
+		return tl, tlErr
+	}
 	var st *timeline.State
 	state := func() *timeline.State {
 		if st == nil {
 			var err error
-			st, err = readTimeline(dir)
+			d, rerr := timelineData()
+			st, err = decodeTimeline(tlPath, d, rerr)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				problems = append(problems, fmt.Sprintf("timeline unreadable (%v); every hit is labeled abandoned", err))
 			}
@@ -364,28 +471,30 @@ func (w *worker) session(dir string) (problem string, skipped bool) {
 		if !w.verify(m, hd.data) {
 			continue
 		}
-		h := hit{Hit: Hit{SessionID: id, Kind: w.kindOf(hd), Seq: hd.seq, Time: hd.time()}, pos: start}
+		h := hit{worker: w.id, session: int32(index), kind: w.kindOf(hd), seq: hd.seq, pos: int64(start)}
+		setTime(&h, hd.time())
 		if hd.turnEsc {
-			h.Checkpoint = unescape(hd.turn)
+			h.checkpoint = w.internString(unescape(hd.turn))
 		} else {
-			h.Checkpoint = w.intern(hd.turn)
+			h.checkpoint = w.intern(hd.turn)
 		}
-		active := state().InActiveRange(h.Checkpoint, h.Seq)
-		if o.AbandonedOnly && active {
+		h.active = state().InActiveRange(w.strs[h.checkpoint], h.seq)
+		if o.AbandonedOnly && h.active {
 			continue
 		}
 		if !w.admit(&h) {
 			continue
 		}
-		h.Branch = branchLabel(active)
-		w.cutSnippet(&h, w.found, w.a, w.b)
+		w.snippetStart(&h)
+		w.arena = appendSnippet(w.arena, w.found, w.a, w.b)
+		w.snippetEnd(&h)
 		w.keep(h)
 	}
 	// Paths changed by shell commands are in no event; the timeline keeps
 	// each turn's changed paths. Its bytes are prefiltered like the
 	// events' before it is decoded.
-	if st != nil || m.needle == nil || timelineHas(dir, m) {
-		w.pathHits(id, state(), m)
+	if st != nil || m.needle == nil || timelineHas(m, ff, timelineData) {
+		w.pathHits(index, state(), m)
 	}
 	if len(problems) > 0 {
 		problem = id + ": " + strings.Join(problems, "; ")
@@ -394,42 +503,37 @@ func (w *worker) session(dir string) (problem string, skipped bool) {
 }
 
 // kindOf names the part of the history an event type holds.
-func (w *worker) kindOf(hd header) string {
-	if !hd.typEsc {
-		switch string(hd.typ) {
-		case "user.message":
-			return KindPrompt
-		case "assistant.message":
-			return KindAssistant
-		case "tool.result":
-			return KindTool
-		case "notice":
-			return KindNotice
-		case "turn.error":
-			return KindError
-		}
-		return w.intern(hd.typ)
+func (w *worker) kindOf(hd header) int32 {
+	if hd.typEsc {
+		return w.internString(kindOf(unescape(hd.typ)))
 	}
-	return kindOf(unescape(hd.typ))
+	switch string(hd.typ) {
+	case "user.message":
+		return w.internString(KindPrompt)
+	case "assistant.message":
+		return w.internString(KindAssistant)
+	case "tool.result":
+		return w.internString(KindTool)
+	}
+	return w.intern(hd.typ)
 }
 
 // timelineHas reports whether the timeline's bytes hold the needle.
-func timelineHas(dir string, m *matcher) bool {
-	tl, err := jsonl.ReadFile(filepath.Join(dir, session.TimelineFile))
+func timelineHas(m *matcher, ff *foldFinder, read func() ([]byte, error)) bool {
+	tl, err := read()
 	if err != nil {
 		return false
 	}
-	if !m.fold {
+	if ff == nil {
 		return bytes.Contains(tl, m.needle)
 	}
-	f := newFoldFinder(m.needle)
-	f.reset()
-	return f.index(tl, 0) >= 0
+	ff.reset()
+	return ff.index(tl, 0) >= 0
 }
 
 // pathHits matches the paths each turn changed.
-func (w *worker) pathHits(id string, s *timeline.State, m *matcher) {
-	n := 0
+func (w *worker) pathHits(index int, s *timeline.State, m *matcher) {
+	n := int64(0)
 	for _, cid := range s.Order {
 		cp := s.Checkpoints[cid]
 		active := s.Active(cid)
@@ -443,12 +547,13 @@ func (w *worker) pathHits(id string, s *timeline.State, m *matcher) {
 				continue
 			}
 			n++
-			h := hit{Hit: Hit{SessionID: id, Checkpoint: cid, Branch: branchLabel(active), Time: cp.Created.UTC(), Kind: KindPath}, pos: -n}
+			h := hit{worker: w.id, session: int32(index), checkpoint: w.internString(cid), kind: w.internString(KindPath), active: active, pos: -n}
+			setTime(&h, cp.Created.UTC())
 			if w.admit(&h) {
-				h.snipOff = len(w.arena)
+				w.snippetStart(&h)
 				w.arena = append(w.arena, "changed "...)
 				w.arena = appendSnippet(w.arena, w.bufs[0], a, b)
-				h.snipLen = len(w.arena) - h.snipOff
+				w.snippetEnd(&h)
 				w.keep(h)
 			}
 			break
@@ -495,20 +600,15 @@ func kindOf(typ string) string {
 // and leaves the first match in w.found[w.a:w.b].
 func (w *worker) verify(m *matcher, data []byte) bool {
 	w.found = nil
-	var low []byte
-	if m.fold && m.needle != nil {
-		w.low = lowerASCII(w.low, data)
-		low = w.low
-	}
 	s := lineScanner{b: data}
-	w.value(m, &s, low, nil, 0, 0)
+	w.value(m, &s, nil, 0, 0)
 	return w.found != nil
 }
 
 // value reads one value at s.pos, matching its string values (with the key
 // of the innermost object member; array elements keep it). low is s.b
 // lowercased, or nil. It returns false on malformed input or a match.
-func (w *worker) value(m *matcher, s *lineScanner, low, key []byte, depth, nest int) bool {
+func (w *worker) value(m *matcher, s *lineScanner, key []byte, depth, nest int) bool {
 	if depth > 64 {
 		return false
 	}
@@ -518,12 +618,11 @@ func (w *worker) value(m *matcher, s *lineScanner, low, key []byte, depth, nest 
 	}
 	switch s.b[s.pos] {
 	case '"':
-		start := s.pos + 1
 		raw, esc, ok := s.strEsc()
 		if !ok {
 			return false
 		}
-		return w.match(m, raw, esc, start, low, key, nest)
+		return w.match(m, raw, esc, key, nest)
 	case '{':
 		s.pos++
 		s.ws()
@@ -545,7 +644,7 @@ func (w *worker) value(m *matcher, s *lineScanner, low, key []byte, depth, nest 
 				return false
 			}
 			s.pos++
-			if !w.value(m, s, low, k, depth+1, nest) {
+			if !w.value(m, s, k, depth+1, nest) {
 				return false
 			}
 			s.ws()
@@ -570,7 +669,7 @@ func (w *worker) value(m *matcher, s *lineScanner, low, key []byte, depth, nest 
 			return true
 		}
 		for {
-			if !w.value(m, s, low, key, depth+1, nest) {
+			if !w.value(m, s, key, depth+1, nest) {
 				return false
 			}
 			s.ws()
@@ -600,19 +699,18 @@ func (w *worker) value(m *matcher, s *lineScanner, low, key []byte, depth, nest 
 	}
 }
 
-// match matches one string value whose escaped contents raw start at
-// offset start of the scanned text. It returns false on a match.
-func (w *worker) match(m *matcher, raw []byte, esc bool, start int, low, key []byte, nest int) bool {
+// match matches one string value whose escaped contents are raw. It
+// returns false on a match.
+func (w *worker) match(m *matcher, raw []byte, esc bool, key []byte, nest int) bool {
 	if skipKey(key) {
 		return true
 	}
+	// lowered says w.scratch holds raw lowercased.
+	lowered := false
 	if m.needle != nil {
-		if low != nil {
-			if !bytes.Contains(low[start:start+len(raw)], m.needle) {
-				return true
-			}
-		} else if m.fold {
+		if m.fold {
 			w.scratch = lowerASCII(w.scratch, raw)
+			lowered = true
 			if !bytes.Contains(w.scratch, m.needle) {
 				return true
 			}
@@ -624,19 +722,32 @@ func (w *worker) match(m *matcher, raw []byte, esc bool, start int, low, key []b
 	if esc {
 		w.bufs[nest] = appendUnescaped(w.bufs[nest][:0], raw)
 		str = w.bufs[nest]
+		lowered = false
 	} else if !utf8.Valid(raw) {
 		w.bufs[nest] = appendValidUTF8(w.bufs[nest][:0], raw)
 		str = w.bufs[nest]
+		lowered = false
 	}
 	if (string(key) == "arguments" || string(key) == "args") && nest < 2 && bytes.HasPrefix(bytes.TrimSpace(str), []byte("{")) {
 		// Tool-call arguments are JSON text: match their values, not
 		// their quoting. Malformed arguments are matched as text.
 		sc := lineScanner{b: str}
-		complete := w.value(m, &sc, nil, nil, 0, nest+1)
+		complete := w.value(m, &sc, nil, 0, nest+1)
 		if w.found != nil {
 			return false
 		}
 		if complete {
+			return true
+		}
+		lowered = false
+	}
+	if lowered && m.litASCII {
+		// str is raw, already lowercased: m.find would do it again.
+		if i := bytes.Index(w.scratch, m.lit); i >= 0 {
+			w.found, w.a, w.b = str, i, i+len(m.lit)
+			return false
+		}
+		if !hasKelvinOrLongS(str) {
 			return true
 		}
 	}
