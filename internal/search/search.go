@@ -101,6 +101,9 @@ type matcher struct {
 	lit []byte
 	// litASCII says lit is ASCII, so ASCII lowercasing finds it.
 	litASCII bool
+	// needleFinder and litFinder find needle and lit ignoring case
+	// (when fold and they are ASCII).
+	needleFinder, litFinder *foldFinder
 }
 
 // find locates the query in a decoded string.
@@ -108,8 +111,7 @@ func (m *matcher) find(s []byte, scratch *[]byte) (int, int, bool) {
 	if m.lit != nil && m.litASCII {
 		var i int
 		if m.fold {
-			*scratch = lowerASCII(*scratch, s)
-			i = bytes.Index(*scratch, m.lit)
+			i = m.litFinder.first(s)
 		} else {
 			i = bytes.Index(s, m.lit)
 		}
@@ -171,6 +173,12 @@ func compile(q string, isRegex bool) (*matcher, error) {
 	m.lit, m.litASCII = []byte(q), isASCII(q)
 	if m.fold {
 		m.lit = lowerASCII(nil, m.lit)
+		if m.litASCII {
+			m.litFinder = newFoldFinder(m.lit)
+		}
+		if m.needle != nil {
+			m.needleFinder = newFoldFinder(m.needle)
+		}
 	}
 	return m, nil
 }

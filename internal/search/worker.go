@@ -244,6 +244,7 @@ type worker struct {
 
 	read    []byte
 	tl      []byte
+	recs    []timeline.Record
 	bufs    [3][]byte // unescaped strings, one per nesting level
 	scratch []byte
 	// snippets are written into chunks that are never reallocated (a
@@ -272,6 +273,10 @@ func newWorker(sr *search, id int) *worker {
 	if m.needle != nil {
 		km := *m
 		km.needle = m.kNeedle
+		km.needleFinder = nil
+		if m.fold && km.needle != nil {
+			km.needleFinder = newFoldFinder(km.needle)
+		}
 		w.km = &km
 		if m.fold {
 			w.ff = newFoldFinder(m.needle)
@@ -419,7 +424,7 @@ func (w *worker) session(dir string, index int) (problem string, skipped bool) {
 		if st == nil {
 			var err error
 			d, rerr := timelineData()
-			st, err = decodeTimeline(tlPath, d, rerr)
+			st, err = decodeTimeline(tlPath, d, rerr, &w.recs)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				problems = append(problems, fmt.Sprintf("timeline unreadable (%v); every hit is labeled abandoned", err))
 			}
@@ -705,13 +710,9 @@ func (w *worker) match(m *matcher, raw []byte, esc bool, key []byte, nest int) b
 	if skipKey(key) {
 		return true
 	}
-	// lowered says w.scratch holds raw lowercased.
-	lowered := false
 	if m.needle != nil {
-		if m.fold {
-			w.scratch = lowerASCII(w.scratch, raw)
-			lowered = true
-			if !bytes.Contains(w.scratch, m.needle) {
+		if m.needleFinder != nil {
+			if m.needleFinder.first(raw) < 0 {
 				return true
 			}
 		} else if !bytes.Contains(raw, m.needle) {
@@ -722,11 +723,9 @@ func (w *worker) match(m *matcher, raw []byte, esc bool, key []byte, nest int) b
 	if esc {
 		w.bufs[nest] = appendUnescaped(w.bufs[nest][:0], raw)
 		str = w.bufs[nest]
-		lowered = false
 	} else if !utf8.Valid(raw) {
 		w.bufs[nest] = appendValidUTF8(w.bufs[nest][:0], raw)
 		str = w.bufs[nest]
-		lowered = false
 	}
 	if (string(key) == "arguments" || string(key) == "args") && nest < 2 && bytes.HasPrefix(bytes.TrimSpace(str), []byte("{")) {
 		// Tool-call arguments are JSON text: match their values, not
@@ -737,17 +736,6 @@ func (w *worker) match(m *matcher, raw []byte, esc bool, key []byte, nest int) b
 			return false
 		}
 		if complete {
-			return true
-		}
-		lowered = false
-	}
-	if lowered && m.litASCII {
-		// str is raw, already lowercased: m.find would do it again.
-		if i := bytes.Index(w.scratch, m.lit); i >= 0 {
-			w.found, w.a, w.b = str, i, i+len(m.lit)
-			return false
-		}
-		if !hasKelvinOrLongS(str) {
 			return true
 		}
 	}
