@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"slices"
-	"strconv"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -459,21 +458,19 @@ func parseHeader(line []byte) (header, bool) {
 	return h, h.seq > 0 && hasType
 }
 
-// parseSeq parses a JSON integer the way strconv.ParseInt does.
+// parseSeq parses a JSON integer.
 func parseSeq(b []byte) (int64, bool) {
-	if len(b) > 0 && len(b) <= 18 {
+	if len(b) > 0 && len(b) <= 18 && (b[0] != '0' || len(b) == 1) {
 		var n int64
 		for _, c := range b {
 			if c < '0' || c > '9' {
-				goto slow
+				return jsonInt(b)
 			}
 			n = n*10 + int64(c-'0')
 		}
 		return n, true
 	}
-slow:
-	n, err := strconv.ParseInt(string(b), 10, 64)
-	return n, err == nil
+	return jsonInt(b)
 }
 
 // parseRFC3339UTC parses the form yolop writes, 2006-01-02T15:04:05Z with

@@ -46,12 +46,12 @@ func decodeTimeline(path string, data []byte, err error, buf *[]timeline.Record)
 			fallback = true // a torn tail: let the timeline package judge it
 			break
 		}
-		r, ok := decodeRecord(rest[:nl])
-		if !ok {
+		// Decoded in place: a Record is large.
+		recs = append(recs, timeline.Record{})
+		if !decodeRecordInto(&recs[len(recs)-1], rest[:nl]) {
 			fallback = true
 			break
 		}
-		recs = append(recs, r)
 		rest = rest[nl+1:]
 	}
 	if fallback {
@@ -65,11 +65,18 @@ func decodeTimeline(path string, data []byte, err error, buf *[]timeline.Record)
 // well-formed object whose known fields have the expected JSON types.
 func decodeRecord(line []byte) (timeline.Record, bool) {
 	var r timeline.Record
-	s := &lineScanner{b: line}
-	s.ws()
-	if s.pos >= len(s.b) || s.b[s.pos] != '{' {
-		return r, false
+	ok := decodeRecordInto(&r, line)
+	return r, ok
+}
+
+// decodeRecordInto is decodeRecord into a zero *r.
+func decodeRecordInto(r *timeline.Record, line []byte) bool {
+	// Before the object only what jsonl.IsObject skips.
+	t := bytes.TrimLeft(line, " \t\r")
+	if len(t) == 0 || t[0] != '{' {
+		return false
 	}
+	s := &lineScanner{b: line, pos: len(line) - len(t)}
 	s.pos++
 	first := true
 	for {
@@ -81,21 +88,21 @@ func decodeRecord(line []byte) (timeline.Record, bool) {
 		first = false
 		k, ok := s.str()
 		if !ok {
-			return r, false
+			return false
 		}
 		s.ws()
 		if s.pos >= len(s.b) || s.b[s.pos] != ':' {
-			return r, false
+			return false
 		}
 		s.pos++
 		s.ws()
 		start := s.pos
 		if !s.skip(0) {
-			return r, false
+			return false
 		}
 		v := s.b[start:s.pos]
-		if !setField(&r, string(k), v) {
-			return r, false
+		if !setField(r, string(k), v) {
+			return false
 		}
 		s.ws()
 		if s.pos < len(s.b) && s.b[s.pos] == ',' {
@@ -106,10 +113,10 @@ func decodeRecord(line []byte) (timeline.Record, bool) {
 			s.pos++
 			break
 		}
-		return r, false
+		return false
 	}
 	s.ws()
-	return r, s.pos == len(s.b)
+	return s.pos == len(s.b)
 }
 
 func jsonString(v []byte) (string, bool) {
@@ -139,6 +146,19 @@ func knownString(v []byte) (string, bool) {
 }
 
 func jsonInt(v []byte) (int64, bool) {
+	// JSON's integer syntax only: ParseInt also takes "00" and "+1".
+	d := v
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if len(d) == 0 || d[0] == '0' && len(d) > 1 {
+		return 0, false
+	}
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
 	n, err := strconv.ParseInt(string(v), 10, 64)
 	return n, err == nil
 }
@@ -269,6 +289,22 @@ func setField(r *timeline.Record, k string, v []byte) bool {
 		return jsonSnapshot(&r.Snapshot, v)
 	case "capture_error":
 		return str(&r.CaptureError)
+	case "sandbox":
+		return str(&r.Sandbox)
+	case "end_error":
+		return str(&r.EndError)
+	case "files_changed":
+		if string(v) == "null" {
+			r.FilesChanged = nil
+			return true
+		}
+		n, ok := jsonInt(v)
+		if !ok || int64(int(n)) != n {
+			return false
+		}
+		c := int(n)
+		r.FilesChanged = &c
+		return true
 	case "final_seq":
 		return num(&r.FinalSeq)
 	case "status":
