@@ -106,8 +106,8 @@ type matcher struct {
 	needleFinder, litFinder *foldFinder
 }
 
-// find locates the query in a decoded string.
-func (m *matcher) find(s []byte, scratch *[]byte) (int, int, bool) {
+// find locates the first match of the query in a decoded string.
+func (m *matcher) find(s []byte) (int, int, bool) {
 	if m.lit != nil && m.litASCII {
 		var i int
 		if m.fold {
@@ -115,11 +115,13 @@ func (m *matcher) find(s []byte, scratch *[]byte) (int, int, bool) {
 		} else {
 			i = bytes.Index(s, m.lit)
 		}
-		if i >= 0 {
-			return i, i + len(m.lit), true
-		}
+		// The Kelvin sign and the long s fold to k and s: where they are,
+		// only the regular expression finds the first match.
 		if !m.fold || !hasKelvinOrLongS(s) {
-			return 0, 0, false
+			if i < 0 {
+				return 0, 0, false
+			}
+			return i, i + len(m.lit), true
 		}
 	}
 	loc := m.re.FindIndex(s)

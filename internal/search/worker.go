@@ -519,6 +519,10 @@ func (w *worker) kindOf(hd header) int32 {
 		return w.internString(KindAssistant)
 	case "tool.result":
 		return w.internString(KindTool)
+	case "notice":
+		return w.internString(KindNotice)
+	case "turn.error":
+		return w.internString(KindError)
 	}
 	return w.intern(hd.typ)
 }
@@ -547,7 +551,7 @@ func (w *worker) pathHits(index int, s *timeline.State, m *matcher) {
 		}
 		for _, p := range cp.Paths {
 			w.bufs[0] = append(w.bufs[0][:0], p...)
-			a, b, ok := m.find(w.bufs[0], &w.scratch)
+			a, b, ok := m.find(w.bufs[0])
 			if !ok {
 				continue
 			}
@@ -700,8 +704,52 @@ func (w *worker) value(m *matcher, s *lineScanner, key []byte, depth, nest int) 
 			}
 			s.pos++
 		}
-		return s.pos > start
+		// Checked like encoding/json does: whether nested arguments are
+		// complete JSON decides how they are matched.
+		return validLiteral(s.b[start:s.pos])
 	}
+}
+
+// validLiteral reports whether b is true, false, null or a JSON number.
+func validLiteral(b []byte) bool {
+	switch string(b) {
+	case "true", "false", "null":
+		return true
+	}
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(b)
 }
 
 // match matches one string value whose escaped contents are raw. It
@@ -739,7 +787,7 @@ func (w *worker) match(m *matcher, raw []byte, esc bool, key []byte, nest int) b
 			return true
 		}
 	}
-	if a, b, ok := m.find(str, &w.scratch); ok {
+	if a, b, ok := m.find(str); ok {
 		w.found, w.a, w.b = str, a, b
 		return false
 	}
