@@ -581,7 +581,7 @@ func FuzzSnippet(f *testing.F) {
 	f.Add(strings.Repeat("é ", 200), 10, 300)
 	f.Fuzz(func(t *testing.T, s string, a, b int) {
 		s = strings.ToValidUTF8(s, "\ufffd")
-		if a < 0 || b < a || b > len(s) || !utf8.RuneStart(s[a]) && a < len(s) || b < len(s) && !utf8.RuneStart(s[b]) {
+		if a < 0 || b < a || b > len(s) || a < len(s) && !utf8.RuneStart(s[a]) || b < len(s) && !utf8.RuneStart(s[b]) {
 			t.Skip()
 		}
 		got := string(appendSnippet([]byte("prefix"), []byte(s), a, b))
