@@ -483,13 +483,17 @@ func (w *worker) session(dir string, index int) (problem string, skipped bool) {
 		} else {
 			h.checkpoint = w.intern(hd.turn)
 		}
-		h.active = state().InActiveRange(w.strs[h.checkpoint], h.seq)
-		if o.AbandonedOnly && h.active {
-			continue
+		if o.AbandonedOnly {
+			if h.active = state().InActiveRange(w.strs[h.checkpoint], h.seq); h.active {
+				continue
+			}
 		}
 		if !w.admit(&h) {
 			continue
 		}
+		// Labeled only when kept: with a limit, most sessions' hits are
+		// counted and dropped, and their timelines are not decoded.
+		h.active = state().InActiveRange(w.strs[h.checkpoint], h.seq)
 		w.snippetStart(&h)
 		w.arena = appendSnippet(w.arena, w.found, w.a, w.b)
 		w.snippetEnd(&h)
