@@ -289,11 +289,8 @@ func appendUnescaped(dst, raw []byte) []byte {
 	return dst
 }
 
-// validUTF8 replaces each invalid byte with U+FFFD, as encoding/json does.
-func validUTF8(b []byte) string {
-	return string(appendValidUTF8(nil, b))
-}
-
+// appendValidUTF8 appends b with each invalid byte replaced by U+FFFD, as
+// encoding/json decodes it.
 func appendValidUTF8(dst, b []byte) []byte {
 	for len(b) > 0 {
 		r, n := utf8.DecodeRune(b)

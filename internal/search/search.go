@@ -344,4 +344,3 @@ func readWorkspace(dir string) (session.Workspace, error) {
 	}
 	return ws, json.Unmarshal(b, &ws)
 }
-

@@ -115,4 +115,3 @@ func (o *oneLiner) write(p []byte) {
 }
 
 var asciiSpace = [utf8.RuneSelf]bool{' ': true, '\t': true, '\n': true, '\v': true, '\f': true, '\r': true}
-

@@ -16,7 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/yolop-dev/yolop/internal/session"
-		"github.com/yolop-dev/yolop/internal/timeline"
+	"github.com/yolop-dev/yolop/internal/timeline"
 )
 
 // The per-hit work is kept small: a hit costs a scan of its line (strings
@@ -242,18 +242,17 @@ type worker struct {
 	km     *matcher
 	ff, kf *foldFinder
 
-	read    []byte
-	tl      []byte
-	recs    []timeline.Record
-	bufs    [3][]byte // unescaped strings, one per nesting level
-	scratch []byte
+	read []byte
+	tl   []byte
+	recs []timeline.Record
+	bufs [3][]byte // unescaped strings, one per nesting level
 	// snippets are written into chunks that are never reallocated (a
 	// growing arena was copied again and again): arena is the current one.
 	arena  []byte
 	chunks [][]byte
 	// hits are the kept hits: all of them without a limit, else a heap
 	// of at most Limit whose root sorts last.
-	hits  []hit
+	hits []hit
 	// full are the filled chunks of hits without a limit (a growing
 	// slice was copied again and again).
 	full  [][]hit
