@@ -3,6 +3,7 @@ package search
 import (
 	"errors"
 	"io"
+	"math/bits"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -124,7 +125,11 @@ func appendJSONTime(buf []byte, t time.Time) ([]byte, error) {
 	return append(buf, 'Z', '"'), nil
 }
 
-const hexDigits = "0123456789abcdef"
+const (
+	hexDigits = "0123456789abcdef"
+	ones      = 0x0101010101010101
+	high      = 0x8080808080808080
+)
 
 // appendJSONString writes s as encoding/json does with HTML escaping off:
 // invalid UTF-8 becomes \ufffd, U+2028 and U+2029 are escaped.
@@ -132,6 +137,23 @@ func appendJSONString(buf []byte, s string) []byte {
 	buf = append(buf, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while none needs escaping (a quote, a
+		// backslash, a control character or anything not ASCII).
+		for i+8 <= len(s) {
+			x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			q := x ^ (ones * '"')
+			bs := x ^ (ones * '\\')
+			if t := ((q-ones)&^q | (bs-ones)&^bs | (x-ones*0x20)&^x | x) & high; t != 0 {
+				// The lowest flagged byte is exact.
+				i += bits.TrailingZeros64(t) / 8
+				break
+			}
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {

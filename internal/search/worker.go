@@ -186,12 +186,29 @@ func Search(o Options) (*Result, error) {
 			kept += len(c)
 		}
 	}
-	all := make([]*hit, 0, kept)
+	// Placed by session, newest id first, and within a session last line
+	// first: when sessions do not overlap in time and a log's times grow,
+	// that is already the order, and the sort only checks it.
+	end := make([]int, len(dirs))
+	for _, w := range sr.workers {
+		for _, c := range w.full {
+			for j := range c {
+				end[c[j].session]++
+			}
+		}
+	}
+	for i, acc := len(end)-1, 0; i >= 0; i-- {
+		acc += end[i]
+		end[i] = acc
+	}
+	all := make([]*hit, kept)
 	chunks := make([][]string, len(sr.workers))
 	for i, w := range sr.workers {
 		for _, c := range w.full {
 			for j := range c {
-				all = append(all, &c[j])
+				h := &c[j]
+				end[h.session]--
+				all[end[h.session]] = h
 			}
 		}
 		for _, c := range append(w.chunks, w.arena) {
