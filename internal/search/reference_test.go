@@ -622,3 +622,29 @@ func FuzzScanString(f *testing.F) {
 		}
 	})
 }
+
+// Every cut of some tricky texts: spaces at the ends and doubled, tabs,
+// newlines, non-ASCII space, long matches, text longer than the context.
+func TestSnippetEveryCut(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("word ", 40)
+	texts := []string{
+		"", " ", "  ", "a", " lead", "trail ", "two  spaces", "tab\there", "new\nline\n", "nb\u00a0sp é ü",
+		" " + long + " ", long + "  " + long, "x" + strings.Repeat("y", 300) + " z", "a !b", "\u2028sep\u2029",
+	}
+	for _, s := range texts {
+		for a := 0; a <= len(s); a++ {
+			if a < len(s) && !utf8.RuneStart(s[a]) {
+				continue
+			}
+			for b := a; b <= len(s); b += 1 + b/40 {
+				if b < len(s) && !utf8.RuneStart(s[b]) {
+					continue
+				}
+				if got, want := string(appendSnippet(nil, []byte(s), a, b)), refCut(s, a, b); got != want {
+					t.Fatalf("appendSnippet(%q, %d, %d) = %q, want %q", s, a, b, got, want)
+				}
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"encoding/binary"
 	"slices"
 	"unicode"
 	"unicode/utf8"
@@ -48,6 +49,22 @@ func appendSnippet(dst, s []byte, a, b int) []byte {
 		}
 		_, size := utf8.DecodeRune(s[hi:])
 		hi += size
+	}
+	end := hi
+	if long {
+		end = a + len(match)
+	}
+	// A space at either end stays only next to an ellipsis.
+	if oneLineAlready(s[lo:end]) && (lo == end || (lo > 0 || s[lo] != ' ') && (long || hi < len(s) || s[end-1] != ' ')) {
+		// Nothing to collapse: copy (most snippets of prose).
+		if lo > 0 {
+			dst = append(dst, ellipsis...)
+		}
+		dst = append(dst, s[lo:end]...)
+		if long || hi < len(s) {
+			dst = append(dst, ellipsis...)
+		}
+		return dst
 	}
 	o := oneLiner{dst: dst, start: len(dst)}
 	if lo > 0 {
@@ -115,3 +132,35 @@ func (o *oneLiner) write(p []byte) {
 }
 
 var asciiSpace = [utf8.RuneSelf]bool{' ': true, '\t': true, '\n': true, '\v': true, '\f': true, '\r': true}
+
+// oneLineAlready reports whether b is ASCII without control characters
+// and without two spaces in a row. It may say no for some text that is
+// (a space followed by "!"), never yes for text that is not.
+func oneLineAlready(b []byte) bool {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	prevSpace := false
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		if ((x-ones*0x20)&^x|x)&high != 0 {
+			return false // a control character or not ASCII
+		}
+		sp := x ^ (ones * ' ')
+		z := (sp - ones) &^ sp & high // spaces (and maybe a byte after one)
+		if z&(z<<8) != 0 || prevSpace && z&0x80 != 0 {
+			return false
+		}
+		prevSpace = b[i+7] == ' '
+	}
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c < ' ' || c >= utf8.RuneSelf || c == ' ' && prevSpace {
+			return false
+		}
+		prevSpace = c == ' '
+	}
+	return true
+}
