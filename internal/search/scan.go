@@ -342,6 +342,7 @@ type header struct {
 	typEsc, turnEsc bool
 	tsEsc           bool
 	data            []byte
+	dataAt          int // offset of data in the line
 }
 
 // time returns the event's time in UTC (zero when it is not RFC 3339).
@@ -396,7 +397,7 @@ func parseHeader(line []byte) (header, bool) {
 				// nothing after a damage).
 				if end := bytes.LastIndexByte(s.b, '}'); end > start && onlySpace(s.b[end+1:]) {
 					if d := bytes.TrimRight(s.b[start:end], " \t\r\n"); len(d) > 1 && d[len(d)-1] == '}' {
-						h.data = d
+						h.data, h.dataAt = d, start
 						return h, h.seq > 0 && hasType
 					}
 				}
@@ -404,7 +405,7 @@ func parseHeader(line []byte) (header, bool) {
 			if !s.skip(0) {
 				return h, false
 			}
-			h.data = s.b[start:s.pos]
+			h.data, h.dataAt = s.b[start:s.pos], start
 		case "seq":
 			if !s.skip(0) {
 				return h, false

@@ -281,7 +281,18 @@ type worker struct {
 	// the match verify found: found[a:b] is it
 	found []byte
 	a, b  int
+	// first is where the line's first needle is in the data verified
+	first int
 }
+
+// needleState is what is known of a string holding the needle.
+type needleState int8
+
+const (
+	needleUnknown needleState = iota
+	needleAbsent
+	needlePresent
+)
 
 func newWorker(sr *search, id int) *worker {
 	m := sr.m
@@ -463,9 +474,8 @@ func (w *worker) session(dir string, index int) (problem string, skipped bool) {
 		ff.reset()
 	}
 	for pos := 0; pos < len(data); {
-		start := pos
+		start, at := pos, -1
 		if m.needle != nil {
-			var at int
 			if ff != nil {
 				at = ff.index(data, pos)
 			} else if i := bytes.Index(data[pos:], m.needle); i >= 0 {
@@ -489,7 +499,13 @@ func (w *worker) session(dir string, index int) (problem string, skipped bool) {
 		if !ok || len(hd.data) == 0 {
 			continue // a torn or damaged line: nothing trustworthy to show
 		}
-		if !w.verify(m, hd.data) {
+		// The first needle in the line is at; where it lies in the data
+		// saves looking for it in the strings around it.
+		first := -1
+		if m.needle != nil {
+			first = at - start - hd.dataAt
+		}
+		if !w.verify(m, hd.data, first) {
 			continue
 		}
 		h := hit{worker: w.id, session: int32(index), kind: w.kindOf(hd), seq: hd.seq, pos: int64(start)}
@@ -627,8 +643,12 @@ func kindOf(typ string) string {
 
 // verify matches the string values of an event's data, in document order,
 // and leaves the first match in w.found[w.a:w.b].
-func (w *worker) verify(m *matcher, data []byte) bool {
+//
+// first is the offset in data of the needle's first occurrence in the
+// line, or -1 when unknown (or in the line before data).
+func (w *worker) verify(m *matcher, data []byte, first int) bool {
 	w.found = nil
+	w.first = first
 	s := lineScanner{b: data}
 	w.value(m, &s, nil, 0, 0)
 	return w.found != nil
@@ -647,11 +667,21 @@ func (w *worker) value(m *matcher, s *lineScanner, key []byte, depth, nest int) 
 	}
 	switch s.b[s.pos] {
 	case '"':
+		start := s.pos + 1
 		raw, esc, ok := s.strEsc()
 		if !ok {
 			return false
 		}
-		return w.match(m, raw, esc, key, nest)
+		has := needleUnknown
+		if nest == 0 && w.first >= 0 {
+			switch {
+			case start+len(raw) <= w.first:
+				has = needleAbsent // the string ends before it
+			case start <= w.first && w.first+len(m.needle) <= start+len(raw):
+				has = needlePresent
+			}
+		}
+		return w.match(m, raw, esc, key, nest, has)
 	case '{':
 		s.pos++
 		s.ws()
@@ -774,11 +804,11 @@ func validLiteral(b []byte) bool {
 
 // match matches one string value whose escaped contents are raw. It
 // returns false on a match.
-func (w *worker) match(m *matcher, raw []byte, esc bool, key []byte, nest int) bool {
-	if skipKey(key) {
+func (w *worker) match(m *matcher, raw []byte, esc bool, key []byte, nest int, has needleState) bool {
+	if skipKey(key) || has == needleAbsent {
 		return true
 	}
-	if m.needle != nil {
+	if m.needle != nil && has == needleUnknown {
 		if m.needleFinder != nil {
 			if m.needleFinder.first(raw) < 0 {
 				return true
