@@ -231,7 +231,7 @@ func appendUnescaped(dst, raw []byte) []byte {
 	start := len(dst)
 	dst = slices.Grow(dst, len(raw))
 	for len(raw) > 0 {
-		i := bytes.IndexByte(raw, '\\')
+		i := indexBackslash(raw)
 		if i < 0 {
 			dst = append(dst, raw...)
 			break
@@ -287,6 +287,28 @@ func appendUnescaped(dst, raw []byte) []byte {
 		dst = append(dst[:start], fixed...)
 	}
 	return dst
+}
+
+// indexBackslash is bytes.IndexByte(b, '\\') for the short runs between
+// escapes, eight bytes at a time without a call.
+func indexBackslash(b []byte) int {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:]) ^ (ones * '\\')
+		if t := (x - ones) &^ x & high; t != 0 {
+			return i + bits.TrailingZeros64(t)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] == '\\' {
+			return i
+		}
+	}
+	return -1
 }
 
 // appendValidUTF8 appends b with each invalid byte replaced by U+FFFD, as
