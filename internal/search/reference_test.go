@@ -648,3 +648,35 @@ func TestSnippetEveryCut(t *testing.T) {
 		}
 	}
 }
+
+func TestTimelineHasLooksOnlyAtPaths(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		q, tl string
+		want  bool
+	}{
+		{"zebra", `{"v":1,"type":"checkpoint.created","checkpoint":"cp1","prompt":"a zebra"}` + "\n", false},
+		{"zebra", `{"v":1,"type":"turn.completed","checkpoint":"cp1","paths":["a/zebra.go"]}` + "\n", true},
+		{"Zebra", `{"v":1,"type":"turn.completed","checkpoint":"cp1","paths":["a/Zebra.go"],"prompt":"Zebra"}` + "\n", true},
+		{"zebra", `{"prompt":"zebra","paths":["x"]}` + "\n" + `{"paths":["y"],"reason":"zebra"}` + "\n", false},
+		{"zebra", `{"prompt":"zebra","paths":["x","]zebra"]}`, true},
+		{"zebra", `{"prompt":"zebra","Paths":["x"]}` + "\n", true},         // encoding/json takes Paths for paths
+		{"zebra", `{"prompt":"zebra","pa\u0074hs":["x"]}` + "\n", true},    // an escaped key
+		{"zebra", `{"prompt":"zebra","paths" : ["zebra"]}` + "\n", true},   // not the plain form
+		{"zebra", `{"prompt":"zebra","paths":["unterminated` + "\n", true}, // damaged
+		{"zebra", `{"prompt":"no match here"}` + "\n", false},
+	} {
+		m, err := compile(tc.q, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ff *foldFinder
+		if m.fold {
+			ff = newFoldFinder(m.needle)
+		}
+		got := timelineHas(m, ff, func() ([]byte, error) { return []byte(tc.tl), nil })
+		if got != tc.want {
+			t.Errorf("timelineHas(%q, %s) = %v, want %v", tc.q, tc.tl, got, tc.want)
+		}
+	}
+}

@@ -563,17 +563,69 @@ func (w *worker) kindOf(hd header) int32 {
 	return w.intern(hd.typ)
 }
 
-// timelineHas reports whether the timeline's bytes hold the needle.
+// timelineHas reports whether the timeline's bytes may hold a match in a
+// turn's changed paths: whether the needle is in them. A needle only in
+// prompts or ids does not count, so a search whose hits are all dropped
+// does not decode the timeline for them. Any line it does not fully
+// understand counts as holding one.
 func timelineHas(m *matcher, ff *foldFinder, read func() ([]byte, error)) bool {
 	tl, err := read()
 	if err != nil {
 		return false
 	}
-	if ff == nil {
-		return bytes.Contains(tl, m.needle)
+	if ff != nil {
+		ff.reset()
 	}
-	ff.reset()
-	return ff.index(tl, 0) >= 0
+	var low []byte
+	for pos := 0; pos < len(tl); {
+		var at int
+		if ff != nil {
+			at = ff.index(tl, pos)
+		} else if i := bytes.Index(tl[pos:], m.needle); i >= 0 {
+			at = pos + i
+		} else {
+			at = -1
+		}
+		if at < 0 {
+			return false
+		}
+		start := bytes.LastIndexByte(tl[:at], '\n') + 1
+		end := len(tl)
+		if nl := bytes.IndexByte(tl[at:], '\n'); nl >= 0 {
+			end = at + nl
+		}
+		line := tl[start:end]
+		// Every key that could decode as "paths" (encoding/json matches
+		// keys ignoring case, and keys may be escaped) must be the plain
+		// `"paths":[`, and no needle may lie in those arrays.
+		low = lowerASCII(low, line)
+		if bytes.Contains(line, []byte(`\u`)) || bytes.Count(low, []byte("paths")) != bytes.Count(line, []byte(`"paths":[`)) {
+			return true
+		}
+		for rest := 0; ; {
+			i := bytes.Index(line[rest:], []byte(`"paths":[`))
+			if i < 0 {
+				break
+			}
+			open := rest + i + len(`"paths":`)
+			s := lineScanner{b: line, pos: open}
+			if !s.skip(0) {
+				return true
+			}
+			var in bool
+			if ff != nil {
+				in = m.needleFinder.first(line[open:s.pos]) >= 0
+			} else {
+				in = bytes.Contains(line[open:s.pos], m.needle)
+			}
+			if in {
+				return true
+			}
+			rest = s.pos
+		}
+		pos = end + 1
+	}
+	return false
 }
 
 // pathHits matches the paths each turn changed.
