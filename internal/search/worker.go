@@ -534,7 +534,7 @@ func (w *worker) session(dir string, index int) (problem string, skipped bool) {
 	// Paths changed by shell commands are in no event; the timeline keeps
 	// each turn's changed paths. Its bytes are prefiltered like the
 	// events' before it is decoded.
-	if st != nil || m.needle == nil || timelineHas(m, ff, timelineData) {
+	if st != nil || m.needle == nil || w.timelineHas(timelineData) {
 		w.pathHits(index, state(), m)
 	}
 	if len(problems) > 0 {
@@ -564,15 +564,28 @@ func (w *worker) kindOf(hd header) int32 {
 }
 
 // timelineHas reports whether the timeline's bytes may hold a match in a
-// turn's changed paths: whether the needle is in them. A needle only in
-// prompts or ids does not count, so a search whose hits are all dropped
-// does not decode the timeline for them. Any line it does not fully
-// understand counts as holding one.
-func timelineHas(m *matcher, ff *foldFinder, read func() ([]byte, error)) bool {
+// turn's changed paths. The Kelvin sign and the long s are looked for in
+// the timeline itself: the events may have neither.
+func (w *worker) timelineHas(read func() ([]byte, error)) bool {
 	tl, err := read()
 	if err != nil {
 		return false
 	}
+	m, ff := w.m, w.ff
+	if m.fold && (bytes.Contains(tl, kelvin) || bytes.Contains(tl, longS)) {
+		m, ff = w.km, w.kf
+		if m.needle == nil {
+			return true
+		}
+	}
+	return pathsHold(m, ff, tl)
+}
+
+// pathsHold reports whether the needle is in the changed paths of
+// timeline bytes. A needle only in prompts or ids does not count, so a
+// search whose hits are all dropped does not decode the timeline for
+// them. Any line it does not fully understand counts as holding one.
+func pathsHold(m *matcher, ff *foldFinder, tl []byte) bool {
 	if ff != nil {
 		ff.reset()
 	}
