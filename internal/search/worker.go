@@ -52,8 +52,8 @@ const (
 	chunkRoom = 4 << 10
 )
 
-// snippetStart makes room for a snippet in the current chunk and returns
-// where it starts.
+// snippetStart makes room for a snippet in the current chunk and records
+// in h where it starts; snippetEnd records its length.
 func (w *worker) snippetStart(h *hit) {
 	if cap(w.arena)-len(w.arena) < chunkRoom {
 		if w.arena != nil {
