@@ -104,6 +104,12 @@ type matcher struct {
 	// needleFinder and litFinder find needle and lit ignoring case
 	// (when fold and they are ASCII).
 	needleFinder, litFinder *foldFinder
+	// litKS says lit has a k or an s, the letters the Kelvin sign and the
+	// long s fold to; without one, neither rune can be part of a match.
+	litKS bool
+	// needleKS says the same of needle: without one, kNeedle is needle
+	// and files need not be checked for those runes.
+	needleKS bool
 }
 
 // find locates the first match of the query in a decoded string.
@@ -117,7 +123,7 @@ func (m *matcher) find(s []byte) (int, int, bool) {
 		}
 		// The Kelvin sign and the long s fold to k and s: where they are,
 		// only the regular expression finds the first match.
-		if !m.fold || !hasKelvinOrLongS(s) {
+		if !m.fold || !m.litKS || !hasKelvinOrLongS(s) {
 			if i < 0 {
 				return 0, 0, false
 			}
@@ -173,6 +179,8 @@ func compile(q string, isRegex bool) (*matcher, error) {
 	m.needle = prefilterNeedle(q, m.fold, false)
 	m.kNeedle = prefilterNeedle(q, m.fold, true)
 	m.lit, m.litASCII = []byte(q), isASCII(q)
+	m.litKS = bytes.ContainsAny(m.lit, "kKsS")
+	m.needleKS = bytes.ContainsAny(m.needle, "kKsS")
 	if m.fold {
 		m.lit = lowerASCII(nil, m.lit)
 		if m.litASCII {

@@ -467,7 +467,7 @@ func (w *worker) session(dir string, index int) (problem string, skipped bool) {
 		problems = append(problems, fmt.Sprintf("%s unreadable: %v", session.EventsFile, err))
 	}
 	m, ff := w.m, w.ff
-	if m.fold && m.needle != nil && (bytes.Contains(data, kelvin) || bytes.Contains(data, longS)) {
+	if m.fold && m.needleKS && (bytes.Contains(data, kelvin) || bytes.Contains(data, longS)) {
 		m, ff = w.km, w.kf
 	}
 	if ff != nil {
@@ -572,7 +572,7 @@ func (w *worker) timelineHas(read func() ([]byte, error)) bool {
 		return false
 	}
 	m, ff := w.m, w.ff
-	if m.fold && (bytes.Contains(tl, kelvin) || bytes.Contains(tl, longS)) {
+	if m.fold && m.needleKS && (bytes.Contains(tl, kelvin) || bytes.Contains(tl, longS)) {
 		m, ff = w.km, w.kf
 		if m.needle == nil {
 			return true
