@@ -75,7 +75,9 @@ func runSessionsSearch(c *cobra.Command, o *rootOptions, so *searchOptions, quer
 		return o.report(err, code)
 	}
 	if o.outputFormat == "json" {
-		return writeJSON(o, res)
+		// The same bytes writeJSON would write, without reflection: with
+		// --limit 0 a result can hold hundreds of thousands of hits.
+		return res.WriteJSON(o.io.Out)
 	}
 	for _, p := range res.Problems {
 		fmt.Fprintln(o.io.ErrOut, "yolop: warning:", p)

@@ -104,3 +104,40 @@ func equalFoldASCII(text, lower []byte) bool {
 	}
 	return true
 }
+
+// first returns the first match in h, or -1. Unlike index it keeps no
+// state: it is for the short strings of one line.
+func (f *foldFinder) first(h []byte) int {
+	best := -1
+	for _, c := range [2]byte{f.lo, f.up} {
+		if at := f.firstWith(h, c, best); at >= 0 {
+			best = at
+		}
+		if f.up == f.lo {
+			break
+		}
+	}
+	return best
+}
+
+// firstWith returns the first match whose rare byte is c and that starts
+// before limit (anywhere when limit < 0), or -1.
+func (f *foldFinder) firstWith(h []byte, c byte, limit int) int {
+	n := len(f.needle)
+	last := len(h) - n + f.k // the last place the rare byte can be
+	if limit >= 0 {
+		last = min(last, limit+f.k-1)
+	}
+	for i := f.k; i <= last; {
+		j := bytes.IndexByte(h[i:last+1], c)
+		if j < 0 {
+			return -1
+		}
+		i += j
+		if equalFoldASCII(h[i-f.k:i-f.k+n], f.needle) {
+			return i - f.k
+		}
+		i++
+	}
+	return -1
+}

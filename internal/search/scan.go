@@ -2,8 +2,9 @@ package search
 
 import (
 	"bytes"
-	"strconv"
-	"strings"
+	"encoding/binary"
+	"math/bits"
+	"slices"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -34,37 +35,78 @@ func (s *lineScanner) ws() {
 // str reads a string token and returns its escaped contents (without the
 // quotes).
 func (s *lineScanner) str() ([]byte, bool) {
+	raw, _, ok := s.strEsc()
+	return raw, ok
+}
+
+// strEsc is str that also says whether the contents hold an escape.
+func (s *lineScanner) strEsc() ([]byte, bool, bool) {
 	if s.pos >= len(s.b) || s.b[s.pos] != '"' {
-		return nil, false
+		return nil, false, false
 	}
-	start := s.pos + 1
-	for i := start; i < len(s.b); i++ {
-		switch c := s.b[i]; {
-		case c == '\\':
-			// Only JSON's escapes: anything else is not a string
-			// encoding/json would accept.
-			if i+1 >= len(s.b) {
-				return nil, false
+	end, esc, ok := scanString(s.b, s.pos+1)
+	if !ok {
+		return nil, false, false
+	}
+	raw := s.b[s.pos+1 : end]
+	s.pos = end + 1
+	return raw, esc, true
+}
+
+// scanString finds the closing quote of a string token whose contents
+// start at b[i]. It accepts only what encoding/json accepts (JSON's
+// escapes, no control characters) and looks at eight bytes at a time:
+// string contents are most of every line a search verifies.
+func scanString(b []byte, i int) (end int, esc, ok bool) {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	for {
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			q := x ^ (ones * '"')
+			bs := x ^ (ones * '\\')
+			// The lowest flagged byte is exact: a quote, a backslash or a
+			// control character.
+			t := ((q - ones) &^ q) | ((bs - ones) &^ bs) | ((x - ones*0x20) &^ x)
+			if t &= high; t != 0 {
+				i += bits.TrailingZeros64(t) / 8
+				break
 			}
-			i++
-			switch s.b[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if _, n := hex4(s.b[i+1:]); n == 0 {
-					return nil, false
-				}
-				i += 4
-			default:
-				return nil, false
+			i += 8
+		}
+		for ; i < len(b); i++ {
+			if c := b[i]; c == '"' || c == '\\' || c < 0x20 {
+				break
 			}
+		}
+		if i >= len(b) {
+			return 0, false, false
+		}
+		switch c := b[i]; {
 		case c == '"':
-			s.pos = i + 1
-			return s.b[start:i], true
+			return i, esc, true
 		case c < 0x20:
-			return nil, false
+			return 0, false, false
+		}
+		// A backslash: only JSON's escapes.
+		esc = true
+		if i+1 >= len(b) {
+			return 0, false, false
+		}
+		switch b[i+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			i += 2
+		case 'u':
+			if _, n := hex4(b[i+2:]); n == 0 {
+				return 0, false, false
+			}
+			i += 6
+		default:
+			return 0, false, false
 		}
 	}
-	return nil, false
 }
 
 // skip steps over one value.
@@ -177,46 +219,56 @@ func keyString(raw []byte) string {
 // are kept as they are and invalid UTF-8 becomes U+FFFD, as
 // encoding/json would decode it.
 func unescape(raw []byte) string {
-	if bytes.IndexByte(raw, '\\') < 0 {
-		if utf8.Valid(raw) {
-			return string(raw)
-		}
-		return validUTF8(raw)
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw)
 	}
-	out := make([]byte, 0, len(raw))
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' || i+1 >= len(raw) {
-			out = append(out, c)
-			continue
+	return string(appendUnescaped(nil, raw))
+}
+
+// appendUnescaped appends the decoded contents of a JSON string token to
+// dst, with unescape's rules.
+func appendUnescaped(dst, raw []byte) []byte {
+	start := len(dst)
+	dst = slices.Grow(dst, len(raw))
+	for len(raw) > 0 {
+		i := indexBackslash(raw)
+		if i < 0 {
+			dst = append(dst, raw...)
+			break
 		}
-		i++
-		switch raw[i] {
+		dst = append(dst, raw[:i]...)
+		raw = raw[i:]
+		if len(raw) == 1 {
+			dst = append(dst, '\\')
+			break
+		}
+		n := 2
+		switch raw[1] {
 		case '"', '\\', '/':
-			out = append(out, raw[i])
+			dst = append(dst, raw[1])
 		case 'b':
-			out = append(out, '\b')
+			dst = append(dst, '\b')
 		case 'f':
-			out = append(out, '\f')
+			dst = append(dst, '\f')
 		case 'n':
-			out = append(out, '\n')
+			dst = append(dst, '\n')
 		case 'r':
-			out = append(out, '\r')
+			dst = append(dst, '\r')
 		case 't':
-			out = append(out, '\t')
+			dst = append(dst, '\t')
 		case 'u':
-			r, n := hex4(raw[i+1:])
-			if n == 0 {
-				out = append(out, '\\', 'u')
-				continue
+			r, m := hex4(raw[2:])
+			if m == 0 {
+				dst = append(dst, '\\', 'u')
+				break
 			}
-			i += n
+			n += m
 			if utf16.IsSurrogate(r) {
-				if i+2 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
-					if r2, n2 := hex4(raw[i+3:]); n2 > 0 {
+				if len(raw) >= n+2 && raw[n] == '\\' && raw[n+1] == 'u' {
+					if r2, m2 := hex4(raw[n+2:]); m2 > 0 {
 						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
 							r = d
-							i += 2 + n2
+							n += 2 + m2
 						}
 					}
 				}
@@ -224,30 +276,54 @@ func unescape(raw []byte) string {
 					r = utf8.RuneError
 				}
 			}
-			out = utf8.AppendRune(out, r)
+			dst = utf8.AppendRune(dst, r)
 		default:
-			out = append(out, '\\', raw[i])
+			dst = append(dst, '\\', raw[1])
 		}
+		raw = raw[n:]
 	}
-	if !utf8.Valid(out) {
-		return validUTF8(out)
+	if !utf8.Valid(dst[start:]) {
+		fixed := appendValidUTF8(nil, dst[start:])
+		dst = append(dst[:start], fixed...)
 	}
-	return string(out)
+	return dst
 }
 
-// validUTF8 replaces each invalid byte with U+FFFD, as encoding/json does.
-func validUTF8(b []byte) string {
-	var sb strings.Builder
+// indexBackslash is bytes.IndexByte(b, '\\') for the short runs between
+// escapes, eight bytes at a time without a call.
+func indexBackslash(b []byte) int {
+	const (
+		ones = 0x0101010101010101
+		high = 0x8080808080808080
+	)
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:]) ^ (ones * '\\')
+		if t := (x - ones) &^ x & high; t != 0 {
+			return i + bits.TrailingZeros64(t)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] == '\\' {
+			return i
+		}
+	}
+	return -1
+}
+
+// appendValidUTF8 appends b with each invalid byte replaced by U+FFFD, as
+// encoding/json decodes it.
+func appendValidUTF8(dst, b []byte) []byte {
 	for len(b) > 0 {
 		r, n := utf8.DecodeRune(b)
 		if r == utf8.RuneError && n == 1 {
-			sb.WriteRune(utf8.RuneError)
+			dst = utf8.AppendRune(dst, utf8.RuneError)
 		} else {
-			sb.Write(b[:n])
+			dst = append(dst, b[:n]...)
 		}
 		b = b[n:]
 	}
-	return sb.String()
+	return dst
 }
 
 func hex4(b []byte) (rune, int) {
@@ -280,13 +356,29 @@ func onlySpace(b []byte) bool {
 	return true
 }
 
-// header is the top level of an event line.
+// header is the top level of an event line. String fields are their
+// escaped contents.
 type header struct {
-	seq  int64
-	typ  string
-	ts   time.Time
-	turn string
-	data []byte
+	seq             int64
+	typ, turn, ts   []byte
+	typEsc, turnEsc bool
+	tsEsc           bool
+	data            []byte
+	dataAt          int // offset of data in the line
+}
+
+// time returns the event's time in UTC (zero when it is not RFC 3339).
+func (h *header) time() time.Time {
+	if !h.tsEsc {
+		if t, ok := parseRFC3339UTC(h.ts); ok {
+			return t
+		}
+	}
+	t, err := time.Parse(time.RFC3339Nano, unescape(h.ts))
+	if err != nil {
+		return time.Time{}
+	}
+	return t.UTC()
 }
 
 // parseHeader reads an event line's top-level members.
@@ -298,6 +390,7 @@ func parseHeader(line []byte) (header, bool) {
 		return h, false
 	}
 	s.pos++
+	hasType := false
 	for {
 		s.ws()
 		if s.pos < len(s.b) && s.b[s.pos] == '}' {
@@ -314,39 +407,63 @@ func parseHeader(line []byte) (header, bool) {
 		s.pos++
 		s.ws()
 		start := s.pos
-		if string(k) == "data" && start < len(s.b) && s.b[start] == '{' {
-			// yolop writes data last: take the rest of the object without
-			// scanning it twice (matchData scans it, and finds nothing in
-			// a malformed one).
-			if end := bytes.LastIndexByte(s.b, '}'); end > start && onlySpace(s.b[end+1:]) {
-				if d := bytes.TrimRight(s.b[start:end], " \t\r\n"); len(d) > 1 && d[len(d)-1] == '}' {
-					h.data = d
-					break
+		var (
+			raw []byte
+			esc bool
+		)
+		switch string(k) {
+		case "data":
+			if start < len(s.b) && s.b[start] == '{' {
+				// yolop writes data last: take the rest of the object
+				// without scanning it twice (verify scans it, and finds
+				// nothing after a damage).
+				if end := bytes.LastIndexByte(s.b, '}'); end > start && onlySpace(s.b[end+1:]) {
+					if d := bytes.TrimRight(s.b[start:end], " \t\r\n"); len(d) > 1 && d[len(d)-1] == '}' {
+						h.data, h.dataAt = d, start
+						return h, h.seq > 0 && hasType
+					}
 				}
 			}
-		}
-		if !s.skip(0) {
-			return h, false
-		}
-		v := s.b[start:s.pos]
-		switch string(k) {
+			if !s.skip(0) {
+				return h, false
+			}
+			h.data, h.dataAt = s.b[start:s.pos], start
 		case "seq":
-			n, err := strconv.ParseInt(string(v), 10, 64)
-			if err != nil {
+			if !s.skip(0) {
+				return h, false
+			}
+			n, ok := parseSeq(s.b[start:s.pos])
+			if !ok {
 				return h, false
 			}
 			h.seq = n
-		case "type":
-			h.typ = unescape(bytes.Trim(v, `"`))
-		case "turn":
-			h.turn = unescape(bytes.Trim(v, `"`))
-		case "ts":
-			t, err := time.Parse(time.RFC3339Nano, string(bytes.Trim(v, `"`)))
-			if err == nil {
-				h.ts = t
+		case "type", "turn", "ts":
+			if start < len(s.b) && s.b[start] == '"' {
+				raw, esc, ok = s.strEsc()
+			} else {
+				// Not a string: step over it; a type that is no string
+				// makes the line unusable, a turn or time is left empty.
+				ok = s.skip(0)
+				raw, esc = nil, false
+				if ok && string(k) == "type" {
+					return h, false
+				}
 			}
-		case "data":
-			h.data = v
+			if !ok {
+				return h, false
+			}
+			switch string(k) {
+			case "type":
+				h.typ, h.typEsc, hasType = raw, esc, len(raw) > 0
+			case "turn":
+				h.turn, h.turnEsc = raw, esc
+			case "ts":
+				h.ts, h.tsEsc = raw, esc
+			}
+		default:
+			if !s.skip(0) {
+				return h, false
+			}
 		}
 		s.ws()
 		if s.pos < len(s.b) && s.b[s.pos] == ',' {
@@ -358,5 +475,72 @@ func parseHeader(line []byte) (header, bool) {
 		}
 		return h, false
 	}
-	return h, h.seq > 0 && h.typ != ""
+	return h, h.seq > 0 && hasType
+}
+
+// parseSeq parses a JSON integer.
+func parseSeq(b []byte) (int64, bool) {
+	if len(b) > 0 && len(b) <= 18 && (b[0] != '0' || len(b) == 1) {
+		var n int64
+		for _, c := range b {
+			if c < '0' || c > '9' {
+				return jsonInt(b)
+			}
+			n = n*10 + int64(c-'0')
+		}
+		return n, true
+	}
+	return jsonInt(b)
+}
+
+// parseRFC3339UTC parses the form yolop writes, 2006-01-02T15:04:05Z with
+// an optional fraction of up to nine digits, as time.Parse would; ok is
+// false for anything else (the caller then uses time.Parse).
+func parseRFC3339UTC(b []byte) (time.Time, bool) {
+	if len(b) < 20 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' || b[len(b)-1] != 'Z' {
+		return time.Time{}, false
+	}
+	num := func(b []byte) int {
+		n := 0
+		for _, c := range b {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	year, month, day := num(b[0:4]), num(b[5:7]), num(b[8:10])
+	hour, minute, sec := num(b[11:13]), num(b[14:16]), num(b[17:19])
+	if year < 0 || month < 1 || month > 12 || day < 1 || day > daysIn(month, year) || hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return time.Time{}, false
+	}
+	nsec := 0
+	if frac := b[19 : len(b)-1]; len(frac) > 0 {
+		if len(frac) < 2 || len(frac) > 10 || frac[0] != '.' {
+			return time.Time{}, false
+		}
+		n := num(frac[1:])
+		if n < 0 {
+			return time.Time{}, false
+		}
+		for i := len(frac) - 1; i < 9; i++ {
+			n *= 10
+		}
+		nsec = n
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
+}
+
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }

@@ -6,23 +6,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"regexp/syntax"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/session/jsonl"
-	"github.com/yolop-dev/yolop/internal/timeline"
 )
 
 // MaxQuery is the longest query accepted, in bytes.
@@ -106,34 +101,44 @@ type matcher struct {
 	lit []byte
 	// litASCII says lit is ASCII, so ASCII lowercasing finds it.
 	litASCII bool
+	// needleFinder and litFinder find needle and lit ignoring case
+	// (when fold and they are ASCII).
+	needleFinder, litFinder *foldFinder
+	// litKS says lit has a k or an s, the letters the Kelvin sign and the
+	// long s fold to; without one, neither rune can be part of a match.
+	litKS bool
+	// needleKS says the same of needle: without one, kNeedle is needle
+	// and files need not be checked for those runes.
+	needleKS bool
 }
 
-// find locates the query in a decoded string.
-func (m *matcher) find(s string, scratch *[]byte) (int, int, bool) {
+// find locates the first match of the query in a decoded string.
+func (m *matcher) find(s []byte) (int, int, bool) {
 	if m.lit != nil && m.litASCII {
 		var i int
 		if m.fold {
-			*scratch = lowerASCII(*scratch, []byte(s))
-			i = bytes.Index(*scratch, m.lit)
+			i = m.litFinder.first(s)
 		} else {
-			i = strings.Index(s, string(m.lit))
+			i = bytes.Index(s, m.lit)
 		}
-		if i >= 0 {
+		// The Kelvin sign and the long s fold to k and s: where they are,
+		// only the regular expression finds the first match.
+		if !m.fold || !m.litKS || !hasKelvinOrLongS(s) {
+			if i < 0 {
+				return 0, 0, false
+			}
 			return i, i + len(m.lit), true
 		}
-		if !m.fold || !hasKelvinOrLongS(s) {
-			return 0, 0, false
-		}
 	}
-	loc := m.re.FindStringIndex(s)
+	loc := m.re.FindIndex(s)
 	if loc == nil {
 		return 0, 0, false
 	}
 	return loc[0], loc[1], true
 }
 
-func hasKelvinOrLongS(s string) bool {
-	return strings.Contains(s, "\u212a") || strings.Contains(s, "\u017f")
+func hasKelvinOrLongS(s []byte) bool {
+	return bytes.Contains(s, kelvin) || bytes.Contains(s, longS)
 }
 
 // compile checks the query and builds its matcher.
@@ -174,8 +179,16 @@ func compile(q string, isRegex bool) (*matcher, error) {
 	m.needle = prefilterNeedle(q, m.fold, false)
 	m.kNeedle = prefilterNeedle(q, m.fold, true)
 	m.lit, m.litASCII = []byte(q), isASCII(q)
+	m.litKS = bytes.ContainsAny(m.lit, "kKsS")
+	m.needleKS = bytes.ContainsAny(m.needle, "kKsS")
 	if m.fold {
 		m.lit = lowerASCII(nil, m.lit)
+		if m.litASCII {
+			m.litFinder = newFoldFinder(m.lit)
+		}
+		if m.needle != nil {
+			m.needleFinder = newFoldFinder(m.needle)
+		}
 	}
 	return m, nil
 }
@@ -299,73 +312,6 @@ func lowerASCII(dst, src []byte) []byte {
 	return dst
 }
 
-// Search runs a search over every session of o.DataDir (or of o.Repo).
-func Search(o Options) (*Result, error) {
-	m, err := compile(o.Query, o.Regex)
-	if err != nil {
-		return nil, err
-	}
-	dirs, err := sessionDirs(o.DataDir)
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{Query: o.Query, Hits: []Hit{}}
-	type out struct {
-		hits    []Hit
-		problem string
-		skipped bool
-	}
-	outs := make([]out, len(dirs))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < max(1, min(runtime.GOMAXPROCS(0), len(dirs))); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var bufs buffers
-			for i := range next {
-				hits, problem, skipped := searchSession(dirs[i], o, m, &bufs)
-				outs[i] = out{hits, problem, skipped}
-			}
-		}()
-	}
-	for i := range dirs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for _, r := range outs {
-		if r.skipped {
-			continue
-		}
-		res.Sessions++
-		res.Hits = append(res.Hits, r.hits...)
-		if r.problem != "" {
-			res.Problems = append(res.Problems, r.problem)
-		}
-	}
-	slices.SortFunc(res.Hits, func(a, b Hit) int {
-		if c := b.Time.Compare(a.Time); c != 0 {
-			return c
-		}
-		if c := strings.Compare(b.SessionID, a.SessionID); c != 0 {
-			return c
-		}
-		if a.Seq != b.Seq {
-			return int(b.Seq - a.Seq)
-		}
-		if c := strings.Compare(a.Checkpoint, b.Checkpoint); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Kind, b.Kind)
-	})
-	if o.Limit > 0 && len(res.Hits) > o.Limit {
-		res.More = len(res.Hits) - o.Limit
-		res.Hits = res.Hits[:o.Limit]
-	}
-	return res, nil
-}
-
 // sessionDirs lists the session directories (ids that look like sessions).
 func sessionDirs(dataDir string) ([]string, error) {
 	parent := session.SessionsDir(dataDir)
@@ -405,310 +351,4 @@ func readWorkspace(dir string) (session.Workspace, error) {
 		return ws, err
 	}
 	return ws, json.Unmarshal(b, &ws)
-}
-
-// buffers are a worker's reusable memory.
-type buffers struct {
-	read []byte
-}
-
-// readInto reads a regular file (not through a symlink) into buf.
-func readInto(buf []byte, path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return buf, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return buf, err
-	}
-	if !fi.Mode().IsRegular() {
-		return buf, fmt.Errorf("%s is not a regular file", path)
-	}
-	buf = slices.Grow(buf[:0], int(fi.Size())+1)
-	for {
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF || n == 0 && err == nil {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, 4096)
-		}
-	}
-}
-
-func searchSession(dir string, o Options, m *matcher, bufs *buffers) (hits []Hit, problem string, skipped bool) {
-	id := filepath.Base(dir)
-	var problems []string
-	if o.Repo != "" {
-		ws, err := readWorkspace(dir)
-		if err != nil {
-			// Which repository it belongs to is unknown: say so rather
-			// than search it or drop it silently.
-			return nil, fmt.Sprintf("%s: not searched: %s is unreadable (%v)", id, session.WorkspaceFile, err), false
-		}
-		if !InRepo(ws, o.Repo) {
-			return nil, "", true
-		}
-	}
-	var st *timeline.State
-	state := func() *timeline.State {
-		if st == nil {
-			var err error
-			st, err = readTimeline(dir)
-			if err != nil && !errors.Is(err, os.ErrNotExist) {
-				problems = append(problems, fmt.Sprintf("timeline unreadable (%v); every hit is labeled abandoned", err))
-			}
-			if st.ReadOnly {
-				problems = append(problems, "timeline damaged ("+st.ReadOnlyReason+"); branches are labeled by its valid prefix")
-			}
-		}
-		return st
-	}
-	data, err := readInto(bufs.read[:0], filepath.Join(dir, session.EventsFile))
-	bufs.read = data
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		problems = append(problems, fmt.Sprintf("%s unreadable: %v", session.EventsFile, err))
-	}
-	if m.fold && m.needle != nil && (bytes.Contains(data, kelvin) || bytes.Contains(data, longS)) {
-		fm := *m
-		fm.needle = m.kNeedle
-		m = &fm
-	}
-	var ff *foldFinder
-	if m.fold && m.needle != nil {
-		ff = newFoldFinder(m.needle)
-		ff.reset()
-	}
-	var scratch []byte
-	for pos := 0; pos < len(data); {
-		start := pos
-		if m.needle != nil {
-			var at int
-			if ff != nil {
-				at = ff.index(data, pos)
-			} else if i := bytes.Index(data[pos:], m.needle); i >= 0 {
-				at = pos + i
-			} else {
-				at = -1
-			}
-			if at < 0 {
-				break
-			}
-			if nl := bytes.LastIndexByte(data[pos:at], '\n'); nl >= 0 {
-				start = pos + nl + 1
-			}
-		}
-		end := len(data)
-		if nl := bytes.IndexByte(data[start:], '\n'); nl >= 0 {
-			end = start + nl
-		}
-		pos = end + 1
-		h, ok := parseHeader(data[start:end])
-		if !ok || len(h.data) == 0 {
-			continue // a torn or damaged line: nothing trustworthy to show
-		}
-		snippet, ok := m.matchData(h.data, &scratch)
-		if !ok {
-			continue
-		}
-		active := state().InActiveRange(h.turn, h.seq)
-		if o.AbandonedOnly && active {
-			continue
-		}
-		hits = append(hits, Hit{SessionID: id, Checkpoint: h.turn, Branch: branchLabel(active), Time: h.ts.UTC(), Snippet: snippet, Kind: kindOf(h.typ), Seq: h.seq})
-	}
-	// Paths changed by shell commands are in no event; the timeline keeps
-	// each turn's changed paths. Its bytes are prefiltered like the
-	// events' before it is decoded.
-	if st != nil || m.needle == nil || timelineHas(dir, m) {
-		hits = append(hits, pathHits(id, state(), o, m, &scratch)...)
-	}
-	if len(problems) > 0 {
-		problem = id + ": " + strings.Join(problems, "; ")
-	}
-	return hits, problem, false
-}
-
-// timelineHas reports whether the timeline's bytes hold the needle.
-func timelineHas(dir string, m *matcher) bool {
-	tl, err := jsonl.ReadFile(filepath.Join(dir, session.TimelineFile))
-	if err != nil {
-		return false
-	}
-	if !m.fold {
-		return bytes.Contains(tl, m.needle)
-	}
-	f := newFoldFinder(m.needle)
-	f.reset()
-	return f.index(tl, 0) >= 0
-}
-
-// pathHits matches the paths each turn changed.
-func pathHits(id string, s *timeline.State, o Options, m *matcher, scratch *[]byte) []Hit {
-	var hits []Hit
-	for _, cid := range s.Order {
-		cp := s.Checkpoints[cid]
-		active := s.Active(cid)
-		if o.AbandonedOnly && active {
-			continue
-		}
-		for _, p := range cp.Paths {
-			if a, b, ok := m.find(p, scratch); ok {
-				hits = append(hits, Hit{SessionID: id, Checkpoint: cid, Branch: branchLabel(active), Time: cp.Created.UTC(), Snippet: "changed " + cut(p, a, b), Kind: KindPath})
-				break
-			}
-		}
-	}
-	return hits
-}
-
-func branchLabel(active bool) string {
-	if active {
-		return BranchActive
-	}
-	return BranchAbandoned
-}
-
-// keys whose string values are never searched: ids, names of the
-// provider and model, roles, and opaque reasoning blobs.
-var skipKeys = map[string]bool{
-	"provider": true, "model": true, "id": true, "call_id": true, "tool_call_id": true,
-	"role": true, "stop_reason": true, "signature": true, "redacted": true, "status": true, "kind": true,
-}
-
-// kindOf names the part of the history an event type holds.
-func kindOf(typ string) string {
-	switch typ {
-	case "user.message":
-		return KindPrompt
-	case "assistant.message":
-		return KindAssistant
-	case "tool.result":
-		return KindTool
-	case "notice":
-		return KindNotice
-	case "turn.error":
-		return KindError
-	}
-	return typ
-}
-
-// matchData matches the string values of an event's data, in document
-// order, and returns the snippet of the first match.
-func (m *matcher) matchData(data []byte, scratch *[]byte) (string, bool) {
-	found := ""
-	var visit func(key, raw []byte) bool
-	depth := 0
-	visit = func(key, raw []byte) bool {
-		if skipKeys[string(key)] {
-			return false
-		}
-		if m.needle != nil && !m.rawHas(raw, scratch) {
-			return false
-		}
-		str := unescape(raw)
-		if (string(key) == "arguments" || string(key) == "args") && depth < 2 && strings.HasPrefix(strings.TrimSpace(str), "{") {
-			// Tool-call arguments are JSON text: match their values, not
-			// their quoting. Malformed arguments are matched as text.
-			depth++
-			sc := &lineScanner{b: []byte(str)}
-			complete := sc.value(nil, 0, visit)
-			depth--
-			if found != "" || complete {
-				return found != ""
-			}
-		}
-		if a, b, ok := m.find(str, scratch); ok {
-			found = cut(str, a, b)
-			return true
-		}
-		return false
-	}
-	sc := &lineScanner{b: data}
-	sc.value(nil, 0, visit)
-	return found, found != ""
-}
-
-// rawHas reports whether escaped bytes hold the prefilter needle.
-func (m *matcher) rawHas(raw []byte, scratch *[]byte) bool {
-	if !m.fold {
-		return bytes.Contains(raw, m.needle)
-	}
-	*scratch = lowerASCII(*scratch, raw)
-	return bytes.Contains(*scratch, m.needle)
-}
-
-// snippet sizes, in runes.
-const (
-	before = 30
-	after  = 50
-)
-
-// cut returns the text around s[a:b] on one line, with "…" where it was
-// shortened. It only looks at the bytes it keeps: tool output can be
-// megabytes.
-func cut(s string, a, b int) string {
-	lo := a
-	for n := 0; lo > 0 && n < before; n++ {
-		_, size := utf8.DecodeLastRuneInString(s[:lo])
-		lo -= size
-	}
-	match := s[a:b]
-	if utf8.RuneCountInString(match) > 120 {
-		end := 0
-		for n := 0; n < 120; n++ {
-			_, size := utf8.DecodeRuneInString(match[end:])
-			end += size
-		}
-		match, b = match[:end]+"…", len(s)
-	}
-	hi := b
-	for n := 0; hi < len(s) && n < after; n++ {
-		_, size := utf8.DecodeRuneInString(s[hi:])
-		hi += size
-	}
-	out := s[lo:a] + match + s[min(b, len(s)):hi]
-	if lo > 0 {
-		out = "…" + out
-	}
-	if hi < len(s) {
-		out += "…"
-	}
-	return oneLine(out)
-}
-
-// oneLine collapses runs of white space (newlines included) to one space.
-func oneLine(s string) string {
-	clean := true
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= utf8.RuneSelf || c == '\n' || c == '\t' || c == '\r' || c == '\v' || c == '\f' || c == ' ' && (i == 0 || i == len(s)-1 || s[i+1] == ' ') {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	space := false
-	for _, r := range s {
-		if unicode.IsSpace(r) {
-			space = true
-			continue
-		}
-		if space && b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		space = false
-		b.WriteRune(r)
-	}
-	return b.String()
 }

@@ -188,7 +188,7 @@ func TestSearchSnippetShowsMatch(t *testing.T) {
 			t.Errorf("snippet %q lacks the match", h.Snippet)
 		}
 	}
-	if got := cut(strings.Repeat("x", 100)+"MATCH"+strings.Repeat("y\n", 100), 100, 105); !strings.HasPrefix(got, "…") || !strings.HasSuffix(got, "…") || !strings.Contains(got, "MATCH") || strings.Contains(got, "\n") {
+	if got := string(appendSnippet(nil, []byte(strings.Repeat("x", 100)+"MATCH"+strings.Repeat("y\n", 100)), 100, 105)); !strings.HasPrefix(got, "…") || !strings.HasSuffix(got, "…") || !strings.Contains(got, "MATCH") || strings.Contains(got, "\n") {
 		t.Errorf("cut = %q", got)
 	}
 }

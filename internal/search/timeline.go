@@ -20,26 +20,41 @@ import (
 func readTimeline(dir string) (*timeline.State, error) {
 	path := filepath.Join(dir, session.TimelineFile)
 	data, err := jsonl.ReadFile(path)
+	return decodeTimeline(path, data, err, nil)
+}
+
+// decodeTimeline is readTimeline for a file already read (err is the
+// read's error). buf, when not nil, is memory for the records to reuse
+// (timeline.Build keeps none of it): a Record is large, and growing a
+// slice of them was most of the cost of labeling hits.
+func decodeTimeline(path string, data []byte, err error, buf *[]timeline.Record) (*timeline.State, error) {
 	if err != nil {
 		recs, err := timeline.ReadRecords(path)
 		return timeline.Build(recs), err
 	}
 	var recs []timeline.Record
+	if buf != nil {
+		recs = (*buf)[:0]
+		defer func() { *buf = recs[:0] }()
+	} else {
+		recs = make([]timeline.Record, 0, bytes.Count(data, []byte("\n")))
+	}
+	fallback := false
 	for rest := data; len(rest) > 0; {
 		nl := bytes.IndexByte(rest, '\n')
 		if nl < 0 {
-			recs = nil // a torn tail: let the timeline package judge it
+			fallback = true // a torn tail: let the timeline package judge it
 			break
 		}
-		r, ok := decodeRecord(rest[:nl])
-		if !ok {
-			recs = nil
+		// Decoded in place: a Record is large.
+		recs = append(recs, timeline.Record{})
+		if !decodeRecordInto(&recs[len(recs)-1], rest[:nl]) {
+			fallback = true
 			break
 		}
-		recs = append(recs, r)
 		rest = rest[nl+1:]
 	}
-	if recs == nil && len(data) > 0 {
+	if fallback {
 		recs, err := timeline.ReadRecords(path)
 		return timeline.Build(recs), err
 	}
@@ -50,11 +65,18 @@ func readTimeline(dir string) (*timeline.State, error) {
 // well-formed object whose known fields have the expected JSON types.
 func decodeRecord(line []byte) (timeline.Record, bool) {
 	var r timeline.Record
-	s := &lineScanner{b: line}
-	s.ws()
-	if s.pos >= len(s.b) || s.b[s.pos] != '{' {
-		return r, false
+	ok := decodeRecordInto(&r, line)
+	return r, ok
+}
+
+// decodeRecordInto is decodeRecord into a zero *r.
+func decodeRecordInto(r *timeline.Record, line []byte) bool {
+	// Before the object only what jsonl.IsObject skips.
+	t := bytes.TrimLeft(line, " \t\r")
+	if len(t) == 0 || t[0] != '{' {
+		return false
 	}
+	s := &lineScanner{b: line, pos: len(line) - len(t)}
 	s.pos++
 	first := true
 	for {
@@ -66,21 +88,21 @@ func decodeRecord(line []byte) (timeline.Record, bool) {
 		first = false
 		k, ok := s.str()
 		if !ok {
-			return r, false
+			return false
 		}
 		s.ws()
 		if s.pos >= len(s.b) || s.b[s.pos] != ':' {
-			return r, false
+			return false
 		}
 		s.pos++
 		s.ws()
 		start := s.pos
 		if !s.skip(0) {
-			return r, false
+			return false
 		}
 		v := s.b[start:s.pos]
-		if !setField(&r, string(k), v) {
-			return r, false
+		if !setField(r, string(k), v) {
+			return false
 		}
 		s.ws()
 		if s.pos < len(s.b) && s.b[s.pos] == ',' {
@@ -91,10 +113,10 @@ func decodeRecord(line []byte) (timeline.Record, bool) {
 			s.pos++
 			break
 		}
-		return r, false
+		return false
 	}
 	s.ws()
-	return r, s.pos == len(s.b)
+	return s.pos == len(s.b)
 }
 
 func jsonString(v []byte) (string, bool) {
@@ -104,7 +126,39 @@ func jsonString(v []byte) (string, bool) {
 	return unescape(v[1 : len(v)-1]), true
 }
 
+// knownString returns the record types and statuses every timeline repeats
+// without allocating them again.
+func knownString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	switch s := v[1 : len(v)-1]; string(s) {
+	case timeline.TypeCheckpointCreated:
+		return timeline.TypeCheckpointCreated, true
+	case timeline.TypeTurnCompleted:
+		return timeline.TypeTurnCompleted, true
+	case timeline.TypeHeadMoved:
+		return timeline.TypeHeadMoved, true
+	case "completed":
+		return "completed", true
+	}
+	return "", false
+}
+
 func jsonInt(v []byte) (int64, bool) {
+	// JSON's integer syntax only: ParseInt also takes "00" and "+1".
+	d := v
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if len(d) == 0 || d[0] == '0' && len(d) > 1 {
+		return 0, false
+	}
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
 	n, err := strconv.ParseInt(string(v), 10, 64)
 	return n, err == nil
 }
@@ -207,8 +261,15 @@ func setField(r *timeline.Record, k string, v []byte) bool {
 		r.V = int(n)
 		return ok
 	case "type":
-		return str(&r.Type)
+		r.Type, ok = knownString(v)
+		return ok || str(&r.Type)
 	case "ts":
+		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+			if t, ok := parseRFC3339UTC(v[1 : len(v)-1]); ok {
+				r.Time = t
+				return true
+			}
+		}
 		ts, good := jsonString(v)
 		if !good {
 			return false
@@ -228,10 +289,27 @@ func setField(r *timeline.Record, k string, v []byte) bool {
 		return jsonSnapshot(&r.Snapshot, v)
 	case "capture_error":
 		return str(&r.CaptureError)
+	case "sandbox":
+		return str(&r.Sandbox)
+	case "end_error":
+		return str(&r.EndError)
+	case "files_changed":
+		if string(v) == "null" {
+			r.FilesChanged = nil
+			return true
+		}
+		n, ok := jsonInt(v)
+		if !ok || int64(int(n)) != n {
+			return false
+		}
+		c := int(n)
+		r.FilesChanged = &c
+		return true
 	case "final_seq":
 		return num(&r.FinalSeq)
 	case "status":
-		return str(&r.Status)
+		r.Status, ok = knownString(v)
+		return ok || str(&r.Status)
 	case "end":
 		return jsonSnapshot(&r.End, v)
 	case "paths":

@@ -51,6 +51,9 @@ func TestDecodeRecordAgreesWithTimeline(t *testing.T) {
 func FuzzDecodeRecord(f *testing.F) {
 	f.Add([]byte(`{"v":1,"type":"turn.completed","ts":"2026-12-01T10:00:00Z","checkpoint":"cp1","final_seq":4,"status":"completed","end":{"tree":"ab","ref":"r"},"paths":["a\"b","c"]}`))
 	f.Add([]byte(`{"v":1,"type":"head.moved","ts":"2026-12-01T10:00:00.5Z","restore":"r2","mode":"both","redo":true,"recovery":null}`))
+	f.Add([]byte(`{"v":1,"type":"checkpoint.created","ts":"2024-02-29T23:59:59.123456789Z","checkpoint":"cp2","sandbox":"write","prompt":"p"}`))
+	f.Add([]byte(`{"v":1,"type":"turn.completed","ts":"2026-12-01T10:00:00+02:00","checkpoint":"cp1","files_changed":3,"end_error":"no \u0041"}`))
+	f.Add([]byte(`{"v":1,"type":"turn.completed","ts":"2023-02-29T10:00:00Z","files_changed":null}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		got, ok := decodeRecord(line)
 		if !ok {
