@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -505,7 +506,17 @@ func (c *Controller) sameRequestLocked(r previewRecord, req Request) bool {
 // rollbackLocked puts the files back from the recovery snapshot after a
 // failed restore and closes the intent. The head never moved.
 func (c *Controller) rollbackLocked(ctx context.Context, restoreID string, rec *previewRecord, cause error) error {
-	msg := fmt.Sprintf("restore failed (%v)", cause)
+	// The snapshot engine's own advice about the worktree's state is moot
+	// here: the rollback below settles it and says how.
+	shown := cause
+	var re *snapshot.RestoreError
+	if errors.As(cause, &re) && re.Err != nil {
+		shown = re.Err
+	}
+	msg := fmt.Sprintf("restore failed (%v)", shown)
+	if errors.Is(cause, context.Canceled) {
+		msg = "interrupted: the restore was stopped"
+	}
 	if rec.Mode.HasWorkspace() && rec.Recovery != nil {
 		ctx = context.WithoutCancel(ctx)
 		cur, err := c.cfg.Snapshots.Capture(ctx, "rollback-"+restoreID)
@@ -518,7 +529,10 @@ func (c *Controller) rollbackLocked(ctx context.Context, restoreID string, rec *
 			msg += "; the files were put back as they were before the preview and the conversation is unchanged"
 		}
 	}
-	_ = c.append(timeline.Record{Type: timeline.TypeRestoreAborted, Restore: restoreID, Reason: cause.Error()})
+	if err := c.append(timeline.Record{Type: timeline.TypeRestoreAborted, Restore: restoreID, Reason: cause.Error()}); err != nil {
+		// The next open closes the intent from the files' state.
+		msg += fmt.Sprintf(" (recording the abort failed too: %v; the next open repairs it)", err)
+	}
 	return &Error{Code: CodeRestoreFailed, Msg: msg, Err: cause}
 }
 

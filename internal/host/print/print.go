@@ -148,10 +148,12 @@ func (p *printer) fail(err error, ctx context.Context) int {
 	switch {
 	case errors.As(err, &ue):
 		code, exit = "usage", ExitUsage
+	case ctx.Err() != nil:
+		// Ctrl+C: whatever was stopped was rolled back (the message says
+		// so); the exit code says it was the user's doing.
+		code, exit = "interrupted", ExitInterrupted
 	case checkpoint.CodeOf(err) != "":
 		code = checkpoint.CodeOf(err)
-	case ctx.Err() != nil:
-		code, exit = "interrupted", ExitInterrupted
 	}
 	if p.o.JSON {
 		p.json(map[string]any{"error": err.Error(), "code": code})
