@@ -108,6 +108,9 @@ type Session struct {
 	// a new session's worktree does not have; its warning goes with the
 	// turn that created the session.
 	checkout *checkoutCheck
+	// loginTold: the user was told why commands do not get the login
+	// shell's environment.
+	loginTold bool
 }
 
 // state is what a session is before and after it exists on disk.
@@ -536,6 +539,15 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	if created && p.Snapshots == nil {
 		// Said once per session: on the turn that created it.
 		warnings = append(warnings, "conversation only — files are not snapshotted here ("+p.NoWorkspace+"); rewind restores the conversation, not the files")
+	}
+	if why := p.Tasks.LoginProblem(); why != "" {
+		s.mu.Lock()
+		tell := !s.loginTold
+		s.loginTold = true
+		s.mu.Unlock()
+		if tell {
+			warnings = append(warnings, why+"; the tools' commands run in yolop's own environment instead")
+		}
 	}
 	if s.opts.OneShot {
 		for _, w := range p.Tasks.Active() {

@@ -72,6 +72,9 @@ func newTasks(sess *session.Session, spill string, st provider.Settings, sbx san
 		PassEnv: st.Tools.PassEnv,
 		Sandbox: sbx,
 		TmpDir:  sess.Path("tmp"),
+		// A profile that hangs is remembered for the session's later
+		// processes.
+		LoginCache: sess.Path("login-env.failed"),
 	})
 }
 

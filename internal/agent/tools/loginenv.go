@@ -2,11 +2,15 @@ package tools
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/yolop-dev/yolop/internal/fsutil"
 	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
@@ -28,10 +32,62 @@ const loginEnvTimeout = 15 * time.Second
 type loginEnv struct {
 	env  []string // "K=V", nil when the profile gave nothing usable
 	note string   // why env is nil, told once
+	hung bool     // the profile did not finish in time
 }
 
-// readLoginEnv runs the login shell in dir with base as its environment.
+// profileFiles are the files a login bash reads: a change to any of them
+// makes a remembered failure stale.
+func profileFiles(home string) []string {
+	return []string{"/etc/profile", filepath.Join(home, ".bash_profile"), filepath.Join(home, ".bash_login"), filepath.Join(home, ".profile"), filepath.Join(home, ".bashrc")}
+}
+
+// profileStamp identifies the current state of the profile files.
+func profileStamp(base []string) string {
+	home := ""
+	for _, kv := range base {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	var b strings.Builder
+	for _, f := range profileFiles(home) {
+		if fi, err := os.Stat(f); err == nil {
+			fmt.Fprintf(&b, "%s %d %d\n", f, fi.Size(), fi.ModTime().UnixNano())
+		} else {
+			fmt.Fprintf(&b, "%s -\n", f)
+		}
+	}
+	return b.String()
+}
+
+// readLoginEnv reads the login environment, unless an earlier process of
+// the session found that the profile hangs and the profile files have not
+// changed since (t.opts.LoginCache): waiting again in every process would
+// cost every print-mode turn the whole timeout.
 func (t *Tasks) readLoginEnv(dir string, base []string) loginEnv {
+	stamp := profileStamp(base)
+	if t.opts.LoginCache != "" {
+		if b, err := os.ReadFile(t.opts.LoginCache); err == nil {
+			if st, note, ok := strings.Cut(string(b), "\x00"); ok && st == stamp && note != "" {
+				return loginEnv{note: note + " (remembered from an earlier yolop process; it is tried again when a profile file changes)"}
+			}
+		}
+	}
+	le := t.runLoginEnv(dir, base)
+	if t.opts.LoginCache != "" {
+		if le.hung {
+			if err := fsutil.WriteFileAtomic(t.opts.LoginCache, []byte(stamp+"\x00"+le.note), 0o600); err != nil {
+				le.note += fmt.Sprintf(" (and it could not be remembered for the next process: %v)", err)
+			}
+		} else if err := os.Remove(t.opts.LoginCache); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			le.note = strings.TrimSpace(le.note + fmt.Sprintf(" (a stale record %s could not be removed: %v)", t.opts.LoginCache, err))
+		}
+	}
+	return le
+}
+
+// runLoginEnv runs the login shell in dir with base as its environment.
+func (t *Tasks) runLoginEnv(dir string, base []string) loginEnv {
 	if t.opts.TmpDir != "" {
 		if err := os.MkdirAll(t.opts.TmpDir, 0o700); err != nil {
 			return loginEnv{note: fmt.Sprintf("your login shell's environment could not be read (%v)", err)}
@@ -56,14 +112,18 @@ func (t *Tasks) readLoginEnv(dir string, base []string) loginEnv {
 	if err != nil {
 		return loginEnv{note: fmt.Sprintf("your login shell could not be started (%v)", err)}
 	}
+	timeout := t.opts.LoginTimeout
+	if timeout <= 0 {
+		timeout = loginEnvTimeout
+	}
 	var st spawn.Status
 	select {
 	case <-p.Done():
 		st = p.Status()
-	case <-time.After(loginEnvTimeout):
+	case <-time.After(timeout):
 		p.Kill()
 		p.Status()
-		return loginEnv{note: fmt.Sprintf("your login shell's profile did not finish within %s", loginEnvTimeout)}
+		return loginEnv{note: fmt.Sprintf("your login shell's profile did not finish within %s", timeout), hung: true}
 	}
 	if st.ExitCode != 0 || st.Err != "" {
 		return loginEnv{note: fmt.Sprintf("your login shell's profile failed (exit code %d%s)", st.ExitCode, map[bool]string{true: ", " + st.Err, false: ""}[st.Err != ""])}

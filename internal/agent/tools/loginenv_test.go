@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Commands get what the user's login profile sets (PATH, variables), the
@@ -67,5 +68,52 @@ func TestBrokenLoginProfileIsToldOnce(t *testing.T) {
 	}
 	if strings.Contains(second.Content, "profile") {
 		t.Errorf("second result repeats the note:\n%s", second.Content)
+	}
+}
+
+// A profile that hangs is given up on after the timeout, and remembered:
+// a later process of the session does not wait for it again until a
+// profile file changes.
+func TestHangingLoginProfileIsRemembered(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	profile := filepath.Join(home, ".bash_profile")
+	if err := os.WriteFile(profile, []byte("sleep 30\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(t.TempDir(), "login-env.failed")
+	run := func() string {
+		root := t.TempDir()
+		spill := t.TempDir()
+		s, err := New(Env{Root: root, SpillDir: spill, Tasks: NewSessionTasks(spill, TaskOptions{LoginCache: cache, LoginTimeout: time.Second})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Tasks().StopAll)
+		r := mustOK(t, call(t, s, "bash", map[string]any{"command": "echo ran"}))
+		if !strings.Contains(r.Content, "ran") {
+			t.Fatalf("the command did not run:\n%s", r.Content)
+		}
+		return r.Content + s.Tasks().LoginProblem()
+	}
+	first := run()
+	if strings.Count(first, "did not finish within 1s") != 2 { // the model's note and the host's
+		t.Fatalf("first result:\n%s", first)
+	}
+	// The record answers: the profile is not run (and waited for) again.
+	second := run()
+	if !strings.Contains(second, "remembered from an earlier yolop process") {
+		t.Fatalf("second result does not come from the record:\n%s", second)
+	}
+	// A changed profile is tried again.
+	if err := os.WriteFile(profile, []byte("export FIXED=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	third := run()
+	if strings.Contains(third, "profile") {
+		t.Fatalf("the fixed profile still reports a problem:\n%s", third)
+	}
+	if _, err := os.Stat(cache); !os.IsNotExist(err) {
+		t.Fatalf("the record of the hang is still there (%v)", err)
 	}
 }

@@ -119,6 +119,12 @@ type TaskOptions struct {
 	Sandbox sandbox.Status
 	// TmpDir, when set, is every command's TMPDIR (created if missing).
 	TmpDir string
+	// LoginCache, when set, is where a login profile that hangs is
+	// remembered, so that later processes of the session do not wait for
+	// it again while the profile files are unchanged.
+	LoginCache string
+	// LoginTimeout bounds the login profile (0: loginEnvTimeout).
+	LoginTimeout time.Duration
 }
 
 // NewTasks makes a registry whose background logs go to spillDir.
@@ -422,6 +428,18 @@ func (t *Tasks) commandEnv(dir string) []string {
 		return own(os.Environ())
 	}
 	return own(t.login.env)
+}
+
+// LoginProblem says why commands do not run in the login shell's
+// environment, "" when they do or no command ran yet; hosts tell the user
+// (loginNote tells the model).
+func (t *Tasks) LoginProblem() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.loginTold {
+		return ""
+	}
+	return t.login.note
 }
 
 // loginNote says, once, why commands do not run in the login shell's
