@@ -263,6 +263,15 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 		}
 		if p.mode.HasWorkspace() {
 			changes, err := c.cfg.Snapshots.Diff(ctx, snap.Tree, p.targetTree)
+			if err != nil && strings.Contains(err.Error(), "bad object") {
+				// Its objects were pruned from the repository (refs deleted
+				// by hand, then git gc).
+				what := p.target
+				if what == "" {
+					what = "the state to return to"
+				}
+				return nil, &Error{Code: CodeNoWorkspace, Msg: fmt.Sprintf("the files of %s are gone from the repository (its snapshot %s was pruned, e.g. by git gc after refs/yolop was deleted); only a conversation restore is possible; nothing was changed", what, short(p.targetTree)), Err: err}
+			}
 			if err != nil {
 				return nil, &Error{Code: CodeCaptureFailed, Msg: "could not compare the files with the checkpoint: " + err.Error() + "; nothing was changed", Err: err}
 			}
@@ -576,4 +585,12 @@ func (c *Controller) noticeText(rec previewRecord, intent timeline.Record, chang
 	}
 	return text + ". " + RedoHint
 
+}
+
+// short abbreviates an object id for messages.
+func short(oid string) string {
+	if len(oid) > 12 {
+		return oid[:12]
+	}
+	return oid
 }
