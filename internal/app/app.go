@@ -280,7 +280,14 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		}
 	}
 	if o.SessionID != "" {
-		sess, err := session.Open(o.DataDir, o.SessionID)
+		var resume *resumeState
+		sess, err := session.OpenAt(o.DataDir, o.SessionID, func(dir string) (session.Prefix, bool) {
+			r, ok := readResume(dir)
+			if ok {
+				resume = &r
+			}
+			return r.events, ok
+		})
 		if err != nil {
 			if why := readOnlyFallback(err); o.ForReading && why != "" {
 				v, verr := openView(o, why)
@@ -292,7 +299,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 			}
 			return nil, err
 		}
-		p, err := assemble(ctx, sess, prov, o)
+		p, err := assemble(ctx, sess, prov, o, resume)
 		if errors.Is(err, worktree.ErrRepoGone) {
 			// Run from the repository's new place, the session follows it.
 			if repo, derr := worktree.Detect(ctx, o.Dir); derr == nil {
@@ -305,7 +312,9 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 					if sess, err = session.Open(o.DataDir, o.SessionID); err != nil {
 						return nil, err
 					}
-					p, err = assemble(ctx, sess, prov, o)
+					// The failed assemble applied records to the resume
+					// file's state: replay the logs this time.
+					p, err = assemble(ctx, sess, prov, o, nil)
 				}
 			}
 		}
@@ -449,7 +458,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		return 0, undo(err)
 	}
 	dir := sess.Dir
-	p, err := assemble(ctx, sess, s.prov, o)
+	p, err := assemble(ctx, sess, s.prov, o, nil)
 	if err == nil {
 		p.contextWindow = o.Provider.ContextWindow
 	}

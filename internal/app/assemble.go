@@ -87,7 +87,7 @@ func (p *Parts) Close() error {
 // assemble opens every part of an existing, locked session and repairs
 // it. On error everything it opened is closed again, the session
 // included.
-func assemble(ctx context.Context, sess *session.Session, prov provider.Provider, o Options) (_ *Parts, err error) {
+func assemble(ctx context.Context, sess *session.Session, prov provider.Provider, o Options, resume *resumeState) (_ *Parts, err error) {
 	dataDir, h := o.DataDir, o.Hooks
 	sandboxLevel := o.Sandbox
 	p := &Parts{Session: sess}
@@ -161,11 +161,20 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if st, err := os.Stat(ws.ActiveRoot); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("its directory %s is gone; start a new session", ws.ActiveRoot)
 	}
-	tl, records, tlRepair, err := timeline.OpenLog(sess.Path(session.TimelineFile))
+	var (
+		tl       *timeline.Log
+		tlRepair timeline.Repair
+	)
+	if resume != nil {
+		tl, tlRepair, _, err = timeline.OpenLogAt(sess.Path(session.TimelineFile), resume.state, resume.timeline)
+	} else {
+		tl, _, tlRepair, err = timeline.OpenLog(sess.Path(session.TimelineFile))
+	}
 	if err != nil {
 		return nil, err
 	}
 	p.Timeline = tl
+	lastEnd := lastEndTree(tl.Live())
 	p.onClose(tl.Close)
 	comps, _, err := timeline.OpenCompactions(sess.Path(session.CompactionsFile))
 	if err != nil {
@@ -228,7 +237,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if h.System == "" {
 		snaps, noWS, level, opened := p.Snapshots, p.NoWorkspace, p.Sandbox.InForce, time.Now()
 		systemFunc = func() (string, error) {
-			return systemPrompt(ws, workspaceStatus(context.Background(), snaps, ws, records), noWS, level, opened)
+			return systemPrompt(ws, workspaceStatus(context.Background(), snaps, ws, lastEnd), noWS, level, opened)
 		}
 	}
 	compact, err := compactAt()
@@ -254,9 +263,19 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: journal,
 		Snapshots: snaps, NoWorkspace: p.NoWorkspace, Runtime: rt, Writers: p.Tasks, Compactions: comps, ReadOnly: ro,
 		Failpoint: hit, Sandbox: p.Sandbox.InForce, Caches: p.Sandbox.Caches,
+		Persist: func(st *timeline.State) error { return persistResume(p, st) },
 	})
 	late.ctl = p.Controller
 	p.Notes = append(append(append(reaped, sess.Repaired()...), linkNotes...), tlRepair.Notes()...)
+	// The session's usage so far, before Repair saves the derived files
+	// that record it: what the resume file says of the events it covers,
+	// plus the events after them.
+	if skipped := sess.Skipped(); skipped > 0 && resume != nil {
+		p.Agent.AddUsage(resume.usage)
+		p.Agent.AddUsage(agent.LoggedUsage(sess.EventsAfter(skipped)))
+	} else {
+		p.Agent.AddUsage(agent.LoggedUsage(sess.Events()))
+	}
 	more, err := p.Controller.Repair(ctx)
 	if err != nil {
 		return nil, err
@@ -266,9 +285,19 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		p.Notes = append(p.Notes, refill(ctx, p, ws, ro))
 	}
 	p.Notes = append(p.Notes, repairApplies(ctx, dataDir, ws)...)
-	p.Controller.Reseed()
-	p.Agent.AddUsage(agent.LoggedUsage(sess.Events()))
+	p.Controller.ReseedOpen()
 	return p, nil
+}
+
+// lastEndTree is the end snapshot of the newest turn that recorded one
+// ("" when none did).
+func lastEndTree(st *timeline.State) string {
+	for i := len(st.Order) - 1; i >= 0; i-- {
+		if cp := st.Checkpoints[st.Order[i]]; cp != nil && !cp.Open && cp.End != nil {
+			return cp.End.Tree
+		}
+	}
+	return ""
 }
 
 func worktreeInfo(ws session.Workspace) worktree.Info {

@@ -317,6 +317,69 @@ func (c *Controller) reseedLocked() {
 	c.cfg.Runtime.Reseed(c.activeEventsLocked(), comps, c.isActiveLocked())
 }
 
+// lazyRuntime is a Runtime that loads a long branch lazily (agent.Agent):
+// the events its model context needs now, the rest when asked.
+type lazyRuntime interface {
+	ReseedLazy(after func(seq int64) []session.Event, earlier func() []session.Event, compactions []timeline.Compaction, isActive func(turn string, seq int64) bool)
+}
+
+// tailStore is a Store that can hand out the end of a long log without
+// loading all of it (session.Session).
+type tailStore interface {
+	EventsAfter(seq int64) []session.Event
+}
+
+// eventsAfterLocked returns the events (of every branch) with a seq above
+// seq, reading no more of the log than that when the store can.
+func (c *Controller) eventsAfterLocked(seq int64) []session.Event {
+	if ts, ok := c.cfg.Store.(tailStore); ok {
+		return ts.EventsAfter(seq)
+	}
+	var out []session.Event
+	for _, ev := range c.cfg.Store.Events() {
+		if ev.Seq > seq {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// ReseedOpen is Reseed for a session just opened: when the runtime and the
+// store allow it, only the events the model context needs (those after
+// the compaction the runtime installs) are loaded now, and the rest of the
+// active branch when a transcript first asks for it, so opening a long
+// session does not decode its whole history.
+func (c *Controller) ReseedOpen() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	lr, ok := c.cfg.Runtime.(lazyRuntime)
+	if !ok {
+		c.reseedLocked()
+		return
+	}
+	var comps []timeline.Compaction
+	if c.cfg.Compactions != nil {
+		comps = c.cfg.Compactions.All()
+	}
+	in := c.isActiveLocked()
+	after := func(seq int64) []session.Event {
+		// Called by the runtime while mu is held (below).
+		var out []session.Event
+		for _, ev := range c.eventsAfterLocked(seq) {
+			if in(ev.Turn, ev.Seq) {
+				out = append(out, ev)
+			}
+		}
+		return out
+	}
+	earlier := func() []session.Event {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.activeEventsLocked()
+	}
+	lr.ReseedLazy(after, earlier, comps, in)
+}
+
 // TurnOutcome is the result of RunTurn.
 type TurnOutcome struct {
 	ID      string
@@ -762,7 +825,7 @@ func (c *Controller) Repair(ctx context.Context) ([]string, error) {
 	}
 	if t := c.state.OpenTurn; t != nil {
 		final := t.SeqBefore
-		for _, ev := range c.cfg.Store.Events() {
+		for _, ev := range c.eventsAfterLocked(t.SeqBefore) {
 			if ev.Turn == t.ID && ev.Seq > final {
 				final = ev.Seq
 			}
