@@ -179,6 +179,11 @@ func (p *Parts) info(prov provider.Provider) Info {
 	in.Workspace, in.WorkspaceReason = p.Controller.WorkspaceAvailable()
 	if in.Workspace {
 		in.WorkspaceReason = ""
+		if p.git != nil {
+			if why := p.git.unavailable(); why != "" {
+				in.Workspace, in.WorkspaceReason = false, why
+			}
+		}
 	}
 	if r := p.Controller.ReadOnly(); r != "" {
 		in.ReadOnly, in.ReadOnlyReason = true, r
@@ -529,6 +534,11 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	if p == nil {
 		return TurnResult{}, fmt.Errorf("session %s is %s; turns are refused", s.ID(), s.Info().ReadOnlyReason)
 	}
+	// Nothing runs in a directory that is no longer the session's
+	// worktree (git is asked before the first turn of the process).
+	if _, err := p.engine(ctx); err != nil {
+		return TurnResult{}, fmt.Errorf("session %s: %w", p.Session.ID, err)
+	}
 	out, err := p.Controller.RunTurn(ctx, text, onUpdate)
 	s.prepareSpare()
 	if err != nil {
@@ -542,9 +552,13 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 		res.Text = strings.TrimSpace(res.Text + "\n\nThe requested checkpoint preview could not be built: " + out.PendingErr.Error())
 	}
 	warnings := res.Warnings
-	if created && p.Snapshots == nil {
+	if created && p.Snapshots() == nil {
 		// Said once per session: on the turn that created it.
-		warnings = append(warnings, "conversation only — files are not snapshotted here ("+p.NoWorkspace+"); rewind restores the conversation, not the files")
+		why := p.NoWorkspace
+		if p.git != nil && p.git.unavailable() != "" {
+			why = p.git.unavailable()
+		}
+		warnings = append(warnings, "conversation only — files are not snapshotted here ("+why+"); rewind restores the conversation, not the files")
 	}
 	if s.opts.OneShot {
 		for _, w := range p.Tasks.Active() {

@@ -47,7 +47,9 @@ type Parts struct {
 	Session     *session.Session
 	Timeline    *timeline.Log
 	Compactions *timeline.CompactionLog
-	Snapshots   *snapshot.Engine // nil without workspace snapshots
+	// git opens the worktree check and the snapshot engine on first use
+	// (nil for a session without workspace snapshots); see engine.
+	git *gitParts
 	Tasks       *tools.Tasks
 	Tools       *tools.Set
 	Agent       *agent.Agent
@@ -67,6 +69,24 @@ type Parts struct {
 
 	contextWindow int // the model's context window, 0 when unknown
 	cleanups      []func() error
+}
+
+// engine returns the session's snapshot engine, opening it on first use:
+// nil when the session has no workspace snapshots, and an error when its
+// directory is not the session's worktree any more (nothing may run there).
+func (p *Parts) engine(ctx context.Context) (*snapshot.Engine, error) {
+	if p.git == nil {
+		return nil, nil
+	}
+	eng, _, err := p.git.get(ctx)
+	return eng, err
+}
+
+// Snapshots returns the session's snapshot engine (opening it: git
+// processes), nil when the session has none.
+func (p *Parts) Snapshots() *snapshot.Engine {
+	eng, _ := p.engine(context.Background())
+	return eng
 }
 
 // onClose pushes a cleanup onto the stack.
@@ -116,51 +136,6 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if ws.ActiveRoot == "" {
 		return nil, errors.New("workspace.json names no active root")
 	}
-	var snaps checkpoint.Snapshots
-	p.NoWorkspace = ws.NoWorkspaceReason
-	var linkNotes []string
-	linkRO := ""
-	recreated := false
-	if ws.Kind == session.KindWorktree && ws.Worktree != nil {
-		m := &worktree.Manager{DataDir: dataDir}
-		info, err := m.Ensure(ctx, worktreeInfo(ws))
-		if errors.Is(err, git.ErrLinkBroken) {
-			// The files are there but git cannot be trusted with them
-			// (the worktree's .git was replaced by something yolop must
-			// not touch): keep the session readable, refuse turns and
-			// restores, and say how to fix it without losing anything.
-			p.NoWorkspace = "workspace snapshots unavailable: " + err.Error()
-			linkRO = err.Error()
-		} else if err != nil {
-			return nil, err // Ensure's errors say "worktree: …" themselves
-		}
-		recreated = info.Recreated
-		if info.LinkRepaired {
-			linkNotes = append(linkNotes, "The worktree's .git file had been changed by a command; yolop pointed it back at the session's repository. Nothing else was touched.")
-		}
-	}
-	if linkRO == "" && ws.Kind == session.KindWorktree && ws.Worktree != nil {
-		budget, err := captureBudget()
-		if err != nil {
-			return nil, err
-		}
-		eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, SeedSettled: ws.Recycled})
-		if err != nil {
-			p.NoWorkspace = "workspace snapshots unavailable: " + err.Error()
-		} else {
-			snaps, p.Snapshots = eng, eng
-			// The engine may still be bringing its private index up to
-			// date in the background; it must finish before the session
-			// lock goes, so the next process never meets a live
-			// index.lock.
-			p.onClose(func() error { eng.Wait(); return nil })
-		}
-	} else if p.NoWorkspace == "" {
-		p.NoWorkspace = "the session has no worktree of its own"
-	}
-	if st, err := os.Stat(ws.ActiveRoot); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("its directory %s is gone; start a new session", ws.ActiveRoot)
-	}
 	var (
 		tl       *timeline.Log
 		tlRepair timeline.Repair
@@ -174,8 +149,88 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		return nil, err
 	}
 	p.Timeline = tl
-	lastEnd := lastEndTree(tl.Live())
 	p.onClose(tl.Close)
+	live := tl.Live()
+	lastEnd := lastEndTree(live)
+	// Crash repair of an interrupted turn or restore captures and restores
+	// files, and MCP servers start in the worktree: those need git now.
+	// Otherwise git is not asked anything until a turn, capture, diff,
+	// restore or landing needs it (see gitParts).
+	gitNow := live.OpenTurn != nil || live.PendingRestore != nil || len(o.MCP) > 0
+
+	var snaps checkpoint.Snapshots
+	p.NoWorkspace = ws.NoWorkspaceReason
+	var linkNotes []string
+	linkRO := ""
+	recreated := false
+	if ws.Kind == session.KindWorktree && ws.Worktree != nil {
+		m := &worktree.Manager{DataDir: dataDir}
+		info, present, err := m.CheckLink(worktreeInfo(ws))
+		if err == nil && !present {
+			// Deleted: put it back now (git worktree add).
+			info, err = m.Ensure(ctx, worktreeInfo(ws))
+			recreated = err == nil && info.Recreated
+		}
+		if errors.Is(err, git.ErrLinkBroken) {
+			// The files are there but git cannot be trusted with them
+			// (the worktree's .git was replaced by something yolop must
+			// not touch): keep the session readable, refuse turns and
+			// restores, and say how to fix it without losing anything.
+			p.NoWorkspace = "workspace snapshots unavailable: " + err.Error()
+			linkRO = err.Error()
+		} else if err != nil {
+			return nil, err // CheckLink's and Ensure's errors say "worktree: …" themselves
+		}
+		if info.LinkRepaired {
+			linkNotes = append(linkNotes, "The worktree's .git file had been changed by a command; yolop pointed it back at the session's repository. Nothing else was touched.")
+		}
+		if linkRO == "" {
+			budget, err := captureBudget()
+			if err != nil {
+				return nil, err
+			}
+			// Ensure verified a re-added worktree already.
+			verified := !present
+			p.git = &gitParts{open: func(ctx context.Context) (*snapshot.Engine, string, error) {
+				if !verified {
+					if err := m.Verify(ctx, info); err != nil {
+						return nil, "", fmt.Errorf("worktree: %w", err)
+					}
+				}
+				eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, SeedSettled: ws.Recycled})
+				if err != nil {
+					return nil, "workspace snapshots unavailable: " + err.Error(), nil
+				}
+				return eng, "", nil
+			}}
+			// The engine may still be bringing its private index up to
+			// date in the background; it must finish before the session
+			// lock goes, so the next process never meets a live
+			// index.lock.
+			g := p.git
+			p.onClose(func() error {
+				if eng := g.opened(); eng != nil {
+					eng.Wait()
+				}
+				return nil
+			})
+			snaps = lazySnapshots{p.git}
+			if gitNow {
+				eng, noWS, err := p.git.get(ctx)
+				if err != nil {
+					return nil, err
+				}
+				if eng == nil {
+					p.NoWorkspace, snaps, p.git = noWS, nil, nil
+				}
+			}
+		}
+	} else if p.NoWorkspace == "" {
+		p.NoWorkspace = "the session has no worktree of its own"
+	}
+	if st, err := os.Stat(ws.ActiveRoot); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("its directory %s is gone; start a new session", ws.ActiveRoot)
+	}
 	comps, _, err := timeline.OpenCompactions(sess.Path(session.CompactionsFile))
 	if err != nil {
 		return nil, err
@@ -235,9 +290,10 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	// session must not pay.
 	var systemFunc func() (string, error)
 	if h.System == "" {
-		snaps, noWS, level, opened := p.Snapshots, p.NoWorkspace, p.Sandbox.InForce, time.Now()
+		noWS, level, opened := p.NoWorkspace, p.Sandbox.InForce, time.Now()
 		systemFunc = func() (string, error) {
-			return systemPrompt(ws, workspaceStatus(context.Background(), snaps, ws, lastEnd), noWS, level, opened)
+			eng, _ := p.engine(context.Background())
+			return systemPrompt(ws, workspaceStatus(context.Background(), eng, ws, lastEnd), noWS, level, opened)
 		}
 	}
 	compact, err := compactAt()
@@ -380,16 +436,17 @@ func refill(ctx context.Context, p *Parts, ws session.Workspace, readOnly string
 	head := fmt.Sprintf(gone, ws.Worktree.Path, ws.Worktree.Branch)
 	known := p.Controller.KnownFiles()
 	switch {
-	case p.Snapshots == nil:
+	case p.Snapshots() == nil:
 		return head + " (its committed files only: snapshots are unavailable, " + p.NoWorkspace + ")."
 	case readOnly != "":
 		return head + " (its committed files only: the session is read-only)."
 	case known == "":
 		return head + " (its committed files only: no snapshot records what it held)."
 	}
-	cur, err := p.Snapshots.Capture(ctx, "")
+	eng := p.Snapshots()
+	cur, err := eng.Capture(ctx, "")
 	if err == nil {
-		_, err = p.Snapshots.Restore(ctx, cur, known)
+		_, err = eng.Restore(ctx, cur, known)
 	}
 	if err != nil {
 		return fmt.Sprintf("%s, but putting back the files the last turn left failed (%v); they are in snapshot tree %s (git read-tree/checkout it, or rewind).", head, err, known)

@@ -335,9 +335,13 @@ func ForkSession(ctx context.Context, o Options, id string) (ForkReport, error) 
 	p := s.Parts()
 	h := ctl.Fork()
 	var anchor checkpoint.Anchor
-	if p.Snapshots != nil {
+	eng, err := p.engine(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("fork %s: %w", id, err)
+	}
+	if eng != nil {
 		anchor = func(ctx context.Context, name, tree string) (timeline.SnapshotRef, error) {
-			snap, err := p.Snapshots.Anchor(ctx, name, tree)
+			snap, err := eng.Anchor(ctx, name, tree)
 			return timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}, err
 		}
 	}
