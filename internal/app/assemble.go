@@ -49,11 +49,11 @@ type Parts struct {
 	Compactions *timeline.CompactionLog
 	// git opens the worktree check and the snapshot engine on first use
 	// (nil for a session without workspace snapshots); see engine.
-	git *gitParts
-	Tasks       *tools.Tasks
-	Tools       *tools.Set
-	Agent       *agent.Agent
-	Controller  *checkpoint.Controller
+	git        *gitParts
+	Tasks      *tools.Tasks
+	Tools      *tools.Set
+	Agent      *agent.Agent
+	Controller *checkpoint.Controller
 	// NoWorkspace says why the session has no workspace snapshots ("" when
 	// it has them).
 	NoWorkspace string
