@@ -358,6 +358,26 @@ func (a *Agent) withHead(msgs []provider.Message) []provider.Message {
 	return append(head, msgs...)
 }
 
+// TranscriptParts returns the transcript of the active branch in two
+// parts, for a host that shows the newest first: the items of the events
+// loaded now (those after the installed compaction's boundary, or all of
+// them) and, when those are not the whole branch, a func that loads and
+// returns the items before them (nil otherwise). Both parts end and begin
+// at a turn boundary, so together they are Transcript.
+func (a *Agent) TranscriptParts() ([]Item, func() []Item) {
+	a.mu.Lock()
+	from, evs := a.from, a.events
+	a.mu.Unlock()
+	if from == 0 {
+		return Items(evs), nil
+	}
+	return Items(evs), func() []Item {
+		all := a.allEvents()
+		i := sort.Search(len(all), func(i int) bool { return all[i].Seq > from })
+		return Items(all[:i])
+	}
+}
+
 // Transcript returns the active branch as transcript items.
 func (a *Agent) Transcript() []Item {
 	evs := a.allEvents()

@@ -638,6 +638,17 @@ func (s *Session) Transcript() []agent.Item {
 	return nil
 }
 
+// TranscriptParts is Transcript for a host that draws the newest part
+// first: the items it can give without reading the older history, and a
+// func that returns the items before them (nil when there are none to
+// load). See agent.Agent.TranscriptParts.
+func (s *Session) TranscriptParts() ([]agent.Item, func() []agent.Item) {
+	if p := s.Parts(); p != nil {
+		return p.Agent.TranscriptParts()
+	}
+	return nil, nil
+}
+
 // Close cancels a running turn and waits for every call in progress (the
 // turn is journaled as cancelled), then releases the session's parts in
 // the reverse order they were opened. Later calls fail.

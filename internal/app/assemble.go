@@ -67,6 +67,11 @@ type Parts struct {
 	// Sandbox is how the session's commands are confined.
 	Sandbox sandbox.Status
 
+	// resumeAt is what the resume file on disk covers (nil when there is
+	// none this process can vouch for); written under the controller's
+	// lock (Persist).
+	resumeAt *resumeMarks
+
 	contextWindow int // the model's context window, 0 when unknown
 	cleanups      []func() error
 }
@@ -141,7 +146,11 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		tlRepair timeline.Repair
 	)
 	if resume != nil {
-		tl, tlRepair, _, err = timeline.OpenLogAt(sess.Path(session.TimelineFile), resume.state, resume.timeline)
+		var resumed bool
+		tl, tlRepair, resumed, err = timeline.OpenLogAt(sess.Path(session.TimelineFile), resume.state, resume.timeline)
+		if err == nil && resumed && sess.Skipped() > 0 {
+			p.resumeAt = &resumeMarks{events: resume.events.Mark.Offset, timeline: resume.timeline.Offset}
+		}
 	} else {
 		tl, _, tlRepair, err = timeline.OpenLog(sess.Path(session.TimelineFile))
 	}

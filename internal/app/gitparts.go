@@ -134,3 +134,21 @@ func (l lazySnapshots) LinkRepairs() []string {
 	}
 	return nil
 }
+
+// DeleteRef and SessionRefs are the engine's ref housekeeping (the
+// controller's refManager).
+func (l lazySnapshots) DeleteRef(ctx context.Context, name string) error {
+	eng, err := l.engine(ctx)
+	if err != nil {
+		return err
+	}
+	return eng.DeleteRef(ctx, name)
+}
+
+func (l lazySnapshots) SessionRefs(ctx context.Context) ([]string, error) {
+	eng, err := l.engine(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return eng.SessionRefs(ctx)
+}

@@ -154,6 +154,11 @@ func persistResume(p *Parts, st *timeline.State) error {
 	if err != nil {
 		return fmt.Errorf("save %s: %w", resumeFile, err)
 	}
+	if at := p.resumeAt; at != nil && ev.Mark.Offset-at.events < resumeEventsSlack && tl.Offset-at.timeline < resumeTimelineSlack {
+		// The file on disk leaves the next open little to parse: keep it
+		// (rewriting it costs time in proportion to the whole session).
+		return nil
+	}
 	usage, _ := p.Agent.Usage()
 	data, err := encodeResume(resumeState{events: ev, timeline: tl, usage: usage, state: st})
 	if err != nil {
@@ -162,5 +167,19 @@ func persistResume(p *Parts, st *timeline.State) error {
 	if err := jsonl.WriteFileAtomic(p.Session.Path(resumeFile), data); err != nil {
 		return fmt.Errorf("save %s: %w", resumeFile, err)
 	}
+	p.resumeAt = &resumeMarks{events: ev.Mark.Offset, timeline: tl.Offset}
 	return nil
 }
+
+// How far the logs may grow past the resume file before it is written
+// again: opening then parses at most this much of each log (a few
+// milliseconds), while a long session's file, which holds its whole
+// timeline, is rewritten only every few hundred turns instead of after
+// each one.
+const (
+	resumeEventsSlack   = 256 << 10
+	resumeTimelineSlack = 64 << 10
+)
+
+// resumeMarks are the log offsets the resume file on disk covers.
+type resumeMarks struct{ events, timeline int64 }

@@ -115,6 +115,19 @@ func TestResumeFile(t *testing.T) {
 	if n := s.Parts().Session.Skipped(); n == 0 {
 		t.Fatal("the resume file was not used")
 	}
+	// The newest part of the transcript comes without the older history,
+	// and the two parts make the whole.
+	tail, earlier := s.TranscriptParts()
+	if earlier == nil || len(tail) == 0 {
+		t.Fatalf("transcript parts: %d items, earlier %v", len(tail), earlier != nil)
+	}
+	var parts string
+	for _, it := range append(earlier(), tail...) {
+		parts += it.Text + "\n"
+	}
+	if parts != want.transcript {
+		t.Fatalf("transcript parts:\n%s\nwant\n%s", parts, want.transcript)
+	}
 	if got := look(t, s); got != want {
 		t.Fatalf("resumed session differs:\n%+v\nwant\n%+v", got, want)
 	}

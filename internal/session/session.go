@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"cmp"
 	crand "crypto/rand"
 	"encoding/json"
@@ -503,17 +504,126 @@ func (s *Session) loadPrefixLocked() {
 }
 
 // EventsAfter returns the loaded events with a seq above seq, in order;
-// the prefix skipped at open is loaded when seq reaches into it.
+// the part of the prefix skipped at open that holds them is loaded first.
 func (s *Session) EventsAfter(seq int64) []Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if seq < s.base {
-		s.loadPrefixLocked()
+		s.loadAfterLocked(seq)
 	}
 	i, _ := slices.BinarySearchFunc(s.events, seq, func(ev Event, seq int64) int {
 		return cmp.Compare(ev.Seq, seq+1)
 	})
 	return slices.Clone(s.events[i:])
+}
+
+// loadAfterLocked loads the skipped events from seq+1 (or a little
+// before) up to the ones already loaded, without reading the prefix before
+// them: the line where they start is found by bisecting the file on the
+// seq each line begins with (events are one per line, in seq order, in the
+// form Append writes). Anything unexpected loads the whole prefix instead.
+// s.mu must be held.
+func (s *Session) loadAfterLocked(seq int64) {
+	off, ok := s.lineBefore(seq + 1)
+	if !ok || off == 0 {
+		s.loadPrefixLocked()
+		return
+	}
+	data, err := s.log.ReadRange(off, s.baseOff)
+	if err != nil {
+		s.loadPrefixLocked()
+		return
+	}
+	first, _, ok := lineSeq(data)
+	if !ok || first > seq+1 {
+		s.loadPrefixLocked()
+		return
+	}
+	scan := parseEvents(EventsFile, data, off, first-1)
+	if scan.Corrupt != nil || scan.Tail > 0 || len(scan.Events) == 0 || scan.Events[len(scan.Events)-1].Seq != s.base {
+		s.loadPrefixLocked()
+		return
+	}
+	s.events = append(scan.Events, s.events...)
+	s.base, s.baseOff = first-1, off
+}
+
+// bisectWindow is the size of the range bisection stops at: loading a
+// few more events is cheaper than more reads.
+const bisectWindow = 64 << 10
+
+// lineBefore returns the start of a line of the skipped prefix whose
+// event's seq is at most want, as close before it as bisection finds
+// cheaply (ok false when the file does not look as expected).
+func (s *Session) lineBefore(want int64) (int64, bool) {
+	lo, hi := int64(0), s.baseOff
+	for hi-lo > bisectWindow {
+		mid := lo + (hi-lo)/2
+		start, seq, ok := s.nextLine(mid, hi)
+		if !ok {
+			return 0, false
+		}
+		if start < 0 {
+			// No line starts in [mid, hi): the answer is below mid.
+			hi = mid
+			continue
+		}
+		if seq <= want {
+			lo = start
+		} else {
+			hi = start
+		}
+	}
+	return lo, true
+}
+
+// nextLine finds the first line that starts at or after from (and before
+// end) and the seq its event begins with; start is -1 when none does.
+func (s *Session) nextLine(from, end int64) (start, seq int64, ok bool) {
+	buf := make([]byte, 4096)
+	pos := from - 1 // a line starts after a newline
+	if from == 0 {
+		pos = -1
+	}
+	for {
+		if pos+1 >= end {
+			return -1, 0, true
+		}
+		if pos >= 0 {
+			n, err := s.log.ReadAt(buf, pos)
+			if n == 0 {
+				return 0, 0, err == nil
+			}
+			i := bytes.IndexByte(buf[:n], '\n')
+			if i < 0 {
+				pos += int64(n)
+				continue
+			}
+			pos += int64(i)
+		}
+		start = pos + 1
+		if start >= end {
+			return -1, 0, true
+		}
+		n, _ := s.log.ReadAt(buf[:64], start)
+		sq, _, ok := lineSeq(buf[:n])
+		return start, sq, ok
+	}
+}
+
+// lineSeq reads the seq an event line begins with ({"v":1,"seq":N,…).
+func lineSeq(line []byte) (seq int64, rest []byte, ok bool) {
+	p, ok := cut(line, `{"v":`)
+	if !ok {
+		return 0, nil, false
+	}
+	if _, p, ok = digits(p); !ok {
+		return 0, nil, false
+	}
+	if p, ok = cut(p, `,"seq":`); !ok {
+		return 0, nil, false
+	}
+	return digits(p)
 }
 
 // Skipped is the seq of the last event OpenAt did not read at open (the

@@ -112,3 +112,15 @@ func (l *File) ReadPrefix(n int64) ([]byte, error) {
 	}
 	return buf, nil
 }
+
+// ReadRange reads bytes [from, to) of the file.
+func (l *File) ReadRange(from, to int64) ([]byte, error) {
+	buf := make([]byte, to-from)
+	if _, err := l.f.ReadAt(buf, from); err != nil && !(err == io.EOF && to == from) {
+		return nil, fmt.Errorf("read %s: %w", l.path, err)
+	}
+	return buf, nil
+}
+
+// ReadAt reads from the file at off (io.ReaderAt).
+func (l *File) ReadAt(p []byte, off int64) (int, error) { return l.f.ReadAt(p, off) }
