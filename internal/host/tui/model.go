@@ -40,16 +40,16 @@ type model struct {
 
 	width, height int
 
-	info     app.Info
-	entries  []entry
-	scroll   int // transcript lines scrolled up from the bottom
+	info    app.Info
+	entries []entry
+	scroll  int // transcript lines scrolled up from the bottom
 	// earlier loads the transcript items before those shown first (a long
 	// session draws its newest items at once); nil when there are none.
 	// transcriptGen counts replacements of the transcript (restores), so
 	// older items that arrive after one are dropped.
 	earlier       func() []agent.Item
 	transcriptGen int
-	composer textarea.Model
+	composer      textarea.Model
 
 	// turn is non-nil while a prompt runs.
 	turn *runningTurn
