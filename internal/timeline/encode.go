@@ -218,6 +218,9 @@ func DecodeState(data []byte) (s *State, err error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	if n == 0 && len(s.trail) == 0 {
+		s.Order, s.trail = nil, nil // as New and Build leave them
+	}
 	s.refresh()
 	return s, nil
 }
