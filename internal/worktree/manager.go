@@ -284,8 +284,9 @@ func (m *Manager) CheckLink(info Info) (_ Info, present bool, _ error) {
 	if st, err := os.Stat(info.CommonDir); err != nil || !st.IsDir() {
 		// Ensure says what happened (ErrRepoGone) and how to follow a
 		// moved repository.
-		_, err := m.Ensure(context.Background(), info)
-		return Info{}, true, err
+		if _, err := m.Ensure(context.Background(), info); err != nil {
+			return Info{}, true, err
+		}
 	}
 	if _, err := os.Lstat(info.Path); errors.Is(err, fs.ErrNotExist) {
 		return info, false, nil
