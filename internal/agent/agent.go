@@ -103,6 +103,13 @@ type Agent struct {
 	// a session to list or show it never decodes the context.
 	live      messageBuilder
 	liveStale bool
+	// from is the seq after which events holds the active branch: 0 when
+	// it holds all of it, else the installed compaction's boundary (see
+	// ReseedFrom); earlier loads the active events up to it, for the
+	// transcript. gen counts reseeds, so a load that raced one is dropped.
+	from    int64
+	earlier func() []session.Event
+	gen     int
 }
 
 // systemPrompt returns the system prompt in force.
@@ -169,6 +176,68 @@ func (a *Agent) Provider() provider.Provider { return a.cfg.Provider }
 func (a *Agent) Reseed(active []session.Event, compactions []timeline.Compaction, isActive func(turn string, seq int64) bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.reseedLocked(active, compactions, isActive)
+	a.from, a.earlier = 0, nil
+}
+
+// ReseedLazy is Reseed for a long branch: the model context needs only
+// the events after the boundary of the compaction it installs, so only
+// those are loaded now, with after (called during this call, under
+// whatever lock the caller holds). The transcript needs the whole branch:
+// earlier returns the active events up to the boundary when it is first
+// asked for (called without any lock of the agent's, so it may take the
+// caller's).
+func (a *Agent) ReseedLazy(after func(seq int64) []session.Event, earlier func() []session.Event, compactions []timeline.Compaction, isActive func(turn string, seq int64) bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var from int64
+	p := a.cfg.Provider
+	if c := timeline.Select(compactions, p.Name(), p.Model(), compactionFormat, isActive); c != nil {
+		from = c.SourceSeq
+	}
+	a.reseedLocked(after(from), compactions, isActive)
+	a.from, a.earlier = from, earlier
+	if from == 0 {
+		a.earlier = nil
+	}
+}
+
+// allEvents returns the whole active branch, loading the events
+// ReseedLazy skipped the first time.
+func (a *Agent) allEvents() []session.Event {
+	for {
+		a.mu.Lock()
+		from, earlier, gen := a.from, a.earlier, a.gen
+		if from == 0 {
+			evs := a.events
+			a.mu.Unlock()
+			return evs
+		}
+		a.mu.Unlock()
+		// Loaded without the agent's lock: earlier takes the controller's,
+		// which holds it while it reseeds the agent.
+		loaded := earlier()
+		a.mu.Lock()
+		if a.gen == gen {
+			var head []session.Event
+			for _, ev := range loaded {
+				if ev.Seq <= from {
+					head = append(head, ev)
+				}
+			}
+			a.events = append(head, a.events...)
+			a.from, a.earlier = 0, nil
+			evs := a.events
+			a.mu.Unlock()
+			return evs
+		}
+		// Reseeded meanwhile: load for the new branch.
+		a.mu.Unlock()
+	}
+}
+
+func (a *Agent) reseedLocked(active []session.Event, compactions []timeline.Compaction, isActive func(turn string, seq int64) bool) {
+	a.gen++
 	a.events = append([]session.Event(nil), active...)
 	a.all = append([]timeline.Compaction(nil), compactions...)
 	a.compaction = nil
@@ -289,11 +358,30 @@ func (a *Agent) withHead(msgs []provider.Message) []provider.Message {
 	return append(head, msgs...)
 }
 
+// TranscriptParts returns the transcript of the active branch in two
+// parts, for a host that shows the newest first: the items of the events
+// loaded now (those after the installed compaction's boundary, or all of
+// them) and, when those are not the whole branch, a func that loads and
+// returns the items before them (nil otherwise). Both parts end and begin
+// at a turn boundary, so together they are Transcript.
+func (a *Agent) TranscriptParts() ([]Item, func() []Item) {
+	a.mu.Lock()
+	from, evs := a.from, a.events
+	a.mu.Unlock()
+	if from == 0 {
+		return Items(evs), nil
+	}
+	return Items(evs), func() []Item {
+		all := a.allEvents()
+		i := sort.Search(len(all), func(i int) bool { return all[i].Seq > from })
+		return Items(all[:i])
+	}
+}
+
 // Transcript returns the active branch as transcript items.
 func (a *Agent) Transcript() []Item {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return Items(a.events)
+	evs := a.allEvents()
+	return Items(evs)
 }
 
 func (a *Agent) record(typ, turn string, data any) (session.Event, error) {

@@ -182,6 +182,11 @@ func (p *Parts) info(prov provider.Provider) Info {
 	in.Workspace, in.WorkspaceReason = p.Controller.WorkspaceAvailable()
 	if in.Workspace {
 		in.WorkspaceReason = ""
+		if p.git != nil {
+			if why := p.git.unavailable(); why != "" {
+				in.Workspace, in.WorkspaceReason = false, why
+			}
+		}
 	}
 	if r := p.Controller.ReadOnly(); r != "" {
 		in.ReadOnly, in.ReadOnlyReason = true, r
@@ -283,7 +288,14 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		}
 	}
 	if o.SessionID != "" {
-		sess, err := session.Open(o.DataDir, o.SessionID)
+		var resume *resumeState
+		sess, err := session.OpenAt(o.DataDir, o.SessionID, func(dir string) (session.Prefix, bool) {
+			r, ok := readResume(dir)
+			if ok {
+				resume = &r
+			}
+			return r.events, ok
+		})
 		if err != nil {
 			if why := readOnlyFallback(err); o.ForReading && why != "" {
 				v, verr := openView(o, why)
@@ -295,7 +307,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 			}
 			return nil, err
 		}
-		p, err := assemble(ctx, sess, prov, o)
+		p, err := assemble(ctx, sess, prov, o, resume)
 		if errors.Is(err, worktree.ErrRepoGone) {
 			// Run from the repository's new place, the session follows it.
 			if repo, derr := worktree.Detect(ctx, o.Dir); derr == nil {
@@ -308,7 +320,9 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 					if sess, err = session.Open(o.DataDir, o.SessionID); err != nil {
 						return nil, err
 					}
-					p, err = assemble(ctx, sess, prov, o)
+					// The failed assemble applied records to the resume
+					// file's state: replay the logs this time.
+					p, err = assemble(ctx, sess, prov, o, nil)
 				}
 			}
 		}
@@ -452,7 +466,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		return 0, undo(err)
 	}
 	dir := sess.Dir
-	p, err := assemble(ctx, sess, s.prov, o)
+	p, err := assemble(ctx, sess, s.prov, o, nil)
 	if err == nil {
 		p.contextWindow = o.Provider.ContextWindow
 	}
@@ -523,6 +537,11 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	if p == nil {
 		return TurnResult{}, fmt.Errorf("session %s is %s; turns are refused", s.ID(), s.Info().ReadOnlyReason)
 	}
+	// Nothing runs in a directory that is no longer the session's
+	// worktree (git is asked before the first turn of the process).
+	if _, err := p.engine(ctx); err != nil {
+		return TurnResult{}, fmt.Errorf("session %s: %w", p.Session.ID, err)
+	}
 	out, err := p.Controller.RunTurn(ctx, text, onUpdate)
 	s.prepareSpare()
 	if err != nil {
@@ -536,9 +555,13 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 		res.Text = strings.TrimSpace(res.Text + "\n\nThe requested checkpoint preview could not be built: " + out.PendingErr.Error())
 	}
 	warnings := res.Warnings
-	if created && p.Snapshots == nil {
+	if created && p.Snapshots() == nil {
 		// Said once per session: on the turn that created it.
-		warnings = append(warnings, "conversation only — files are not snapshotted here ("+p.NoWorkspace+"); rewind restores the conversation, not the files")
+		why := p.NoWorkspace
+		if p.git != nil && p.git.unavailable() != "" {
+			why = p.git.unavailable()
+		}
+		warnings = append(warnings, "conversation only — files are not snapshotted here ("+why+"); rewind restores the conversation, not the files")
 	}
 	if why := p.Tasks.LoginProblem(); why != "" {
 		s.mu.Lock()
@@ -625,6 +648,17 @@ func (s *Session) Transcript() []agent.Item {
 		return p.Agent.Transcript()
 	}
 	return nil
+}
+
+// TranscriptParts is Transcript for a host that draws the newest part
+// first: the items it can give without reading the older history, and a
+// func that returns the items before them (nil when there are none to
+// load). See agent.Agent.TranscriptParts.
+func (s *Session) TranscriptParts() ([]agent.Item, func() []agent.Item) {
+	if p := s.Parts(); p != nil {
+		return p.Agent.TranscriptParts()
+	}
+	return nil, nil
 }
 
 // Close cancels a running turn and waits for every call in progress (the

@@ -47,11 +47,13 @@ type Parts struct {
 	Session     *session.Session
 	Timeline    *timeline.Log
 	Compactions *timeline.CompactionLog
-	Snapshots   *snapshot.Engine // nil without workspace snapshots
-	Tasks       *tools.Tasks
-	Tools       *tools.Set
-	Agent       *agent.Agent
-	Controller  *checkpoint.Controller
+	// git opens the worktree check and the snapshot engine on first use
+	// (nil for a session without workspace snapshots); see engine.
+	git        *gitParts
+	Tasks      *tools.Tasks
+	Tools      *tools.Set
+	Agent      *agent.Agent
+	Controller *checkpoint.Controller
 	// NoWorkspace says why the session has no workspace snapshots ("" when
 	// it has them).
 	NoWorkspace string
@@ -65,8 +67,31 @@ type Parts struct {
 	// Sandbox is how the session's commands are confined.
 	Sandbox sandbox.Status
 
+	// resumeAt is what the resume file on disk covers (nil when there is
+	// none this process can vouch for); written under the controller's
+	// lock (Persist).
+	resumeAt *resumeMarks
+
 	contextWindow int // the model's context window, 0 when unknown
 	cleanups      []func() error
+}
+
+// engine returns the session's snapshot engine, opening it on first use:
+// nil when the session has no workspace snapshots, and an error when its
+// directory is not the session's worktree any more (nothing may run there).
+func (p *Parts) engine(ctx context.Context) (*snapshot.Engine, error) {
+	if p.git == nil {
+		return nil, nil
+	}
+	eng, _, err := p.git.get(ctx)
+	return eng, err
+}
+
+// Snapshots returns the session's snapshot engine (opening it: git
+// processes), nil when the session has none.
+func (p *Parts) Snapshots() *snapshot.Engine {
+	eng, _ := p.engine(context.Background())
+	return eng
 }
 
 // onClose pushes a cleanup onto the stack.
@@ -87,7 +112,7 @@ func (p *Parts) Close() error {
 // assemble opens every part of an existing, locked session and repairs
 // it. On error everything it opened is closed again, the session
 // included.
-func assemble(ctx context.Context, sess *session.Session, prov provider.Provider, o Options) (_ *Parts, err error) {
+func assemble(ctx context.Context, sess *session.Session, prov provider.Provider, o Options, resume *resumeState) (_ *Parts, err error) {
 	dataDir, h := o.DataDir, o.Hooks
 	sandboxLevel := o.Sandbox
 	p := &Parts{Session: sess}
@@ -116,6 +141,32 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if ws.ActiveRoot == "" {
 		return nil, errors.New("workspace.json names no active root")
 	}
+	var (
+		tl       *timeline.Log
+		tlRepair timeline.Repair
+	)
+	if resume != nil {
+		var resumed bool
+		tl, tlRepair, resumed, err = timeline.OpenLogAt(sess.Path(session.TimelineFile), resume.state, resume.timeline)
+		if err == nil && resumed && sess.Skipped() > 0 {
+			p.resumeAt = &resumeMarks{events: resume.events.Mark.Offset, timeline: resume.timeline.Offset}
+		}
+	} else {
+		tl, _, tlRepair, err = timeline.OpenLog(sess.Path(session.TimelineFile))
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.Timeline = tl
+	p.onClose(tl.Close)
+	live := tl.Live()
+	lastEnd := lastEndTree(live)
+	// Crash repair of an interrupted turn or restore captures and restores
+	// files, and MCP servers start in the worktree: those need git now.
+	// Otherwise git is not asked anything until a turn, capture, diff,
+	// restore or landing needs it (see gitParts).
+	gitNow := live.OpenTurn != nil || live.PendingRestore != nil || len(o.MCP) > 0
+
 	var snaps checkpoint.Snapshots
 	p.NoWorkspace = ws.NoWorkspaceReason
 	var linkNotes []string
@@ -123,7 +174,12 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	recreated := false
 	if ws.Kind == session.KindWorktree && ws.Worktree != nil {
 		m := &worktree.Manager{DataDir: dataDir}
-		info, err := m.Ensure(ctx, worktreeInfo(ws))
+		info, present, err := m.CheckLink(worktreeInfo(ws))
+		if err == nil && !present {
+			// Deleted: put it back now (git worktree add).
+			info, err = m.Ensure(ctx, worktreeInfo(ws))
+			recreated = err == nil && info.Recreated
+		}
 		if errors.Is(err, git.ErrLinkBroken) {
 			// The files are there but git cannot be trusted with them
 			// (the worktree's .git was replaced by something yolop must
@@ -132,28 +188,51 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			p.NoWorkspace = "workspace snapshots unavailable: " + err.Error()
 			linkRO = err.Error()
 		} else if err != nil {
-			return nil, err // Ensure's errors say "worktree: …" themselves
+			return nil, err // CheckLink's and Ensure's errors say "worktree: …" themselves
 		}
-		recreated = info.Recreated
 		if info.LinkRepaired {
 			linkNotes = append(linkNotes, "The worktree's .git file had been changed by a command; yolop pointed it back at the session's repository. Nothing else was touched.")
 		}
-	}
-	if linkRO == "" && ws.Kind == session.KindWorktree && ws.Worktree != nil {
-		budget, err := captureBudget()
-		if err != nil {
-			return nil, err
-		}
-		eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, SeedSettled: ws.Recycled})
-		if err != nil {
-			p.NoWorkspace = "workspace snapshots unavailable: " + err.Error()
-		} else {
-			snaps, p.Snapshots = eng, eng
+		if linkRO == "" {
+			budget, err := captureBudget()
+			if err != nil {
+				return nil, err
+			}
+			// Ensure verified a re-added worktree already.
+			verified := !present
+			p.git = &gitParts{open: func(ctx context.Context) (*snapshot.Engine, string, error) {
+				if !verified {
+					if err := m.Verify(ctx, info); err != nil {
+						return nil, "", fmt.Errorf("worktree: %w", err)
+					}
+				}
+				eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, SeedSettled: ws.Recycled})
+				if err != nil {
+					return nil, "workspace snapshots unavailable: " + err.Error(), nil
+				}
+				return eng, "", nil
+			}}
 			// The engine may still be bringing its private index up to
 			// date in the background; it must finish before the session
 			// lock goes, so the next process never meets a live
 			// index.lock.
-			p.onClose(func() error { eng.Wait(); return nil })
+			g := p.git
+			p.onClose(func() error {
+				if eng := g.opened(); eng != nil {
+					eng.Wait()
+				}
+				return nil
+			})
+			snaps = lazySnapshots{p.git}
+			if gitNow {
+				eng, noWS, err := p.git.get(ctx)
+				if err != nil {
+					return nil, err
+				}
+				if eng == nil {
+					p.NoWorkspace, snaps, p.git = noWS, nil, nil
+				}
+			}
 		}
 	} else if p.NoWorkspace == "" {
 		p.NoWorkspace = "the session has no worktree of its own"
@@ -161,12 +240,6 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if st, err := os.Stat(ws.ActiveRoot); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("its directory %s is gone; start a new session", ws.ActiveRoot)
 	}
-	tl, records, tlRepair, err := timeline.OpenLog(sess.Path(session.TimelineFile))
-	if err != nil {
-		return nil, err
-	}
-	p.Timeline = tl
-	p.onClose(tl.Close)
 	comps, _, err := timeline.OpenCompactions(sess.Path(session.CompactionsFile))
 	if err != nil {
 		return nil, err
@@ -226,9 +299,10 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	// session must not pay.
 	var systemFunc func() (string, error)
 	if h.System == "" {
-		snaps, noWS, level, opened := p.Snapshots, p.NoWorkspace, p.Sandbox.InForce, time.Now()
+		noWS, level, opened := p.NoWorkspace, p.Sandbox.InForce, time.Now()
 		systemFunc = func() (string, error) {
-			return systemPrompt(ws, workspaceStatus(context.Background(), snaps, ws, records), noWS, level, opened)
+			eng, _ := p.engine(context.Background())
+			return systemPrompt(ws, workspaceStatus(context.Background(), eng, ws, lastEnd), noWS, level, opened)
 		}
 	}
 	compact, err := compactAt()
@@ -254,9 +328,19 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: journal,
 		Snapshots: snaps, NoWorkspace: p.NoWorkspace, Runtime: rt, Writers: p.Tasks, Compactions: comps, ReadOnly: ro,
 		Failpoint: hit, Sandbox: p.Sandbox.InForce, Caches: p.Sandbox.Caches,
+		Persist: func(st *timeline.State) error { return persistResume(p, st) },
 	})
 	late.ctl = p.Controller
 	p.Notes = append(append(append(reaped, sess.Repaired()...), linkNotes...), tlRepair.Notes()...)
+	// The session's usage so far, before Repair saves the derived files
+	// that record it: what the resume file says of the events it covers,
+	// plus the events after them.
+	if skipped := sess.Skipped(); skipped > 0 && resume != nil {
+		p.Agent.AddUsage(resume.usage)
+		p.Agent.AddUsage(agent.LoggedUsage(sess.EventsAfter(skipped)))
+	} else {
+		p.Agent.AddUsage(agent.LoggedUsage(sess.Events()))
+	}
 	more, err := p.Controller.Repair(ctx)
 	if err != nil {
 		return nil, err
@@ -266,9 +350,19 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		p.Notes = append(p.Notes, refill(ctx, p, ws, ro))
 	}
 	p.Notes = append(p.Notes, repairApplies(ctx, dataDir, ws)...)
-	p.Controller.Reseed()
-	p.Agent.AddUsage(agent.LoggedUsage(sess.Events()))
+	p.Controller.ReseedOpen()
 	return p, nil
+}
+
+// lastEndTree is the end snapshot of the newest turn that recorded one
+// ("" when none did).
+func lastEndTree(st *timeline.State) string {
+	for i := len(st.Order) - 1; i >= 0; i-- {
+		if cp := st.Checkpoints[st.Order[i]]; cp != nil && !cp.Open && cp.End != nil {
+			return cp.End.Tree
+		}
+	}
+	return ""
 }
 
 func worktreeInfo(ws session.Workspace) worktree.Info {
@@ -351,16 +445,17 @@ func refill(ctx context.Context, p *Parts, ws session.Workspace, readOnly string
 	head := fmt.Sprintf(gone, ws.Worktree.Path, ws.Worktree.Branch)
 	known := p.Controller.KnownFiles()
 	switch {
-	case p.Snapshots == nil:
+	case p.Snapshots() == nil:
 		return head + " (its committed files only: snapshots are unavailable, " + p.NoWorkspace + ")."
 	case readOnly != "":
 		return head + " (its committed files only: the session is read-only)."
 	case known == "":
 		return head + " (its committed files only: no snapshot records what it held)."
 	}
-	cur, err := p.Snapshots.Capture(ctx, "")
+	eng := p.Snapshots()
+	cur, err := eng.Capture(ctx, "")
 	if err == nil {
-		_, err = p.Snapshots.Restore(ctx, cur, known)
+		_, err = eng.Restore(ctx, cur, known)
 	}
 	if err != nil {
 		return fmt.Sprintf("%s, but putting back the files the last turn left failed (%v); they are in snapshot tree %s (git read-tree/checkout it, or rewind).", head, err, known)

@@ -40,9 +40,14 @@ const fixtureSession = "s_01m8qxx7pp2qgkr3jvqxanhpse"
 
 // unpackFixture extracts the fixture into a new directory and returns it.
 func unpackFixture(t *testing.T) string {
+	return unpackFixtureFile(t, "session-2026-12-01.tar.gz")
+}
+
+// unpackFixtureFile extracts a fixture of testdata made under fixtureRoot.
+func unpackFixtureFile(t *testing.T, name string) string {
 	t.Helper()
 	dir := t.TempDir()
-	raw, err := os.ReadFile(filepath.Join("testdata", "session-2026-12-01.tar.gz"))
+	raw, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,10 +25,14 @@ func (s *Session) landSession(ctx context.Context) (land.Session, error) {
 	}
 	ws := p.Session.Workspace()
 	ls := land.Session{ID: p.Session.ID, Title: ws.Title, DataDir: s.opts.DataDir, Checkout: ws.RepoRoot}
-	if ws.Worktree == nil || p.Snapshots == nil {
+	eng, err := p.engine(ctx)
+	if err != nil {
+		return ls, err
+	}
+	if ws.Worktree == nil || eng == nil {
 		return ls, nil // land explains: conversation only
 	}
-	ls.Worktree, ls.Branch, ls.Base, ls.Engine = p.Snapshots.Root(), ws.Worktree.Branch, ws.Worktree.Base, p.Snapshots
+	ls.Worktree, ls.Branch, ls.Base, ls.Engine = eng.Root(), ws.Worktree.Branch, ws.Worktree.Base, eng
 	if rows, err := p.Controller.List(ctx, false); err == nil {
 		for i := len(rows) - 1; i >= 0; i-- {
 			ls.Prompts = append(ls.Prompts, rows[i].Prompt)

@@ -94,6 +94,9 @@ type SessionRow struct {
 	Dir        string `json:"dir"`
 	// Recycled: the worktree was a parked spare, not a fresh checkout.
 	Recycled bool `json:"recycled"`
+	// DigestError says why the session's listing digest (summary.json)
+	// could not be saved, so every listing parses its logs ("" normally).
+	DigestError string `json:"-"`
 }
 
 // ReadOnly reports whether the row's session refuses turns and restores.
@@ -112,7 +115,7 @@ func ListSessions(dataDir string) ([]SessionRow, error) {
 		if e.Unused {
 			continue
 		}
-		rows = append(rows, describe(dataDir, e))
+		rows = append(rows, describe(e))
 	}
 	return rows, nil
 }
@@ -123,10 +126,10 @@ func DescribeSession(dataDir, id string) (SessionRow, error) {
 	if err != nil {
 		return SessionRow{}, err
 	}
-	return describe(dataDir, search.Describe(sm)), nil
+	return describe(search.Describe(sm)), nil
 }
 
-func describe(dataDir string, e search.Entry) SessionRow {
+func describe(e search.Entry) SessionRow {
 	sm := e.Summary
 	w := sm.Workspace
 	out := SessionRow{SessionID: sm.ID, Title: w.Title, Created: checkpoint.JSONTime(w.Created), Updated: checkpoint.JSONTime(w.Updated), RepoRoot: w.RepoRoot, ActiveRoot: w.ActiveRoot, Workspace: w.Kind == session.KindWorktree, Reason: w.NoWorkspaceReason, State: "ok", Dir: sm.Dir, WorktreeState: "conversation only"}
@@ -146,43 +149,12 @@ func describe(dataDir string, e search.Entry) SessionRow {
 		out.State = "problem: " + sm.Problem
 		return out
 	}
-	// The digest the session's writer saved at its last turn answers
-	// without parsing the logs; without one (an older session, a crash
-	// before it was saved) they are parsed once and the digest kept.
-	if d, ok := session.ReadDigest(sm.Dir); ok {
-		out.Turns = d.Turns
-		if d.ReadOnly != "" {
-			out.State = "read-only: " + d.ReadOnly
-			out.IsReadOnly = true
-		}
-		return out
-	}
-	evStamp, tlStamp, stampErr := session.Stamps(sm.Dir)
-	s, err := session.OpenReadOnly(dataDir, sm.ID)
-	if err != nil {
-		out.State = "problem: " + err.Error()
-		return out
-	}
-	defer s.Close()
-	ctl, err := readController(s)
-	if err != nil {
-		out.State = "problem: " + err.Error()
-		return out
-	}
-	out.Turns = ctl.ActiveCount()
-	ro := ""
-	// OpenReadOnly always refuses writes; only corruption makes the
-	// session itself read-only.
-	if s.Corruption() != nil || ctl.TimelineDamaged() != "" {
-		ro = readOnlyReason(s, ctl)
-		out.State = "read-only: " + ro
+	out.Turns = e.Turns
+	if e.ReadOnly != "" {
+		out.State = "read-only: " + e.ReadOnly
 		out.IsReadOnly = true
 	}
-	if stampErr == nil {
-		// A cache: when it cannot be written the next listing parses the
-		// logs again, which is all it costs.
-		_ = session.SaveDigest(sm.Dir, session.Digest{Turns: out.Turns, ReadOnly: ro, Events: evStamp, Timeline: tlStamp})
-	}
+	out.DigestError = e.DigestError
 	return out
 }
 
@@ -195,14 +167,6 @@ func readController(s *session.Session) (*checkpoint.Controller, error) {
 		return nil, fmt.Errorf("read its timeline: %w", err)
 	}
 	return checkpoint.New(checkpoint.Config{SessionID: s.ID, Store: s, Timeline: timeline.Freeze(recs), ReadOnly: "opened for reading"}), nil
-}
-
-func readOnlyReason(s *session.Session, ctl *checkpoint.Controller) string {
-	if r := ctl.TimelineDamaged(); r != "" {
-		return r
-	}
-	_, why := s.ReadOnly()
-	return why
 }
 
 func findSession(dataDir, id string) (session.Summary, error) {
@@ -371,9 +335,13 @@ func ForkSession(ctx context.Context, o Options, id string) (ForkReport, error) 
 	p := s.Parts()
 	h := ctl.Fork()
 	var anchor checkpoint.Anchor
-	if p.Snapshots != nil {
+	eng, err := p.engine(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("fork %s: %w", id, err)
+	}
+	if eng != nil {
 		anchor = func(ctx context.Context, name, tree string) (timeline.SnapshotRef, error) {
-			snap, err := p.Snapshots.Anchor(ctx, name, tree)
+			snap, err := eng.Anchor(ctx, name, tree)
 			return timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}, err
 		}
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
-	"github.com/yolop-dev/yolop/internal/timeline"
 )
 
 //go:embed prompt/system.md
@@ -66,15 +65,9 @@ func systemPrompt(ws session.Workspace, status, noWorkspace, sandboxLevel string
 // workspaceStatus summarizes the worktree at session start without
 // walking it: the files the last turn left that differ from the base
 // commit (a tree diff), or a clean start.
-func workspaceStatus(ctx context.Context, snaps *snapshot.Engine, ws session.Workspace, records []timeline.Record) string {
+func workspaceStatus(ctx context.Context, snaps *snapshot.Engine, ws session.Workspace, last string) string {
 	if ws.Worktree == nil {
 		return ""
-	}
-	last := ""
-	for _, r := range records {
-		if r.Type == timeline.TypeTurnCompleted && r.End != nil {
-			last = r.End.Tree
-		}
 	}
 	if last == "" || snaps == nil {
 		return "no turns yet; the worktree holds the files of its base commit"

@@ -70,7 +70,7 @@ type Store interface {
 	Events() []session.Event
 	LastSeq() int64
 	// SaveDigest records what session listings show (see session.Digest).
-	SaveDigest(turns int, readOnly string) error
+	SaveDigest(d session.Digest) error
 	// Sync makes every appended event durable; turn.completed names the
 	// last seq only after it returned.
 	Sync() error
@@ -113,6 +113,12 @@ type Config struct {
 	// Failpoint is called at every named failpoint (failpoint.Names) this
 	// controller reaches; nil means failpoint.Hit (YOLOP_FAILPOINT).
 	Failpoint func(name string)
+	// Persist, when set, writes the files derived from the session's state
+	// that let the next process open it without replaying its logs. It is
+	// called with the state after every turn, restore and repair, while
+	// both logs are flushed and nothing else appends; a failure costs the
+	// next open its speed, never correctness, and is told to the user once.
+	Persist func(st *timeline.State) error
 	// Sandbox is the sandbox level commands run under (recorded with each
 	// turn) and Caches the declared caches they may write; the preview
 	// warns about turns whose commands could have effects outside the
@@ -146,6 +152,11 @@ type Controller struct {
 	filesChanged map[string]int
 	statsLoaded  bool
 	statsDirty   bool
+	statsErr     error // why the last save of statsFile failed
+	// derivedFailed is the last failure to write a derived file that the
+	// user was told about ("" after a success), so a lasting failure is
+	// said once, not after every turn.
+	derivedFailed string
 }
 
 // New builds a controller over an opened session. Call Repair next.
@@ -306,6 +317,69 @@ func (c *Controller) reseedLocked() {
 	c.cfg.Runtime.Reseed(c.activeEventsLocked(), comps, c.isActiveLocked())
 }
 
+// lazyRuntime is a Runtime that loads a long branch lazily (agent.Agent):
+// the events its model context needs now, the rest when asked.
+type lazyRuntime interface {
+	ReseedLazy(after func(seq int64) []session.Event, earlier func() []session.Event, compactions []timeline.Compaction, isActive func(turn string, seq int64) bool)
+}
+
+// tailStore is a Store that can hand out the end of a long log without
+// loading all of it (session.Session).
+type tailStore interface {
+	EventsAfter(seq int64) []session.Event
+}
+
+// eventsAfterLocked returns the events (of every branch) with a seq above
+// seq, reading no more of the log than that when the store can.
+func (c *Controller) eventsAfterLocked(seq int64) []session.Event {
+	if ts, ok := c.cfg.Store.(tailStore); ok {
+		return ts.EventsAfter(seq)
+	}
+	var out []session.Event
+	for _, ev := range c.cfg.Store.Events() {
+		if ev.Seq > seq {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// ReseedOpen is Reseed for a session just opened: when the runtime and the
+// store allow it, only the events the model context needs (those after
+// the compaction the runtime installs) are loaded now, and the rest of the
+// active branch when a transcript first asks for it, so opening a long
+// session does not decode its whole history.
+func (c *Controller) ReseedOpen() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	lr, ok := c.cfg.Runtime.(lazyRuntime)
+	if !ok {
+		c.reseedLocked()
+		return
+	}
+	var comps []timeline.Compaction
+	if c.cfg.Compactions != nil {
+		comps = c.cfg.Compactions.All()
+	}
+	in := c.isActiveLocked()
+	after := func(seq int64) []session.Event {
+		// Called by the runtime while mu is held (below).
+		var out []session.Event
+		for _, ev := range c.eventsAfterLocked(seq) {
+			if in(ev.Turn, ev.Seq) {
+				out = append(out, ev)
+			}
+		}
+		return out
+	}
+	earlier := func() []session.Event {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.activeEventsLocked()
+	}
+	lr.ReseedLazy(after, earlier, comps, in)
+}
+
 // TurnOutcome is the result of RunTurn.
 type TurnOutcome struct {
 	ID      string
@@ -404,8 +478,9 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 	} else {
 		err = c.append(done)
 	}
+	var derivedWarn string
 	if err == nil {
-		c.saveDigestLocked()
+		derivedWarn = c.saveDigestLocked()
 	}
 	c.running = ""
 	queued, qhead := c.queued, c.queuedHead
@@ -422,6 +497,9 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 		res.Warnings = append(res.Warnings, endWarning(id, done.EndError))
 	}
 	res.Warnings = append(res.Warnings, c.linkRepairs()...)
+	if derivedWarn != "" {
+		res.Warnings = append(res.Warnings, derivedWarn)
+	}
 	if queued != nil {
 		req := *queued
 		if req.Action == ActionUndo {
@@ -609,15 +687,16 @@ func (c *Controller) filesChangedLocked(ctx context.Context, cp *timeline.Checkp
 	if n, ok := c.filesChanged[cp.ID]; ok {
 		return n
 	}
-	p := c.countChanged(ctx, cp.Snapshot.Tree, cp.End.Tree)
-	if p == nil {
-	}
-
 	if len(cp.Paths) > 0 {
 		return len(cp.Paths) + cp.PathsMore
 	}
 	if cp.Snapshot.Tree == cp.End.Tree {
 		c.filesChanged[cp.ID] = 0
+		return 0
+	}
+	p := c.countChanged(ctx, cp.Snapshot.Tree, cp.End.Tree)
+	if p == nil {
+		// The diff failed: show 0 now and try again at the next listing.
 		return 0
 	}
 	c.filesChanged[cp.ID] = *p
@@ -746,7 +825,7 @@ func (c *Controller) Repair(ctx context.Context) ([]string, error) {
 	}
 	if t := c.state.OpenTurn; t != nil {
 		final := t.SeqBefore
-		for _, ev := range c.cfg.Store.Events() {
+		for _, ev := range c.eventsAfterLocked(t.SeqBefore) {
 			if ev.Turn == t.ID && ev.Seq > final {
 				final = ev.Seq
 			}
@@ -766,18 +845,37 @@ func (c *Controller) Repair(ctx context.Context) ([]string, error) {
 	notes = append(notes, c.linkRepairs()...)
 	// Sessions written before the digest existed, or by a process that
 	// stopped before saving it, get it now.
-	c.saveDigestLocked()
+	if w := c.saveDigestLocked(); w != "" {
+		notes = append(notes, w)
+	}
 	return notes, nil
 }
 
-// saveDigestLocked records the session's listing digest. It is a cache
-// that listings check against the logs and recompute when stale, so a
-// failed write costs only speed and is not reported.
-func (c *Controller) saveDigestLocked() {
+// saveDigestLocked records the session's listing digest and the other
+// files derived from its state (Config.Persist). They are caches that
+// readers check against the logs and recompute when stale, so a failed
+// write costs only speed: it does not fail the turn or restore, but the
+// user is told once (the returned warning, "" when there is nothing new
+// to say) why listing or opening the session is slower.
+func (c *Controller) saveDigestLocked() string {
 	if c.readOnly() != "" || c.broken != "" {
-		return
+		return ""
 	}
-	_ = c.cfg.Store.SaveDigest(c.state.ActiveLen(), "")
+	err := c.cfg.Store.SaveDigest(session.Digest{Turns: c.state.ActiveLen(), LastUsed: c.state.LastUsed})
+	if c.cfg.Persist != nil {
+		err = errors.Join(err, c.cfg.Persist(c.state))
+	}
+	err = errors.Join(err, c.statsErr)
+	if err == nil {
+		c.derivedFailed = ""
+		return ""
+	}
+	msg := err.Error()
+	if msg == c.derivedFailed {
+		return ""
+	}
+	c.derivedFailed = msg
+	return fmt.Sprintf("the session's derived files could not be written (%v); nothing is lost, but listing and opening it parse its whole log until they can be", err)
 }
 
 // maxLostEvents bounds how many lost events Repair records in place of a

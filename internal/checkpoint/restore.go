@@ -469,7 +469,9 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 		out.Warning = fmt.Sprintf("the restore succeeded, but its notice could not be recorded (%v): the model is not told about it; mention it in your next prompt", err)
 	}
 	c.reseedLocked()
-	c.saveDigestLocked()
+	if w := c.saveDigestLocked(); w != "" {
+		out.Warning = strings.TrimPrefix(out.Warning+"; "+w, "; ")
+	}
 	return out, nil
 }
 

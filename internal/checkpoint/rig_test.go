@@ -94,7 +94,7 @@ func (r *rig) open(o app.Options) {
 	}
 	p := s.Parts()
 	r.app, r.id = s, s.ID()
-	r.sess, r.tl, r.comps, r.tasks, r.ts, r.ag, r.ctl, r.eng = p.Session, p.Timeline, p.Compactions, p.Tasks, p.Tools, p.Agent, p.Controller, p.Snapshots
+	r.sess, r.tl, r.comps, r.tasks, r.ts, r.ag, r.ctl, r.eng = p.Session, p.Timeline, p.Compactions, p.Tasks, p.Tools, p.Agent, p.Controller, p.Snapshots()
 	r.notes, r.noWS, r.root = p.Notes, p.NoWorkspace, p.Session.Workspace().ActiveRoot
 	if r.eng != nil {
 		r.noWS = ""

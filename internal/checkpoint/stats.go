@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 
 	"github.com/yolop-dev/yolop/internal/session/jsonl"
@@ -43,17 +44,20 @@ func (c *Controller) loadStatsLocked() {
 }
 
 // saveStatsLocked writes the counts computed since the last save. A failed
-// write loses nothing but time: the next listing computes them again, so it
-// is not reported.
+// write loses nothing but time (the next listing computes them again); it
+// is kept in statsErr and told with the next turn or restore, like every
+// derived file that could not be written (see saveDigestLocked).
 func (c *Controller) saveStatsLocked() {
 	if !c.statsDirty || c.cfg.Dir == "" || c.cfg.ReadOnly != "" {
 		return
 	}
 	data, err := json.Marshal(stats{V: 1, FilesChanged: c.filesChanged})
+	if err == nil {
+		err = jsonl.WriteFileAtomic(filepath.Join(c.cfg.Dir, statsFile), append(data, '\n'))
+	}
 	if err != nil {
+		c.statsErr = fmt.Errorf("save %s: %w", statsFile, err)
 		return
 	}
-	if jsonl.WriteFileAtomic(filepath.Join(c.cfg.Dir, statsFile), append(data, '\n')) == nil {
-		c.statsDirty = false
-	}
+	c.statsDirty, c.statsErr = false, nil
 }

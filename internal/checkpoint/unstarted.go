@@ -21,10 +21,10 @@ type noEvents struct{}
 func (noEvents) Append(string, string, any) (session.Event, error) {
 	return session.Event{}, errNotStarted
 }
-func (noEvents) Events() []session.Event      { return nil }
-func (noEvents) LastSeq() int64               { return 0 }
-func (noEvents) SaveDigest(int, string) error { return nil }
-func (noEvents) Sync() error                  { return nil }
+func (noEvents) Events() []session.Event         { return nil }
+func (noEvents) LastSeq() int64                  { return 0 }
+func (noEvents) SaveDigest(session.Digest) error { return nil }
+func (noEvents) Sync() error                     { return nil }
 
 // notStarted is the timeline of a session that is not on disk yet.
 type notStarted struct{}

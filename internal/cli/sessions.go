@@ -43,6 +43,24 @@ func listTitle(t string) string {
 	return t
 }
 
+// digestWarning tells, once per listing on stderr, that some sessions'
+// listing digests could not be saved: listing them stays slow until the
+// cause (a full disk, a permission) is fixed.
+func digestWarning(o *rootOptions, rows []app.SessionRow) {
+	n, first := 0, ""
+	for _, r := range rows {
+		if r.DigestError != "" {
+			if n == 0 {
+				first = r.SessionID + ": " + r.DigestError
+			}
+			n++
+		}
+	}
+	if n > 0 {
+		fmt.Fprintf(o.io.ErrOut, "yolop: the listing digest of %d session(s) could not be saved (%s); each listing parses their logs until it can be\n", n, first)
+	}
+}
+
 func newSessionsCmd(o *rootOptions) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
@@ -60,6 +78,7 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			digestWarning(o, rows)
 			if format == "json" {
 				return writeJSON(o, map[string]any{"sessions": rows})
 			}

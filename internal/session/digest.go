@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/yolop-dev/yolop/internal/session/jsonl"
 )
@@ -16,8 +17,8 @@ import (
 const DigestFile = "summary.json"
 
 // Digest is what a session listing shows beyond workspace.json (which
-// holds the title and the last-used time): the number of turns on the
-// active branch and whether the session is read-only. The session's writer
+// holds the title): the number of turns on the active branch, whether the
+// session is read-only, and when it was last used. The session's writer
 // saves it at the end of every turn and restore, so listing many sessions
 // reads two small files per session instead of parsing its logs.
 //
@@ -26,15 +27,27 @@ const DigestFile = "summary.json"
 // from, and a digest whose files have changed since (a crash between an
 // append and the digest, an older yolop writing the session) is ignored.
 //
-//	{"v":1,"turns":12,"events":{"size":48213,"mtime_ns":…},"timeline":{"size":6120,"mtime_ns":…}}
+//	{"v":1,"rev":2,"turns":12,"last_used":"2026-12-01T10:00:00Z","events":{"size":48213,"mtime_ns":…},"timeline":{"size":6120,"mtime_ns":…}}
+//
+// Rev says which fields the writer filled: digests without it (rev 1)
+// predate last_used and are treated as stale, so that a listing never
+// shows a session as never used because its digest is old.
 type Digest struct {
-	V     int `json:"v"`
+	V   int `json:"v"`
+	Rev int `json:"rev,omitempty"`
+	// Turns is the number of turns on the active branch.
 	Turns int `json:"turns"`
 	// ReadOnly says why the session is read-only ("" when writable).
 	ReadOnly string `json:"read_only,omitempty"`
-	Events   Stamp  `json:"events"`
-	Timeline Stamp  `json:"timeline"`
+	// LastUsed is when a turn last ran or a restore was last confirmed
+	// (timeline.State.LastUsed); zero when neither ever happened.
+	LastUsed time.Time `json:"last_used,omitzero"`
+	Events   Stamp     `json:"events"`
+	Timeline Stamp     `json:"timeline"`
 }
+
+// DigestRev is the revision of the digest this yolop writes and reads.
+const DigestRev = 2
 
 // Stamp identifies the content of an append-only file: every append
 // changes its size and modification time. A missing file has Size -1.
@@ -72,7 +85,7 @@ func ReadDigest(dir string) (Digest, bool) {
 		return Digest{}, false
 	}
 	var d Digest
-	if json.Unmarshal(data, &d) != nil || d.V != 1 || d.Turns < 0 {
+	if json.Unmarshal(data, &d) != nil || d.V != 1 || d.Rev != DigestRev || d.Turns < 0 {
 		return Digest{}, false
 	}
 	ev, tl, err := Stamps(dir)
@@ -88,7 +101,8 @@ func ReadDigest(dir string) (Digest, bool) {
 // own digest, or the next listing, will describe them) or when the same
 // digest is already there.
 func SaveDigest(dir string, d Digest) error {
-	d.V = 1
+	d.V, d.Rev = 1, DigestRev
+	d.LastUsed = d.LastUsed.UTC()
 	ev, tl, err := Stamps(dir)
 	if err != nil {
 		return fmt.Errorf("save %s: %w", DigestFile, err)
@@ -96,12 +110,12 @@ func SaveDigest(dir string, d Digest) error {
 	if ev != d.Events || tl != d.Timeline {
 		return nil
 	}
-	if old, ok := ReadDigest(dir); ok && old == d {
+	if old, ok := ReadDigest(dir); ok && old.Turns == d.Turns && old.ReadOnly == d.ReadOnly && old.LastUsed.Equal(d.LastUsed) && old.Events == d.Events && old.Timeline == d.Timeline {
 		return nil
 	}
 	b, err := json.Marshal(d)
 	if err != nil {
-		return err
+		return fmt.Errorf("save %s: %w", DigestFile, err)
 	}
 	err = jsonl.WriteFileAtomic(filepath.Join(dir, DigestFile), append(b, '\n'))
 	if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EROFS) {
@@ -109,16 +123,21 @@ func SaveDigest(dir string, d Digest) error {
 		// dir, a read-only mount) still works, only without the cache.
 		return nil
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("save %s: %w", DigestFile, err)
+	}
+	return nil
 }
 
-// SaveDigest records the digest of this session as it is now: turns on
-// the active branch and the read-only reason ("" when writable). The
-// session's writer calls it after every turn and restore.
-func (s *Session) SaveDigest(turns int, readOnly string) error {
+// SaveDigest records the digest of this session as it is now (d's
+// Turns, ReadOnly and LastUsed; the stamps are taken here). The session's
+// writer calls it after every turn and restore, when both logs are
+// flushed.
+func (s *Session) SaveDigest(d Digest) error {
 	ev, tl, err := Stamps(s.Dir)
 	if err != nil {
 		return fmt.Errorf("save %s: %w", DigestFile, err)
 	}
-	return SaveDigest(s.Dir, Digest{Turns: turns, ReadOnly: readOnly, Events: ev, Timeline: tl})
+	d.Events, d.Timeline = ev, tl
+	return SaveDigest(s.Dir, d)
 }

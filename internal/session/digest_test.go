@@ -3,7 +3,9 @@ package session
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestDigest: a saved digest is read back while the logs are unchanged,
@@ -19,12 +21,28 @@ func TestDigest(t *testing.T) {
 	if _, err := s.Append("m", "cp1", map[string]string{"text": "hi"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SaveDigest(3, ""); err != nil {
+	used := time.Date(2026, 12, 1, 10, 0, 0, 5, time.UTC)
+	if err := s.SaveDigest(Digest{Turns: 3, LastUsed: used}); err != nil {
 		t.Fatal(err)
 	}
 	d, ok := ReadDigest(s.Dir)
-	if !ok || d.Turns != 3 || d.ReadOnly != "" || d.Timeline.Size != -1 {
+	if !ok || d.Turns != 3 || d.ReadOnly != "" || d.Timeline.Size != -1 || !d.LastUsed.Equal(used) {
 		t.Fatalf("digest: %+v %v", d, ok)
+	}
+	// A digest written before last_used existed is stale.
+	b, err := os.ReadFile(filepath.Join(s.Dir, DigestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(string(b), `"rev":2,`, "", 1)
+	if old == string(b) {
+		t.Fatalf("no rev in %s", b)
+	}
+	if err := os.WriteFile(filepath.Join(s.Dir, DigestFile), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ReadDigest(s.Dir); ok {
+		t.Fatal("a digest without rev 2 was read")
 	}
 	// An append to either log makes it stale.
 	if _, err := s.Append("m", "cp1", map[string]string{"text": "again"}); err != nil {
@@ -33,7 +51,7 @@ func TestDigest(t *testing.T) {
 	if _, ok := ReadDigest(s.Dir); ok {
 		t.Fatal("digest still valid after an event was appended")
 	}
-	if err := s.SaveDigest(4, ""); err != nil {
+	if err := s.SaveDigest(Digest{Turns: 4}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(s.Dir, TimelineFile), []byte("{}\n"), 0o600); err != nil {

@@ -10,6 +10,7 @@
 //	    timeline.jsonl                          0600  owned by package timeline
 //	    compaction-checkpoints.jsonl            0600  owned by package timeline
 //	    summary.json                            0600  listing digest (Digest), derived
+//	    resume.bin                              0600  what opening needs (package app), derived
 //	    checkpoint-stats.json                   0600  owned by package checkpoint, derived
 //	    <file>.corrupt-<UTC time>               0600  torn tails kept aside
 //
@@ -81,12 +82,26 @@
 //
 // # Derived files
 //
-// summary.json (Digest) holds what `yolop sessions` shows beyond
-// workspace.json: turns on the active branch and the read-only reason. The
-// writer saves it after every turn and restore; a listing that finds it
-// missing or stale computes it from the logs and saves it (atomically, and
-// only if the logs did not change while it read them). It names the size
-// and modification time of the two logs it describes and is ignored as
-// soon as either differs, so a crash or an older yolop never makes a
-// listing wrong. Deleting it loses nothing.
+// summary.json (Digest) holds what `yolop sessions` and `-c` need beyond
+// workspace.json: turns on the active branch, the read-only reason and the
+// last-used time ("rev":2; a digest without it is stale). The writer saves
+// it after every turn and restore; a listing that finds it missing or
+// stale computes it from the logs and saves it (atomically, and only if
+// the logs did not change while it read them). It names the size and
+// modification time of the two logs it describes and is ignored as soon
+// as either differs, so a crash or an older yolop never makes a listing
+// wrong. Deleting it loses nothing.
+//
+// resume.bin (written by package app) lets a process open a long session
+// without replaying it: the timeline's state and the logged usage as of a
+// prefix of each log, and a Prefix of events.jsonl (its length, the seq of
+// its last event and a hash of its last 4 KiB). OpenAt reads only the
+// events after a prefix whose hash still matches, and loads earlier ones
+// when asked: EventsAfter bisects the file on the seq each line begins
+// with and reads from there; Events reads the rest. Should the skipped
+// bytes no longer parse to the events the prefix promised (the file was
+// edited in place), the session becomes read-only like any session whose
+// committed prefix is damaged. A prefix that does not match, a damaged or
+// other-version resume.bin, or none at all: the log is read whole, as
+// always. Deleting it loses nothing.
 package session

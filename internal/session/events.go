@@ -27,10 +27,23 @@ type EventScan struct {
 // one, an unknown version, or a seq that is not exactly the previous plus
 // one (the first is 1) is corruption: the prefix before it is valid.
 func ParseEvents(file string, data []byte) EventScan {
+	return parseEvents(file, data, 0, 0)
+}
+
+// parseEvents is ParseEvents of the bytes after an already parsed prefix
+// of baseOff bytes ending at seq baseSeq (one line per seq): positions in
+// errors are of the whole file, Valid and Tail are relative to data.
+func parseEvents(file string, data []byte, baseOff, baseSeq int64) EventScan {
 	scan := jsonl.Parse(file, data, parseEventLine)
 	out := EventScan{Valid: scan.Valid, Tail: scan.Tail, TailReason: scan.TailReason, Corrupt: scan.Corrupt}
+	if out.Corrupt != nil && baseOff > 0 {
+		c := *out.Corrupt
+		c.Line += int(baseSeq)
+		c.Offset += baseOff
+		out.Corrupt = &c
+	}
 	out.Events = make([]Event, 0, len(scan.Records))
-	var prev int64
+	prev := baseSeq
 	for _, r := range scan.Records {
 		ev := r.Val
 		reason := ""
@@ -43,7 +56,7 @@ func ParseEvents(file string, data []byte) EventScan {
 			reason = fmt.Sprintf("event seq %d has no type", ev.Seq)
 		}
 		if reason != "" {
-			out.Corrupt = &CorruptError{File: file, Line: r.Line, Offset: r.Off, Reason: reason}
+			out.Corrupt = &CorruptError{File: file, Line: r.Line + int(baseSeq), Offset: r.Off + baseOff, Reason: reason}
 			out.Valid = r.Off
 			out.Tail = 0
 			out.TailReason = ""

@@ -1,6 +1,8 @@
 package session
 
 import (
+	"bytes"
+	"cmp"
 	crand "crypto/rand"
 	"encoding/json"
 	"errors"
@@ -104,7 +106,16 @@ type Session struct {
 	ws Workspace
 	// events is append-only: Events hands out clones of the slice header,
 	// and elements are never modified after they are appended.
-	events   []Event
+	events []Event
+	// base is the seq of the last event of a prefix of events.jsonl that
+	// was not loaded at open (a verified Prefix said it had been parsed
+	// before; events then starts at base+1), baseOff its length in bytes.
+	// Both are 0 once every event is loaded (loadPrefixLocked).
+	base    int64
+	baseOff int64
+	// skipped is the base OpenAt started from (0 when it read every
+	// event); it never changes.
+	skipped  int64
 	log      *jsonl.File // nil for OpenReadOnly
 	lock     *os.File    // nil for OpenReadOnly
 	repaired []string
@@ -354,6 +365,25 @@ func sessionDir(dataDir, id string) (string, error) {
 // (see Repaired). Mid-file corruption does not fail Open: the session is
 // marked read-only (see ReadOnly) and Events holds the valid prefix.
 func Open(dataDir, id string) (*Session, error) {
+	return OpenAt(dataDir, id, nil)
+}
+
+// Prefix names the part of events.jsonl a caller has parsed before and
+// derived its state from (see Session.Prefix): the file's mark there and
+// the seq of its last event.
+type Prefix struct {
+	Mark    jsonl.Mark
+	LastSeq int64
+}
+
+// OpenAt is Open for a caller that keeps state derived from a prefix of
+// the event log: once the lock is held, known(dir) returns the prefix that
+// state covers. When events.jsonl still starts with it (its mark checks),
+// only the events after it are read and parsed at open; the prefix is
+// loaded the first time Events or EventsAfter needs it. Otherwise (known
+// returns false, the log was rewritten or truncated) the whole log is
+// read, exactly like Open. A nil known is Open.
+func OpenAt(dataDir, id string, known func(dir string) (Prefix, bool)) (*Session, error) {
 	dir, err := sessionDir(dataDir, id)
 	if err != nil {
 		return nil, err
@@ -362,7 +392,13 @@ func Open(dataDir, id string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := open(dir, id, lock)
+	var pre *Prefix
+	if known != nil {
+		if p, ok := known(dir); ok && p.LastSeq > 0 && p.Mark.Offset > 0 {
+			pre = &p
+		}
+	}
+	s, err := open(dir, id, lock, pre)
 	if err != nil {
 		releaseLock(lock)
 		return nil, fmt.Errorf("open session %s: %w", id, err)
@@ -385,7 +421,7 @@ func LockForRemoval(dataDir, id string) (dir string, unlock func(), err error) {
 	return dir, func() { releaseLock(lock) }, nil
 }
 
-func open(dir, id string, lock *os.File) (*Session, error) {
+func open(dir, id string, lock *os.File, pre *Prefix) (*Session, error) {
 	if err := fixPerms(dir); err != nil {
 		return nil, err
 	}
@@ -393,12 +429,27 @@ func open(dir, id string, lock *os.File) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	log, data, err := jsonl.OpenFile(dirJoin(dir, EventsFile), false)
+	var (
+		log  *jsonl.File
+		data []byte
+		at   bool
+	)
+	if pre != nil {
+		log, data, at, err = jsonl.OpenFileAt(dirJoin(dir, EventsFile), pre.Mark)
+	} else {
+		log, data, err = jsonl.OpenFile(dirJoin(dir, EventsFile), false)
+	}
 	if err != nil {
 		return nil, err
 	}
 	s := &Session{ID: id, Dir: dir, ws: ws, log: log, lock: lock}
-	scan := ParseEvents(EventsFile, data)
+	var scan EventScan
+	if at {
+		s.base, s.baseOff, s.skipped = pre.LastSeq, pre.Mark.Offset, pre.LastSeq
+		scan = parseEvents(EventsFile, data, s.baseOff, s.base)
+	} else {
+		scan = ParseEvents(EventsFile, data)
+	}
 	s.events = scan.Events
 	if scan.Corrupt != nil {
 		s.corrupt = scan.Corrupt
@@ -406,15 +457,200 @@ func open(dir, id string, lock *os.File) (*Session, error) {
 		return s, nil
 	}
 	if scan.Tail > 0 {
-		kept, err := log.TruncateTail(data, scan.Valid)
+		kept, err := log.TruncateTailAt(data, s.baseOff, scan.Valid)
 		if err != nil {
 			log.Close()
 			return nil, err
 		}
 		s.repaired = append(s.repaired, fmt.Sprintf("%s: dropped a torn final record (%d bytes at byte %d; %s); the bytes are kept in %s",
-			EventsFile, scan.Tail, scan.Valid, scan.TailReason, filepath.Base(kept)))
+			EventsFile, scan.Tail, s.baseOff+scan.Valid, scan.TailReason, filepath.Base(kept)))
 	}
 	return s, nil
+}
+
+// loadPrefixLocked loads the events OpenAt skipped. The prefix was parsed
+// by an earlier process; should it no longer parse to the same events (the
+// file was edited in place since), the session becomes read-only like any
+// session whose committed prefix is damaged. s.mu must be held.
+func (s *Session) loadPrefixLocked() {
+	if s.base == 0 {
+		return
+	}
+	base, baseOff := s.base, s.baseOff
+	s.base, s.baseOff = 0, 0
+	bad := func(reason string) {
+		if s.corrupt == nil {
+			s.corrupt = &CorruptError{File: EventsFile, Line: 1, Offset: -1, Reason: reason}
+			s.readOnly = s.corruptReason()
+		}
+	}
+	data, err := s.log.ReadPrefix(baseOff)
+	if err != nil {
+		bad(fmt.Sprintf("its first %d bytes could not be read again (%v)", baseOff, err))
+		return
+	}
+	scan := ParseEvents(EventsFile, data)
+	switch {
+	case scan.Corrupt != nil:
+		if s.corrupt == nil {
+			c := *scan.Corrupt
+			s.corrupt = &c
+			s.readOnly = s.corruptReason()
+		}
+	case scan.Tail > 0 || len(scan.Events) == 0 || scan.Events[len(scan.Events)-1].Seq != base:
+		bad(fmt.Sprintf("its first %d bytes no longer end with event %d; the file was changed in place", baseOff, base))
+	}
+	s.events = append(scan.Events, s.events...)
+}
+
+// EventsAfter returns the loaded events with a seq above seq, in order;
+// the part of the prefix skipped at open that holds them is loaded first.
+func (s *Session) EventsAfter(seq int64) []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if seq < s.base {
+		s.loadAfterLocked(seq)
+	}
+	i, _ := slices.BinarySearchFunc(s.events, seq, func(ev Event, seq int64) int {
+		return cmp.Compare(ev.Seq, seq+1)
+	})
+	return slices.Clone(s.events[i:])
+}
+
+// loadAfterLocked loads the skipped events from seq+1 (or a little
+// before) up to the ones already loaded, without reading the prefix before
+// them: the line where they start is found by bisecting the file on the
+// seq each line begins with (events are one per line, in seq order, in the
+// form Append writes). Anything unexpected loads the whole prefix instead.
+// s.mu must be held.
+func (s *Session) loadAfterLocked(seq int64) {
+	off, ok := s.lineBefore(seq + 1)
+	if !ok || off == 0 {
+		s.loadPrefixLocked()
+		return
+	}
+	data, err := s.log.ReadRange(off, s.baseOff)
+	if err != nil {
+		s.loadPrefixLocked()
+		return
+	}
+	first, _, ok := lineSeq(data)
+	if !ok || first > seq+1 {
+		s.loadPrefixLocked()
+		return
+	}
+	scan := parseEvents(EventsFile, data, off, first-1)
+	if scan.Corrupt != nil || scan.Tail > 0 || len(scan.Events) == 0 || scan.Events[len(scan.Events)-1].Seq != s.base {
+		s.loadPrefixLocked()
+		return
+	}
+	s.events = append(scan.Events, s.events...)
+	s.base, s.baseOff = first-1, off
+}
+
+// bisectWindow is the size of the range bisection stops at: loading a
+// few more events is cheaper than more reads.
+const bisectWindow = 64 << 10
+
+// lineBefore returns the start of a line of the skipped prefix whose
+// event's seq is at most want, as close before it as bisection finds
+// cheaply (ok false when the file does not look as expected).
+func (s *Session) lineBefore(want int64) (int64, bool) {
+	lo, hi := int64(0), s.baseOff
+	for hi-lo > bisectWindow {
+		mid := lo + (hi-lo)/2
+		start, seq, ok := s.nextLine(mid, hi)
+		if !ok {
+			return 0, false
+		}
+		if start < 0 {
+			// No line starts in [mid, hi): the answer is below mid.
+			hi = mid
+			continue
+		}
+		if seq <= want {
+			lo = start
+		} else {
+			hi = start
+		}
+	}
+	return lo, true
+}
+
+// nextLine finds the first line that starts at or after from (and before
+// end) and the seq its event begins with; start is -1 when none does.
+func (s *Session) nextLine(from, end int64) (start, seq int64, ok bool) {
+	buf := make([]byte, 4096)
+	pos := from - 1 // a line starts after a newline
+	if from == 0 {
+		pos = -1
+	}
+	for {
+		if pos+1 >= end {
+			return -1, 0, true
+		}
+		if pos >= 0 {
+			n, err := s.log.ReadAt(buf, pos)
+			if n == 0 {
+				return 0, 0, err == nil
+			}
+			i := bytes.IndexByte(buf[:n], '\n')
+			if i < 0 {
+				pos += int64(n)
+				continue
+			}
+			pos += int64(i)
+		}
+		start = pos + 1
+		if start >= end {
+			return -1, 0, true
+		}
+		n, _ := s.log.ReadAt(buf[:64], start)
+		sq, _, ok := lineSeq(buf[:n])
+		return start, sq, ok
+	}
+}
+
+// lineSeq reads the seq an event line begins with ({"v":1,"seq":N,…).
+func lineSeq(line []byte) (seq int64, rest []byte, ok bool) {
+	p, ok := cut(line, `{"v":`)
+	if !ok {
+		return 0, nil, false
+	}
+	if _, p, ok = digits(p); !ok {
+		return 0, nil, false
+	}
+	if p, ok = cut(p, `,"seq":`); !ok {
+		return 0, nil, false
+	}
+	return digits(p)
+}
+
+// Skipped is the seq of the last event OpenAt did not read at open (the
+// prefix it was given and found intact), 0 when it read every event.
+func (s *Session) Skipped() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.skipped
+}
+
+// Prefix returns the prefix of events.jsonl this session has written or
+// read: all of it (for state derived from every event so far; see
+// OpenAt).
+func (s *Session) Prefix() (Prefix, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.log == nil {
+		return Prefix{}, fmt.Errorf("session %s was opened for reading only", s.ID)
+	}
+	if err := s.writable(); err != nil {
+		return Prefix{}, err
+	}
+	m, err := s.log.Mark()
+	if err != nil {
+		return Prefix{}, err
+	}
+	return Prefix{Mark: m, LastSeq: s.lastSeq()}, nil
 }
 
 // fixPerms re-applies 0700 to the session directory and its
@@ -541,6 +777,7 @@ func (s *Session) Sync() error {
 func (s *Session) Events() []Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.loadPrefixLocked()
 	return slices.Clone(s.events)
 }
 
@@ -553,7 +790,7 @@ func (s *Session) LastSeq() int64 {
 
 func (s *Session) lastSeq() int64 {
 	if len(s.events) == 0 {
-		return 0
+		return s.base
 	}
 	return s.events[len(s.events)-1].Seq
 }

@@ -218,3 +218,64 @@ func (f *Frozen) Live() *State { return f.state }
 func (f *Frozen) Append(r Record) error {
 	return fmt.Errorf("append %s: %w", r.Type, ErrFrozen)
 }
+
+// OpenLogAt is OpenLog for a caller that kept the state of a prefix of the
+// timeline (DecodeState of what AppendState encoded) and the file's mark
+// at its end: when the file still starts with that prefix, only the
+// records after it are read, repaired (a torn tail) and applied to st, in
+// place. Otherwise (resumed false) st is left alone and the whole file is
+// replayed, exactly like Load. Line numbers in errors are the file's.
+func OpenLogAt(path string, st *State, m jsonl.Mark) (_ *Log, _ Repair, resumed bool, _ error) {
+	if st == nil || st.ReadOnly || m.Offset <= 0 {
+		l, _, rep, err := openLog(path)
+		return l, rep, false, err
+	}
+	rep := Repair{File: path}
+	f, data, ok, err := jsonl.OpenFileAt(path, m)
+	if err != nil {
+		return nil, rep, false, fmt.Errorf("open timeline: %w", err)
+	}
+	base, baseLines := int64(0), 0
+	if ok {
+		base, baseLines = m.Offset, st.Records
+	}
+	p := Parse(data)
+	if p.Corrupt != nil {
+		c := *p.Corrupt
+		c.Line += baseLines
+		c.Offset += base
+		p.Corrupt = &c
+		rep.Corrupt = p.Corrupt
+	}
+	if p.Tail > 0 {
+		kept, err := f.TruncateTailAt(data, base, p.Valid)
+		if err != nil {
+			f.Close()
+			return nil, rep, false, fmt.Errorf("repair timeline: %w", err)
+		}
+		rep.Dropped, rep.KeptAt, rep.Reason = p.Tail, kept, p.TailReason
+	}
+	if !ok {
+		return &Log{f: f, state: Build(p.withMarker())}, rep, false, nil
+	}
+	for i, r := range p.Records {
+		if err := st.apply(r); err != nil {
+			st.MarkReadOnly(&CorruptError{File: FileName, Line: baseLines + i + 1, Offset: -1, Reason: err.Error()})
+			break
+		}
+	}
+	if p.Corrupt != nil {
+		st.MarkReadOnly(p.Corrupt)
+	}
+	st.refresh()
+	return &Log{f: f, state: st}, rep, true, nil
+}
+
+// Mark returns the journal's mark (see jsonl.Mark) with its state as it is
+// now: what a derived file records so the next OpenLogAt reads only what
+// is appended after. The caller must not append meanwhile.
+func (l *Log) Mark() (jsonl.Mark, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.f.Mark()
+}

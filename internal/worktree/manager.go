@@ -270,6 +270,44 @@ func (m *Manager) Ensure(ctx context.Context, info Info) (Info, error) {
 // repository is commonDir. The refusal never advises removing dir: it may
 // be a directory yolop does not own, or the session's own worktree whose
 // .git link was rewritten, holding work that is in no snapshot.
+// CheckLink is the part of Ensure that runs no git process, for a
+// session that may not need git at all (one opened to list its
+// checkpoints): when the worktree directory exists, its .git link is
+// checked and put back from the repository's record if a command rewrote
+// it (info.LinkRepaired), and present is true; Verify then completes what
+// Ensure checks. When the directory is missing, present is false and
+// nothing is done: Ensure re-creates it.
+func (m *Manager) CheckLink(info Info) (_ Info, present bool, _ error) {
+	if info.Path == "" || info.CommonDir == "" || info.Branch == "" {
+		return Info{}, false, fmt.Errorf("worktree: incomplete worktree record (path %q, repository %q, branch %q)", info.Path, info.CommonDir, info.Branch)
+	}
+	if st, err := os.Stat(info.CommonDir); err != nil || !st.IsDir() {
+		// Ensure says what happened (ErrRepoGone) and how to follow a
+		// moved repository.
+		if _, err := m.Ensure(context.Background(), info); err != nil {
+			return Info{}, true, err
+		}
+	}
+	if _, err := os.Lstat(info.Path); errors.Is(err, fs.ErrNotExist) {
+		return info, false, nil
+	} else if err != nil {
+		return Info{}, false, fmt.Errorf("worktree: %w", err)
+	}
+	rep, err := git.CheckWorktreeLink(info.Path, info.CommonDir)
+	if err != nil && !errors.Is(err, git.ErrNoWorktreeRecord) {
+		return Info{}, true, fmt.Errorf("worktree: %w", err)
+	}
+	info.LinkRepaired = rep.Repaired
+	return info, true, nil
+}
+
+// Verify asks git whether the existing directory info.Path is the top
+// level of a worktree of info.CommonDir (the rest of Ensure after
+// CheckLink).
+func (m *Manager) Verify(ctx context.Context, info Info) error {
+	return checkWorktreeOf(ctx, info.Path, info.CommonDir, info.Branch)
+}
+
 func checkWorktreeOf(ctx context.Context, dir, commonDir, branch string) error {
 	out, err := git.New(dir).Run(ctx, "rev-parse", "--show-toplevel", "--git-common-dir")
 	notOurs := fmt.Errorf("worktree: %s exists but is not a worktree of %s; yolop left it untouched (it may hold unsaved work: do not delete it before looking). The session's committed work is on branch %s of that repository; rename the directory, then resume again, or continue in a new session", dir, commonDir, branch)

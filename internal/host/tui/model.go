@@ -40,10 +40,16 @@ type model struct {
 
 	width, height int
 
-	info     app.Info
-	entries  []entry
-	scroll   int // transcript lines scrolled up from the bottom
-	composer textarea.Model
+	info    app.Info
+	entries []entry
+	scroll  int // transcript lines scrolled up from the bottom
+	// earlier loads the transcript items before those shown first (a long
+	// session draws its newest items at once); nil when there are none.
+	// transcriptGen counts replacements of the transcript (restores), so
+	// older items that arrive after one are dropped.
+	earlier       func() []agent.Item
+	transcriptGen int
+	composer      textarea.Model
 
 	// turn is non-nil while a prompt runs.
 	turn *runningTurn
@@ -153,7 +159,39 @@ func (m *model) shutdown() {
 	m.calls.wg.Wait()
 }
 
-func (m *model) Init() tea.Cmd { return nil }
+func (m *model) Init() tea.Cmd {
+	if m.earlier == nil {
+		return nil
+	}
+	return earlierCmd(m.calls, m.earlier, m.transcriptGen)
+}
+
+// earlierMsg carries the transcript items before those the first screen
+// showed (see transcriptOf).
+type earlierMsg struct {
+	items []agent.Item
+	gen   int // transcriptGen when they were asked for
+}
+
+func earlierCmd(c *calls, load func() []agent.Item, gen int) tea.Cmd {
+	c.wg.Add(1)
+	return func() tea.Msg {
+		defer c.wg.Done()
+		return earlierMsg{items: load(), gen: gen}
+	}
+}
+
+// addEarlier puts the older items before the transcript shown, unless a
+// restore replaced the transcript meanwhile. The view stays where it was
+// (scroll counts lines from the bottom).
+func (m *model) addEarlier(msg earlierMsg) {
+	m.earlier = nil
+	if msg.gen != m.transcriptGen || len(msg.items) == 0 {
+		return
+	}
+	m.entries = append(entriesFromItems(msg.items), m.entries...)
+	m.layout()
+}
 
 func (m *model) busy() bool { return m.turn != nil || m.execBusy }
 
@@ -170,6 +208,9 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.layout()
+		return nil
+	case earlierMsg:
+		m.addEarlier(msg)
 		return nil
 	case tea.KeyPressMsg:
 		return m.handleKey(msg)
@@ -697,6 +738,7 @@ func (m *model) applyRestore(r *checkpoint.Restored, msg execDoneMsg) {
 	}
 	if msg.hadTranscript {
 		m.entries = entriesFromItems(msg.transcript)
+		m.transcriptGen++
 		m.scroll = 0
 	}
 	if n := len(m.entries); n == 0 || m.entries[n-1].kind != kindNotice || m.entries[n-1].text != notice {

@@ -68,7 +68,9 @@ func Run(ctx context.Context, s Session, o Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	m := newModel(ctx, s, s.Info(), s.Transcript(), o.NoColor, time.Now, time.Local)
+	items, earlier := transcriptOf(s)
+	m := newModel(ctx, s, s.Info(), items, o.NoColor, time.Now, time.Local)
+	m.earlier = earlier
 	opts := []tea.ProgramOption{tea.WithContext(ctx)}
 	if o.In != nil {
 		opts = append(opts, tea.WithInput(o.In))
@@ -97,6 +99,21 @@ func Run(ctx context.Context, s Session, o Options) error {
 		return ctx.Err()
 	}
 	return fmt.Errorf("tui: %w", err)
+}
+
+// partedTranscript is a session that gives its newest transcript items
+// without reading its older history (app.Session).
+type partedTranscript interface {
+	TranscriptParts() ([]agent.Item, func() []agent.Item)
+}
+
+// transcriptOf returns what the first screen shows and, for a long
+// session, the loader of the items before it (drawn when loaded).
+func transcriptOf(s Session) ([]agent.Item, func() []agent.Item) {
+	if p, ok := s.(partedTranscript); ok {
+		return p.TranscriptParts()
+	}
+	return s.Transcript(), nil
 }
 
 // calls tracks session calls started by the model so Run can wait for them.

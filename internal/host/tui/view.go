@@ -152,14 +152,24 @@ func (m *model) render() string {
 	case len(m.entries) == 0:
 		body = m.welcomeLines(w, th)
 	default:
-		all := m.transcriptLines(w)
+		// Only the newest entries that reach the visible window are
+		// wrapped (a long session has thousands); older ones are counted
+		// only while they are few.
+		all, more := m.transcriptTail(w, m.scroll+th+transcriptSlack)
 		maxScroll := max(0, len(all)-th)
+		if more {
+			maxScroll = m.scroll + 1 // PgUp keeps going: more is drawn as it is needed
+		}
 		m.scroll = min(m.scroll, maxScroll)
 		end := len(all) - m.scroll
 		start := max(0, end-th)
 		body = append([]string(nil), all[start:end]...)
-		if start > 0 && len(body) > 1 {
-			body[0] = m.st.dim.Render(ansi.Truncate(fmt.Sprintf("↑ %s more above (PgUp)", plural(start+1, "line", "lines")), w, "…"))
+		if (start > 0 || more) && len(body) > 1 {
+			above := fmt.Sprintf("↑ %s more above (PgUp)", plural(start+1, "line", "lines"))
+			if more {
+				above = fmt.Sprintf("↑ more than %s above (PgUp)", plural(start+1, "line", "lines"))
+			}
+			body[0] = m.st.dim.Render(ansi.Truncate(above, w, "…"))
 		}
 	}
 	lines := make([]string, 0, m.height)
@@ -186,16 +196,29 @@ func wrapLines(in []string, w int) []string {
 	return out
 }
 
-// transcriptLines renders every entry wrapped to width w.
-func (m *model) transcriptLines(w int) []string {
-	var out []string
-	for i, e := range m.entries {
+// transcriptSlack is how many lines beyond the visible ones are wrapped
+// to count what is above exactly.
+const transcriptSlack = 2000
+
+// transcriptTail renders the newest entries wrapped to width w until it
+// has at least want lines; more says older entries were left out.
+func (m *model) transcriptTail(w, want int) (lines []string, more bool) {
+	var parts [][]string
+	n := 0
+	i := len(m.entries) - 1
+	for ; i >= 0 && n < want; i-- {
+		l := m.entryLines(m.entries[i], w)
 		if i > 0 {
-			out = append(out, "")
+			l = append([]string{""}, l...)
 		}
-		out = append(out, m.entryLines(e, w)...)
+		parts = append(parts, l)
+		n += len(l)
 	}
-	return out
+	lines = make([]string, 0, n)
+	for j := len(parts) - 1; j >= 0; j-- {
+		lines = append(lines, parts[j]...)
+	}
+	return lines, i >= 0
 }
 
 // indent wraps text to width w with the first line prefixed by first and

@@ -7,8 +7,14 @@
 // The session is grown in this process with the product's own constructor
 // (app.Open, Session.Prompt), which is what a print-mode turn runs after
 // start-up; only the timed turns start yolop. "open + transcript" is what
-// the TUI does before its first screen (app.Open, Session.Transcript) in a
-// process of its own, without drawing.
+// the TUI did before its first screen (app.Open, Session.Transcript, the
+// whole active branch) in a process of its own, without drawing. "TUI
+// last screen" is the real thing: `yolop --session ID` started in a tmux
+// window (120×40, TERM=xterm-256color) of a server started beforehand,
+// timed from the start of `tmux new-window` until `tmux capture-pane`
+// shows the reply of the session's last turn (polled every 2 ms; skipped
+// with -tui=false or without tmux). Starting a window and seeing a line
+// printed at once costs this harness 20–30 ms.
 //
 //	go run ./internal/app/cmd/longbench -yolop PATH [-runs 5] [-sessions 500] 1000 5000
 package main
@@ -102,6 +108,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	sessTurns := fs.Int("session-turns", 10, "turns of each of those sessions")
 	work := fs.String("dir", "", "work directory (default: a new temporary directory, removed afterwards)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of growing the session to this file")
+	withTUI := fs.Bool("tui", true, "time the TUI's first screen in tmux (needs tmux)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -158,10 +165,22 @@ func run(args []string, stdout, stderr io.Writer) error {
 		defer pprof.StopCPUProfile()
 	}
 
+	if *withTUI {
+		if _, err := exec.LookPath("tmux"); err != nil {
+			fmt.Fprintln(stderr, "no tmux: the TUI row is skipped")
+			*withTUI = false
+		} else {
+			stop, err := b.startTmux()
+			if err != nil {
+				return err
+			}
+			defer stop()
+		}
+	}
 	type row struct {
-		turns                           int
-		turn, list, load, parse, inproc time.Duration
-		events, eventBytes, tlBytes     int64
+		turns                                int
+		turn, list, load, tui, parse, inproc time.Duration
+		events, eventBytes, tlBytes          int64
 	}
 	var rows []row
 	sid := ""
@@ -179,9 +198,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 		r := row{turns: m, inproc: inproc}
 		dir := filepath.Join(session.SessionsDir(b.data), sid)
 		events := filepath.Join(dir, session.EventsFile)
-		// Interleave the three measurements so they see the same load.
-		var turns, lists, loads, parses []time.Duration
+		// Interleave the measurements so they see the same load.
+		var turns, lists, loads, tuis, parses []time.Duration
 		for i := range b.runs {
+			if *withTUI {
+				// The last turn is grown+i (the timed turns add one each).
+				d, err := b.tuiFirstScreen(sid, fmt.Sprintf("turn %d rewrites one file", grown+i))
+				if err != nil {
+					return err
+				}
+				tuis = append(tuis, d)
+			}
 			d, err := b.time(b.yolop, "--session", sid, "--provider", "sim", "-p", prompt(grown+i+1))
 			if err != nil {
 				return err
@@ -202,6 +229,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		grown += b.runs
 		r.turn, r.list, r.load, r.parse = median(turns), median(lists), median(loads), median(parses)
+		if len(tuis) > 0 {
+			r.tui = median(tuis)
+		}
 		if fi, err := os.Stat(events); err == nil {
 			r.eventBytes = fi.Size()
 		}
@@ -215,10 +245,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 		rows = append(rows, r)
 	}
 
-	fmt.Fprintf(stdout, "| turns in the session | events (log size) | print-mode turn | × turn at 10 | `-p /rewind` | open + transcript | parse floor | `/rewind` ÷ floor | open ÷ floor | in-process turn (growing) |\n")
-	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(stdout, "| turns in the session | events (log size) | print-mode turn | × turn at 10 | `-p /rewind` | TUI last screen | open + whole transcript | parse floor | `/rewind` ÷ floor | TUI ÷ floor | open ÷ floor | in-process turn (growing) |\n")
+	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(stdout, "| %d | %d (%s) | %s | %.2f× | %s | %s | %s | %.2f× | %.2f× | %s |\n", r.turns, r.events, size(r.eventBytes), ms(r.turn), float64(r.turn)/float64(rows[0].turn), ms(r.list), ms(r.load), ms(r.parse), float64(r.list)/float64(r.parse), float64(r.load)/float64(r.parse), ms(r.inproc))
+		fmt.Fprintf(stdout, "| %d | %d (%s) | %s | %.2f× | %s | %s | %s | %s | %.2f× | %.2f× | %.2f× | %s |\n", r.turns, r.events, size(r.eventBytes), ms(r.turn), float64(r.turn)/float64(rows[0].turn), ms(r.list), ms(r.tui), ms(r.load), ms(r.parse), float64(r.list)/float64(r.parse), float64(r.tui)/float64(r.parse), float64(r.load)/float64(r.parse), ms(r.inproc))
+	}
+	if l, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Fprintf(stdout, "\nload average at the end: %s", l)
 	}
 	if *nsess > 0 {
 		d, floor, err := b.sessions(ctx, *nsess, *sessTurns)
@@ -307,6 +340,70 @@ func (b *bench) grow(ctx context.Context, sid string, from, to int) (string, tim
 		}
 	}
 	return s.ID(), last / time.Duration(min(10, to-from)), s.Close()
+}
+
+// tmuxSocket names the tmux server of the TUI row (its own, so the user's
+// sessions are never touched).
+const tmuxSocket = "yolop-longbench"
+
+// startTmux starts the tmux server the TUI row opens windows in, with the
+// benchmark's environment, and returns how to stop it.
+func (b *bench) startTmux() (func(), error) {
+	cmd := exec.Command("tmux", "-L", tmuxSocket, "-f", "/dev/null", "new-session", "-d", "-s", "bench", "-x", "120", "-y", "40", "sleep", "86400")
+	cmd.Env = b.env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("start tmux: %v: %s", err, out)
+	}
+	return func() { exec.Command("tmux", "-L", tmuxSocket, "kill-server").Run() }, nil
+}
+
+// tuiFirstScreen starts `yolop --session sid` in a new tmux window and
+// returns the time until the window shows want (the reply of the last
+// turn), then closes yolop and waits for it to exit (so the session's lock
+// is free again).
+func (b *bench) tuiFirstScreen(sid, want string) (time.Duration, error) {
+	tmux := func(args ...string) ([]byte, error) {
+		cmd := exec.Command("tmux", append([]string{"-L", tmuxSocket}, args...)...)
+		cmd.Env = b.env
+		return cmd.Output()
+	}
+	t := time.Now()
+	// The pane is the terminal; yolop is told it runs in an xterm rather
+	// than in tmux, so its colour detection does not ask tmux itself
+	// (`tmux info`, two processes: a cost of this harness, not of a
+	// terminal).
+	out, err := tmux("new-window", "-P", "-F", "#{pane_id} #{pane_pid}", "-c", b.repo, "env", "-u", "TMUX", "TERM=xterm-256color", b.yolop, "--session", sid, "--provider", "sim")
+	if err != nil {
+		return 0, fmt.Errorf("tmux new-window: %w", err)
+	}
+	var pane string
+	var pid int
+	if _, err := fmt.Sscan(string(out), &pane, &pid); err != nil {
+		return 0, fmt.Errorf("tmux new-window said %q", out)
+	}
+	var d time.Duration
+	for {
+		screen, err := tmux("capture-pane", "-p", "-t", pane)
+		if err == nil && strings.Contains(string(screen), want) {
+			d = time.Since(t)
+			break
+		}
+		if time.Since(t) > time.Minute {
+			return 0, fmt.Errorf("the TUI did not show %q within a minute; its screen:\n%s", want, screen)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	tmux("kill-pane", "-t", pane)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("yolop (pid %d) did not exit after its tmux pane was closed", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return d, nil
 }
 
 // time runs a command once and returns its wall time.

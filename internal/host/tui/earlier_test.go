@@ -1,0 +1,49 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/yolop-dev/yolop/internal/agent"
+)
+
+// TestEarlierItemsArriveAfterTheFirstScreen: a long session's first
+// screen shows its newest items; the older ones are loaded afterwards and
+// put before them, and dropped if a restore replaced the transcript first.
+func TestEarlierItemsArriveAfterTheFirstScreen(t *testing.T) {
+	t.Parallel()
+	f := &fakeSession{info: baseInfo()}
+	newest := []agent.Item{{Kind: agent.ItemUser, Turn: "cp3", Text: "newest prompt"}}
+	older := []agent.Item{{Kind: agent.ItemUser, Turn: "cp1", Text: "oldest prompt"}}
+	c := &clock{t: t0}
+	m := newModel(context.Background(), f, f.Info(), newest, true, c.now, time.UTC)
+	m.pollEvery = 0
+	m.earlier = func() []agent.Item { return older }
+	t.Cleanup(m.shutdown)
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if s := screen(m); !strings.Contains(s, "newest prompt") || strings.Contains(s, "oldest prompt") {
+		t.Fatalf("first screen:\n%s", s)
+	}
+	msg := m.Init()()
+	m.Update(msg)
+	s := screen(m)
+	if i, j := strings.Index(s, "oldest prompt"), strings.Index(s, "newest prompt"); i < 0 || j < i {
+		t.Fatalf("after loading the older items:\n%s", s)
+	}
+
+	// A restore that replaced the transcript before they arrived wins.
+	m2 := newModel(context.Background(), f, f.Info(), newest, true, c.now, time.UTC)
+	m2.earlier = func() []agent.Item { return older }
+	t.Cleanup(m2.shutdown)
+	m2.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	late := m2.Init()()
+	m2.transcriptGen++ // what a conversation restore does
+	m2.Update(late)
+	if s := screen(m2); strings.Contains(s, "oldest prompt") {
+		t.Fatalf("older items of a replaced transcript were shown:\n%s", s)
+	}
+}
