@@ -129,7 +129,7 @@ func runApply(ctx context.Context, t Target, c Command) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		return Result{Kind: ResultApplied, Text: res.Text(), Data: res}, nil
+		return Result{Kind: ResultApplied, Text: repaired(res.Repairs) + res.Text(), Data: res}, nil
 	}
 	if !c.Confirm {
 		res, err := l.Apply(ctx, land.ApplyOptions{DryRun: true, OnConflict: c.Verb})
@@ -140,7 +140,7 @@ func runApply(ctx context.Context, t Target, c Command) (Result, error) {
 		if c.Verb != land.OnConflictRefuse {
 			confirm = "/apply " + c.Verb + " --confirm " + res.Token
 		}
-		text := strings.TrimSuffix(res.Text(), "Nothing was written.\n")
+		text := repaired(res.Repairs) + strings.TrimSuffix(res.Text(), "Nothing was written.\n")
 		text += fmt.Sprintf("\nConfirmation token: %s\nTo apply, send exactly:\n%s\n", res.Token, confirm)
 		return Result{Kind: ResultApplyPreview, Text: text, Data: res, Confirm: confirm}, nil
 	}
@@ -148,7 +148,17 @@ func runApply(ctx context.Context, t Target, c Command) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Kind: ResultApplied, Text: res.Text(), Data: res}, nil
+	return Result{Kind: ResultApplied, Text: repaired(res.Repairs) + res.Text(), Data: res}, nil
+}
+
+// repaired words the repairs an apply or undo made first (an interrupted
+// one settled) as every host words repairs.
+func repaired(rs []string) string {
+	var b strings.Builder
+	for _, r := range rs {
+		b.WriteString("repaired: " + r + "\n")
+	}
+	return b.String()
 }
 
 func runCommit(ctx context.Context, t Target, c Command) (Result, error) {

@@ -63,6 +63,10 @@ type ApplyResult struct {
 	DryRun    bool          `json:"dry_run"`
 	Written   int           `json:"written"`         // paths written in the checkout
 	Notes     []string      `json:"notes,omitempty"` // repairs and kept-version notes
+	// Repairs are the notes that report an interrupted apply or undo
+	// settled before this one (Text leaves them to the host, which tells
+	// them as repairs).
+	Repairs []string `json:"-"`
 	// Token confirms exactly this apply (the same files on both sides and
 	// the same conflict mode); a preview shows it.
 	Token string `json:"token,omitempty"`
@@ -239,7 +243,7 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		return nil, err
 	}
 	defer c.close()
-	res := &ApplyResult{SessionID: s.ID, Target: c.dir, Paths: []PathOutcome{}, DryRun: o.DryRun, Notes: notes}
+	res := &ApplyResult{SessionID: s.ID, Target: c.dir, Paths: []PathOutcome{}, DryRun: o.DryRun, Notes: notes, Repairs: append([]string(nil), notes...)}
 	if samePath(c.dir, s.Worktree) {
 		return nil, fmt.Errorf("land: %s is the session's own worktree; apply brings its work to another checkout", c.dir)
 	}

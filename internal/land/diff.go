@@ -37,6 +37,9 @@ type DiffResult struct {
 	From      string       `json:"from"` // "base" or the checkpoint id
 	Paths     []PathChange `json:"paths"`
 	Stat      Stat         `json:"stat"`
+	// Notes are what the host must tell along with the diff (repairs made
+	// when the session was opened).
+	Notes []string `json:"notes,omitempty"`
 	// Text is git's output in the requested format (not part of the JSON).
 	Text string `json:"-"`
 }

@@ -21,7 +21,7 @@ func (r *ApplyResult) Text() string {
 	for _, p := range r.Paths {
 		fmt.Fprintf(&b, "  %-16s %s\n", p.Outcome, git.DisplayPath(p.Path))
 	}
-	for _, n := range r.Notes {
+	for _, n := range without(r.Notes, r.Repairs) {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	switch {
@@ -46,7 +46,7 @@ func (r *ApplyResult) Text() string {
 // Text renders an undo.
 func (u *UndoResult) Text() string {
 	var b strings.Builder
-	for _, n := range u.Notes {
+	for _, n := range without(u.Notes, u.Repairs) {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	fmt.Fprintf(&b, "Undid the apply of session %s in %s: %s put back as %s.\n", u.SessionID, u.Target, plural(len(u.Paths), "path", "paths"), map[bool]string{true: "it was", false: "they were"}[len(u.Paths) == 1])
@@ -80,6 +80,24 @@ func displayPaths(ps []string) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
 		out[i] = git.DisplayPath(p)
+	}
+	return out
+}
+
+// without returns the notes that are not among the repairs.
+func without(notes, repairs []string) []string {
+	if len(repairs) == 0 {
+		return notes
+	}
+	skip := map[string]bool{}
+	for _, r := range repairs {
+		skip[r] = true
+	}
+	var out []string
+	for _, n := range notes {
+		if !skip[n] {
+			out = append(out, n)
+		}
 	}
 	return out
 }

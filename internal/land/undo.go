@@ -29,6 +29,9 @@ type UndoResult struct {
 	Overwrote []string `json:"overwrote,omitempty"` // edited since the apply (--force)
 	SavedRef  string   `json:"saved_ref,omitempty"` // where the overwritten edits are kept
 	Notes     []string `json:"notes,omitempty"`
+	// Repairs are the notes that report an interrupted apply or undo
+	// settled first (Text leaves them to the host).
+	Repairs []string `json:"-"`
 }
 
 // EditedError lists the paths the user changed since the apply wrote them.
@@ -63,7 +66,7 @@ func Undo(ctx context.Context, s Session, o UndoOptions) (*UndoResult, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: session %s has no apply to %s left to undo", ErrNothingToUndo, s.ID, c.dir)
 	}
-	res := &UndoResult{SessionID: s.ID, Target: c.dir, UndoRef: rec.UndoRef, Paths: []string{}, Notes: notes}
+	res := &UndoResult{SessionID: s.ID, Target: c.dir, UndoRef: rec.UndoRef, Paths: []string{}, Notes: notes, Repairs: append([]string(nil), notes...)}
 	// The capture the apply started from must still exist.
 	if _, err := treeOf(ctx, git.New(c.dir), rec.UndoRef); err != nil {
 		return nil, fmt.Errorf("the checkout's files before apply %d were kept at %s, which is gone (pruned?): %w", rec.N, rec.UndoRef, err)
