@@ -125,26 +125,34 @@ func runApply(ctx context.Context, t Target, c Command) (Result, error) {
 		return Result{}, err
 	}
 	if c.Verb == "undo" {
-		res, err := l.UndoApply(ctx, land.UndoOptions{})
+		res, err := l.UndoApply(ctx, land.UndoOptions{Hints: land.GrammarSlash})
 		if err != nil {
 			return Result{}, err
 		}
 		return Result{Kind: ResultApplied, Text: repaired(res.Repairs) + res.Text(), Data: res}, nil
 	}
 	if !c.Confirm {
-		res, err := l.Apply(ctx, land.ApplyOptions{DryRun: true, OnConflict: c.Verb})
+		res, err := l.Apply(ctx, land.ApplyOptions{DryRun: true, OnConflict: c.Verb, Hints: land.GrammarSlash})
 		if res == nil {
 			return Result{}, err
+		}
+		text := repaired(res.Repairs) + strings.TrimSuffix(res.Text(), "Nothing was written.\n")
+		if res.Token == "" && res.MarkersToken != "" {
+			// This apply would be refused: the only one to confirm
+			// writes conflict markers.
+			confirm := "/apply markers --confirm " + res.MarkersToken
+			text += fmt.Sprintf("\n/apply would write nothing, so there is no token for it.\nConfirmation token for /apply markers: %s\nTo write conflict markers into the conflicting %s instead (undo with /apply undo), send exactly:\n%s\n",
+				res.MarkersToken, map[bool]string{true: "path", false: "paths"}[res.Conflicts == 1], confirm)
+			return Result{Kind: ResultApplyPreview, Text: text, Data: res, Confirm: confirm}, nil
 		}
 		confirm := "/apply --confirm " + res.Token
 		if c.Verb != land.OnConflictRefuse {
 			confirm = "/apply " + c.Verb + " --confirm " + res.Token
 		}
-		text := repaired(res.Repairs) + strings.TrimSuffix(res.Text(), "Nothing was written.\n")
 		text += fmt.Sprintf("\nConfirmation token: %s\nTo apply, send exactly:\n%s\n", res.Token, confirm)
 		return Result{Kind: ResultApplyPreview, Text: text, Data: res, Confirm: confirm}, nil
 	}
-	res, err := l.Apply(ctx, land.ApplyOptions{OnConflict: c.Verb, Token: c.Token})
+	res, err := l.Apply(ctx, land.ApplyOptions{OnConflict: c.Verb, Token: c.Token, Hints: land.GrammarSlash})
 	if err != nil {
 		return Result{}, err
 	}

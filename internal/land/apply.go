@@ -45,6 +45,35 @@ type ApplyOptions struct {
 	// the same apply: the write is refused when either side's files or the
 	// mode changed since.
 	Token string
+	// Hints is the grammar of the follow-up commands the texts name.
+	Hints Grammar
+}
+
+// Grammar is how the texts of apply and undo name the follow-up commands:
+// the host's own grammar, so a hint is never one the host rejects.
+type Grammar int
+
+// Grammars: the command line's flags (the default), or the session's
+// slash commands (TUI, print, ACP).
+const (
+	GrammarCLI   Grammar = iota // yolop apply --on-conflict markers, yolop apply --undo ID
+	GrammarSlash                // /apply markers, /apply undo
+)
+
+// markers names the apply that writes conflict markers.
+func (g Grammar) markers(id string) string {
+	if g == GrammarSlash {
+		return "`/apply markers`"
+	}
+	return "`yolop apply " + id + " --on-conflict markers`"
+}
+
+// undo names the undo of the last apply.
+func (g Grammar) undo(id string) string {
+	if g == GrammarSlash {
+		return "`/apply undo`"
+	}
+	return "`yolop apply --undo " + id + "`"
 }
 
 // PathOutcome is one path of an apply.
@@ -70,6 +99,13 @@ type ApplyResult struct {
 	// Token confirms exactly this apply (the same files on both sides and
 	// the same conflict mode); a preview shows it.
 	Token string `json:"token,omitempty"`
+	// MarkersToken replaces Token in a preview that conflicts in the
+	// refuse mode (that apply would be refused): it confirms the same
+	// apply with conflict markers written.
+	MarkersToken string `json:"markers_token,omitempty"`
+
+	mode  string  // the conflict mode
+	hints Grammar // the grammar of the hints in Text
 }
 
 // ErrStalePreview refuses a confirmation whose preview no longer holds.
@@ -77,15 +113,18 @@ var ErrStalePreview = errors.New("land: the token does not match this apply")
 
 // ConflictError lists the conflicting paths of an apply.
 type ConflictError struct {
-	Paths   []string
-	Written bool // markers were written
+	Paths     []string
+	Written   bool    // markers were written
+	SessionID string  // for the hints
+	Hints     Grammar // the grammar of the hints
 }
 
 func (e *ConflictError) Error() string {
+	paths := strings.Join(displayPaths(e.Paths), ", ")
 	if e.Written {
-		return fmt.Sprintf("%s with conflict markers written: %s; resolve them, or undo with `yolop apply --undo`", plural(len(e.Paths), "path", "paths"), strings.Join(e.Paths, ", "))
+		return fmt.Sprintf("%s with conflict markers written: %s; resolve them, or undo with %s", plural(len(e.Paths), "path", "paths"), paths, e.Hints.undo(e.SessionID))
 	}
-	return fmt.Sprintf("%s conflict: %s; nothing was written (apply --on-conflict markers writes conflict markers, undoable with apply --undo)", plural(len(e.Paths), "path", "paths"), strings.Join(e.Paths, ", "))
+	return fmt.Sprintf("%s conflict: %s; nothing was written (%s writes conflict markers, undoable with %s)", plural(len(e.Paths), "path", "paths"), paths, e.Hints.markers(e.SessionID), e.Hints.undo(e.SessionID))
 }
 
 func (e *ConflictError) Unwrap() error { return ErrConflict }
@@ -243,7 +282,7 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		return nil, err
 	}
 	defer c.close()
-	res := &ApplyResult{SessionID: s.ID, Target: c.dir, Paths: []PathOutcome{}, DryRun: o.DryRun, Notes: notes, Repairs: append([]string(nil), notes...)}
+	res := &ApplyResult{SessionID: s.ID, Target: c.dir, Paths: []PathOutcome{}, DryRun: o.DryRun, Notes: notes, Repairs: append([]string(nil), notes...), mode: o.OnConflict, hints: o.Hints}
 	if samePath(c.dir, s.Worktree) {
 		return nil, fmt.Errorf("land: %s is the session's own worktree; apply brings its work to another checkout", c.dir)
 	}
@@ -263,8 +302,11 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		return nil, fmt.Errorf("capture the checkout %s: %w", c.dir, err)
 	}
 	failpoint.Hit("apply.after_capture")
-	sum := sha256.Sum256([]byte(strings.Join([]string{s.ID, c.dir, userRaw.Tree, sess.Tree, o.OnConflict}, "\x00")))
-	res.Token = base64.RawURLEncoding.EncodeToString(sum[:6])
+	token := func(mode string) string {
+		sum := sha256.Sum256([]byte(strings.Join([]string{s.ID, c.dir, userRaw.Tree, sess.Tree, mode}, "\x00")))
+		return base64.RawURLEncoding.EncodeToString(sum[:6])
+	}
+	res.Token = token(o.OnConflict)
 	if o.Token != "" && o.Token != res.Token {
 		return nil, fmt.Errorf("%w: it is mistyped, or your checkout, the session's files or the conflict mode changed since its preview; run /apply again for a new one (nothing was written)", ErrStalePreview)
 	}
@@ -340,7 +382,12 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 	res.Notes = notes
 	var cerr error
 	if len(conflicts) > 0 {
-		cerr = &ConflictError{Paths: append([]string(nil), conflicts...), Written: o.OnConflict == OnConflictMarkers && !o.DryRun}
+		cerr = &ConflictError{Paths: append([]string(nil), conflicts...), Written: o.OnConflict == OnConflictMarkers && !o.DryRun, SessionID: s.ID, Hints: o.Hints}
+		if o.DryRun && o.OnConflict == OnConflictRefuse {
+			// That apply would be refused: offer the one that writes
+			// markers instead.
+			res.Token, res.MarkersToken = "", token(OnConflictMarkers)
+		}
 	}
 	if o.DryRun || (cerr != nil && o.OnConflict == OnConflictRefuse) {
 		return res, cerr
@@ -412,7 +459,7 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		// Put back what was written; the ref keeps the capture either way.
 		note, serr := c.settle(context.WithoutCancel(ctx), start)
 		if serr != nil {
-			return nil, fmt.Errorf("apply: %w; rolling back failed too: %v (the checkout's files before the apply are at %s; `yolop apply --undo` retries)", err, serr, ref)
+			return nil, fmt.Errorf("apply: %w; rolling back failed too: %v (the checkout's files before the apply are at %s; %s retries)", err, serr, ref, o.Hints.undo(s.ID))
 		}
 		return nil, rolledBack(err, note)
 	}

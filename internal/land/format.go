@@ -25,12 +25,14 @@ func (r *ApplyResult) Text() string {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	switch {
+	case r.DryRun && r.Conflicts > 0 && r.mode == OnConflictMarkers:
+		fmt.Fprintf(&b, "%s would conflict: this apply writes conflict markers into %s for you to resolve (undo with %s).\n", plural(r.Conflicts, "path", "paths"), map[bool]string{true: "it", false: "them"}[r.Conflicts == 1], r.hints.undo(r.SessionID))
 	case r.DryRun && r.Conflicts > 0:
-		fmt.Fprintf(&b, "%s would conflict: apply refuses (nothing written), or writes conflict markers with --on-conflict markers.\n", plural(r.Conflicts, "path", "paths"))
+		fmt.Fprintf(&b, "%s would conflict: apply refuses (nothing written), or writes conflict markers with %s.\n", plural(r.Conflicts, "path", "paths"), r.hints.markers(r.SessionID))
 	case r.DryRun:
 		b.WriteString("Nothing was written.\n")
 	case r.Conflicts > 0 && r.Written == 0:
-		fmt.Fprintf(&b, "%s conflict: nothing was written. Resolve them in the session, or apply with --on-conflict markers.\n", plural(r.Conflicts, "path", "paths"))
+		fmt.Fprintf(&b, "%s conflict: nothing was written. Resolve them in the session, or apply with %s.\n", plural(r.Conflicts, "path", "paths"), r.hints.markers(r.SessionID))
 	case r.Written == 0:
 		b.WriteString("Nothing to write: the checkout already has the session's changes.\n")
 	default:
@@ -38,7 +40,7 @@ func (r *ApplyResult) Text() string {
 		if r.Conflicts > 0 {
 			fmt.Fprintf(&b, "%s conflict markers: resolve them.\n", plural(r.Conflicts, "path has", "paths have"))
 		}
-		fmt.Fprintf(&b, "Your files before the apply are kept at %s; take it back with: yolop apply --undo %s\n", r.UndoRef, r.SessionID)
+		fmt.Fprintf(&b, "Your files before the apply are kept at %s; take it back with: %s\n", r.UndoRef, strings.Trim(r.hints.undo(r.SessionID), "`"))
 	}
 	return b.String()
 }

@@ -18,6 +18,8 @@ import (
 type UndoOptions struct {
 	To    string // the checkout ("" = the session's)
 	Force bool   // overwrite paths edited since the apply (their content is kept under a ref)
+	// Hints is the grammar of the follow-up commands the texts name.
+	Hints Grammar
 }
 
 // UndoResult describes an undone apply.
@@ -36,13 +38,19 @@ type UndoResult struct {
 
 // EditedError lists the paths the user changed since the apply wrote them.
 type EditedError struct {
-	Target string
-	Paths  []string
+	Target    string
+	Paths     []string
+	SessionID string  // for the hint
+	Hints     Grammar // the grammar of the hint
 }
 
 func (e *EditedError) Error() string {
-	return fmt.Sprintf("%s changed in %s since the apply wrote %s: %s; undo would overwrite those edits, so nothing was changed (keep them, or run apply --undo --force: the edited files are then kept under a ref)",
-		plural(len(e.Paths), "path", "paths"), e.Target, map[bool]string{true: "it", false: "them"}[len(e.Paths) == 1], strings.Join(e.Paths, ", "))
+	force := "run `yolop apply --undo --force " + e.SessionID + "`"
+	if e.Hints == GrammarSlash {
+		force = "from a shell run `yolop apply --undo --force " + e.SessionID + "`"
+	}
+	return fmt.Sprintf("%s changed in %s since the apply wrote %s: %s; undo would overwrite those edits, so nothing was changed (keep them, or %s: the edited files are then kept under a ref)",
+		plural(len(e.Paths), "path", "paths"), e.Target, map[bool]string{true: "it", false: "them"}[len(e.Paths) == 1], strings.Join(displayPaths(e.Paths), ", "), force)
 }
 
 func (e *EditedError) Unwrap() error { return ErrEditedSince }
@@ -96,7 +104,7 @@ func Undo(ctx context.Context, s Session, o UndoOptions) (*UndoResult, error) {
 	}
 	sort.Strings(edited)
 	if len(edited) > 0 && !o.Force {
-		return nil, &EditedError{Target: c.dir, Paths: edited}
+		return nil, &EditedError{Target: c.dir, Paths: edited, SessionID: s.ID, Hints: o.Hints}
 	}
 	if len(edited) > 0 {
 		res.Overwrote = edited
@@ -119,7 +127,7 @@ func Undo(ctx context.Context, s Session, o UndoOptions) (*UndoResult, error) {
 			// Completing the undo is the repair; try once more now.
 			note, serr := c.settle(context.WithoutCancel(ctx), start)
 			if serr != nil {
-				return nil, fmt.Errorf("undo: %w; retrying failed too: %v (run apply --undo again)", err, serr)
+				return nil, fmt.Errorf("undo: %w; retrying failed too: %v (run %s again)", err, serr, o.Hints.undo(s.ID))
 			}
 			return nil, fmt.Errorf("undo: %w (%s)", err, note)
 		}
