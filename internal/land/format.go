@@ -25,8 +25,10 @@ func (r *ApplyResult) Text() string {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	switch {
+	case r.DryRun && r.Conflicts > 0 && r.mode == OnConflictMarkers && len(r.Markers) == 0:
+		fmt.Fprintf(&b, "%s would conflict: this apply keeps one side of %s, as the notes say (undo with %s).\n", plural(r.Conflicts, "path", "paths"), map[bool]string{true: "it", false: "each"}[r.Conflicts == 1], r.hints.undo(r.SessionID))
 	case r.DryRun && r.Conflicts > 0 && r.mode == OnConflictMarkers:
-		fmt.Fprintf(&b, "%s would conflict: this apply writes conflict markers into %s for you to resolve (undo with %s).\n", plural(r.Conflicts, "path", "paths"), map[bool]string{true: "it", false: "them"}[r.Conflicts == 1], r.hints.undo(r.SessionID))
+		fmt.Fprintf(&b, "%s would conflict: this apply writes conflict markers into %s for you to resolve (undo with %s).\n", plural(r.Conflicts, "path", "paths"), strings.Join(displayPaths(r.Markers), ", "), r.hints.undo(r.SessionID))
 	case r.DryRun && r.Conflicts > 0:
 		fmt.Fprintf(&b, "%s would conflict: apply refuses (nothing written), or writes conflict markers with %s.\n", plural(r.Conflicts, "path", "paths"), r.hints.markers(r.SessionID))
 	case r.DryRun:
@@ -37,8 +39,8 @@ func (r *ApplyResult) Text() string {
 		b.WriteString("Nothing to write: the checkout already has the session's changes.\n")
 	default:
 		fmt.Fprintf(&b, "Wrote %s as uncommitted changes (your HEAD, branches and index are unchanged).\n", plural(r.Written, "path", "paths"))
-		if r.Conflicts > 0 {
-			fmt.Fprintf(&b, "%s conflict markers: resolve them.\n", plural(r.Conflicts, "path has", "paths have"))
+		if len(r.Markers) > 0 {
+			fmt.Fprintf(&b, "%s conflict markers: resolve them.\n", plural(len(r.Markers), "path has", "paths have"))
 		}
 		fmt.Fprintf(&b, "Your files before the apply are kept at %s; take it back with: %s\n", r.UndoRef, strings.Trim(r.hints.undo(r.SessionID), "`"))
 	}
