@@ -55,8 +55,13 @@ func (s *Session) check() error {
 // PathChange is one path of a diff.
 type PathChange struct {
 	Path   string `json:"path"`
-	Change string `json:"change"`
+	Change string `json:"change"`         // added, modified, deleted, type_changed, mode_changed or renamed
+	From   string `json:"from,omitempty"` // a renamed path's old name
 }
+
+// ChangeRenamed is the Change of a path renamed (and maybe edited too),
+// found the way git diff and apply find renames.
+const ChangeRenamed = "renamed"
 
 // Stat counts a diff.
 type Stat struct {
