@@ -120,6 +120,7 @@ type ConflictError struct {
 	Paths     []string
 	Markers   []string // the paths that hold conflict markers (written or, in a refused apply, that would be)
 	Written   bool     // the apply wrote (markers mode)
+	Unchanged bool     // markers mode, but every conflict keeps the checkout's version and nothing else changes
 	SessionID string   // for the hints
 	Hints     Grammar  // the grammar of the hints
 }
@@ -134,6 +135,12 @@ func (e *ConflictError) Error() string {
 			parts = append(parts, fmt.Sprintf("%s conflicting without markers (the notes say which version is kept): %s", plural(len(other), "path", "paths"), strings.Join(displayPaths(other), ", ")))
 		}
 		return fmt.Sprintf("%s; resolve them, or undo with %s", strings.Join(parts, "; "), e.Hints.undo(e.SessionID))
+	}
+	if e.Unchanged {
+		return fmt.Sprintf("%s conflict: %s; each keeps your version (the notes say why) and nothing else changes, so nothing was written", plural(len(e.Paths), "path", "paths"), strings.Join(displayPaths(e.Paths), ", "))
+	}
+	if len(e.Markers) == 0 {
+		return fmt.Sprintf("%s conflict: %s; nothing was written (with %s each keeps one side, as the notes say; undoable with %s)", plural(len(e.Paths), "path", "paths"), strings.Join(displayPaths(e.Paths), ", "), e.Hints.markers(e.SessionID), e.Hints.undo(e.SessionID))
 	}
 	return fmt.Sprintf("%s conflict: %s; nothing was written (%s writes conflict markers, undoable with %s)", plural(len(e.Paths), "path", "paths"), strings.Join(displayPaths(e.Paths), ", "), e.Hints.markers(e.SessionID), e.Hints.undo(e.SessionID))
 }
@@ -459,6 +466,11 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		return nil, err
 	}
 	if len(changes) == 0 {
+		if ce, ok := cerr.(*ConflictError); ok {
+			// Each conflict keeps the checkout's version: nothing to
+			// write, nothing to undo.
+			ce.Written, ce.Unchanged = false, true
+		}
 		return res, cerr
 	}
 	var paths, inTheWay []string

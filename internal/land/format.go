@@ -29,12 +29,16 @@ func (r *ApplyResult) Text() string {
 		fmt.Fprintf(&b, "%s would conflict: this apply keeps one side of %s, as the notes say (undo with %s).\n", plural(r.Conflicts, "path", "paths"), map[bool]string{true: "it", false: "each"}[r.Conflicts == 1], r.hints.undo(r.SessionID))
 	case r.DryRun && r.Conflicts > 0 && r.mode == OnConflictMarkers:
 		fmt.Fprintf(&b, "%s would conflict: this apply writes conflict markers into %s for you to resolve (undo with %s).\n", plural(r.Conflicts, "path", "paths"), strings.Join(displayPaths(r.Markers), ", "), r.hints.undo(r.SessionID))
+	case r.DryRun && r.Conflicts > 0 && len(r.Markers) == 0:
+		fmt.Fprintf(&b, "%s would conflict: apply refuses (nothing written), or with %s keeps one side of %s, as the notes say.\n", plural(r.Conflicts, "path", "paths"), r.hints.markers(r.SessionID), map[bool]string{true: "it", false: "each"}[r.Conflicts == 1])
 	case r.DryRun && r.Conflicts > 0:
 		fmt.Fprintf(&b, "%s would conflict: apply refuses (nothing written), or writes conflict markers with %s.\n", plural(r.Conflicts, "path", "paths"), r.hints.markers(r.SessionID))
 	case r.DryRun:
 		b.WriteString("Nothing was written.\n")
-	case r.Conflicts > 0 && r.Written == 0:
+	case r.Conflicts > 0 && r.Written == 0 && r.mode != OnConflictMarkers:
 		fmt.Fprintf(&b, "%s conflict: nothing was written. Resolve them in the session, or apply with %s.\n", plural(r.Conflicts, "path", "paths"), r.hints.markers(r.SessionID))
+	case r.Written == 0 && r.Conflicts > 0:
+		b.WriteString("Nothing to write: the conflicting paths keep your version and the checkout has the rest of the session's changes.\n")
 	case r.Written == 0:
 		b.WriteString("Nothing to write: the checkout already has the session's changes.\n")
 	default:
