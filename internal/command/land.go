@@ -141,8 +141,12 @@ func runApply(ctx context.Context, t Target, c Command) (Result, error) {
 			// This apply would be refused: the only one to confirm
 			// writes conflict markers.
 			confirm := "/apply markers --confirm " + res.MarkersToken
-			text += fmt.Sprintf("\n/apply would write nothing, so there is no token for it.\nConfirmation token for /apply markers: %s\nTo write conflict markers into the conflicting %s instead (undo with /apply undo), send exactly:\n%s\n",
-				res.MarkersToken, map[bool]string{true: "path", false: "paths"}[res.Conflicts == 1], confirm)
+			what := "write conflict markers into " + strings.Join(res.Markers, ", ")
+			if len(res.Markers) == 0 {
+				what = "apply with each conflicting path keeping one side, as the notes say"
+			}
+			text += fmt.Sprintf("\n/apply would write nothing, so there is no token for it.\nConfirmation token for /apply markers: %s\nTo %s instead (undo with /apply undo), send exactly:\n%s\n",
+				res.MarkersToken, what, confirm)
 			return Result{Kind: ResultApplyPreview, Text: text, Data: res, Confirm: confirm}, nil
 		}
 		confirm := "/apply --confirm " + res.Token

@@ -108,8 +108,10 @@ type ApplyResult struct {
 	// others keep one side, as the notes say).
 	Markers []string `json:"markers,omitempty"`
 
-	mode  string  // the conflict mode
-	hints Grammar // the grammar of the hints in Text
+	// Mode is the conflict mode and Hints the grammar of the hints in
+	// Text, as the options gave them.
+	Mode  string  `json:"-"`
+	Hints Grammar `json:"-"`
 }
 
 // ErrStalePreview refuses a confirmation whose preview no longer holds.
@@ -321,7 +323,7 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		return nil, err
 	}
 	defer c.close()
-	res := &ApplyResult{SessionID: s.ID, Target: c.dir, Paths: []PathOutcome{}, DryRun: o.DryRun, Notes: notes, Repairs: append([]string(nil), notes...), mode: o.OnConflict, hints: o.Hints}
+	res := &ApplyResult{SessionID: s.ID, Target: c.dir, Paths: []PathOutcome{}, DryRun: o.DryRun, Notes: notes, Repairs: append([]string(nil), notes...), Mode: o.OnConflict, Hints: o.Hints}
 	if samePath(c.dir, s.Worktree) {
 		return nil, fmt.Errorf("land: %s is the session's own worktree; apply brings its work to another checkout", c.dir)
 	}

@@ -25,18 +25,18 @@ func (r *ApplyResult) Text() string {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	switch {
-	case r.DryRun && r.Conflicts > 0 && r.mode == OnConflictMarkers && len(r.Markers) == 0:
-		fmt.Fprintf(&b, "%s would conflict: this apply keeps one side of %s, as the notes say (undo with %s).\n", plural(r.Conflicts, "path", "paths"), map[bool]string{true: "it", false: "each"}[r.Conflicts == 1], r.hints.undo(r.SessionID))
-	case r.DryRun && r.Conflicts > 0 && r.mode == OnConflictMarkers:
-		fmt.Fprintf(&b, "%s would conflict: this apply writes conflict markers into %s for you to resolve (undo with %s).\n", plural(r.Conflicts, "path", "paths"), strings.Join(displayPaths(r.Markers), ", "), r.hints.undo(r.SessionID))
+	case r.DryRun && r.Conflicts > 0 && r.Mode == OnConflictMarkers && len(r.Markers) == 0:
+		fmt.Fprintf(&b, "%s would conflict: this apply keeps one side of %s, as the notes say (undo with %s).\n", plural(r.Conflicts, "path", "paths"), map[bool]string{true: "it", false: "each"}[r.Conflicts == 1], r.Hints.undo(r.SessionID))
+	case r.DryRun && r.Conflicts > 0 && r.Mode == OnConflictMarkers:
+		fmt.Fprintf(&b, "%s would conflict: this apply writes conflict markers into %s for you to resolve (undo with %s).\n", plural(r.Conflicts, "path", "paths"), strings.Join(displayPaths(r.Markers), ", "), r.Hints.undo(r.SessionID))
 	case r.DryRun && r.Conflicts > 0 && len(r.Markers) == 0:
-		fmt.Fprintf(&b, "%s would conflict: apply refuses (nothing written), or with %s keeps one side of %s, as the notes say.\n", plural(r.Conflicts, "path", "paths"), r.hints.markers(r.SessionID), map[bool]string{true: "it", false: "each"}[r.Conflicts == 1])
+		fmt.Fprintf(&b, "%s would conflict: apply refuses (nothing written), or with %s keeps one side of %s, as the notes say.\n", plural(r.Conflicts, "path", "paths"), r.Hints.markers(r.SessionID), map[bool]string{true: "it", false: "each"}[r.Conflicts == 1])
 	case r.DryRun && r.Conflicts > 0:
-		fmt.Fprintf(&b, "%s would conflict: apply refuses (nothing written), or writes conflict markers with %s.\n", plural(r.Conflicts, "path", "paths"), r.hints.markers(r.SessionID))
+		fmt.Fprintf(&b, "%s would conflict: apply refuses (nothing written), or writes conflict markers with %s.\n", plural(r.Conflicts, "path", "paths"), r.Hints.markers(r.SessionID))
 	case r.DryRun:
 		b.WriteString("Nothing was written.\n")
-	case r.Conflicts > 0 && r.Written == 0 && r.mode != OnConflictMarkers:
-		fmt.Fprintf(&b, "%s conflict: nothing was written. Resolve them in the session, or apply with %s.\n", plural(r.Conflicts, "path", "paths"), r.hints.markers(r.SessionID))
+	case r.Conflicts > 0 && r.Written == 0 && r.Mode != OnConflictMarkers:
+		fmt.Fprintf(&b, "%s conflict: nothing was written. Resolve them in the session, or apply with %s.\n", plural(r.Conflicts, "path", "paths"), r.Hints.markers(r.SessionID))
 	case r.Written == 0 && r.Conflicts > 0:
 		b.WriteString("Nothing to write: the conflicting paths keep your version and the checkout has the rest of the session's changes.\n")
 	case r.Written == 0:
@@ -46,7 +46,7 @@ func (r *ApplyResult) Text() string {
 		if len(r.Markers) > 0 {
 			fmt.Fprintf(&b, "%s conflict markers: resolve them.\n", plural(len(r.Markers), "path has", "paths have"))
 		}
-		fmt.Fprintf(&b, "Your files before the apply are kept at %s; take it back with: %s\n", r.UndoRef, strings.Trim(r.hints.undo(r.SessionID), "`"))
+		fmt.Fprintf(&b, "Your files before the apply are kept at %s; take it back with: %s\n", r.UndoRef, strings.Trim(r.Hints.undo(r.SessionID), "`"))
 	}
 	return b.String()
 }
