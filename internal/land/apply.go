@@ -156,7 +156,7 @@ func conflictNote(c conflict, writes bool, worktree string) string {
 	case base && yours && !session:
 		return fmt.Sprintf("%s: you changed it, the session deleted it; your version is kept", p)
 	case base && !yours && session:
-		return fmt.Sprintf("%s: you deleted it, the session changed it; the session's version is written (delete it again to keep your deletion)", p)
+		return fmt.Sprintf("%s: you deleted it, the session changed it; the session's version is kept (delete it again after applying to keep your deletion)", p)
 	case !writes:
 		n := fmt.Sprintf("%s cannot be merged line by line: your version is kept", p)
 		if st, err := os.Lstat(filepath.Join(worktree, c.path)); err == nil && !st.IsDir() {
