@@ -301,7 +301,7 @@ type ForkReport struct {
 	SessionID string // the new session
 	Events    int    // events of the old active branch carried over
 	Turns     int    // turns carried over (listed and rewindable in the fork)
-	Files     int    // paths that differ from the new worktree's base commit
+	Files     int    // paths copied over the commit the new worktree starts from
 	HasFiles  bool   // the old session's files were copied
 }
 

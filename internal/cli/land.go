@@ -324,7 +324,7 @@ func workLines(d app.SessionRow, w *app.Work) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "base        %s (the commit its worktree started from)\n", w.Base)
+	fmt.Fprintf(&b, "base        %s (the commit its work started from)\n", w.Base)
 	switch {
 	case w.Changes == nil:
 		fmt.Fprintf(&b, "changes     unknown: %s\n", w.ChangesErr)

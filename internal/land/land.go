@@ -38,7 +38,7 @@ type Session struct {
 	Title    string
 	Worktree string           // the session's worktree (top level)
 	Branch   string           // yolop/<slug>-<id>
-	Base     string           // the commit the worktree was created from
+	Base     string           // the commit the work started from (a fork keeps its source's)
 	Checkout string           // the checkout the session was started from
 	Engine   *snapshot.Engine // the session's snapshot engine
 	DataDir  string
