@@ -50,6 +50,11 @@ type Options struct {
 	// checkout's HEAD (`yolop sessions fork` starts from the old session's
 	// branch while the new session still belongs to the user's checkout).
 	Base string
+	// WorkBase, with Base, is the commit the new session's work counts
+	// from (diff, apply, `sessions show`): a fork keeps the old session's,
+	// the commit its work started from, while its worktree starts from the
+	// old worktree's later commit. "" = the commit the worktree starts from.
+	WorkBase string
 	// MCP are the MCP servers whose tools the session offers (the
 	// settings file's, and in ACP the client's).
 	MCP []MCPServer
@@ -433,6 +438,9 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		ws.Kind = session.KindWorktree
 		ws.RepoRoot, ws.CommonDir = repo.Root, repo.CommonDir
 		ws.Worktree = &session.Worktree{Path: info.Path, Branch: info.Branch, Base: info.Base}
+		if o.Base != "" && o.WorkBase != "" {
+			ws.Worktree.Base = o.WorkBase
+		}
 		// Work in the same subdirectory of the worktree as the user was in.
 		ws.ActiveRoot = info.Path
 		if rel, err := filepath.Rel(repo.Root, o.Dir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {

@@ -192,8 +192,15 @@ type Lander interface {
 	Apply(ctx context.Context, o land.ApplyOptions) (*land.ApplyResult, error)
 	UndoApply(ctx context.Context, o land.UndoOptions) (*land.UndoResult, error)
 	Commit(ctx context.Context, o land.CommitOptions) (*land.CommitResult, error)
+	// Repairs are what opening the session repaired (an interrupted
+	// apply rolled back, an interrupted turn closed): the command must
+	// tell them, whatever it does next.
+	Repairs() []string
 	Close() error
 }
+
+// Repairs are the repairs made when the session was opened.
+func (s *Session) Repairs() []string { return s.Info().Repairs }
 
 // OpenLand opens a session (o.SessionID, or the latest of o.Dir's
 // repository with o.Continue) for diff, apply and commit. When another
@@ -259,12 +266,18 @@ func (p *peeked) Commit(context.Context, land.CommitOptions) (*land.CommitResult
 }
 func (p *peeked) Close() error { p.done(); return nil }
 
+// Repairs is empty: the process holding the session repairs it.
+func (p *peeked) Repairs() []string { return nil }
+
 // Work is where a session's work stands, for `sessions show`.
 type Work struct {
 	Base       string          `json:"base,omitempty"`
 	Changes    *land.Stat      `json:"changes,omitempty"`
 	ChangesErr string          `json:"changes_error,omitempty"`
 	LastApply  *land.LastApply `json:"last_apply,omitempty"`
+	// Notes are the repairs made when the session was opened to look at
+	// its files (an interrupted apply rolled back): tell them.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // DescribeWork reports the base of a session's worktree, its files
@@ -288,6 +301,8 @@ func DescribeWork(ctx context.Context, o Options, row SessionRow) *Work {
 		return w
 	}
 	defer s.Close()
+	w.Notes = s.Repairs()
+	w.LastApply = land.Last(o.DataDir, row.SessionID) // a repair may have settled it
 	res, err := s.Diff(ctx, land.DiffOptions{Format: land.FormatNameStatus})
 	if err != nil {
 		w.ChangesErr = err.Error()

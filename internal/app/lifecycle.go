@@ -265,14 +265,15 @@ type ForkReport struct {
 	SessionID string // the new session
 	Events    int    // events of the old active branch carried over
 	Turns     int    // turns carried over (listed and rewindable in the fork)
-	Files     int    // paths that differ from the new worktree's base commit
+	Files     int    // paths copied over the commit the new worktree starts from
 	HasFiles  bool   // the old session's files were copied
 }
 
 // ForkSession starts a new session that carries the old one's active
 // conversation (up to any corruption) as its history, in a fresh worktree
 // that starts from the old worktree's commit and holds exactly the old
-// worktree's files (uncommitted changes included). The files are copied
+// worktree's files (uncommitted changes included), and keeps its base: the
+// commit the old session's work started from. The files are copied
 // and verified before the new session exists, so a crash never leaves a
 // session with half its files; the orphaned worktree it may leave is
 // removed by `yolop worktree prune`.
@@ -291,11 +292,14 @@ func ForkSession(ctx context.Context, o Options, id string) (ForkReport, error) 
 	// The fork belongs to the same checkout as the old session (so -c and
 	// `sessions show` find it there) and its worktree starts from the old
 	// worktree's current commit.
-	o.Dir, o.Base, o.Create, o.SessionID, o.Continue = ws.ActiveRoot, "", false, "", false
+	o.Dir, o.Base, o.WorkBase, o.Create, o.SessionID, o.Continue = ws.ActiveRoot, "", "", false, "", false
 	var src string
 	if ws.Worktree != nil && ws.RepoRoot != "" {
 		o.Dir = ws.RepoRoot
-		o.Base = ws.Worktree.Base
+		// The fork's work counts from where the old session's did, so its
+		// diff, apply and commit carry what the old session had already
+		// committed on its branch too.
+		o.Base, o.WorkBase = ws.Worktree.Base, ws.Worktree.Base
 		if _, err := os.Stat(ws.Worktree.Path); err == nil {
 			src = ws.Worktree.Path
 			// A command may have pointed the worktree's .git elsewhere;

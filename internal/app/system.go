@@ -76,14 +76,21 @@ func workspaceStatus(ctx context.Context, snaps *snapshot.Engine, ws session.Wor
 	if err != nil {
 		return "unknown (" + err.Error() + ")"
 	}
+	// The branch may have moved past the base (a commit of the session's
+	// work, or a fork of a session that had one): git diff against the
+	// base, not git status, lists the paths.
+	base := ws.Worktree.Base
+	if len(base) > 12 {
+		base = base[:12]
+	}
 	n := len(ch)
 	if n == 0 {
-		return "the files match the base commit (nothing uncommitted from earlier turns)"
+		return "the files match the base commit (nothing changed by earlier turns)"
 	}
 	if n == 1 {
-		return "1 path differs from the base commit after earlier turns (see git status)"
+		return fmt.Sprintf("1 path differs from the base commit after earlier turns (git diff %s lists it)", base)
 	}
-	return fmt.Sprintf("%d paths differ from the base commit after earlier turns (see git status)", n)
+	return fmt.Sprintf("%d paths differ from the base commit after earlier turns (git diff %s lists them)", n, base)
 }
 
 // instructionsFor returns the loader of a session's project

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -17,6 +18,9 @@ type landOptions struct {
 	root    *rootOptions
 	session string
 	format  string
+	// repairs are what opening the session repaired; every command tells
+	// them (stderr in text, "notes" in JSON).
+	repairs []string
 }
 
 // open picks the session (the argument, or the latest of this
@@ -45,7 +49,27 @@ func (l *landOptions) open(ctx context.Context, args []string) (app.Lander, erro
 	if l.session == "" {
 		fmt.Fprintf(l.root.io.ErrOut, "session %s (the latest of this repository)\n", s.ID())
 	}
+	l.repairs = s.Repairs()
+	if l.format == "text" {
+		tellRepairs(l.root.io.ErrOut, l.repairs)
+	}
 	return s, nil
+}
+
+// tellRepairs prints repairs on w, one line each, as every host words them.
+func tellRepairs(w io.Writer, repairs []string) {
+	for _, r := range repairs {
+		fmt.Fprintln(w, "yolop: repaired:", r)
+	}
+}
+
+// notes returns the notes of a JSON result with the repairs made at open
+// first.
+func (l *landOptions) notes(more []string) []string {
+	if len(l.repairs) == 0 {
+		return more
+	}
+	return append(append([]string(nil), l.repairs...), more...)
 }
 
 // optionalSessionArg accepts at most one session id.
@@ -67,6 +91,8 @@ func (l *landOptions) fail(err error) error {
 		code = 2
 	}
 	if l.root.outputFormat == "json" {
+		// The error object has no room for them: repairs go to stderr.
+		tellRepairs(l.root.io.ErrOut, l.repairs)
 		writeError(l.root.io.Out, err, name)
 		return &exitError{code: code}
 	}
@@ -144,6 +170,7 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string) error {
 		return opts.fail(err)
 	}
 	if opts.format == "json" {
+		res.Notes = opts.notes(res.Notes)
 		return writeJSON(opts.root, res)
 	}
 	_, err = fmt.Fprint(opts.root.io.Out, res.Text)
@@ -216,8 +243,10 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 			return opts.fail(err)
 		}
 		if opts.format == "json" {
+			res.Notes = opts.notes(res.Notes)
 			return writeJSON(opts.root, res)
 		}
+		tellRepairs(opts.root.io.ErrOut, res.Repairs)
 		_, err = fmt.Fprint(opts.root.io.Out, res.Text())
 		return err
 	}
@@ -226,10 +255,12 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 		return opts.fail(err)
 	}
 	if opts.format == "json" {
+		res.Notes = opts.notes(res.Notes)
 		if werr := writeJSON(opts.root, res); werr != nil {
 			return werr
 		}
 	} else {
+		tellRepairs(opts.root.io.ErrOut, res.Repairs)
 		fmt.Fprint(opts.root.io.Out, res.Text())
 	}
 	if err != nil {
@@ -280,6 +311,7 @@ func runCommit(ctx context.Context, opts *commitOptions, args []string) error {
 		return opts.fail(err)
 	}
 	if opts.format == "json" {
+		res.Notes = opts.notes(res.Notes)
 		return writeJSON(opts.root, res)
 	}
 	_, err = fmt.Fprint(opts.root.io.Out, res.Text())
@@ -292,7 +324,7 @@ func workLines(d app.SessionRow, w *app.Work) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "base        %s (the commit its worktree started from)\n", w.Base)
+	fmt.Fprintf(&b, "base        %s (the commit its work started from)\n", w.Base)
 	switch {
 	case w.Changes == nil:
 		fmt.Fprintf(&b, "changes     unknown: %s\n", w.ChangesErr)

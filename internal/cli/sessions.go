@@ -135,6 +135,9 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 			}
 			pcfg, _ := o.providerConfig()
 			work := app.DescribeWork(c.Context(), app.Options{DataDir: dataDir, Provider: pcfg}, d)
+			if work != nil && format != "json" {
+				tellRepairs(o.io.ErrOut, work.Notes)
+			}
 			if format == "json" {
 				return writeJSON(o, struct {
 					app.SessionRow

@@ -125,30 +125,52 @@ func runApply(ctx context.Context, t Target, c Command) (Result, error) {
 		return Result{}, err
 	}
 	if c.Verb == "undo" {
-		res, err := l.UndoApply(ctx, land.UndoOptions{})
+		res, err := l.UndoApply(ctx, land.UndoOptions{Hints: land.GrammarSlash})
 		if err != nil {
 			return Result{}, err
 		}
-		return Result{Kind: ResultApplied, Text: res.Text(), Data: res}, nil
+		return Result{Kind: ResultApplied, Text: repaired(res.Repairs) + res.Text(), Data: res}, nil
 	}
 	if !c.Confirm {
-		res, err := l.Apply(ctx, land.ApplyOptions{DryRun: true, OnConflict: c.Verb})
+		res, err := l.Apply(ctx, land.ApplyOptions{DryRun: true, OnConflict: c.Verb, Hints: land.GrammarSlash})
 		if res == nil {
 			return Result{}, err
+		}
+		text := repaired(res.Repairs) + strings.TrimSuffix(res.Text(), "Nothing was written.\n")
+		if res.Token == "" && res.MarkersToken != "" {
+			// This apply would be refused: the only one to confirm
+			// writes conflict markers.
+			confirm := "/apply markers --confirm " + res.MarkersToken
+			what := "write conflict markers into " + strings.Join(res.Markers, ", ")
+			if len(res.Markers) == 0 {
+				what = "apply with each conflicting path keeping one side, as the notes say"
+			}
+			text += fmt.Sprintf("\n/apply would write nothing, so there is no token for it.\nConfirmation token for /apply markers: %s\nTo %s instead (undo with /apply undo), send exactly:\n%s\n",
+				res.MarkersToken, what, confirm)
+			return Result{Kind: ResultApplyPreview, Text: text, Data: res, Confirm: confirm}, nil
 		}
 		confirm := "/apply --confirm " + res.Token
 		if c.Verb != land.OnConflictRefuse {
 			confirm = "/apply " + c.Verb + " --confirm " + res.Token
 		}
-		text := strings.TrimSuffix(res.Text(), "Nothing was written.\n")
 		text += fmt.Sprintf("\nConfirmation token: %s\nTo apply, send exactly:\n%s\n", res.Token, confirm)
 		return Result{Kind: ResultApplyPreview, Text: text, Data: res, Confirm: confirm}, nil
 	}
-	res, err := l.Apply(ctx, land.ApplyOptions{OnConflict: c.Verb, Token: c.Token})
+	res, err := l.Apply(ctx, land.ApplyOptions{OnConflict: c.Verb, Token: c.Token, Hints: land.GrammarSlash})
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Kind: ResultApplied, Text: res.Text(), Data: res}, nil
+	return Result{Kind: ResultApplied, Text: repaired(res.Repairs) + res.Text(), Data: res}, nil
+}
+
+// repaired words the repairs an apply or undo made first (an interrupted
+// one settled) as every host words repairs.
+func repaired(rs []string) string {
+	var b strings.Builder
+	for _, r := range rs {
+		b.WriteString("repaired: " + r + "\n")
+	}
+	return b.String()
 }
 
 func runCommit(ctx context.Context, t Target, c Command) (Result, error) {

@@ -102,3 +102,52 @@ func TestApplyPreviewsThenConfirms(t *testing.T) {
 		t.Fatalf("no land: %v", err)
 	}
 }
+
+// conflictLand previews an apply that conflicts in the refuse mode, after
+// settling an interrupted one.
+type conflictLand struct{ fakeLand }
+
+func (f *conflictLand) Apply(_ context.Context, o land.ApplyOptions) (*land.ApplyResult, error) {
+	f.applies = append(f.applies, o)
+	return &land.ApplyResult{SessionID: "s_1", Target: "/repo", DryRun: o.DryRun, MarkersToken: "mtok", Conflicts: 1, Markers: []string{"x"}, Mode: o.OnConflict, Hints: o.Hints,
+		Paths:   []land.PathOutcome{{Path: "x", Outcome: land.OutcomeConflict}},
+		Notes:   []string{"rolled back an interrupted apply 1"},
+		Repairs: []string{"rolled back an interrupted apply 1"}}, &land.ConflictError{Paths: []string{"x"}, SessionID: "s_1", Hints: o.Hints}
+}
+
+func TestApplyPreviewThatConflictsOffersOnlyMarkers(t *testing.T) {
+	t.Parallel()
+	f := &conflictLand{}
+	c, _ := Parse("/apply")
+	tgt := struct {
+		Target
+		LandTarget
+	}{LandTarget: conflictTarget{f}}
+	res, err := Run(context.Background(), tgt, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.applies[0].Hints != land.GrammarSlash {
+		t.Errorf("the slash command must ask for slash hints: %+v", f.applies[0])
+	}
+	if res.Confirm != "/apply markers --confirm mtok" {
+		t.Errorf("confirm = %q, want the markers apply", res.Confirm)
+	}
+	for _, bad := range []string{"--on-conflict", "apply --undo", "/apply --confirm"} {
+		if strings.Contains(res.Text, bad) {
+			t.Errorf("the preview names %q:\n%s", bad, res.Text)
+		}
+	}
+	for _, want := range []string{"repaired: rolled back an interrupted apply 1\n", "`/apply markers`", "no token for it", "/apply markers --confirm mtok"} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("the preview lacks %q:\n%s", want, res.Text)
+		}
+	}
+	if strings.Contains(res.Text, "note: rolled back") {
+		t.Errorf("a repair is told as a repair, not a note:\n%s", res.Text)
+	}
+}
+
+type conflictTarget struct{ l *conflictLand }
+
+func (t conflictTarget) Land() Land { return t.l }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,6 +46,35 @@ type ApplyOptions struct {
 	// the same apply: the write is refused when either side's files or the
 	// mode changed since.
 	Token string
+	// Hints is the grammar of the follow-up commands the texts name.
+	Hints Grammar
+}
+
+// Grammar is how the texts of apply and undo name the follow-up commands:
+// the host's own grammar, so a hint is never one the host rejects.
+type Grammar int
+
+// Grammars: the command line's flags (the default), or the session's
+// slash commands (TUI, print, ACP).
+const (
+	GrammarCLI   Grammar = iota // yolop apply --on-conflict markers, yolop apply --undo ID
+	GrammarSlash                // /apply markers, /apply undo
+)
+
+// markers names the apply that writes conflict markers.
+func (g Grammar) markers(id string) string {
+	if g == GrammarSlash {
+		return "`/apply markers`"
+	}
+	return "`yolop apply " + id + " --on-conflict markers`"
+}
+
+// undo names the undo of the last apply.
+func (g Grammar) undo(id string) string {
+	if g == GrammarSlash {
+		return "`/apply undo`"
+	}
+	return "`yolop apply --undo " + id + "`"
 }
 
 // PathOutcome is one path of an apply.
@@ -63,9 +93,25 @@ type ApplyResult struct {
 	DryRun    bool          `json:"dry_run"`
 	Written   int           `json:"written"`         // paths written in the checkout
 	Notes     []string      `json:"notes,omitempty"` // repairs and kept-version notes
+	// Repairs are the notes that report an interrupted apply or undo
+	// settled before this one (Text leaves them to the host, which tells
+	// them as repairs).
+	Repairs []string `json:"-"`
 	// Token confirms exactly this apply (the same files on both sides and
 	// the same conflict mode); a preview shows it.
 	Token string `json:"token,omitempty"`
+	// MarkersToken replaces Token in a preview that conflicts in the
+	// refuse mode (that apply would be refused): it confirms the same
+	// apply with conflict markers written.
+	MarkersToken string `json:"markers_token,omitempty"`
+	// Markers are the conflicting paths that get conflict markers (the
+	// others keep one side, as the notes say).
+	Markers []string `json:"markers,omitempty"`
+
+	// Mode is the conflict mode and Hints the grammar of the hints in
+	// Text, as the options gave them.
+	Mode  string  `json:"-"`
+	Hints Grammar `json:"-"`
 }
 
 // ErrStalePreview refuses a confirmation whose preview no longer holds.
@@ -73,15 +119,53 @@ var ErrStalePreview = errors.New("land: the token does not match this apply")
 
 // ConflictError lists the conflicting paths of an apply.
 type ConflictError struct {
-	Paths   []string
-	Written bool // markers were written
+	Paths     []string
+	Markers   []string // the paths that hold conflict markers (written or, in a refused apply, that would be)
+	Written   bool     // the apply wrote (markers mode)
+	Unchanged bool     // markers mode, but every conflict keeps the checkout's version and nothing else changes
+	SessionID string   // for the hints
+	Hints     Grammar  // the grammar of the hints
 }
 
 func (e *ConflictError) Error() string {
 	if e.Written {
-		return fmt.Sprintf("%s with conflict markers written: %s; resolve them, or undo with `yolop apply --undo`", plural(len(e.Paths), "path", "paths"), strings.Join(e.Paths, ", "))
+		var parts []string
+		if len(e.Markers) > 0 {
+			parts = append(parts, fmt.Sprintf("%s with conflict markers written: %s", plural(len(e.Markers), "path", "paths"), strings.Join(displayPaths(e.Markers), ", ")))
+		}
+		if other := without(e.Paths, e.Markers); len(other) > 0 {
+			parts = append(parts, fmt.Sprintf("%s conflicting without markers (the notes say which version is kept): %s", plural(len(other), "path", "paths"), strings.Join(displayPaths(other), ", ")))
+		}
+		return fmt.Sprintf("%s; resolve them, or undo with %s", strings.Join(parts, "; "), e.Hints.undo(e.SessionID))
 	}
-	return fmt.Sprintf("%s conflict: %s; nothing was written (apply --on-conflict markers writes conflict markers, undoable with apply --undo)", plural(len(e.Paths), "path", "paths"), strings.Join(e.Paths, ", "))
+	if e.Unchanged {
+		return fmt.Sprintf("%s conflict: %s; each keeps your version (the notes say why) and nothing else changes, so nothing was written", plural(len(e.Paths), "path", "paths"), strings.Join(displayPaths(e.Paths), ", "))
+	}
+	if len(e.Markers) == 0 {
+		return fmt.Sprintf("%s conflict: %s; nothing was written (with %s each keeps one side, as the notes say; undoable with %s)", plural(len(e.Paths), "path", "paths"), strings.Join(displayPaths(e.Paths), ", "), e.Hints.markers(e.SessionID), e.Hints.undo(e.SessionID))
+	}
+	return fmt.Sprintf("%s conflict: %s; nothing was written (%s writes conflict markers, undoable with %s)", plural(len(e.Paths), "path", "paths"), strings.Join(displayPaths(e.Paths), ", "), e.Hints.markers(e.SessionID), e.Hints.undo(e.SessionID))
+}
+
+// conflictNote says what the merge keeps of a conflicting path that gets
+// no conflict markers ("" when there is nothing to add).
+func conflictNote(c conflict, writes bool, worktree string) string {
+	p := git.DisplayPath(c.path)
+	base, yours, session := !c.stages[1].missing(), !c.stages[2].missing(), !c.stages[3].missing()
+	switch {
+	case base && yours && !session:
+		return fmt.Sprintf("%s: you changed it, the session deleted it; your version is kept", p)
+	case base && !yours && session:
+		return fmt.Sprintf("%s: you deleted it, the session changed it; the session's version is kept (delete it again after applying to keep your deletion)", p)
+	case !writes:
+		n := fmt.Sprintf("%s cannot be merged line by line: your version is kept", p)
+		if st, err := os.Lstat(filepath.Join(worktree, c.path)); err == nil && !st.IsDir() {
+			n += "; the session's is " + filepath.Join(worktree, c.path)
+		}
+		return n
+	default:
+		return fmt.Sprintf("%s: both sides changed it in ways git cannot merge line by line; the merged version is written without conflict markers: check it", p)
+	}
 }
 
 func (e *ConflictError) Unwrap() error { return ErrConflict }
@@ -239,7 +323,7 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		return nil, err
 	}
 	defer c.close()
-	res := &ApplyResult{SessionID: s.ID, Target: c.dir, Paths: []PathOutcome{}, DryRun: o.DryRun, Notes: notes}
+	res := &ApplyResult{SessionID: s.ID, Target: c.dir, Paths: []PathOutcome{}, DryRun: o.DryRun, Notes: notes, Repairs: append([]string(nil), notes...), Mode: o.OnConflict, Hints: o.Hints}
 	if samePath(c.dir, s.Worktree) {
 		return nil, fmt.Errorf("land: %s is the session's own worktree; apply brings its work to another checkout", c.dir)
 	}
@@ -259,8 +343,11 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		return nil, fmt.Errorf("capture the checkout %s: %w", c.dir, err)
 	}
 	failpoint.Hit("apply.after_capture")
-	sum := sha256.Sum256([]byte(strings.Join([]string{s.ID, c.dir, userRaw.Tree, sess.Tree, o.OnConflict}, "\x00")))
-	res.Token = base64.RawURLEncoding.EncodeToString(sum[:6])
+	token := func(mode string) string {
+		sum := sha256.Sum256([]byte(strings.Join([]string{s.ID, c.dir, userRaw.Tree, sess.Tree, mode}, "\x00")))
+		return base64.RawURLEncoding.EncodeToString(sum[:6])
+	}
+	res.Token = token(o.OnConflict)
 	if o.Token != "" && o.Token != res.Token {
 		return nil, fmt.Errorf("%w: it is mistyped, or your checkout, the session's files or the conflict mode changed since its preview; run /apply again for a new one (nothing was written)", ErrStalePreview)
 	}
@@ -280,7 +367,11 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 	if err != nil {
 		return nil, err
 	}
-	merged, conflicts, err := mergeTrees(ctx, r, mergeBase, ours, theirs)
+	theirLabel := "session " + s.ID
+	if s.Branch != "" {
+		theirLabel += " (" + s.Branch + ")"
+	}
+	merged, conflicts, err := mergeTrees(ctx, r, c.dir, c.scratch, mergeBase, ours, theirs, mergeLabels{base: "base " + short(s.Base), ours: "your checkout", theirs: theirLabel})
 	if err != nil {
 		return nil, err
 	}
@@ -305,23 +396,26 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 	for p := range um {
 		set[p] = true
 	}
-	for _, p := range conflicts {
-		set[p] = true
+	isConflict := map[string]conflict{}
+	for _, cf := range conflicts {
+		set[cf.path] = true
+		isConflict[cf.path] = cf
 	}
-	isConflict := map[string]bool{}
-	for _, p := range conflicts {
-		isConflict[p] = true
-	}
+	var conflictPaths, markers []string
 	for _, p := range sortedKeys(set) {
 		out := OutcomeApplied
-		_, writes := um[p]
+		ch, writes := um[p]
 		_, fromSession := sm[p]
 		_, userChanged := bu[p]
+		cf, conflicted := isConflict[p]
 		switch {
-		case isConflict[p]:
+		case conflicted:
 			out = OutcomeConflict
-			if !writes {
-				notes = append(notes, fmt.Sprintf("%s cannot be merged line by line: your version is kept; the session's is %s", p, filepath.Join(s.Worktree, p)))
+			conflictPaths = append(conflictPaths, p)
+			if writes && hasMarkers(ctx, r, newSide(ch)) {
+				markers = append(markers, p)
+			} else if n := conflictNote(cf, writes, s.Worktree); n != "" {
+				notes = append(notes, n)
 			}
 		case !writes:
 			out = OutcomeApplied
@@ -333,10 +427,16 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		res.Paths = append(res.Paths, PathOutcome{Path: p, Outcome: out})
 	}
 	res.Conflicts = len(conflicts)
+	res.Markers = markers
 	res.Notes = notes
 	var cerr error
 	if len(conflicts) > 0 {
-		cerr = &ConflictError{Paths: append([]string(nil), conflicts...), Written: o.OnConflict == OnConflictMarkers && !o.DryRun}
+		cerr = &ConflictError{Paths: conflictPaths, Markers: markers, Written: o.OnConflict == OnConflictMarkers && !o.DryRun, SessionID: s.ID, Hints: o.Hints}
+		if o.DryRun && o.OnConflict == OnConflictRefuse {
+			// That apply would be refused: offer the one that writes
+			// markers instead.
+			res.Token, res.MarkersToken = "", token(OnConflictMarkers)
+		}
 	}
 	if o.DryRun || (cerr != nil && o.OnConflict == OnConflictRefuse) {
 		return res, cerr
@@ -368,6 +468,11 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		return nil, err
 	}
 	if len(changes) == 0 {
+		if ce, ok := cerr.(*ConflictError); ok {
+			// Each conflict keeps the checkout's version: nothing to
+			// write, nothing to undo.
+			ce.Written, ce.Unchanged = false, true
+		}
 		return res, cerr
 	}
 	var paths, inTheWay []string
@@ -408,7 +513,7 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		// Put back what was written; the ref keeps the capture either way.
 		note, serr := c.settle(context.WithoutCancel(ctx), start)
 		if serr != nil {
-			return nil, fmt.Errorf("apply: %w; rolling back failed too: %v (the checkout's files before the apply are at %s; `yolop apply --undo` retries)", err, serr, ref)
+			return nil, fmt.Errorf("apply: %w; rolling back failed too: %v (the checkout's files before the apply are at %s; %s retries)", err, serr, ref, o.Hints.undo(s.ID))
 		}
 		return nil, rolledBack(err, note)
 	}
@@ -454,10 +559,22 @@ func renamedBase(ctx context.Context, r *git.Runner, dir, scratch, base, theirs 
 	return editTree(ctx, dir, scratch, base, edits)
 }
 
+// conflict is one conflicting path of a merge with the entries of its
+// index stages: 1 the base, 2 the checkout, 3 the session (missing when
+// that side deleted it or never had it).
+type conflict struct {
+	path   string
+	stages [4]entry
+}
+
+// mergeLabels name the sides in conflict markers.
+type mergeLabels struct{ base, ours, theirs string }
+
 // mergeTrees merges ours and theirs over the base tree with merge-tree,
 // through three throwaway commits: the base, and each side with the base as
-// its parent. It returns the merged tree and the conflicting paths.
-func mergeTrees(ctx context.Context, r *git.Runner, baseTree, ours, theirs string) (string, []string, error) {
+// its parent. It returns the merged tree, with the conflict markers
+// labelled, and the conflicting paths.
+func mergeTrees(ctx context.Context, r *git.Runner, dir, scratch, baseTree, ours, theirs string, labels mergeLabels) (string, []conflict, error) {
 	out, err := r.Run(ctx, "commit-tree", "-m", "yolop apply: base", baseTree)
 	if err != nil {
 		return "", nil, fmt.Errorf("prepare the merge: %w", err)
@@ -480,7 +597,7 @@ func mergeTrees(ctx context.Context, r *git.Runner, baseTree, ours, theirs strin
 	}
 	// The commits' only common ancestor is base, so merge-tree finds it
 	// without --merge-base (git 2.40+).
-	out, err = r.Run(ctx, "merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", cu, cs)
+	out, err = r.Run(ctx, "merge-tree", "--write-tree", "-z", "--no-messages", cu, cs)
 	var ge *git.Error
 	conflicted := false
 	if err != nil {
@@ -495,23 +612,126 @@ func mergeTrees(ctx context.Context, r *git.Runner, baseTree, ours, theirs strin
 		return "", nil, fmt.Errorf("merge: unexpected merge-tree output %q", out)
 	}
 	tree := f[0]
-	var conflicts []string
-	seen := map[string]bool{}
-	for _, p := range f[1:] {
-		if p == "" {
+	byPath := map[string]*conflict{}
+	for _, l := range f[1:] {
+		if l == "" {
 			break // the messages section follows
 		}
-		if !seen[p] {
-			seen[p] = true
-			conflicts = append(conflicts, p)
+		// "<mode> <oid> <stage>\t<path>"
+		meta, p, ok := strings.Cut(l, "\t")
+		m := strings.Fields(meta)
+		if !ok || len(m) != 3 {
+			return "", nil, fmt.Errorf("merge: unexpected merge-tree entry %q", l)
 		}
+		st, err := strconv.Atoi(m[2])
+		if err != nil || st < 1 || st > 3 {
+			return "", nil, fmt.Errorf("merge: unexpected merge-tree entry %q", l)
+		}
+		c := byPath[p]
+		if c == nil {
+			c = &conflict{path: p}
+			byPath[p] = c
+		}
+		c.stages[st] = entry{m[0], m[1]}
 	}
-	if conflicted && len(conflicts) == 0 {
+	if conflicted && len(byPath) == 0 {
 		return "", nil, errors.New("merge: git reported conflicts without naming a path")
 	}
-	sort.Strings(conflicts)
+	conflicts := make([]conflict, 0, len(byPath))
+	for _, p := range sortedKeys(byPath) {
+		conflicts = append(conflicts, *byPath[p])
+	}
+	tree, err = relabel(ctx, r, dir, scratch, tree, conflicts, map[string]string{base: labels.base, cu: labels.ours, cs: labels.theirs})
+	if err != nil {
+		return "", nil, err
+	}
 	return tree, conflicts, nil
 }
+
+// markerRE matches a conflict marker line that names a side by a commit
+// id (merge-tree labels each side with the name it was given, the merge
+// base with an abbreviated id), with the
+// path the side had it under when renamed.
+var markerRE = regexp.MustCompile(`(?m)^([<>|]{7,}) ([0-9a-f]{7,64})(:[^\r\n]*)?(\r?)$`)
+
+// relabel rewrites the conflict markers of the conflicting paths of tree
+// so they name the sides for people ("your checkout", the session) rather
+// than by the throwaway commits' ids.
+func relabel(ctx context.Context, r *git.Runner, dir, scratch, tree string, conflicts []conflict, names map[string]string) (string, error) {
+	var edits []edit
+	for _, c := range conflicts {
+		e, err := lsTree(ctx, r, tree, c.path)
+		if err != nil {
+			return "", err
+		}
+		if e.missing() || e.mode == "120000" || e.mode == "160000" {
+			continue
+		}
+		blob, err := r.Run(ctx, "cat-file", "blob", e.oid)
+		if err != nil {
+			return "", fmt.Errorf("read the merged %s: %w", c.path, err)
+		}
+		changed := false
+		out := markerRE.ReplaceAllFunc(blob, func(line []byte) []byte {
+			m := markerRE.FindSubmatch(line)
+			// The base is named by an abbreviated id.
+			name, ok := "", false
+			for oid, n := range names {
+				if strings.HasPrefix(oid, string(m[2])) {
+					name, ok = n, true
+				}
+			}
+			if !ok {
+				return line
+			}
+			changed = true
+			label := name
+			if len(m[3]) > 0 && string(m[3][1:]) != c.path {
+				label += " (as " + string(m[3][1:]) + ")"
+			}
+			return []byte(string(m[1]) + " " + label + string(m[4]))
+		})
+		if !changed {
+			continue
+		}
+		h, err := r.RunInput(ctx, out, "hash-object", "-w", "--no-filters", "--stdin")
+		if err != nil {
+			return "", fmt.Errorf("store the merged %s: %w", c.path, err)
+		}
+		edits = append(edits, edit{c.path, entry{e.mode, git.Trim(h)}})
+	}
+	return editTree(ctx, dir, scratch, tree, edits)
+}
+
+// lsTree returns the entry of path in tree (missing when absent).
+func lsTree(ctx context.Context, r *git.Runner, tree, path string) (entry, error) {
+	out, err := r.With("GIT_LITERAL_PATHSPECS=1").Run(ctx, "ls-tree", "-z", "--full-tree", tree, "--", path)
+	if err != nil {
+		return entry{}, fmt.Errorf("look up %s in the merged files: %w", path, err)
+	}
+	for _, l := range git.SplitZ(out) {
+		meta, p, ok := strings.Cut(l, "\t")
+		m := strings.Fields(meta)
+		if ok && p == path && len(m) == 3 {
+			return entry{m[0], m[2]}, nil
+		}
+	}
+	return entry{}, nil
+}
+
+// hasMarkers reports whether a merged blob holds conflict markers.
+func hasMarkers(ctx context.Context, r *git.Runner, e entry) bool {
+	if e.missing() || e.mode == "120000" || e.mode == "160000" {
+		return false
+	}
+	blob, err := r.Run(ctx, "cat-file", "blob", e.oid)
+	if err != nil {
+		return false
+	}
+	return conflictStartRE.Match(blob)
+}
+
+var conflictStartRE = regexp.MustCompile(`(?m)^<{7,}( |\r?$)`)
 
 // nextN numbers the next apply of the session: above every journaled one
 // and every existing ref (applies to other checkouts share the refs).

@@ -23,6 +23,9 @@ type CommitResult struct {
 	Commit    string `json:"commit"`
 	Files     int    `json:"files"`
 	Message   string `json:"message"`
+	// Notes are what the host must tell along with the commit (repairs
+	// made when the session was opened).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // HookError is a commit refused by one of the user's hooks.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -37,6 +38,9 @@ type DiffResult struct {
 	From      string       `json:"from"` // "base" or the checkpoint id
 	Paths     []PathChange `json:"paths"`
 	Stat      Stat         `json:"stat"`
+	// Notes are what the host must tell along with the diff (repairs made
+	// when the session was opened).
+	Notes []string `json:"notes,omitempty"`
 	// Text is git's output in the requested format (not part of the JSON).
 	Text string `json:"-"`
 }
@@ -94,15 +98,30 @@ func Diff(ctx context.Context, s Session, o DiffOptions) (*DiffResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range ch {
-		res.Paths = append(res.Paths, PathChange{Path: c.Path, Change: string(c.Kind)})
+	// Renames count once, as in the text forms and as apply follows
+	// them.
+	renames, err := renamesBetween(ctx, r, from, to)
+	if err != nil {
+		return nil, err
 	}
+	gone := map[string]bool{}
+	for dst, src := range renames {
+		gone[dst], gone[src] = true, true
+		res.Paths = append(res.Paths, PathChange{Path: dst, Change: ChangeRenamed, From: src})
+	}
+	for _, c := range ch {
+		if !gone[c.Path] {
+			res.Paths = append(res.Paths, PathChange{Path: c.Path, Change: string(c.Kind)})
+		}
+	}
+	sort.Slice(res.Paths, func(i, j int) bool { return res.Paths[i].Path < res.Paths[j].Path })
 	res.Stat, err = numstat(ctx, r, from, to)
 	if err != nil {
 		return nil, err
 	}
-	res.Stat.Files = len(ch)
-	args := []string{"diff", "--no-ext-diff", "--no-textconv"}
+	res.Stat.Files = len(res.Paths)
+	// -M whatever diff.renames says, so the text counts what JSON does.
+	args := []string{"diff", "--no-ext-diff", "--no-textconv", "-M"}
 	if o.Color {
 		args = append(args, "--color=always")
 	} else {
@@ -126,18 +145,54 @@ func Diff(ctx context.Context, s Session, o DiffOptions) (*DiffResult, error) {
 	return res, nil
 }
 
-// numstat counts inserted and deleted lines between two trees.
+// renamesBetween returns the renames from tree a to tree b (new path to
+// old path), found as git diff finds them by default.
+func renamesBetween(ctx context.Context, r *git.Runner, a, b string) (map[string]string, error) {
+	out, err := r.Run(ctx, "diff-tree", "-r", "-z", "-M", "--name-status", "--no-commit-id", a, b)
+	if err != nil {
+		return nil, fmt.Errorf("find renames: %w", err)
+	}
+	m := map[string]string{}
+	f := git.SplitZ(out)
+	for i := 0; i < len(f); {
+		status := f[i]
+		if status == "" {
+			break
+		}
+		if status[0] != 'R' && status[0] != 'C' {
+			i += 2
+			continue
+		}
+		if i+2 >= len(f) {
+			return nil, fmt.Errorf("find renames: unexpected diff-tree output %q", out)
+		}
+		if status[0] == 'R' {
+			m[f[i+2]] = f[i+1]
+		}
+		i += 3
+	}
+	return m, nil
+}
+
+// numstat counts inserted and deleted lines between two trees, following
+// renames.
 func numstat(ctx context.Context, r *git.Runner, a, b string) (Stat, error) {
-	out, err := r.Run(ctx, "diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", a, b, "--")
+	out, err := r.Run(ctx, "diff", "--numstat", "-z", "-M", "--no-ext-diff", "--no-textconv", a, b, "--")
 	if err != nil {
 		return Stat{}, fmt.Errorf("diff: %w", err)
 	}
 	var st Stat
-	for _, f := range git.SplitZ(out) {
-		// "<added>\t<deleted>\t<path>"; binary files show "-".
-		p := strings.SplitN(f, "\t", 3)
-		if len(p) < 2 {
+	f := git.SplitZ(out)
+	for i := 0; i < len(f); i++ {
+		// "<added>\t<deleted>\t<path>", or for a rename
+		// "<added>\t<deleted>\t" followed by the old and the new path;
+		// binary files show "-".
+		p := strings.SplitN(f[i], "\t", 3)
+		if len(p) < 3 {
 			continue
+		}
+		if p[2] == "" {
+			i += 2
 		}
 		if n, err := strconv.Atoi(p[0]); err == nil {
 			st.Insertions += n

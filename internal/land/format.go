@@ -21,24 +21,32 @@ func (r *ApplyResult) Text() string {
 	for _, p := range r.Paths {
 		fmt.Fprintf(&b, "  %-16s %s\n", p.Outcome, git.DisplayPath(p.Path))
 	}
-	for _, n := range r.Notes {
+	for _, n := range without(r.Notes, r.Repairs) {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	switch {
+	case r.DryRun && r.Conflicts > 0 && r.Mode == OnConflictMarkers && len(r.Markers) == 0:
+		fmt.Fprintf(&b, "%s would conflict: this apply keeps one side of %s, as the notes say (undo with %s).\n", plural(r.Conflicts, "path", "paths"), map[bool]string{true: "it", false: "each"}[r.Conflicts == 1], r.Hints.undo(r.SessionID))
+	case r.DryRun && r.Conflicts > 0 && r.Mode == OnConflictMarkers:
+		fmt.Fprintf(&b, "%s would conflict: this apply writes conflict markers into %s for you to resolve (undo with %s).\n", plural(r.Conflicts, "path", "paths"), strings.Join(displayPaths(r.Markers), ", "), r.Hints.undo(r.SessionID))
+	case r.DryRun && r.Conflicts > 0 && len(r.Markers) == 0:
+		fmt.Fprintf(&b, "%s would conflict: apply refuses (nothing written), or with %s keeps one side of %s, as the notes say.\n", plural(r.Conflicts, "path", "paths"), r.Hints.markers(r.SessionID), map[bool]string{true: "it", false: "each"}[r.Conflicts == 1])
 	case r.DryRun && r.Conflicts > 0:
-		fmt.Fprintf(&b, "%s would conflict: apply refuses (nothing written), or writes conflict markers with --on-conflict markers.\n", plural(r.Conflicts, "path", "paths"))
+		fmt.Fprintf(&b, "%s would conflict: apply refuses (nothing written), or writes conflict markers with %s.\n", plural(r.Conflicts, "path", "paths"), r.Hints.markers(r.SessionID))
 	case r.DryRun:
 		b.WriteString("Nothing was written.\n")
-	case r.Conflicts > 0 && r.Written == 0:
-		fmt.Fprintf(&b, "%s conflict: nothing was written. Resolve them in the session, or apply with --on-conflict markers.\n", plural(r.Conflicts, "path", "paths"))
+	case r.Conflicts > 0 && r.Written == 0 && r.Mode != OnConflictMarkers:
+		fmt.Fprintf(&b, "%s conflict: nothing was written. Resolve them in the session, or apply with %s.\n", plural(r.Conflicts, "path", "paths"), r.Hints.markers(r.SessionID))
+	case r.Written == 0 && r.Conflicts > 0:
+		b.WriteString("Nothing to write: the conflicting paths keep your version and the checkout has the rest of the session's changes.\n")
 	case r.Written == 0:
 		b.WriteString("Nothing to write: the checkout already has the session's changes.\n")
 	default:
 		fmt.Fprintf(&b, "Wrote %s as uncommitted changes (your HEAD, branches and index are unchanged).\n", plural(r.Written, "path", "paths"))
-		if r.Conflicts > 0 {
-			fmt.Fprintf(&b, "%s conflict markers: resolve them.\n", plural(r.Conflicts, "path has", "paths have"))
+		if len(r.Markers) > 0 {
+			fmt.Fprintf(&b, "%s conflict markers: resolve them.\n", plural(len(r.Markers), "path has", "paths have"))
 		}
-		fmt.Fprintf(&b, "Your files before the apply are kept at %s; take it back with: yolop apply --undo %s\n", r.UndoRef, r.SessionID)
+		fmt.Fprintf(&b, "Your files before the apply are kept at %s; take it back with: %s\n", r.UndoRef, strings.Trim(r.Hints.undo(r.SessionID), "`"))
 	}
 	return b.String()
 }
@@ -46,7 +54,7 @@ func (r *ApplyResult) Text() string {
 // Text renders an undo.
 func (u *UndoResult) Text() string {
 	var b strings.Builder
-	for _, n := range u.Notes {
+	for _, n := range without(u.Notes, u.Repairs) {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	fmt.Fprintf(&b, "Undid the apply of session %s in %s: %s put back as %s.\n", u.SessionID, u.Target, plural(len(u.Paths), "path", "paths"), map[bool]string{true: "it was", false: "they were"}[len(u.Paths) == 1])
@@ -80,6 +88,24 @@ func displayPaths(ps []string) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
 		out[i] = git.DisplayPath(p)
+	}
+	return out
+}
+
+// without returns the notes that are not among the repairs.
+func without(notes, repairs []string) []string {
+	if len(repairs) == 0 {
+		return notes
+	}
+	skip := map[string]bool{}
+	for _, r := range repairs {
+		skip[r] = true
+	}
+	var out []string
+	for _, n := range notes {
+		if !skip[n] {
+			out = append(out, n)
+		}
 	}
 	return out
 }

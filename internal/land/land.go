@@ -38,7 +38,7 @@ type Session struct {
 	Title    string
 	Worktree string           // the session's worktree (top level)
 	Branch   string           // yolop/<slug>-<id>
-	Base     string           // the commit the worktree was created from
+	Base     string           // the commit the work started from (a fork keeps its source's)
 	Checkout string           // the checkout the session was started from
 	Engine   *snapshot.Engine // the session's snapshot engine
 	DataDir  string
@@ -55,8 +55,13 @@ func (s *Session) check() error {
 // PathChange is one path of a diff.
 type PathChange struct {
 	Path   string `json:"path"`
-	Change string `json:"change"`
+	Change string `json:"change"`         // added, modified, deleted, type_changed, mode_changed or renamed
+	From   string `json:"from,omitempty"` // a renamed path's old name
 }
+
+// ChangeRenamed is the Change of a path renamed (and maybe edited too),
+// found the way git diff and apply find renames.
+const ChangeRenamed = "renamed"
 
 // Stat counts a diff.
 type Stat struct {

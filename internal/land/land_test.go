@@ -164,6 +164,32 @@ func TestConflictRefuseAndMarkers(t *testing.T) {
 	}
 }
 
+// The markers name the sides for people, in git's merge and diff3 styles
+// and with CRLF line endings, and only their marker lines change.
+func TestConflictMarkersNameTheSides(t *testing.T) {
+	for _, tc := range []struct{ name, style, eol string }{{"merge", "merge", "\n"}, {"diff3", "diff3", "\n"}, {"crlf", "diff3", "\r\n"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			text := strings.ReplaceAll(lines, "\n", tc.eol)
+			r := newRig(t, map[string]string{"a.txt": text})
+			wt, co := r.sess.Worktree, r.checkout
+			gittest.Git(t, co, "config", "merge.conflictStyle", tc.style)
+			write(t, wt, "a.txt", strings.Replace(text, "four", "SESSION", 1))
+			write(t, co, "a.txt", strings.Replace(text, "four", "USER", 1))
+			if _, err := Apply(ctx, r.sess, ApplyOptions{OnConflict: OnConflictMarkers}); !errors.Is(err, ErrConflict) {
+				t.Fatalf("markers: %v", err)
+			}
+			want := "<<<<<<< your checkout" + tc.eol + "USER" + tc.eol
+			if tc.style == "diff3" {
+				want += "||||||| base " + short(r.sess.Base) + tc.eol + "four" + tc.eol
+			}
+			want += "=======" + tc.eol + "SESSION" + tc.eol + ">>>>>>> session s_test (yolop/test-s_test)" + tc.eol
+			if got := read(t, co, "a.txt"); !strings.Contains(got, want) {
+				t.Fatalf("markers:\n%q\nwant them to contain\n%q", got, want)
+			}
+		})
+	}
+}
+
 func TestUndoRefusesEditsSince(t *testing.T) {
 	r := newRig(t, map[string]string{"a.txt": lines})
 	wt, co := r.sess.Worktree, r.checkout

@@ -18,6 +18,8 @@ import (
 type UndoOptions struct {
 	To    string // the checkout ("" = the session's)
 	Force bool   // overwrite paths edited since the apply (their content is kept under a ref)
+	// Hints is the grammar of the follow-up commands the texts name.
+	Hints Grammar
 }
 
 // UndoResult describes an undone apply.
@@ -29,17 +31,26 @@ type UndoResult struct {
 	Overwrote []string `json:"overwrote,omitempty"` // edited since the apply (--force)
 	SavedRef  string   `json:"saved_ref,omitempty"` // where the overwritten edits are kept
 	Notes     []string `json:"notes,omitempty"`
+	// Repairs are the notes that report an interrupted apply or undo
+	// settled first (Text leaves them to the host).
+	Repairs []string `json:"-"`
 }
 
 // EditedError lists the paths the user changed since the apply wrote them.
 type EditedError struct {
-	Target string
-	Paths  []string
+	Target    string
+	Paths     []string
+	SessionID string  // for the hint
+	Hints     Grammar // the grammar of the hint
 }
 
 func (e *EditedError) Error() string {
-	return fmt.Sprintf("%s changed in %s since the apply wrote %s: %s; undo would overwrite those edits, so nothing was changed (keep them, or run apply --undo --force: the edited files are then kept under a ref)",
-		plural(len(e.Paths), "path", "paths"), e.Target, map[bool]string{true: "it", false: "them"}[len(e.Paths) == 1], strings.Join(e.Paths, ", "))
+	force := "run `yolop apply --undo --force " + e.SessionID + "`"
+	if e.Hints == GrammarSlash {
+		force = "from a shell run `yolop apply --undo --force " + e.SessionID + "`"
+	}
+	return fmt.Sprintf("%s changed in %s since the apply wrote %s: %s; undo would overwrite those edits, so nothing was changed (keep them, or %s: the edited files are then kept under a ref)",
+		plural(len(e.Paths), "path", "paths"), e.Target, map[bool]string{true: "it", false: "them"}[len(e.Paths) == 1], strings.Join(displayPaths(e.Paths), ", "), force)
 }
 
 func (e *EditedError) Unwrap() error { return ErrEditedSince }
@@ -63,7 +74,7 @@ func Undo(ctx context.Context, s Session, o UndoOptions) (*UndoResult, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: session %s has no apply to %s left to undo", ErrNothingToUndo, s.ID, c.dir)
 	}
-	res := &UndoResult{SessionID: s.ID, Target: c.dir, UndoRef: rec.UndoRef, Paths: []string{}, Notes: notes}
+	res := &UndoResult{SessionID: s.ID, Target: c.dir, UndoRef: rec.UndoRef, Paths: []string{}, Notes: notes, Repairs: append([]string(nil), notes...)}
 	// The capture the apply started from must still exist.
 	if _, err := treeOf(ctx, git.New(c.dir), rec.UndoRef); err != nil {
 		return nil, fmt.Errorf("the checkout's files before apply %d were kept at %s, which is gone (pruned?): %w", rec.N, rec.UndoRef, err)
@@ -93,7 +104,7 @@ func Undo(ctx context.Context, s Session, o UndoOptions) (*UndoResult, error) {
 	}
 	sort.Strings(edited)
 	if len(edited) > 0 && !o.Force {
-		return nil, &EditedError{Target: c.dir, Paths: edited}
+		return nil, &EditedError{Target: c.dir, Paths: edited, SessionID: s.ID, Hints: o.Hints}
 	}
 	if len(edited) > 0 {
 		res.Overwrote = edited
@@ -116,7 +127,7 @@ func Undo(ctx context.Context, s Session, o UndoOptions) (*UndoResult, error) {
 			// Completing the undo is the repair; try once more now.
 			note, serr := c.settle(context.WithoutCancel(ctx), start)
 			if serr != nil {
-				return nil, fmt.Errorf("undo: %w; retrying failed too: %v (run apply --undo again)", err, serr)
+				return nil, fmt.Errorf("undo: %w; retrying failed too: %v (run %s again)", err, serr, o.Hints.undo(s.ID))
 			}
 			return nil, fmt.Errorf("undo: %w (%s)", err, note)
 		}

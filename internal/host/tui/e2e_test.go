@@ -280,6 +280,24 @@ func TestTmuxRewindEndToEnd(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(repo, "b.txt")); !os.IsNotExist(err) {
 		t.Fatalf("the /apply preview wrote b.txt into the checkout")
 	}
+	// With a b.txt of the user's own, the preview conflicts: its hints are
+	// slash commands, and the only token offered is for /apply markers.
+	if err := os.WriteFile(filepath.Join(repo, "b.txt"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tm.typeLines("/apply")
+	tm.keys("Enter")
+	ap = tm.waitText("Confirmation token for /apply markers")
+	for _, want := range []string{"`/apply markers`", "no token for it", "/apply markers --confirm "} {
+		if !strings.Contains(ap, want) {
+			t.Errorf("conflicting apply preview lacks %q:\n%s", want, ap)
+		}
+	}
+	for _, bad := range []string{"--on-conflict", "apply --undo"} {
+		if strings.Contains(ap, bad) {
+			t.Errorf("conflicting apply preview names %q, which /apply rejects:\n%s", bad, ap)
+		}
+	}
 
 	// Ctrl+C twice quits cleanly; the exit line says where the work is.
 	tm.keys("C-c")
