@@ -171,3 +171,86 @@ func TestUnconfirmedPreviewRefsAreBounded(t *testing.T) {
 		t.Errorf("next recovery id %s, want r53", pv.Recovery)
 	}
 }
+
+// A state a restore leaves that no rewind reaches again is listed as a
+// branch and entering it restores it exactly: the files a workspace-only
+// rewind replaced, and files edited by hand on a head that has no turns
+// of its own. States a rewind reaches (the files before a turn) are not
+// listed twice.
+func TestBranchListsEveryStateNothingElseReaches(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOpts{})
+	ctx := context.Background()
+	r.turn("write a.txt\na\nEOF")
+	r.turn("write b.txt\nb\nEOF")
+	r.turn("$ printf c > c.txt")
+	endOfThree := manifest(t, r.root)
+	// The model context of the branch (restore notices the workspace
+	// rewinds add to it follow).
+	ctxThree := strings.TrimSuffix(r.contextText(), "]")
+
+	// Workspace rewinds, then a rewind of both: the files of the end of
+	// turn 3 are no checkpoint's snapshot.
+	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp2", Mode: checkpoint.ModeWorkspace})
+	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp1", Mode: checkpoint.ModeWorkspace})
+	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp2", Mode: checkpoint.ModeBoth})
+	rows := r.ctl.Branches()
+	var got []string
+	for _, b := range rows {
+		got = append(got, fmt.Sprintf("%s:%s:%v:%d:%v", b.ID, b.Tip, b.Active, b.Own, b.Workspace))
+	}
+	if len(rows) != 2 || rows[0].ID != "b1" || rows[0].Tip != "cp3" || rows[0].Active || !rows[0].Workspace || !rows[1].Active || rows[1].Tip != "cp1" {
+		t.Fatalf("branches = %v, want b1 (cp3, abandoned) and the active one at cp1", got)
+	}
+	r.restore(checkpoint.Request{Action: checkpoint.ActionBranch, Target: "b1"})
+	r.requireManifest(endOfThree, "after /branch b1")
+	if r.ctl.Head() != "cp3" || !strings.HasPrefix(r.contextText(), ctxThree) {
+		t.Fatalf("after /branch b1: head %s\n%q\nwant prefix\n%q", r.ctl.Head(), r.contextText(), ctxThree)
+	}
+	// The workspace notices on cp3 describe other files: the model is told
+	// which ones it has now.
+	if !strings.Contains(r.contextText(), "Switched to branch b1 (tip cp3)") {
+		t.Fatalf("the model is not told the branch's files are back: %s", r.contextText())
+	}
+	if rows := r.ctl.Branches(); len(rows) != 1 || !rows[0].Active {
+		t.Fatalf("after /branch b1 the rewinds' states are listed: %+v", rows)
+	}
+
+	// A conversation rewind keeps the files; editing them by hand makes a
+	// state (head cp2, edited files) that only the branch list holds once
+	// another rewind leaves it.
+	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp3", Mode: checkpoint.ModeConversation})
+	write(t, r.root, "b.txt", "edited by hand at cp2\n")
+	edited := manifest(t, r.root)
+	ctxTwo := strings.TrimSuffix(r.contextText(), "]")
+	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp2", Mode: checkpoint.ModeBoth})
+	var kept *checkpoint.BranchRow
+	for _, b := range r.ctl.Branches() {
+		if !b.Active && b.Tip == "cp2" && b.Own == 0 {
+			kept = &b
+		}
+	}
+	if kept == nil {
+		t.Fatalf("the edited state at cp2 is not listed: %+v", r.ctl.Branches())
+	}
+	pv, err := r.ctl.Preview(ctx, checkpoint.Request{Action: checkpoint.ActionBranch, Target: kept.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pv.Mode != checkpoint.ModeBoth {
+		t.Fatalf("preview /branch %s: mode %s", kept.ID, pv.Mode)
+	}
+	if _, err := r.ctl.Confirm(ctx, checkpoint.Request{Action: checkpoint.ActionBranch, Target: kept.ID}, pv.Token); err != nil {
+		t.Fatal(err)
+	}
+	r.requireManifest(edited, "after /branch "+kept.ID)
+	if r.ctl.Head() != "cp2" || !strings.HasPrefix(r.contextText(), ctxTwo) {
+		t.Fatalf("after /branch %s: head %s", kept.ID, r.ctl.Head())
+	}
+	// And b1 is still exactly what it was.
+	r.restore(checkpoint.Request{Action: checkpoint.ActionBranch, Target: "b1"})
+	r.requireManifest(endOfThree, "after /branch b1 again")
+	if r.ctl.Head() != "cp3" || !strings.HasPrefix(r.contextText(), ctxThree) {
+		t.Fatalf("after /branch b1 again: head %s", r.ctl.Head())
+	}
+}
