@@ -3,11 +3,14 @@ package checkpoint_test
 import (
 	"context"
 	"fmt"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/snapshot"
+	"github.com/yolop-dev/yolop/internal/timeline"
 )
 
 // Three branches made by rewinds; /branch to each restores its files and
@@ -154,7 +157,13 @@ func TestUnconfirmedPreviewRefsAreBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != len(retained) {
+	recoveries := 0
+	for _, ret := range retained {
+		if ret.IsRecovery() {
+			recoveries++
+		}
+	}
+	if n != recoveries {
 		t.Fatalf("refs %v, retained %+v", names, retained)
 	}
 	for _, ret := range retained {
@@ -252,5 +261,112 @@ func TestBranchListsEveryStateNothingElseReaches(t *testing.T) {
 	r.requireManifest(endOfThree, "after /branch b1 again")
 	if r.ctl.Head() != "cp3" || !strings.HasPrefix(r.contextText(), ctxThree) {
 		t.Fatalf("after /branch b1 again: head %s", r.ctl.Head())
+	}
+}
+
+// Many turns, previews, restores and a failed restore leave a bounded set
+// of snapshot refs: two per turn, one per confirmed restore, at most one
+// unconfirmed preview, and no scratch capture. Every snapshot the journal
+// names is still anchored by its ref and readable, and `checkpoints
+// --all` (Retained) lists exactly the refs that exist.
+func TestSnapshotRefsStayBoundedAndJournalTreesReachable(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOpts{journal: func(tl checkpoint.Timeline) checkpoint.Timeline {
+		return &failingJournal{Timeline: tl, typ: timeline.TypeHeadMoved}
+	}})
+	ctx := context.Background()
+	r.turn("write a.txt\na\nEOF")
+	r.turn("write b.txt\nb\nEOF")
+	// A restore whose journal write fails is rolled back: the files come
+	// back and its scratch capture goes.
+	before := manifest(t, r.root)
+	pv, err := r.ctl.Preview(ctx, checkpoint.Request{Action: checkpoint.ActionUndo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.ctl.Confirm(ctx, checkpoint.Request{Action: checkpoint.ActionUndo}, pv.Token); checkpoint.CodeOf(err) != checkpoint.CodeRestoreFailed {
+		t.Fatalf("confirm with a failing journal: %v", err)
+	}
+	r.requireManifest(before, "after the failed restore")
+	r.reopen()
+	refs := func() []string {
+		list, err := snapshot.ListRefs(ctx, r.repo, r.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, ref := range list {
+			names = append(names, ref[strings.LastIndexByte(ref, '/')+1:])
+		}
+		return names
+	}
+	for _, n := range refs() {
+		if strings.HasPrefix(n, "rollback-") || strings.HasPrefix(n, "repair-") {
+			t.Fatalf("a scratch capture is left: %v", refs())
+		}
+	}
+	// The failed restore's recovery snapshot is kept: its error named it.
+	if !slices.Contains(refs(), pv.Recovery) {
+		t.Fatalf("the failed restore's recovery %s is gone: %v", pv.Recovery, refs())
+	}
+
+	confirmed := 1 // the failed restore's intent names its recovery
+	for i := 0; i < 12; i++ {
+		r.turn(fmt.Sprintf("write c.txt\n%d\nEOF", i))
+		for j := 0; j < 3; j++ {
+			write(t, r.root, "hand.txt", fmt.Sprint(i, j))
+			if _, err := r.ctl.Preview(ctx, checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp1"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i%3 == 0 {
+			r.restore(checkpoint.Request{Action: checkpoint.ActionUndo})
+			r.restore(checkpoint.Request{Action: checkpoint.ActionRedo})
+			confirmed += 2
+		}
+		st := r.tl.State()
+		if n, limit := len(refs()), 2*len(st.Order)+confirmed+1; n > limit {
+			t.Fatalf("round %d: %d refs > %d (%d turns, %d restores): %v", i, n, limit, len(st.Order), confirmed, refs())
+		}
+	}
+
+	// Every tree the journal names is anchored by the ref it names.
+	st := r.tl.State()
+	named := map[string]string{}
+	for _, id := range st.Order {
+		cp := st.Checkpoints[id]
+		for _, s := range []*timeline.SnapshotRef{cp.Snapshot, cp.End} {
+			if s != nil {
+				named[s.Ref] = s.Tree
+			}
+		}
+	}
+	for _, rec := range st.Recoveries() {
+		named[rec.Recovery.Ref] = rec.Recovery.Tree
+	}
+	for ref, tree := range named {
+		out, err := exec.Command("git", "-C", r.repo, "rev-parse", "--verify", ref).Output()
+		if err != nil || strings.TrimSpace(string(out)) != tree {
+			t.Errorf("%s: %q %v, want %s", ref, out, err, tree)
+		}
+		if err := exec.Command("git", "-C", r.repo, "cat-file", "-e", tree).Run(); err != nil {
+			t.Errorf("tree %s of %s: %v", tree, ref, err)
+		}
+	}
+	if out, err := exec.Command("git", "-C", r.repo, "fsck", "--connectivity-only", "--no-dangling").CombinedOutput(); err != nil {
+		t.Fatalf("git fsck: %v\n%s", err, out)
+	}
+	// Retained lists every ref, each with why.
+	kept, err := r.ctl.Retained(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != len(refs()) {
+		t.Fatalf("retained %d entries, %d refs exist", len(kept), len(refs()))
+	}
+	for _, k := range kept {
+		if k.Why == "" || k.Tree == "" || strings.HasPrefix(k.Why, "not ") {
+			t.Errorf("retained %+v", k)
+		}
 	}
 }

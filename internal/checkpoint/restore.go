@@ -548,9 +548,12 @@ func (c *Controller) rollbackLocked(ctx context.Context, restoreID string, rec *
 	}
 	if rec.Mode.HasWorkspace() && rec.Recovery != nil {
 		ctx = context.WithoutCancel(ctx)
-		cur, err := c.cfg.Snapshots.Capture(ctx, "rollback-"+restoreID)
+		cur, err := c.cfg.Snapshots.Capture(ctx, rollbackPrefix+restoreID)
 		if err == nil && cur.Tree != rec.Recovery.Tree {
 			_, err = c.cfg.Snapshots.Restore(ctx, cur, rec.Recovery.Tree)
+		}
+		if err == nil {
+			c.dropScratch(ctx, rollbackPrefix+restoreID)
 		}
 		if err != nil {
 			msg += fmt.Sprintf("; putting the files back also failed (%v): they are kept at %s (git read-tree/checkout of that tree recovers them)", err, rec.Recovery.Ref)

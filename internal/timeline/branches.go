@@ -191,12 +191,16 @@ func (s *State) Branches() []Branch {
 	return out
 }
 
-// Recoveries returns the recovery snapshots the journal's head.moved
-// records name, in order.
+// Recoveries returns the recovery snapshots the journal names, in order:
+// those of every restore.started (a restore that was rolled back keeps the
+// files from before it there, as its error said) and of every head.moved,
+// each ref once.
 func (s *State) Recoveries() []Record {
 	var out []Record
+	seen := map[string]bool{}
 	for _, r := range s.trail {
-		if r.Type == TypeHeadMoved && r.Recovery != nil {
+		if (r.Type == TypeHeadMoved || r.Type == TypeRestoreStarted) && r.Recovery != nil && !seen[r.Recovery.Ref] {
+			seen[r.Recovery.Ref] = true
 			out = append(out, r)
 		}
 	}
