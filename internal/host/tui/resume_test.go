@@ -122,3 +122,25 @@ func TestResumeCommandEndsTheProgram(t *testing.T) {
 		t.Fatalf("/resume: quit %v resume %v", quit, m.resume)
 	}
 }
+
+// Why the last choice did not open stays above the list until the user
+// types again.
+func TestPickShowsWhyAChoiceDidNotOpen(t *testing.T) {
+	t.Parallel()
+	m := &pickModel{ctx: context.Background(), note: "s_1 did not open: session s_1 is in use by yolop process 42", src: func(context.Context, string) ([]PickRow, error) {
+		return []PickRow{{ID: "s_1"}, {ID: "s_2"}}, nil
+	}}
+	runPick(t, m, m.Init())
+	if !strings.Contains(m.render(), "! s_1 did not open: session s_1 is in use") {
+		t.Fatalf("the note is not shown:\n%s", m.render())
+	}
+	m.Update(keyMsg("down"))
+	if !strings.Contains(m.render(), "did not open") {
+		t.Fatal("moving the cursor dropped the note")
+	}
+	_, cmd := m.Update(tea.KeyPressMsg{Code: 'x', Text: "x"})
+	runPick(t, m, cmd)
+	if strings.Contains(m.render(), "did not open") {
+		t.Fatalf("typing did not clear the note:\n%s", m.render())
+	}
+}
