@@ -370,3 +370,30 @@ func TestSnapshotRefsStayBoundedAndJournalTreesReachable(t *testing.T) {
 		}
 	}
 }
+
+// An edited state at the very start (no turn active) is a branch too, and
+// entering it gives back an empty conversation with those files.
+func TestBranchAtTheStart(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOpts{})
+	r.turn("write a.txt\na\nEOF")
+	r.turn("write b.txt\nb\nEOF")
+	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp1", Mode: checkpoint.ModeConversation})
+	write(t, r.root, "start.txt", "typed before any turn\n")
+	edited := manifest(t, r.root)
+	r.restore(checkpoint.Request{Action: checkpoint.ActionRedo})
+	var start *checkpoint.BranchRow
+	for _, b := range r.ctl.Branches() {
+		if !b.Active && b.Tip == "" {
+			start = &b
+		}
+	}
+	if start == nil || !start.Workspace || start.Turns != 0 {
+		t.Fatalf("the edited start is not a branch: %+v", r.ctl.Branches())
+	}
+	r.restore(checkpoint.Request{Action: checkpoint.ActionBranch, Target: start.ID})
+	r.requireManifest(edited, "after /branch "+start.ID)
+	if r.ctl.Head() != "" || strings.Contains(r.contextText(), "write a.txt") {
+		t.Fatalf("after /branch %s: head %q, context %s", start.ID, r.ctl.Head(), r.contextText())
+	}
+}
