@@ -119,6 +119,10 @@ type Config struct {
 	// workspace.
 	Sandbox string
 	Caches  []string
+	// OtherRefs lists the refs the session keeps outside its snapshot
+	// refs (the captures taken before each apply), for Retained; nil
+	// when there are none to list.
+	OtherRefs func(ctx context.Context) ([]Retained, error)
 }
 
 // Controller is the session's checkpoint controller.

@@ -22,14 +22,28 @@ type refManager interface {
 	SessionRefs(ctx context.Context) ([]string, error)
 }
 
-// Retained is a snapshot ref a session keeps besides its checkpoints.
+// Retained is a ref a session keeps in the repository.
 type Retained struct {
-	Name string `json:"name"` // rN
+	// Name is the snapshot name (rN, cpN, end-cpN) under
+	// refs/yolop/checkpoints/<session>/, or a full ref name for the
+	// others (refs/yolop/apply/<session>/<n>).
+	Name string `json:"name"`
 	Tree string `json:"tree"`
 	// Why is what needs it: "redo", "branch b2 end", "restore r3
-	// (journal)", "preview (token not used yet)".
+	// (journal)", "preview (token not used yet)", "files at the end of
+	// turn cp2", …
 	Why string `json:"why"`
+	// Kind is recovery (a preview's or a restore's snapshot of the files
+	// before it), turn (cpN before a turn, end-cpN after it) or apply.
+	Kind string `json:"kind"`
 }
+
+// Kinds of retained refs.
+const (
+	RetainedRecovery = "recovery"
+	RetainedTurn     = "turn"
+	RetainedApply    = "apply"
+)
 
 // isRecoveryName reports whether name is a preview's recovery snapshot.
 func isRecoveryName(name string) bool {
@@ -206,10 +220,10 @@ func (c *Controller) Retained(ctx context.Context) ([]Retained, error) {
 	rm, ok := c.cfg.Snapshots.(refManager)
 	if !ok {
 		for name, why := range keep {
-			out = append(out, Retained{Name: name, Tree: trees[name], Why: why})
+			out = append(out, Retained{Name: name, Tree: trees[name], Why: why, Kind: RetainedRecovery})
 		}
 		sortRetained(out)
-		return out, nil
+		return c.withOtherRefs(ctx, out)
 	}
 	// Only what really exists is retained.
 	refs, err := rm.SessionRefs(ctx)
@@ -232,10 +246,22 @@ func (c *Controller) Retained(ctx context.Context) ([]Retained, error) {
 		if tree == "" {
 			tree = c.turnRefTreeLocked(name)
 		}
-		out = append(out, Retained{Name: name, Tree: tree, Why: why})
+		out = append(out, Retained{Name: name, Tree: tree, Why: why, Kind: retainedKind(name)})
 	}
 	sortRetained(out)
-	return out, nil
+	return c.withOtherRefs(ctx, out)
+}
+
+// withOtherRefs appends the refs kept outside the snapshot refs.
+func (c *Controller) withOtherRefs(ctx context.Context, out []Retained) ([]Retained, error) {
+	if c.cfg.OtherRefs == nil {
+		return out, nil
+	}
+	more, err := c.cfg.OtherRefs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list the session's other refs: %w", err)
+	}
+	return append(out, more...), nil
 }
 
 // turnRefWhyLocked explains a snapshot ref that is not a recovery one.
@@ -267,8 +293,15 @@ func (c *Controller) turnRefTreeLocked(name string) string {
 }
 
 // IsRecovery reports whether a retained ref is a recovery snapshot (rN),
-// as opposed to a turn snapshot.
-func (r Retained) IsRecovery() bool { return isRecoveryName(r.Name) || isScratchName(r.Name) }
+// as opposed to a turn snapshot or an apply's capture.
+func (r Retained) IsRecovery() bool { return r.Kind == RetainedRecovery }
+
+func retainedKind(name string) string {
+	if isRecoveryName(name) || isScratchName(name) {
+		return RetainedRecovery
+	}
+	return RetainedTurn
+}
 
 // sortRetained puts recovery snapshots first (newest first), then the
 // turn snapshots in turn order.

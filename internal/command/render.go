@@ -151,9 +151,14 @@ func RetainedText(list []checkpoint.Retained) string {
 	}
 	var b strings.Builder
 	turns := 0
+	var applies []checkpoint.Retained
 	for _, r := range list {
-		if !r.IsRecovery() {
+		switch r.Kind {
+		case checkpoint.RetainedTurn:
 			turns++
+			continue
+		case checkpoint.RetainedApply:
+			applies = append(applies, r)
 			continue
 		}
 		if b.Len() == 0 {
@@ -166,6 +171,12 @@ func RetainedText(list []checkpoint.Retained) string {
 	}
 	if turns > 0 {
 		fmt.Fprintf(&b, "Turn snapshots kept for the life of the session: %s (cpN before each turn, end-cpN after it; --output-format json lists them).\n", checkpoint.Plural(turns, "ref", "refs"))
+	}
+	if len(applies) > 0 {
+		b.WriteString("Captures of your checkout kept for yolop apply:\n")
+		for _, r := range applies {
+			fmt.Fprintf(&b, "  %s  %s\n", r.Name, r.Why)
+		}
 	}
 	return b.String()
 }
