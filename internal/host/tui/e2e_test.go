@@ -375,6 +375,19 @@ func TestTmuxResumeAndBranches(t *testing.T) {
 			t.Errorf("/branches lacks %q:\n%s", want, list)
 		}
 	}
+	// /branch b1: a preview titled as the switch, y confirms it, and the
+	// abandoned turn is back in the transcript.
+	tm.typeLines("/branch b1")
+	tm.keys("Enter")
+	tm.waitFor("the /branch b1 preview", func(s string) bool {
+		return strings.Contains(s, "Switch to branch b1 as it was left, leaving b2") && strings.Contains(s, "y confirm")
+	})
+	time.Sleep(700 * time.Millisecond) // y is ignored in the first moment
+	tm.keys("y")
+	tm.waitFor("the switch to b1", func(s string) bool {
+		return strings.Contains(s, "Switched to branch b1") && strings.Contains(s, "the quokka plan")
+	})
+	time.Sleep(700 * time.Millisecond) // Enter is ignored in the first moment after a restore
 	// /resume: the picker again; Esc goes back to the session it was
 	// typed in.
 	tm.typeLines("/resume")

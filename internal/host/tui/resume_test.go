@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/command"
 )
 
 // runPick feeds a command's message back into the picker (the load of a
@@ -142,5 +144,26 @@ func TestPickShowsWhyAChoiceDidNotOpen(t *testing.T) {
 	runPick(t, m, cmd)
 	if strings.Contains(m.render(), "did not open") {
 		t.Fatalf("typing did not clear the note:\n%s", m.render())
+	}
+}
+
+// A branch preview is titled as a switch, and previewing it again (after
+// it went stale) or confirming it names the branch, never a bare /branch.
+func TestBranchPreviewCommands(t *testing.T) {
+	t.Parallel()
+	pv := &checkpoint.Preview{Action: checkpoint.ActionBranch, Target: "b1", Branch: "b1", BranchLeft: "b3", Mode: checkpoint.ModeBoth, Token: "tok"}
+	if got := previewTitle(pv); got != "Switch to branch b1 as it was left, leaving b3" {
+		t.Errorf("title %q", got)
+	}
+	again := previewCommand(pv)
+	if again.Name != "branch" || again.Target != "b1" || again.Mode != checkpoint.ModeBoth || again.Raw != "/branch b1 both" {
+		t.Errorf("preview again: %+v", again)
+	}
+	if _, err := command.Parse(again.Raw); err != nil {
+		t.Errorf("preview again does not parse: %v", err)
+	}
+	c, err := confirmCommand(pv)
+	if err != nil || c.Raw != "/branch b1 both --confirm tok" || c.Request().Target != "b1" {
+		t.Errorf("confirm: %+v %v", c, err)
 	}
 }
