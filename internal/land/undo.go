@@ -305,7 +305,7 @@ func KeptRefs(ctx context.Context, dataDir, repoDir, sessionID string) ([]KeptRe
 		case a.state == recApplyStarted:
 			why = fmt.Sprintf("apply %d to %s, unfinished: the next apply or session open settles it", n, a.target)
 		default:
-			why = fmt.Sprintf("apply %d to %s, %s: removed at the next apply or undo", n, a.target, map[string]string{recApplyAborted: "rolled back", recUndoDone: "undone"}[a.state])
+			why = fmt.Sprintf("apply %d to %s, %s: your checkout's files before it (yours: kept after the session; drop with git update-ref -d)", n, a.target, map[string]string{recApplyAborted: "rolled back", recUndoDone: "undone"}[a.state])
 		}
 		if terr != nil {
 			why += fmt.Sprintf(" (its tree cannot be read: %v)", terr)
