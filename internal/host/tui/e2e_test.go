@@ -380,7 +380,7 @@ func TestTmuxResumeAndBranches(t *testing.T) {
 	tm.typeLines("/branch b1")
 	tm.keys("Enter")
 	tm.waitFor("the /branch b1 preview", func(s string) bool {
-		return strings.Contains(s, "Switch to branch b1 as it was left, leaving b2") && strings.Contains(s, "y confirm")
+		return strings.Contains(s, "Enter branch b1 as it was left, leave b2") && strings.Contains(s, "y confirm")
 	})
 	time.Sleep(700 * time.Millisecond) // y is ignored in the first moment
 	tm.keys("y")

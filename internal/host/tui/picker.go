@@ -579,12 +579,6 @@ func previewTitle(pv *checkpoint.Preview) string {
 		title = "Undo"
 	case checkpoint.ActionRedo:
 		title = "Redo"
-	case checkpoint.ActionBranch:
-		title = "Switch to branch " + pv.Branch + " as it was left"
-		if pv.BranchLeft != "" {
-			title += ", leaving " + pv.BranchLeft
-		}
-		return title
 	default:
 		title = "Rewind"
 	}

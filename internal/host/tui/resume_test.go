@@ -152,7 +152,7 @@ func TestPickShowsWhyAChoiceDidNotOpen(t *testing.T) {
 func TestBranchPreviewCommands(t *testing.T) {
 	t.Parallel()
 	pv := &checkpoint.Preview{Action: checkpoint.ActionBranch, Target: "b1", Branch: "b1", BranchLeft: "b3", Mode: checkpoint.ModeBoth, Token: "tok"}
-	if got := previewTitle(pv); got != "Switch to branch b1 as it was left, leaving b3" {
+	if got := previewTitle(pv); got != "Enter branch b1 as it was left, leave b3" {
 		t.Errorf("title %q", got)
 	}
 	again := previewCommand(pv)
