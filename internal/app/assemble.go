@@ -277,14 +277,18 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 // checkout the session's applies keep in its repository; nil for a
 // session without one.
 func applyRefs(dataDir string, ws session.Workspace) func(context.Context) ([]checkpoint.Retained, error) {
-	if ws.RepoRoot == "" {
+	repo := ws.CommonDir // the refs live in the repository, shared by its worktrees
+	if repo == "" {
+		repo = ws.RepoRoot
+	}
+	if repo == "" {
 		return nil
 	}
 	return func(ctx context.Context) ([]checkpoint.Retained, error) {
-		if _, err := os.Stat(ws.RepoRoot); err != nil {
-			return nil, nil // the repository moved or is gone: nothing of it to list
+		if _, err := os.Stat(repo); err != nil {
+			return nil, nil // the repository is gone: nothing of it to list
 		}
-		kept, err := land.KeptRefs(ctx, dataDir, ws.RepoRoot, ws.SessionID)
+		kept, err := land.KeptRefs(ctx, dataDir, repo, ws.SessionID)
 		if err != nil {
 			// Said in the listing rather than failing it.
 			return []checkpoint.Retained{{Name: land.ApplyRefPrefix + ws.SessionID + "/", Why: "cannot be listed: " + err.Error(), Kind: checkpoint.RetainedApply}}, nil
