@@ -15,6 +15,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/failpoint"
 	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/sandbox"
@@ -328,7 +329,8 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: journal,
 		Snapshots: snaps, NoWorkspace: p.NoWorkspace, Runtime: rt, Writers: p.Tasks, Compactions: comps, ReadOnly: ro,
 		Failpoint: hit, Sandbox: p.Sandbox.InForce, Caches: p.Sandbox.Caches,
-		Persist: func(st *timeline.State) error { return persistResume(p, st) },
+		Persist:   func(st *timeline.State) error { return persistResume(p, st) },
+		OtherRefs: applyRefs(dataDir, ws),
 	})
 	late.ctl = p.Controller
 	p.Notes = append(append(append(reaped, sess.Repaired()...), linkNotes...), tlRepair.Notes()...)
@@ -363,6 +365,34 @@ func lastEndTree(st *timeline.State) string {
 		}
 	}
 	return ""
+}
+
+// applyRefs lists, for `checkpoints --all`, the captures of the user's
+// checkout the session's applies keep in its repository; nil for a
+// session without one.
+func applyRefs(dataDir string, ws session.Workspace) func(context.Context) ([]checkpoint.Retained, error) {
+	repo := ws.CommonDir // the refs live in the repository, shared by its worktrees
+	if repo == "" {
+		repo = ws.RepoRoot
+	}
+	if repo == "" {
+		return nil
+	}
+	return func(ctx context.Context) ([]checkpoint.Retained, error) {
+		if _, err := os.Stat(repo); err != nil {
+			return nil, nil // the repository is gone: nothing of it to list
+		}
+		kept, err := land.KeptRefs(ctx, dataDir, repo, ws.SessionID)
+		if err != nil {
+			// Said in the listing rather than failing it.
+			return []checkpoint.Retained{{Name: land.ApplyRefPrefix + ws.SessionID + "/", Why: "cannot be listed: " + err.Error(), Kind: checkpoint.RetainedApply}}, nil
+		}
+		out := make([]checkpoint.Retained, 0, len(kept))
+		for _, k := range kept {
+			out = append(out, checkpoint.Retained{Name: k.Name, Tree: k.Tree, Why: k.Why, Kind: checkpoint.RetainedApply})
+		}
+		return out, nil
+	}
 }
 
 func worktreeInfo(ws session.Workspace) worktree.Info {

@@ -52,7 +52,7 @@ func openView(o Options, why string) (*view, error) {
 	if sess.Corruption() != nil {
 		_, ro = sess.ReadOnly()
 	}
-	ctl := checkpoint.New(checkpoint.Config{SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: timeline.Freeze(recs), Snapshots: snaps, NoWorkspace: noWS, ReadOnly: ro})
+	ctl := checkpoint.New(checkpoint.Config{SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: timeline.Freeze(recs), Snapshots: snaps, NoWorkspace: noWS, ReadOnly: ro, OtherRefs: applyRefs(o.DataDir, ws)})
 	return &view{sess: sess, ctl: ctl, why: why}, nil
 }
 

@@ -3,11 +3,14 @@ package checkpoint_test
 import (
 	"context"
 	"fmt"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/snapshot"
+	"github.com/yolop-dev/yolop/internal/timeline"
 )
 
 // Three branches made by rewinds; /branch to each restores its files and
@@ -154,7 +157,13 @@ func TestUnconfirmedPreviewRefsAreBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != len(retained) {
+	recoveries := 0
+	for _, ret := range retained {
+		if ret.IsRecovery() {
+			recoveries++
+		}
+	}
+	if n != recoveries {
 		t.Fatalf("refs %v, retained %+v", names, retained)
 	}
 	for _, ret := range retained {
@@ -169,5 +178,222 @@ func TestUnconfirmedPreviewRefsAreBounded(t *testing.T) {
 	}
 	if pv.Recovery != "r53" {
 		t.Errorf("next recovery id %s, want r53", pv.Recovery)
+	}
+}
+
+// A state a restore leaves that no rewind reaches again is listed as a
+// branch and entering it restores it exactly: the files a workspace-only
+// rewind replaced, and files edited by hand on a head that has no turns
+// of its own. States a rewind reaches (the files before a turn) are not
+// listed twice.
+func TestBranchListsEveryStateNothingElseReaches(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOpts{})
+	ctx := context.Background()
+	r.turn("write a.txt\na\nEOF")
+	r.turn("write b.txt\nb\nEOF")
+	r.turn("$ printf c > c.txt")
+	endOfThree := manifest(t, r.root)
+	// The model context of the branch (restore notices the workspace
+	// rewinds add to it follow).
+	ctxThree := strings.TrimSuffix(r.contextText(), "]")
+
+	// Workspace rewinds, then a rewind of both: the files of the end of
+	// turn 3 are no checkpoint's snapshot.
+	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp2", Mode: checkpoint.ModeWorkspace})
+	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp1", Mode: checkpoint.ModeWorkspace})
+	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp2", Mode: checkpoint.ModeBoth})
+	rows := r.ctl.Branches()
+	var got []string
+	for _, b := range rows {
+		got = append(got, fmt.Sprintf("%s:%s:%v:%d:%v", b.ID, b.Tip, b.Active, b.Own, b.Workspace))
+	}
+	if len(rows) != 2 || rows[0].ID != "b1" || rows[0].Tip != "cp3" || rows[0].Active || !rows[0].Workspace || !rows[1].Active || rows[1].Tip != "cp1" {
+		t.Fatalf("branches = %v, want b1 (cp3, abandoned) and the active one at cp1", got)
+	}
+	r.restore(checkpoint.Request{Action: checkpoint.ActionBranch, Target: "b1"})
+	r.requireManifest(endOfThree, "after /branch b1")
+	if r.ctl.Head() != "cp3" || !strings.HasPrefix(r.contextText(), ctxThree) {
+		t.Fatalf("after /branch b1: head %s\n%q\nwant prefix\n%q", r.ctl.Head(), r.contextText(), ctxThree)
+	}
+	// The workspace notices on cp3 describe other files: the model is told
+	// which ones it has now.
+	if !strings.Contains(r.contextText(), "Switched to branch b1 (tip cp3)") {
+		t.Fatalf("the model is not told the branch's files are back: %s", r.contextText())
+	}
+	if rows := r.ctl.Branches(); len(rows) != 1 || !rows[0].Active {
+		t.Fatalf("after /branch b1 the rewinds' states are listed: %+v", rows)
+	}
+
+	// A conversation rewind keeps the files; editing them by hand makes a
+	// state (head cp2, edited files) that only the branch list holds once
+	// another rewind leaves it.
+	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp3", Mode: checkpoint.ModeConversation})
+	write(t, r.root, "b.txt", "edited by hand at cp2\n")
+	edited := manifest(t, r.root)
+	ctxTwo := strings.TrimSuffix(r.contextText(), "]")
+	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp2", Mode: checkpoint.ModeBoth})
+	var kept *checkpoint.BranchRow
+	for _, b := range r.ctl.Branches() {
+		if !b.Active && b.Tip == "cp2" && b.Own == 0 {
+			kept = &b
+		}
+	}
+	if kept == nil {
+		t.Fatalf("the edited state at cp2 is not listed: %+v", r.ctl.Branches())
+	}
+	pv, err := r.ctl.Preview(ctx, checkpoint.Request{Action: checkpoint.ActionBranch, Target: kept.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pv.Mode != checkpoint.ModeBoth {
+		t.Fatalf("preview /branch %s: mode %s", kept.ID, pv.Mode)
+	}
+	if _, err := r.ctl.Confirm(ctx, checkpoint.Request{Action: checkpoint.ActionBranch, Target: kept.ID}, pv.Token); err != nil {
+		t.Fatal(err)
+	}
+	r.requireManifest(edited, "after /branch "+kept.ID)
+	if r.ctl.Head() != "cp2" || !strings.HasPrefix(r.contextText(), ctxTwo) {
+		t.Fatalf("after /branch %s: head %s", kept.ID, r.ctl.Head())
+	}
+	// And b1 is still exactly what it was.
+	r.restore(checkpoint.Request{Action: checkpoint.ActionBranch, Target: "b1"})
+	r.requireManifest(endOfThree, "after /branch b1 again")
+	if r.ctl.Head() != "cp3" || !strings.HasPrefix(r.contextText(), ctxThree) {
+		t.Fatalf("after /branch b1 again: head %s", r.ctl.Head())
+	}
+}
+
+// Many turns, previews, restores and a failed restore leave a bounded set
+// of snapshot refs: two per turn, one per confirmed restore, at most one
+// unconfirmed preview, and no scratch capture. Every snapshot the journal
+// names is still anchored by its ref and readable, and `checkpoints
+// --all` (Retained) lists exactly the refs that exist.
+func TestSnapshotRefsStayBoundedAndJournalTreesReachable(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOpts{journal: func(tl checkpoint.Timeline) checkpoint.Timeline {
+		return &failingJournal{Timeline: tl, typ: timeline.TypeHeadMoved}
+	}})
+	ctx := context.Background()
+	r.turn("write a.txt\na\nEOF")
+	r.turn("write b.txt\nb\nEOF")
+	// A restore whose journal write fails is rolled back: the files come
+	// back and its scratch capture goes.
+	before := manifest(t, r.root)
+	pv, err := r.ctl.Preview(ctx, checkpoint.Request{Action: checkpoint.ActionUndo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.ctl.Confirm(ctx, checkpoint.Request{Action: checkpoint.ActionUndo}, pv.Token); checkpoint.CodeOf(err) != checkpoint.CodeRestoreFailed {
+		t.Fatalf("confirm with a failing journal: %v", err)
+	}
+	r.requireManifest(before, "after the failed restore")
+	r.reopen()
+	refs := func() []string {
+		list, err := snapshot.ListRefs(ctx, r.repo, r.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, ref := range list {
+			names = append(names, ref[strings.LastIndexByte(ref, '/')+1:])
+		}
+		return names
+	}
+	for _, n := range refs() {
+		if strings.HasPrefix(n, "rollback-") || strings.HasPrefix(n, "repair-") {
+			t.Fatalf("a scratch capture is left: %v", refs())
+		}
+	}
+	// The failed restore's recovery snapshot is kept: its error named it.
+	if !slices.Contains(refs(), pv.Recovery) {
+		t.Fatalf("the failed restore's recovery %s is gone: %v", pv.Recovery, refs())
+	}
+
+	confirmed := 1 // the failed restore's intent names its recovery
+	for i := 0; i < 12; i++ {
+		r.turn(fmt.Sprintf("write c.txt\n%d\nEOF", i))
+		for j := 0; j < 3; j++ {
+			write(t, r.root, "hand.txt", fmt.Sprint(i, j))
+			if _, err := r.ctl.Preview(ctx, checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp1"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i%3 == 0 {
+			r.restore(checkpoint.Request{Action: checkpoint.ActionUndo})
+			r.restore(checkpoint.Request{Action: checkpoint.ActionRedo})
+			confirmed += 2
+		}
+		st := r.tl.State()
+		if n, limit := len(refs()), 2*len(st.Order)+confirmed+1; n > limit {
+			t.Fatalf("round %d: %d refs > %d (%d turns, %d restores): %v", i, n, limit, len(st.Order), confirmed, refs())
+		}
+	}
+
+	// Every tree the journal names is anchored by the ref it names.
+	st := r.tl.State()
+	named := map[string]string{}
+	for _, id := range st.Order {
+		cp := st.Checkpoints[id]
+		for _, s := range []*timeline.SnapshotRef{cp.Snapshot, cp.End} {
+			if s != nil {
+				named[s.Ref] = s.Tree
+			}
+		}
+	}
+	for _, rec := range st.Recoveries() {
+		named[rec.Recovery.Ref] = rec.Recovery.Tree
+	}
+	for ref, tree := range named {
+		out, err := exec.Command("git", "-C", r.repo, "rev-parse", "--verify", ref).Output()
+		if err != nil || strings.TrimSpace(string(out)) != tree {
+			t.Errorf("%s: %q %v, want %s", ref, out, err, tree)
+		}
+		if err := exec.Command("git", "-C", r.repo, "cat-file", "-e", tree).Run(); err != nil {
+			t.Errorf("tree %s of %s: %v", tree, ref, err)
+		}
+	}
+	if out, err := exec.Command("git", "-C", r.repo, "fsck", "--connectivity-only", "--no-dangling").CombinedOutput(); err != nil {
+		t.Fatalf("git fsck: %v\n%s", err, out)
+	}
+	// Retained lists every ref, each with why.
+	kept, err := r.ctl.Retained(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != len(refs()) {
+		t.Fatalf("retained %d entries, %d refs exist", len(kept), len(refs()))
+	}
+	for _, k := range kept {
+		if k.Why == "" || k.Tree == "" || strings.HasPrefix(k.Why, "not ") {
+			t.Errorf("retained %+v", k)
+		}
+	}
+}
+
+// An edited state at the very start (no turn active) is a branch too, and
+// entering it gives back an empty conversation with those files.
+func TestBranchAtTheStart(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, rigOpts{})
+	r.turn("write a.txt\na\nEOF")
+	r.turn("write b.txt\nb\nEOF")
+	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp1", Mode: checkpoint.ModeConversation})
+	write(t, r.root, "start.txt", "typed before any turn\n")
+	edited := manifest(t, r.root)
+	r.restore(checkpoint.Request{Action: checkpoint.ActionRedo})
+	var start *checkpoint.BranchRow
+	for _, b := range r.ctl.Branches() {
+		if !b.Active && b.Tip == "" {
+			start = &b
+		}
+	}
+	if start == nil || !start.Workspace || start.Turns != 0 {
+		t.Fatalf("the edited start is not a branch: %+v", r.ctl.Branches())
+	}
+	r.restore(checkpoint.Request{Action: checkpoint.ActionBranch, Target: start.ID})
+	r.requireManifest(edited, "after /branch "+start.ID)
+	if r.ctl.Head() != "" || strings.Contains(r.contextText(), "write a.txt") {
+		t.Fatalf("after /branch %s: head %q, context %s", start.ID, r.ctl.Head(), r.contextText())
 	}
 }

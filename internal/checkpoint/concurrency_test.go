@@ -173,3 +173,70 @@ func TestTurnRunningBlocksConfirm(t *testing.T) {
 		t.Fatalf("head after rewinding the cancelled turn: %s", r.ctl.Head())
 	}
 }
+
+// A branch switch goes through the same gate as every restore: its
+// preview may run while a turn or a background shell task can write the
+// workspace, its confirm is refused (turn_running, writer_active) and
+// changes nothing; a token from before a turn stays refused, and a new
+// preview switches.
+func TestBranchSwitchRefusedWhileAWriterRuns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRig(t, rigOpts{})
+	r.turn("write a.txt\na\nEOF")
+	r.turn("write b.txt\nb\nEOF")
+	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp2"})
+	r.turn("write c.txt\nc\nEOF")
+	branch := checkpoint.Request{Action: checkpoint.ActionBranch, Target: "b1"}
+	unchanged := func(what string, files map[string]entry, tl []byte, head string) {
+		t.Helper()
+		r.requireManifest(files, what)
+		if string(r.timelineBytes()) != string(tl) || r.ctl.Head() != head {
+			t.Fatalf("%s changed the timeline or the head", what)
+		}
+	}
+
+	// A background shell task.
+	stop := filepath.Join(t.TempDir(), "stop")
+	args, _ := json.Marshal(map[string]any{"command": `while [ ! -e '` + stop + `' ]; do sleep 0.01; done`, "background": true})
+	if res, err := r.ts.Run(ctx, "bash", string(args)); err != nil || res.IsError {
+		t.Fatalf("start background task: %v %+v", err, res)
+	}
+	pv, err := r.ctl.Preview(ctx, branch)
+	if err != nil {
+		t.Fatalf("preview /branch b1 while a task runs: %v", err)
+	}
+	files, tl, head := manifest(t, r.root), r.timelineBytes(), r.ctl.Head()
+	if _, err := r.ctl.Confirm(ctx, branch, pv.Token); checkpoint.CodeOf(err) != checkpoint.CodeWriterActive {
+		t.Fatalf("confirm /branch b1 while a task runs: %v, want %s", err, checkpoint.CodeWriterActive)
+	}
+	unchanged("the refused confirm (task)", files, tl, head)
+	if err := os.WriteFile(stop, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the task to end", func() bool { return len(r.tasks.Active()) == 0 })
+
+	// A turn running in the same process.
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.ctl.RunTurn(ctx, "sleep 1500", func(agent.Update) {})
+		done <- err
+	}()
+	waitFor(t, "the turn to start", func() bool { return r.tl.State().OpenTurn != nil })
+	if _, err := r.ctl.Confirm(ctx, branch, pv.Token); checkpoint.CodeOf(err) != checkpoint.CodeTurnRunning {
+		t.Fatalf("confirm /branch b1 while a turn runs: %v, want %s", err, checkpoint.CodeTurnRunning)
+	}
+	r.requireManifest(files, "the refused confirm (turn)")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// The turn moved the conversation: the old token is refused, a new
+	// preview switches.
+	if _, err := r.ctl.Confirm(ctx, branch, pv.Token); checkpoint.CodeOf(err) == "" {
+		t.Fatal("a token from before a turn still switched the branch")
+	}
+	r.restore(branch)
+	if r.ctl.Head() != "cp2" {
+		t.Fatalf("after /branch b1: head %s", r.ctl.Head())
+	}
+}

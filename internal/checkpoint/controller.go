@@ -125,6 +125,10 @@ type Config struct {
 	// workspace.
 	Sandbox string
 	Caches  []string
+	// OtherRefs lists the refs the session keeps outside its snapshot
+	// refs (the captures taken before each apply), for Retained; nil
+	// when there are none to list.
+	OtherRefs func(ctx context.Context) ([]Retained, error)
 }
 
 // Controller is the session's checkpoint controller.
@@ -807,7 +811,7 @@ func (c *Controller) Repair(ctx context.Context) ([]string, error) {
 			return nil, fmt.Errorf("repair interrupted restore %s: the files may be partly restored, but workspace snapshots are unavailable (%s), so they cannot be put back; fix that and open the session again (the files before the restore are kept at %s)", p.Restore, c.cfg.NoWorkspace, p.Recovery.Ref)
 		}
 		if c.cfg.Snapshots != nil && p.Recovery != nil && Mode(p.Mode).HasWorkspace() {
-			cur, err := c.cfg.Snapshots.Capture(ctx, "repair-"+p.Restore)
+			cur, err := c.cfg.Snapshots.Capture(ctx, repairPrefix+p.Restore)
 			if err != nil {
 				return nil, fmt.Errorf("repair interrupted restore %s: capture: %w (the files before it are kept at %s)", p.Restore, err, p.Recovery.Ref)
 			}
@@ -817,6 +821,7 @@ func (c *Controller) Repair(ctx context.Context) ([]string, error) {
 				}
 			}
 			note += fmt.Sprintf(" and the files were put back as they were before it (recovery snapshot %s)", p.Recovery.Ref)
+			c.dropScratch(ctx, repairPrefix+p.Restore)
 		}
 		if err := c.append(timeline.Record{Type: timeline.TypeRestoreAborted, Restore: p.Restore, Reason: "interrupted; rolled back on open"}); err != nil {
 			return nil, err

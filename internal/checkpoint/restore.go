@@ -464,8 +464,12 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 	}
 	out.Notice = c.noticeText(*rec, intent, changed)
 	// Workspace-only restores tell the model that files changed under it;
-	// conversation restores replace the context itself.
-	if err := c.cfg.Runtime.Note(c.state.Head, agent.NoticeData{Kind: "restore", Text: out.Notice, Model: rec.Mode == ModeWorkspace}); err != nil {
+	// conversation restores replace the context itself. A branch entered
+	// with its files is told too: branches can share their head (a
+	// workspace-only restore left one), so the notices on that head may
+	// describe other files than the ones the branch was left with.
+	toModel := rec.Mode == ModeWorkspace || (rec.Action == ActionBranch && rec.Mode.HasWorkspace() && c.headToldOfFilesLocked())
+	if err := c.cfg.Runtime.Note(c.state.Head, agent.NoticeData{Kind: "restore", Text: out.Notice, Model: toModel}); err != nil {
 		out.Warning = fmt.Sprintf("the restore succeeded, but its notice could not be recorded (%v): the model is not told about it; mention it in your next prompt", err)
 	}
 	c.reseedLocked()
@@ -473,6 +477,22 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 		out.Warning = strings.TrimPrefix(out.Warning+"; "+w, "; ")
 	}
 	return out, nil
+}
+
+// headToldOfFilesLocked reports whether the model context of the active
+// head holds a notice that files changed under it (a workspace-only
+// restore made while that head was active).
+func (c *Controller) headToldOfFilesLocked() bool {
+	for _, ev := range c.activeEventsLocked() {
+		if ev.Type != agent.EventNotice || ev.Turn != c.state.Head {
+			continue
+		}
+		var d agent.NoticeData
+		if json.Unmarshal(ev.Data, &d) == nil && d.Model && d.Kind == "restore" {
+			return true
+		}
+	}
+	return false
 }
 
 // sameRequestLocked reports whether a confirm line names the previewed
@@ -530,9 +550,12 @@ func (c *Controller) rollbackLocked(ctx context.Context, restoreID string, rec *
 	}
 	if rec.Mode.HasWorkspace() && rec.Recovery != nil {
 		ctx = context.WithoutCancel(ctx)
-		cur, err := c.cfg.Snapshots.Capture(ctx, "rollback-"+restoreID)
+		cur, err := c.cfg.Snapshots.Capture(ctx, rollbackPrefix+restoreID)
 		if err == nil && cur.Tree != rec.Recovery.Tree {
 			_, err = c.cfg.Snapshots.Restore(ctx, cur, rec.Recovery.Tree)
+		}
+		if err == nil {
+			c.dropScratch(ctx, rollbackPrefix+restoreID)
 		}
 		if err != nil {
 			msg += fmt.Sprintf("; putting the files back also failed (%v): they are kept at %s (git read-tree/checkout of that tree recovers them)", err, rec.Recovery.Ref)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -21,14 +22,28 @@ type refManager interface {
 	SessionRefs(ctx context.Context) ([]string, error)
 }
 
-// Retained is a snapshot ref a session keeps besides its checkpoints.
+// Retained is a ref a session keeps in the repository.
 type Retained struct {
-	Name string `json:"name"` // rN
+	// Name is the snapshot name (rN, cpN, end-cpN) under
+	// refs/yolop/checkpoints/<session>/, or a full ref name for the
+	// others (refs/yolop/apply/<session>/<n>).
+	Name string `json:"name"`
 	Tree string `json:"tree"`
 	// Why is what needs it: "redo", "branch b2 end", "restore r3
-	// (journal)", "preview (token not used yet)".
+	// (journal)", "preview (token not used yet)", "files at the end of
+	// turn cp2", …
 	Why string `json:"why"`
+	// Kind is recovery (a preview's or a restore's snapshot of the files
+	// before it), turn (cpN before a turn, end-cpN after it) or apply.
+	Kind string `json:"kind"`
 }
+
+// Kinds of retained refs.
+const (
+	RetainedRecovery = "recovery"
+	RetainedTurn     = "turn"
+	RetainedApply    = "apply"
+)
 
 // isRecoveryName reports whether name is a preview's recovery snapshot.
 func isRecoveryName(name string) bool {
@@ -140,7 +155,10 @@ func (c *Controller) sweepRefsLocked(ctx context.Context, store *previewStore) {
 	}
 	for _, ref := range refs {
 		name := refName(ref)
-		if _, needed := keep[name]; needed || !isRecoveryName(name) {
+		if _, needed := keep[name]; needed {
+			continue
+		}
+		if !isRecoveryName(name) && !(isScratchName(name) && c.state.PendingRestore == nil) {
 			continue
 		}
 		if err := rm.DeleteRef(ctx, name); err != nil {
@@ -149,8 +167,31 @@ func (c *Controller) sweepRefsLocked(ctx context.Context, store *previewStore) {
 	}
 }
 
-// Retained lists the recovery snapshots the session keeps and why (for
-// `checkpoints --all`).
+// Scratch captures: a failed restore's rollback and an interrupted
+// restore's repair capture the half-restored files only to compute what
+// to put back. They are removed as soon as that is done, or by the next
+// sweep when a crash left one behind.
+const (
+	rollbackPrefix = "rollback-"
+	repairPrefix   = "repair-"
+)
+
+func isScratchName(name string) bool {
+	return strings.HasPrefix(name, rollbackPrefix) || strings.HasPrefix(name, repairPrefix)
+}
+
+// dropScratch removes a scratch capture once it has served. A failure
+// leaves it for the next sweep.
+func (c *Controller) dropScratch(ctx context.Context, name string) {
+	if rm, ok := c.cfg.Snapshots.(refManager); ok {
+		_ = rm.DeleteRef(ctx, name) // housekeeping: the next sweep retries
+	}
+}
+
+// Retained lists every snapshot ref the session keeps and why (for
+// `checkpoints --all`): the recovery snapshots first, newest first, then
+// the turn snapshots (cpN before each turn, end-cpN after it), which live
+// as long as the session.
 func (c *Controller) Retained(ctx context.Context) ([]Retained, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -176,27 +217,120 @@ func (c *Controller) Retained(ctx context.Context) ([]Retained, error) {
 		}
 	}
 	out := []Retained{}
-	if rm, ok := c.cfg.Snapshots.(refManager); ok {
-		// Only what really exists is retained.
-		refs, err := rm.SessionRefs(ctx)
-		if err != nil {
-			return nil, err
+	rm, ok := c.cfg.Snapshots.(refManager)
+	if !ok {
+		for name, why := range keep {
+			out = append(out, Retained{Name: name, Tree: trees[name], Why: why, Kind: RetainedRecovery})
 		}
-		exists := map[string]bool{}
-		for _, r := range refs {
-			exists[refName(r)] = true
-		}
-		for name := range keep {
-			if !exists[name] {
-				delete(keep, name)
-			}
-		}
+		sortRetained(out)
+		return c.withOtherRefs(ctx, out)
 	}
-	for name, why := range keep {
-		out = append(out, Retained{Name: name, Tree: trees[name], Why: why})
+	// Only what really exists is retained.
+	refs, err := rm.SessionRefs(ctx)
+	if err != nil {
+		return nil, err
 	}
-	sort.Slice(out, func(i, j int) bool { return recoveryNumber(out[i].Name) > recoveryNumber(out[j].Name) })
-	return out, nil
+	for _, ref := range refs {
+		name := refName(ref)
+		why, kept := keep[name]
+		switch {
+		case kept:
+		case isRecoveryName(name):
+			why = "not needed: removed at the next preview, turn or confirm"
+		case isScratchName(name):
+			why = "scratch capture of a restore's rollback: removed at the next preview, turn or confirm"
+		default:
+			why = c.turnRefWhyLocked(name)
+		}
+		tree := trees[name]
+		if tree == "" {
+			tree = c.turnRefTreeLocked(name)
+		}
+		out = append(out, Retained{Name: name, Tree: tree, Why: why, Kind: retainedKind(name)})
+	}
+	sortRetained(out)
+	return c.withOtherRefs(ctx, out)
+}
+
+// withOtherRefs appends the refs kept outside the snapshot refs.
+func (c *Controller) withOtherRefs(ctx context.Context, out []Retained) ([]Retained, error) {
+	if c.cfg.OtherRefs == nil {
+		return out, nil
+	}
+	more, err := c.cfg.OtherRefs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list the session's other refs: %w", err)
+	}
+	return append(out, more...), nil
+}
+
+// turnRefWhyLocked explains a snapshot ref that is not a recovery one.
+func (c *Controller) turnRefWhyLocked(name string) string {
+	if id, ok := strings.CutPrefix(name, "end-"); ok {
+		if cp := c.state.Checkpoints[id]; cp != nil && cp.End != nil && refName(cp.End.Ref) == name {
+			return "files at the end of turn " + id
+		}
+		return "end of a turn the journal does not record"
+	}
+	if cp := c.state.Checkpoints[name]; cp != nil && cp.Snapshot != nil && refName(cp.Snapshot.Ref) == name {
+		return "checkpoint " + name + ": files before the turn"
+	}
+	return "not named by the journal"
+}
+
+// turnRefTreeLocked is the tree the journal records for a turn snapshot.
+func (c *Controller) turnRefTreeLocked(name string) string {
+	if id, ok := strings.CutPrefix(name, "end-"); ok {
+		if cp := c.state.Checkpoints[id]; cp != nil && cp.End != nil {
+			return cp.End.Tree
+		}
+		return ""
+	}
+	if cp := c.state.Checkpoints[name]; cp != nil && cp.Snapshot != nil {
+		return cp.Snapshot.Tree
+	}
+	return ""
+}
+
+// IsRecovery reports whether a retained ref is a recovery snapshot (rN),
+// as opposed to a turn snapshot or an apply's capture.
+func (r Retained) IsRecovery() bool { return r.Kind == RetainedRecovery }
+
+func retainedKind(name string) string {
+	if isRecoveryName(name) || isScratchName(name) {
+		return RetainedRecovery
+	}
+	return RetainedTurn
+}
+
+// sortRetained puts recovery snapshots first (newest first), then the
+// turn snapshots in turn order.
+func sortRetained(out []Retained) {
+	rank := func(r Retained) (int, int) {
+		switch {
+		case isRecoveryName(r.Name):
+			return 0, -recoveryNumber(r.Name)
+		case isScratchName(r.Name):
+			return 1, 0
+		}
+		n, _ := strconv.Atoi(strings.TrimPrefix(strings.TrimPrefix(r.Name, "end-"), "cp"))
+		end := 0
+		if strings.HasPrefix(r.Name, "end-") {
+			end = 1
+		}
+		return 2, 2*n + end
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		ki, ni := rank(out[i])
+		kj, nj := rank(out[j])
+		if ki != kj {
+			return ki < kj
+		}
+		if ni != nj {
+			return ni < nj
+		}
+		return out[i].Name < out[j].Name
+	})
 }
 
 func recoveryNumber(name string) int {

@@ -263,34 +263,52 @@ func runTUI(ctx context.Context, o *rootOptions, opts app.Options) error {
 	// The worktree is made while the user types the first prompt.
 	opts.Early = true
 	back := "" // the session /resume was typed in
+	left := "" // the session /resume closed, named if the picker quits
+	// note says in the picker why the session chosen last did not open.
+	note := ""
 	for {
 		if pick {
-			topts.Back = back
+			topts.Back, topts.Note = back, note
 			id, err := tui.Pick(ctx, pickSource(opts.DataDir, opts.Dir), topts)
 			if err != nil {
 				return err
 			}
 			if id == "" && back == "" {
+				if left != "" {
+					fmt.Fprintf(o.io.ErrOut, "Continue session %s with: yolop --session %s\n", left, left)
+				}
 				return nil // Esc from yolop -r: nothing opened, nothing to say
 			}
 			if id == "" {
 				id = back // Esc from /resume: back where the user was
 			}
-			opts.SessionID, opts.Continue = id, false
+			opts.SessionID, opts.Continue, note = id, false, ""
 		}
 		s, err := app.Open(ctx, opts)
 		if err != nil {
+			if pick && ctx.Err() == nil {
+				// Locked by another process, damaged, gone: say so in the
+				// picker and let the user choose again. When it is the
+				// session to go back to, Esc then quits instead.
+				note = fmt.Sprintf("%s did not open: %v", opts.SessionID, err)
+				if opts.SessionID == back {
+					back = ""
+				}
+				continue
+			}
 			return err
 		}
 		err = tui.Run(ctx, s, topts)
 		existed := s.Exists()
 		id, info := s.ID(), s.Info()
+		// The session is closed (its lock released, its tasks stopped)
+		// before the picker shows or the process ends.
 		s.Close()
 		if errors.Is(err, tui.ErrResume) {
 			// /resume: the picker again, then the chosen session.
 			pick = true
 			if existed {
-				back = id
+				back, left = id, id
 			} else {
 				back = ""
 			}

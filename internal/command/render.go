@@ -143,15 +143,40 @@ func BranchesText(rows []checkpoint.BranchRow, when func(time.Time) string) stri
 	return b.String()
 }
 
-// RetainedText renders the recovery snapshots a session keeps.
+// RetainedText renders the snapshot refs a session keeps: each recovery
+// snapshot with why, and the turn snapshots as one count.
 func RetainedText(list []checkpoint.Retained) string {
 	if len(list) == 0 {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("\nRecovery snapshots kept (refs/yolop/checkpoints/<session>/<name>):\n")
+	turns := 0
+	var applies []checkpoint.Retained
 	for _, r := range list {
+		switch r.Kind {
+		case checkpoint.RetainedTurn:
+			turns++
+			continue
+		case checkpoint.RetainedApply:
+			applies = append(applies, r)
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\nRecovery snapshots kept (refs/yolop/checkpoints/<session>/<name>):\n")
+		}
 		fmt.Fprintf(&b, "  %-5s %s\n", r.Name, r.Why)
+	}
+	if b.Len() == 0 {
+		b.WriteString("\nRecovery snapshots kept: none.\n")
+	}
+	if turns > 0 {
+		fmt.Fprintf(&b, "Turn snapshots kept for the life of the session: %s (cpN before each turn, end-cpN after it; --output-format json lists them).\n", checkpoint.Plural(turns, "ref", "refs"))
+	}
+	if len(applies) > 0 {
+		b.WriteString("Captures of your checkout kept for yolop apply:\n")
+		for _, r := range applies {
+			fmt.Fprintf(&b, "  %s  %s\n", r.Name, r.Why)
+		}
 	}
 	return b.String()
 }

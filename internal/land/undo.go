@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -259,4 +260,68 @@ func ListRefs(ctx context.Context, repoDir, sessionID string) ([]string, error) 
 		}
 	}
 	return refs, nil
+}
+
+// KeptRef is a ref the session keeps in the repository for its applies.
+type KeptRef struct {
+	Name string // the full ref name
+	Tree string
+	Why  string
+}
+
+// KeptRefs lists the session's apply refs in repoDir's repository with
+// what needs each, from the journals of every checkout it was applied to.
+func KeptRefs(ctx context.Context, dataDir, repoDir, sessionID string) ([]KeptRef, error) {
+	refs, err := ListRefs(ctx, repoDir, sessionID)
+	if err != nil || len(refs) == 0 {
+		return nil, err
+	}
+	type apply struct{ target, state string }
+	applies := map[int]*apply{}
+	dirs, err := os.ReadDir(filepath.Join(dataDir, "apply"))
+	if err != nil && !os.IsNotExist(err) { // absent: no apply was journaled
+		return nil, fmt.Errorf("read apply journals: %w", err)
+	}
+	for _, d := range dirs {
+		recs, err := readJournal(filepath.Join(dataDir, "apply", d.Name(), "journal.jsonl"))
+		if err != nil {
+			continue
+		}
+		for _, r := range recs {
+			if r.SessionID != sessionID {
+				continue
+			}
+			if r.Type == recApplyStarted {
+				applies[r.N] = &apply{target: r.Target}
+			}
+			if a := applies[r.N]; a != nil {
+				a.state = r.Type
+			}
+		}
+	}
+	var out []KeptRef
+	for _, ref := range refs {
+		tree, terr := treeOf(ctx, git.New(repoDir), ref)
+		rest := strings.TrimPrefix(ref, ApplyRefPrefix+sessionID+"/")
+		num, forced := strings.CutSuffix(rest, "-before-undo")
+		n, _ := strconv.Atoi(num)
+		a := applies[n]
+		why := "not named by any apply journal"
+		switch {
+		case forced:
+			why = fmt.Sprintf("your edits a forced undo of apply %d overwrote", n)
+		case a == nil:
+		case a.state == recApplyDone || a.state == recUndoStarted:
+			why = fmt.Sprintf("apply %d to %s: apply --undo puts these files back", n, a.target)
+		case a.state == recApplyStarted:
+			why = fmt.Sprintf("apply %d to %s, unfinished: the next apply or session open settles it", n, a.target)
+		default:
+			why = fmt.Sprintf("apply %d to %s, %s: your checkout's files before it (yours: kept after the session; drop with git update-ref -d)", n, a.target, map[string]string{recApplyAborted: "rolled back", recUndoDone: "undone"}[a.state])
+		}
+		if terr != nil {
+			why += fmt.Sprintf(" (its tree cannot be read: %v)", terr)
+		}
+		out = append(out, KeptRef{Name: ref, Tree: tree, Why: why})
+	}
+	return out, nil
 }

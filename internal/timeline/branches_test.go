@@ -37,10 +37,63 @@ func TestBranches(t *testing.T) {
 		{"one line of work", three(), "b1 tip=cp3 from= turns=3 own=3 active"},
 		{"undo keeps the branch, no empty one", cat(three(), rewind("r1", "cp3", ModeBoth, "cp3", "cp2")),
 			"b1 tip=cp3 from= turns=3 own=3 end=r1; b2 tip=cp2 from=cp2 turns=2 own=0 active"},
-		{"undo then redo leaves no trace", cat(three(), rewind("r1", "cp3", ModeBoth, "cp3", "cp2"), []Record{moved("r2", "", ModeBoth, "cp2", "cp3", true)}),
+		{"undo then redo leaves no trace", cat(three(),
+			move("r1", "cp3", ModeBoth, "cp3", "cp2", "F3", "tree-cp3", false),
+			move("r2", "", ModeBoth, "cp2", "cp3", "tree-cp3", "F3", true)),
 			"b1 tip=cp3 from= turns=3 own=3 active"},
-		{"workspace-only restore stays on the branch", cat(three(), rewind("r1", "cp2", ModeWorkspace, "cp3", "cp3")),
+		{"workspace-only restore without trees stays on the branch", cat(three(), rewind("r1", "cp2", ModeWorkspace, "cp3", "cp3")),
 			"b1 tip=cp3 from= turns=3 own=3 active"},
+		{"workspace-only restore to the files already there stays on the branch", cat(three(),
+			move("r1", "cp2", ModeWorkspace, "cp3", "cp3", "tree-cp2", "tree-cp2", false)),
+			"b1 tip=cp3 from= turns=3 own=3 active"},
+		// The files a workspace rewind replaced (the end of turn 3) are no
+		// checkpoint's snapshot: the branch keeps them as its end.
+		{"workspace-only restore leaves the files it replaced as a branch", cat(three(),
+			move("r1", "cp2", ModeWorkspace, "cp3", "cp3", "F3", "tree-cp2", false)),
+			"b1 tip=cp3 from= turns=3 own=3 end=r1; b2 tip=cp3 from=cp3 turns=3 own=0 active"},
+		{"a turn after a workspace rewind grows the new branch", cat(three(),
+			move("r1", "cp2", ModeWorkspace, "cp3", "cp3", "F3", "tree-cp2", false),
+			[]Record{created("cp4", "cp3", 15), completed("cp4", 20, StatusCompleted)}),
+			"b1 tip=cp3 from= turns=3 own=3 end=r1; b2 tip=cp4 from=cp3 turns=4 own=1 active"},
+		// Further rewinds leave states a rewind reaches again: not listed;
+		// the first one's end stays.
+		{"workspace rewinds then a rewind", cat(three(),
+			move("r1", "cp2", ModeWorkspace, "cp3", "cp3", "F3", "tree-cp2", false),
+			move("r2", "cp1", ModeWorkspace, "cp3", "cp3", "tree-cp2", "tree-cp1", false),
+			move("r3", "cp2", ModeBoth, "cp3", "cp1", "tree-cp1", "tree-cp2", false)),
+			"b1 tip=cp3 from= turns=3 own=3 end=r1; b4 tip=cp1 from=cp1 turns=1 own=0 active"},
+		{"workspace rewinds then back to the first end", cat(three(),
+			move("r1", "cp2", ModeWorkspace, "cp3", "cp3", "F3", "tree-cp2", false),
+			move("r2", "cp1", ModeWorkspace, "cp3", "cp3", "tree-cp2", "tree-cp1", false),
+			move("r3", "cp2", ModeBoth, "cp3", "cp1", "tree-cp1", "tree-cp2", false),
+			move("r4", "cp3", ModeBoth, "cp1", "cp3", "tree-cp2", "F3", false)),
+			"b1 tip=cp3 from= turns=3 own=3 active"},
+		// A branch without turns of its own whose files were edited by
+		// hand: its end is reachable no other way, so it is listed, and
+		// entering it restores it.
+		{"an edited state without turns is kept", cat(three(),
+			move("r1", "cp3", ModeConversation, "cp3", "cp2", "F3", "", false),
+			move("r2", "cp2", ModeBoth, "cp2", "cp1", "G", "tree-cp2", false)),
+			"b1 tip=cp3 from= turns=3 own=3 end=r1; b2 tip=cp2 from=cp2 turns=2 own=0 end=r2; b3 tip=cp1 from=cp1 turns=1 own=0 active"},
+		{"entering the kept state", cat(three(),
+			move("r1", "cp3", ModeConversation, "cp3", "cp2", "F3", "", false),
+			move("r2", "cp2", ModeBoth, "cp2", "cp1", "G", "tree-cp2", false),
+			move("r3", "cp2", ModeBoth, "cp1", "cp2", "tree-cp2", "G", false)),
+			"b1 tip=cp3 from= turns=3 own=3 end=r1; b2 tip=cp2 from=cp2 turns=2 own=0 active"},
+		// Entering a branch's tip with other files than it was left with
+		// keeps that branch's end; leaving with the very same state again
+		// is a duplicate.
+		{"a branch's tip with other files is another state", cat(three(),
+			move("r1", "cp2", ModeBoth, "cp3", "cp1", "F3", "tree-cp2", false),
+			[]Record{created("cp4", "cp1", 15), completed("cp4", 20, StatusCompleted)},
+			move("r2", "cp3", ModeConversation, "cp4", "cp3", "E4", "", false)),
+			"b1 tip=cp3 from= turns=3 own=3 end=r1; b2 tip=cp4 from=cp1 turns=2 own=1 end=r2; b3 tip=cp3 from=cp3 turns=3 own=0 active"},
+		{"the same state twice is listed once", cat(three(),
+			move("r1", "cp2", ModeBoth, "cp3", "cp1", "F3", "tree-cp2", false),
+			[]Record{created("cp4", "cp1", 15), completed("cp4", 20, StatusCompleted)},
+			move("r2", "cp3", ModeConversation, "cp4", "cp3", "E4", "", false),
+			move("r3", "cp2", ModeBoth, "cp3", "cp1", "F3", "tree-cp2", false)),
+			"b1 tip=cp3 from= turns=3 own=3 end=r1; b2 tip=cp4 from=cp1 turns=2 own=1 end=r2; b4 tip=cp1 from=cp1 turns=1 own=0 active"},
 		{"three branches", base,
 			"b1 tip=cp3 from= turns=3 own=3 end=r1; b2 tip=cp4 from=cp1 turns=2 own=1 end=r2; b3 tip=cp5 from=cp1 turns=2 own=1 active"},
 		{"switching to b1 leaves b3", cat(base, rewind("r3", "cp3", ModeBoth, "cp5", "cp3")),
@@ -60,6 +113,19 @@ func TestBranches(t *testing.T) {
 			}
 		})
 	}
+}
+
+// move is restore.started + head.moved with the trees recorded: the
+// recovery snapshot of the files before the restore and the tree it
+// restored ("" in conversation mode).
+func move(id, target, mode, oldHead, newHead, recovery, targetTree string, redo bool) []Record {
+	rs := rewind(id, target, mode, oldHead, newHead)
+	for i := range rs {
+		rs[i].Recovery = &SnapshotRef{Tree: recovery, Ref: "refs/yolop/checkpoints/s/" + id}
+		rs[i].TargetTree = targetTree
+		rs[i].Redo = redo
+	}
+	return rs
 }
 
 func TestBranchOf(t *testing.T) {

@@ -25,6 +25,10 @@ func FuzzMaterialize(f *testing.F) {
 	f.Add(valid[:100], valid[100:])
 	f.Add([]byte{}, []byte(`{"v":1,"type":"head.moved","restore":"r1","new_head":"cp9"}`+"\n"))
 	f.Add(valid, []byte(`{"v":1,"type":"checkpoint.created","checkpoint":"cp4","parent":"cp1","seq_before":16}`+"\n"))
+	f.Add(encode(cat(three(),
+		move("r1", "cp2", ModeWorkspace, "cp3", "cp3", "F3", "tree-cp2", false),
+		move("r2", "cp3", ModeConversation, "cp3", "cp2", "tree-cp2", "", false),
+		move("r3", "", ModeBoth, "cp2", "cp3", "tree-cp2", "tree-cp2", true))), []byte{})
 	f.Fuzz(func(t *testing.T, prefix, suffix []byte) {
 		data := append(bytes.Clone(prefix), suffix...)
 		st := Materialize(data) // must not panic
@@ -42,6 +46,34 @@ func FuzzMaterialize(f *testing.F) {
 			if !st.Active(cp.ID) {
 				t.Fatalf("%s on the active chain but not Active", cp.ID)
 			}
+		}
+		// Branches: unique ids, at most one active, and it ends where the
+		// conversation is; every other one was left by a restore.
+		ids := map[string]bool{}
+		active := 0
+		for _, b := range st.Branches() {
+			if ids[b.ID] {
+				t.Fatalf("branch id %s twice", b.ID)
+			}
+			ids[b.ID] = true
+			if b.Active {
+				active++
+				want := st.Head
+				if st.OpenTurn != nil {
+					want = st.OpenTurn.ID
+				}
+				if b.Tip != want {
+					t.Fatalf("active branch %s ends at %q, the conversation at %q", b.ID, b.Tip, want)
+				}
+			} else if b.LeftBy == "" {
+				t.Fatalf("abandoned branch %s was not left by a restore", b.ID)
+			}
+			if b.Own < 0 || b.Turns < b.Own {
+				t.Fatalf("branch %s: %d turns, %d own", b.ID, b.Turns, b.Own)
+			}
+		}
+		if active > 1 || (len(st.Order) > 0 && active != 1) {
+			t.Fatalf("%d active branches with %d checkpoints", active, len(st.Order))
 		}
 		// The valid prefix of a good log survives anything appended.
 		good := Materialize(valid)

@@ -74,8 +74,9 @@ type State struct {
 	// after a workspace restore the files are the restored tree. "" when
 	// it is unknown (a turn is running, or its end capture failed).
 	KnownFiles string
-	// trail is what Branches needs, in journal order: each
-	// checkpoint.created (id, parent, time) and each head.moved.
+	// trail is what Branches and Recoveries need, in journal order: each
+	// checkpoint.created (id, parent, time), restore.started and
+	// head.moved.
 	trail []Record
 	// LastUsed is when the session was last used: the time of its latest
 	// checkpoint.created, turn.completed or head.moved (a turn ran or a
@@ -189,7 +190,7 @@ func (s *State) apply(r Record) error {
 	switch r.Type {
 	case TypeCheckpointCreated:
 		s.trail = append(s.trail, Record{Type: r.Type, Time: r.Time, Checkpoint: r.Checkpoint, Parent: r.Parent})
-	case TypeHeadMoved:
+	case TypeHeadMoved, TypeRestoreStarted:
 		s.trail = append(s.trail, r)
 	}
 	return nil

@@ -165,8 +165,8 @@ async function main() {
 
     const cmds = await waitFor(a, (n) => n.sessionId === sessionId && n.update.sessionUpdate === "available_commands_update", "available_commands_update after session/new");
     const names = cmds.update.availableCommands.map((c) => c.name);
-    check(["rewind", "undo", "redo"].every((n) => names.includes(n)) && !names.includes("clear") && !names.includes("quit"),
-      "available commands offer rewind, undo and redo, and no TUI-only commands", names);
+    check(["rewind", "undo", "redo", "branches", "branch"].every((n) => names.includes(n)) && !names.includes("clear") && !names.includes("quit") && !names.includes("resume"),
+      "available commands offer rewind, undo, redo, branches and branch, and no TUI-only commands", names);
 
     let r = await prompt(ctx, a, sessionId, P1);
     check(r.stop === "end_turn", "turn 1 ends with end_turn", r);

@@ -393,8 +393,21 @@ func TestTmuxResumeAndBranches(t *testing.T) {
 			t.Errorf("/branches lacks %q:\n%s", want, list)
 		}
 	}
+	// /branch b1: a preview titled as the switch, y confirms it, and the
+	// abandoned turn is back in the transcript.
+	tm.typeLines("/branch b1")
+	tm.keys("Enter")
+	tm.waitFor("the /branch b1 preview", func(s string) bool {
+		return strings.Contains(s, "Enter branch b1 as it was left, leave b2") && strings.Contains(s, "y confirm")
+	})
+	time.Sleep(700 * time.Millisecond) // y is ignored in the first moment
+	tm.keys("y")
+	tm.waitFor("the switch to b1", func(s string) bool {
+		return strings.Contains(s, "Switched to branch b1") && strings.Contains(s, "the quokka plan")
+	})
+	time.Sleep(700 * time.Millisecond) // Enter is ignored in the first moment after a restore
 	// /resume: the picker again; Esc goes back to the session it was
-	// typed in, and /quit ends yolop.
+	// typed in.
 	tm.typeLines("/resume")
 	tm.keys("Enter")
 	tm.waitText("Esc to go back to " + a)
@@ -402,10 +415,69 @@ func TestTmuxResumeAndBranches(t *testing.T) {
 	tm.waitFor("the TUI on session a again", func(s string) bool {
 		return strings.Contains(s, a) && strings.Contains(s, "Enter send") && !strings.Contains(s, "Resume a session")
 	})
+	// /resume inside the running TUI: the picker again; a search and
+	// Enter open session b in the same process.
+	tm.typeLines("/resume")
+	tm.keys("Enter")
+	tm.waitText("Resume a session")
+	tm.typeLines("beta turn")
+	tm.waitFor("the search to narrow to b", func(s string) bool {
+		// a is named once: in "Esc to go back to a", not as a row.
+		return strings.Contains(s, "> beta turn") && strings.Contains(s, b) && strings.Count(s, a) == 1
+	})
+	tm.keys("Enter")
+	tm.waitFor("the TUI on session b", func(s string) bool {
+		return strings.Contains(s, b) && strings.Contains(s, "Enter send")
+	})
+	// The session left is closed: another process can run a turn in it.
+	// The one open now is held.
+	yolop("--session", a, "-p", "a turn while b is open")
+	second := exec.Command(bin, "--provider", "sim", "--session", b, "-p", "second writer")
+	second.Dir, second.Env = repo, env
+	if out, err := second.CombinedOutput(); err == nil || !strings.Contains(string(out), "in use") {
+		t.Fatalf("a second process in the session the TUI holds: %v\n%s", err, out)
+	}
+	// A chosen session another process holds does not open: the picker
+	// says why and stays; b's TUI was closed before it showed.
+	holder := exec.Command(bin, "--provider", "sim", "--session", a, "-p", "sleep 60000")
+	holder.Dir, holder.Env = repo, env
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = holder.Process.Kill(); _ = holder.Wait() })
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if b, _ := os.ReadFile(filepath.Join(data, "sessions", a, "events.jsonl")); strings.Contains(string(b), "sleep 60000") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the process holding session a did not start its turn")
+		}
+	}
+	tm.typeLines("/resume")
+	tm.keys("Enter")
+	tm.waitText("Resume a session")
+	tm.typeLines(a)
+	tm.waitFor("the search to narrow to a", func(s string) bool {
+		return strings.Contains(s, "> "+a) && strings.Contains(s, "turns  "+a)
+	})
+	tm.keys("Enter")
+	tm.waitFor("the picker to say a did not open", func(s string) bool {
+		return strings.Contains(s, a+" did not open") && strings.Contains(s, "in use") && strings.Contains(s, "Resume a session")
+	})
+	// Esc goes back to the session /resume was typed in.
+	tm.keys("Escape")
+	tm.waitFor("the TUI on session b again", func(s string) bool {
+		return strings.Contains(s, b) && strings.Contains(s, "Enter send") && !strings.Contains(s, "Resume a session")
+	})
 	tm.typeLines("/quit")
 	tm.keys("Enter")
 	final := tm.waitText("yolop-exit=")
 	if !strings.Contains(final, "yolop-exit=0") {
 		t.Fatalf("yolop did not exit cleanly:\n%s", final)
 	}
+	if !strings.Contains(final, "Continue this session with: yolop --session "+b) {
+		t.Fatalf("the exit does not name the session to continue:\n%s", final)
+	}
+	// Nothing holds b any more.
+	yolop("--session", b, "-p", "b after the TUI")
 }

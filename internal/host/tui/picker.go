@@ -118,8 +118,11 @@ func confirmCommand(pv *checkpoint.Preview) (command.Command, error) {
 		return command.Parse(pv.Command)
 	}
 	c := command.Command{Name: string(pv.Action), Token: pv.Token, Confirm: true}
-	if pv.Action == checkpoint.ActionRewind || pv.Action == "" {
+	switch pv.Action {
+	case checkpoint.ActionRewind, "":
 		c.Name, c.Target, c.Mode = "rewind", pv.Target, pv.Mode
+	case checkpoint.ActionBranch:
+		c.Target, c.Mode = pv.Branch, pv.Mode
 	}
 	c.Raw = rawCommand(c)
 	return c, nil
@@ -128,8 +131,12 @@ func confirmCommand(pv *checkpoint.Preview) (command.Command, error) {
 // previewCommand is the command that previews pv again.
 func previewCommand(pv *checkpoint.Preview) command.Command {
 	c := command.Command{Name: string(pv.Action)}
-	if pv.Action == checkpoint.ActionRewind || pv.Action == "" {
+	switch pv.Action {
+	case checkpoint.ActionRewind, "":
 		c.Name, c.Target, c.Mode = "rewind", pv.Target, pv.Mode
+	case checkpoint.ActionBranch:
+		// A branch is named by its id; the preview's target is the id too.
+		c.Target, c.Mode = pv.Branch, pv.Mode
 	}
 	c.Raw = rawCommand(c)
 	return c

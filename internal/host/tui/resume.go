@@ -31,10 +31,12 @@ type PickSource func(ctx context.Context, query string) ([]PickRow, error)
 
 // Pick shows the session picker: type to search (titles, ids,
 // repositories and everything the sessions hold), Up/Down to choose,
-// Enter to open, Esc to quit. It returns the chosen id, or "" when the
-// user quit.
+// Enter to open, Esc to quit (or go back to o.Back). o.Note, when not
+// empty, is shown above the list until the user types (why the previous
+// choice did not open). It returns the chosen id, or "" when the user
+// quit.
 func Pick(ctx context.Context, src PickSource, o Options) (string, error) {
-	m := &pickModel{ctx: ctx, src: src, back: o.Back}
+	m := &pickModel{ctx: ctx, src: src, back: o.Back, note: o.Note}
 	opts := []tea.ProgramOption{tea.WithContext(ctx)}
 	if o.In != nil {
 		opts = append(opts, tea.WithInput(o.In))
@@ -62,6 +64,7 @@ type pickModel struct {
 	shown  string // query the rows answer
 	cursor int
 	err    string
+	note   string // shown until the user types
 	chosen string
 	width  int
 	height int
@@ -138,7 +141,7 @@ func (m *pickModel) key(k tea.KeyPressMsg) tea.Cmd {
 		}
 		m.query += k.Text
 	}
-	m.cursor = 0
+	m.cursor, m.note = 0, ""
 	return m.load()
 }
 
@@ -156,6 +159,9 @@ func (m *pickModel) render() string {
 		esc = "Esc to go back to " + m.back
 	}
 	fmt.Fprintf(&b, "Resume a session — type to search, ↑/↓ to choose, Enter to open, %s\n\n> %s\n\n", esc, m.query)
+	if m.note != "" {
+		fmt.Fprintf(&b, "  ! %s\n\n", m.note)
+	}
 	m.drawn, m.drew = m.shown, true
 	searching := m.shown != m.query
 	if m.err != "" {

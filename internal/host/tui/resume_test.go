@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/command"
 )
 
 // runPick feeds a command's message back into the picker (the load of a
@@ -120,5 +122,48 @@ func TestResumeCommandEndsTheProgram(t *testing.T) {
 	typeText(t, m, "/resume")
 	if quit := press(t, m, "enter"); !quit || !m.resume {
 		t.Fatalf("/resume: quit %v resume %v", quit, m.resume)
+	}
+}
+
+// Why the last choice did not open stays above the list until the user
+// types again.
+func TestPickShowsWhyAChoiceDidNotOpen(t *testing.T) {
+	t.Parallel()
+	m := &pickModel{ctx: context.Background(), note: "s_1 did not open: session s_1 is in use by yolop process 42", src: func(context.Context, string) ([]PickRow, error) {
+		return []PickRow{{ID: "s_1"}, {ID: "s_2"}}, nil
+	}}
+	runPick(t, m, m.Init())
+	if !strings.Contains(m.render(), "! s_1 did not open: session s_1 is in use") {
+		t.Fatalf("the note is not shown:\n%s", m.render())
+	}
+	m.Update(keyMsg("down"))
+	if !strings.Contains(m.render(), "did not open") {
+		t.Fatal("moving the cursor dropped the note")
+	}
+	_, cmd := m.Update(tea.KeyPressMsg{Code: 'x', Text: "x"})
+	runPick(t, m, cmd)
+	if strings.Contains(m.render(), "did not open") {
+		t.Fatalf("typing did not clear the note:\n%s", m.render())
+	}
+}
+
+// A branch preview is titled as a switch, and previewing it again (after
+// it went stale) or confirming it names the branch, never a bare /branch.
+func TestBranchPreviewCommands(t *testing.T) {
+	t.Parallel()
+	pv := &checkpoint.Preview{Action: checkpoint.ActionBranch, Target: "b1", Branch: "b1", BranchLeft: "b3", Mode: checkpoint.ModeBoth, Token: "tok"}
+	if got := previewTitle(pv); got != "Enter branch b1 as it was left, leave b3" {
+		t.Errorf("title %q", got)
+	}
+	again := previewCommand(pv)
+	if again.Name != "branch" || again.Target != "b1" || again.Mode != checkpoint.ModeBoth || again.Raw != "/branch b1 both" {
+		t.Errorf("preview again: %+v", again)
+	}
+	if _, err := command.Parse(again.Raw); err != nil {
+		t.Errorf("preview again does not parse: %v", err)
+	}
+	c, err := confirmCommand(pv)
+	if err != nil || c.Raw != "/branch b1 both --confirm tok" || c.Request().Target != "b1" {
+		t.Errorf("confirm: %+v %v", c, err)
 	}
 }

@@ -55,6 +55,8 @@ type Options struct {
 	// Back, for the picker: the session /resume was typed in, which Esc
 	// goes back to ("" for yolop -r: Esc quits).
 	Back string
+	// Note, for the picker: why the session chosen last did not open.
+	Note string
 }
 
 // Run shows the TUI for s until the user quits or ctx is cancelled. It
