@@ -83,6 +83,11 @@ func Run(args []string, streams IO) int {
 	if err == nil {
 		return 0
 	}
+	if errors.Is(err, syscall.EPIPE) {
+		// The reader went away (yolop sessions | head): stop quietly, with
+		// the status a process killed by SIGPIPE has.
+		return 141
+	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {

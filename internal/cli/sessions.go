@@ -231,7 +231,7 @@ func removeSession(ctx context.Context, o *rootOptions, id string, force bool) e
 		for _, r := range rep.ApplyRefs {
 			fmt.Fprintf(o.io.Out, "  %s\n", r)
 		}
-		fmt.Fprintf(o.io.Out, "bring one's files back with `git restore --source=REF --worktree -- .` in the checkout; drop one with `git update-ref -d REF`\n")
+		fmt.Fprintf(o.io.Out, "in the checkout, `git diff REF` shows how a file differs from then and `git restore --source=REF -- PATH` brings that one file back (your other files stay as they are); `git update-ref -d REF` drops a ref\n")
 	}
 	if err != nil {
 		return err
