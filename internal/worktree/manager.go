@@ -219,6 +219,9 @@ func (m *Manager) Ensure(ctx context.Context, info Info) (Info, error) {
 		}
 		return Info{}, errorf(ErrRepoGone, "the repository %s of this session is no longer there. If you moved it, run yolop from its new place (cd NEW-PLACE && yolop --session %s, or -c): the session follows it. If it was deleted, the session's snapshots went with it; its files are still in %s", where, filepath.Base(info.Path), info.Path)
 	}
+	if err := replaced(info); err != nil {
+		return Info{}, err
+	}
 	if _, err := os.Lstat(info.Path); err == nil {
 		// A command in the worktree may have rewritten its .git file; put
 		// the link back from the repository's record before asking git.
@@ -293,12 +296,36 @@ func (m *Manager) CheckLink(info Info) (_ Info, present bool, _ error) {
 	} else if err != nil {
 		return Info{}, false, fmt.Errorf("worktree: %w", err)
 	}
+	if err := replaced(info); err != nil {
+		return Info{}, true, err
+	}
 	rep, err := git.CheckWorktreeLink(info.Path, info.CommonDir)
 	if err != nil && !errors.Is(err, git.ErrNoWorktreeRecord) {
 		return Info{}, true, fmt.Errorf("worktree: %w", err)
 	}
 	info.LinkRepaired = rep.Repaired
 	return info, true, nil
+}
+
+// replaced refuses a worktree path that is no longer a directory: following
+// a symlink (or using a file) put in its place would make some other
+// directory the session's, where commands would run and restores delete
+// files.
+func replaced(info Info) error {
+	st, err := os.Lstat(info.Path)
+	if err != nil || st.IsDir() {
+		return nil
+	}
+	what := "a " + st.Mode().Type().String() + " file"
+	if st.Mode()&os.ModeSymlink != 0 {
+		what = "a symlink"
+		if dest, err := os.Readlink(info.Path); err == nil {
+			what += " to " + dest
+		}
+	} else if st.Mode().IsRegular() {
+		what = "a file"
+	}
+	return fmt.Errorf("worktree: the session's worktree %s is now %s, not the directory yolop made; yolop does not use it and changed nothing. Move it away, then resume: the worktree is added again on branch %s with the files the last turn left", info.Path, what, info.Branch)
 }
 
 // Verify asks git whether the existing directory info.Path is the top
