@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"time"
 
@@ -456,7 +457,15 @@ func referenced(dataDir string) (func(string) bool, error) {
 	for _, sm := range list {
 		ids[sm.ID] = true
 	}
-	return func(id string) bool { return ids[id] }, nil
+	return func(id string) bool {
+		if ids[id] {
+			return true
+		}
+		// A session created since the list was read (a start racing the
+		// prune) is in use too: look again now.
+		_, err := os.Lstat(filepath.Join(session.SessionsDir(dataDir), id))
+		return err == nil || !errors.Is(err, fs.ErrNotExist)
+	}, nil
 }
 
 // CheckpointIDs lists the checkpoints of a saved session's active branch,

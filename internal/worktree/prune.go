@@ -133,7 +133,7 @@ func (m *Manager) Prune(ctx context.Context, o PruneOptions) (PruneReport, error
 			rep.Removed = append(rep.Removed, e)
 			continue
 		}
-		if o.Referenced(e.SessionID) {
+		if o.Referenced(e.SessionID) || m.starting(e) {
 			continue
 		}
 		if (e.Dirty || e.Missing) && !o.Force {
@@ -364,4 +364,20 @@ func deleteSessionRefs(ctx context.Context, commonDir, sessionID string) ([]stri
 		return nil, fmt.Errorf("worktree: delete checkpoint refs of session %s in %s: %w", sessionID, commonDir, err)
 	}
 	return refNames(refs), nil
+}
+
+// starting reports whether a session start holds e's pending mark: its
+// worktree exists, its session directory does not yet (a prune must not
+// take it from under the start).
+func (m *Manager) starting(e Entry) bool {
+	mark := filepath.Join(filepath.Dir(e.Path), pendingPrefix+e.SessionID+lockSuffix)
+	f, ok, err := lockFile(mark, false)
+	if err != nil {
+		return true // cannot tell: leave it
+	}
+	if ok {
+		f.Close() // a mark nobody holds: the start is over (or died; sweep handles it)
+		return false
+	}
+	return fileExists(mark)
 }
