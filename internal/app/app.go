@@ -70,6 +70,10 @@ type Options struct {
 	// Hooks are test and fault-injection seams; the product leaves them
 	// zero.
 	Hooks Hooks
+
+	// knownClean: the new session's worktree was just proved clean by its
+	// claim and nothing ran in it since (worktree.Started.KnownClean).
+	knownClean bool
 }
 
 // ErrNoSession is returned by Open with Continue when there is nothing to
@@ -386,6 +390,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 	}
 	filled := 0
 	var startNotes []string
+	knownClean := false
 	ws := d.ws
 	ws.Title = title
 	o := s.opts
@@ -415,6 +420,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		defer started.Done()
 		info := started.Info
 		ws.Recycled = started.Recycled
+		knownClean = started.KnownClean
 		startNotes = started.Notes
 		ws.Kind = session.KindWorktree
 		ws.RepoRoot, ws.CommonDir = repo.Root, repo.CommonDir
@@ -452,7 +458,12 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		return 0, undo(err)
 	}
 	dir := sess.Dir
-	p, err := assemble(ctx, sess, s.prov, o)
+	// The claim's proof that the worktree is clean stands for the first
+	// capture only if nothing writes there before it: not a fork's copy,
+	// not an MCP server started with the session.
+	ao := o
+	ao.knownClean = knownClean && fill == nil && len(o.MCP) == 0
+	p, err := assemble(ctx, sess, s.prov, ao)
 	if err == nil {
 		p.contextWindow = o.Provider.ContextWindow
 	}

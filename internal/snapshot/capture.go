@@ -66,7 +66,8 @@ func (e *Engine) captureOnce(ctx context.Context) (string, error) {
 	if err := writeIfChanged(filepath.Join(e.privDir, "info", "exclude"), []byte(e.excludeTextFresh())); err != nil {
 		return "", e.fileErr("cannot prepare the private git directory", err)
 	}
-	if err := e.ensureIndex(ctx); err != nil {
+	derive, err := e.ensureIndex(ctx)
+	if err != nil {
 		return "", err
 	}
 	if err := e.settle(ctx); err != nil {
@@ -80,6 +81,24 @@ func (e *Engine) captureOnce(ctx context.Context) (string, error) {
 	// runs while git stats the same files.
 	walked := make(chan walkResult, 1)
 	go func() { walked <- walkTree(e.root) }()
+	if derive {
+		// The status that proved the worktree clean compared every file
+		// with the very entries the private index now holds: its tree
+		// is the worktree's, unless a nested repository hides entries.
+		out, err := e.runPriv(ctx, nil, "write-tree")
+		w := <-walked
+		if err != nil {
+			return "", e.captureErr(ctx, "cannot write the snapshot tree", err)
+		}
+		if len(w.nested) == 0 {
+			e.lastWalk = w
+			e.derivedCaptures++
+			tree := git.Trim(out)
+			e.setHead(tree)
+			return tree, nil
+		}
+		walked <- w
+	}
 	paths, indexDiffers, err := e.changedPaths(ctx)
 	w := <-walked
 	if err != nil {
@@ -296,20 +315,24 @@ func isBlocked(component string) bool {
 	return false
 }
 
-// ensureIndex seeds the private index when it does not exist yet.
-func (e *Engine) ensureIndex(ctx context.Context) error {
+// ensureIndex seeds the private index when it does not exist yet. derive
+// reports that the seed may stand for the worktree without a status (see
+// Options.KnownClean).
+func (e *Engine) ensureIndex(ctx context.Context) (derive bool, err error) {
 	if _, err := os.Stat(e.privIndex); err == nil {
-		return nil
+		return false, nil
 	}
+	knownClean := e.knownClean
+	e.knownClean = false
 	convert, err := e.conversionPossible(ctx)
 	if err != nil {
-		return e.captureErr(ctx, "cannot inspect the repository's attributes", err)
+		return false, e.captureErr(ctx, "cannot inspect the repository's attributes", err)
 	}
 	seeded := false
 	if !convert {
 		ok, err := copyPreservingMtime(e.realIndex, e.privIndex)
 		if err != nil {
-			return e.fileErr("cannot copy the worktree index", err)
+			return false, e.fileErr("cannot copy the worktree index", err)
 		}
 		seeded = ok
 	}
@@ -323,40 +346,67 @@ func (e *Engine) ensureIndex(ctx context.Context) error {
 			}
 		}
 		if err != nil {
-			return e.captureErr(ctx, "cannot build the private index", err)
+			return false, e.captureErr(ctx, "cannot build the private index", err)
 		}
 	}
-	if err := e.cleanSeed(ctx); err != nil {
+	flagged, err := e.cleanSeed(ctx)
+	if err != nil {
 		_ = os.Remove(e.privIndex)
-		return err
+		return false, err
 	}
-	if seeded && e.seedSettled {
-		return nil
+	derive = seeded && knownClean && !flagged && e.pinnedConfig(ctx)
+	if seeded && (e.seedSettled || derive) {
+		return derive, nil
 	}
 	if err := os.WriteFile(e.privIndex+".settle", nil, 0o600); err != nil {
-		return e.fileErr("cannot write private state", err)
+		return false, e.fileErr("cannot write private state", err)
 	}
-	return nil
+	return false, nil
+}
+
+// pinnedConfig reports whether the repository's core.fileMode,
+// core.symlinks and core.ignoreCase are what the engine pins for its own
+// statuses (privConfig), so that a status run with the repository's
+// settings proves what the engine's would. Unknown is false.
+func (e *Engine) pinnedConfig(ctx context.Context) bool {
+	out, err := e.repo.Run(ctx, "config", "--type=bool", "-z", "--get-regexp", `^core\.(filemode|symlinks|ignorecase)$`)
+	if err != nil {
+		var ge *git.Error
+		// 1: none is set; git's defaults are the pinned values.
+		return errors.As(err, &ge) && ge.ExitCode == 1
+	}
+	for _, kv := range git.SplitZ(out) {
+		k, v, _ := strings.Cut(kv, "\n")
+		want := "true"
+		if strings.EqualFold(k, "core.ignorecase") {
+			want = "false"
+		}
+		if v != want {
+			return false
+		}
+	}
+	return true
 }
 
 // cleanSeed removes from a freshly seeded private index what the real index
 // may carry but a snapshot must not: assume-unchanged and skip-worktree flags
 // (their edits would be invisible), submodules, blocklisted paths, and a
 // split-index link to a shared index that only exists in the real git dir.
-func (e *Engine) cleanSeed(ctx context.Context) error {
+// flagged reports that it found assume-unchanged or skip-worktree entries.
+func (e *Engine) cleanSeed(ctx context.Context) (flagged bool, err error) {
 	// The shared index of a split real index lives in the real git dir;
 	// reading it there and writing a whole index breaks the link.
 	if split, err := hasSplitLink(e.privIndex); err != nil {
-		return &CaptureError{Reason: "cannot read the worktree index", Err: err}
+		return false, &CaptureError{Reason: "cannot read the worktree index", Err: err}
 	} else if split {
 		r := e.repo.With("GIT_INDEX_FILE=" + e.privIndex)
 		if _, err := r.Run(ctx, "-c", "core.splitIndex=false", "update-index", "--no-split-index"); err != nil {
-			return e.captureErr(ctx, "cannot convert the split worktree index", err)
+			return false, e.captureErr(ctx, "cannot convert the split worktree index", err)
 		}
 	}
 	out, err := e.runPriv(ctx, nil, "ls-files", "-s", "-v", "-z")
 	if err != nil {
-		return e.captureErr(ctx, "cannot read the private index", err)
+		return false, e.captureErr(ctx, "cannot read the private index", err)
 	}
 	var assumed, skipped, remove []string
 	for _, f := range git.SplitZ(out) {
@@ -377,6 +427,7 @@ func (e *Engine) cleanSeed(ctx context.Context) error {
 			skipped = append(skipped, path)
 		}
 	}
+	flagged = len(assumed) > 0 || len(skipped) > 0
 	// update-index applies only one of the flag options per run.
 	for _, step := range []struct {
 		flag  string
@@ -387,10 +438,10 @@ func (e *Engine) cleanSeed(ctx context.Context) error {
 		}
 		in := strings.Join(step.paths, "\x00") + "\x00"
 		if _, err := e.runPriv(ctx, []byte(in), "update-index", step.flag, "-z", "--stdin"); err != nil {
-			return e.captureErr(ctx, "cannot prepare the private index", err)
+			return false, e.captureErr(ctx, "cannot prepare the private index", err)
 		}
 	}
-	return nil
+	return flagged, nil
 }
 
 // settle rewrites a freshly seeded index once it is a second old, so entries

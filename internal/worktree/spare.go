@@ -82,6 +82,11 @@ type Started struct {
 	Info
 	// Recycled: the worktree was a parked spare, moved to the user's HEAD.
 	Recycled bool
+	// KnownClean: a status on the worktree's index found nothing during
+	// the claim, and since then only git's two-tree checkout and ref
+	// updates ran in it; its first capture may skip its own status
+	// (snapshot.Options.KnownClean) if nothing else runs there first.
+	KnownClean bool
 	// Notes tell the user about spares that could not be used and leftovers
 	// of interrupted starts that were cleaned up.
 	Notes   []string
@@ -539,6 +544,7 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 	if admin, _, err := adminDir(path); err == nil {
 		_ = os.Remove(filepath.Join(admin, spareNote))
 	}
+	st.KnownClean = true
 	return Info{Path: path, Branch: branch, Base: repo.Head, RepoRoot: repo.Root, CommonDir: repo.CommonDir}, true, notes, nil
 }
 
