@@ -20,6 +20,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/search"
 	"github.com/yolop-dev/yolop/internal/session"
+	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
@@ -74,6 +75,8 @@ type Options struct {
 	// knownClean: the new session's worktree was just proved clean by its
 	// claim and nothing ran in it since (worktree.Started.KnownClean).
 	knownClean bool
+	// knownWalk is the walk made when that worktree was parked.
+	knownWalk *snapshot.Walk
 }
 
 // ErrNoSession is returned by Open with Continue when there is nothing to
@@ -391,6 +394,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 	filled := 0
 	var startNotes []string
 	knownClean := false
+	var knownWalk *snapshot.Walk
 	ws := d.ws
 	ws.Title = title
 	o := s.opts
@@ -420,7 +424,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		defer started.Done()
 		info := started.Info
 		ws.Recycled = started.Recycled
-		knownClean = started.KnownClean
+		knownClean, knownWalk = started.KnownClean, started.Walk
 		startNotes = started.Notes
 		ws.Kind = session.KindWorktree
 		ws.RepoRoot, ws.CommonDir = repo.Root, repo.CommonDir
@@ -463,6 +467,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 	// not an MCP server started with the session.
 	ao := o
 	ao.knownClean = knownClean && fill == nil && len(o.MCP) == 0
+	ao.knownWalk = knownWalk
 	p, err := assemble(ctx, sess, s.prov, ao)
 	if err == nil {
 		p.contextWindow = o.Provider.ContextWindow

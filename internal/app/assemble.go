@@ -144,7 +144,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		if err != nil {
 			return nil, err
 		}
-		eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, SeedSettled: ws.Recycled, KnownClean: o.knownClean})
+		eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, SeedSettled: ws.Recycled, KnownClean: o.knownClean, KnownWalk: o.knownWalk})
 		if err != nil {
 			p.NoWorkspace = "workspace snapshots unavailable: " + err.Error()
 		} else {

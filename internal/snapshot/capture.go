@@ -80,11 +80,17 @@ func (e *Engine) captureOnce(ctx context.Context) (string, error) {
 	// captured files used to be, and permissions a tree cannot hold. It
 	// runs while git stats the same files.
 	walked := make(chan walkResult, 1)
-	go func() { walked <- walkTree(e.root) }()
 	if derive {
 		// The status that proved the worktree clean compared every file
 		// with the very entries the private index now holds: its tree
 		// is the worktree's, unless a nested repository hides entries.
+		if w, ok := e.walkFromNote(e.knownWalk, e.seedEntries); ok && e.seedEntries != nil {
+			e.noteWalks++
+			walked <- w
+		} else {
+			go func() { walked <- walkTree(e.root) }()
+		}
+		e.knownWalk, e.seedEntries = nil, nil
 		out, err := e.runPriv(ctx, nil, "write-tree")
 		w := <-walked
 		if err != nil {
@@ -98,6 +104,8 @@ func (e *Engine) captureOnce(ctx context.Context) (string, error) {
 			return tree, nil
 		}
 		walked <- w
+	} else {
+		go func() { walked <- walkTree(e.root) }()
 	}
 	paths, indexDiffers, err := e.changedPaths(ctx)
 	w := <-walked
@@ -355,6 +363,9 @@ func (e *Engine) ensureIndex(ctx context.Context) (derive bool, err error) {
 		return false, err
 	}
 	derive = seeded && knownClean && !flagged && e.pinnedConfig(ctx)
+	if !derive {
+		e.seedEntries, e.knownWalk = nil, nil
+	}
 	if seeded && (e.seedSettled || derive) {
 		return derive, nil
 	}
@@ -404,27 +415,47 @@ func (e *Engine) cleanSeed(ctx context.Context) (flagged bool, err error) {
 			return false, e.captureErr(ctx, "cannot convert the split worktree index", err)
 		}
 	}
-	out, err := e.runPriv(ctx, nil, "ls-files", "-s", "-v", "-z")
-	if err != nil {
-		return false, e.captureErr(ctx, "cannot read the private index", err)
-	}
 	var assumed, skipped, remove []string
-	for _, f := range git.SplitZ(out) {
-		// "<tag> <mode> <oid> <stage>\t<path>"
-		meta, path, ok := strings.Cut(f, "\t")
-		if !ok || len(meta) < 2 {
-			continue
+	e.seedEntries = nil
+	entries, err := readIndexFile(e.privIndex, e.hashSize())
+	if err == nil {
+		kept := entries[:0]
+		for _, ent := range entries {
+			switch {
+			case ent.mode == 0o160000 || excludedPath(ent.path):
+				remove = append(remove, ent.path)
+				continue
+			case ent.assumed:
+				assumed = append(assumed, ent.path)
+			}
+			if ent.skipWorktree {
+				skipped = append(skipped, ent.path)
+			}
+			kept = append(kept, ent)
 		}
-		tag := meta[0]
-		if strings.Contains(meta, " 160000 ") || excludedPath(path) {
-			remove = append(remove, path)
-			continue
+		e.seedEntries = kept
+	} else {
+		out, err := e.runPriv(ctx, nil, "ls-files", "-s", "-v", "-z")
+		if err != nil {
+			return false, e.captureErr(ctx, "cannot read the private index", err)
 		}
-		if tag >= 'a' && tag <= 'z' {
-			assumed = append(assumed, path)
-		}
-		if tag == 'S' || tag == 's' {
-			skipped = append(skipped, path)
+		for _, f := range git.SplitZ(out) {
+			// "<tag> <mode> <oid> <stage>\t<path>"
+			meta, path, ok := strings.Cut(f, "\t")
+			if !ok || len(meta) < 2 {
+				continue
+			}
+			tag := meta[0]
+			if strings.Contains(meta, " 160000 ") || excludedPath(path) {
+				remove = append(remove, path)
+				continue
+			}
+			if tag >= 'a' && tag <= 'z' {
+				assumed = append(assumed, path)
+			}
+			if tag == 'S' || tag == 's' {
+				skipped = append(skipped, path)
+			}
 		}
 	}
 	flagged = len(assumed) > 0 || len(skipped) > 0

@@ -2,10 +2,13 @@ package snapshot
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 )
@@ -138,6 +141,55 @@ func TestKnownCleanFirstCaptureEqualsAFreshOne(t *testing.T) {
 			want2, got2 := capture(t, fresh, "b"), capture(t, known, "b")
 			if got2.Tree == got.Tree || got2.Tree != want2.Tree {
 				t.Fatalf("capture after an edit: known clean %s (first %s), ordinary %s", got2.Tree, got.Tree, want2.Tree)
+			}
+		})
+	}
+}
+
+// TestKnownWalkStandsForTheFirstCapturesWalk: with the walk made when the
+// worktree was parked, a known-clean first capture walks nothing, yet
+// records the same permissions as an ordinary capture: those the earlier
+// walk saw, and those changed since (found by the inode times the claim's
+// status refreshed). A nested repository appearing since makes it walk.
+func TestKnownWalkStandsForTheFirstCapturesWalk(t *testing.T) {
+	t.Parallel()
+	for _, nested := range []bool{false, true} {
+		t.Run(fmt.Sprintf("nested=%v", nested), func(t *testing.T) {
+			t.Parallel()
+			var note Walk
+			_, wt := knownCleanWorktree(t, func(wt string) {
+				time.Sleep(walkSlack + 100*time.Millisecond)
+				note = WalkTree(wt)
+				if err := os.Chmod(filepath.Join(wt, "src/run.sh"), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if nested {
+					if err := os.Mkdir(filepath.Join(wt, "vendor/lib/.git"), 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+			})
+			if note.Modes["src/main.go"] != 0o600 || note.Modes["src/run.sh"] != 0 {
+				t.Fatalf("the parking walk saw %v", note.Modes)
+			}
+			fresh := openKnownClean(t, wt, false)
+			known, err := Open(context.Background(), Options{Worktree: wt, SessionID: "s_test", StateDir: filepath.Join(t.TempDir(), "state"), SeedSettled: true, KnownClean: true, KnownWalk: &note})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(known.Wait)
+			want, got := capture(t, fresh, "a"), capture(t, known, "a")
+			if got.Tree != want.Tree {
+				t.Fatalf("tree %s, ordinary %s", got.Tree, want.Tree)
+			}
+			if !reflect.DeepEqual(known.lastWalk.modes, fresh.lastWalk.modes) {
+				t.Fatalf("permission record %v, ordinary %v", known.lastWalk.modes, fresh.lastWalk.modes)
+			}
+			if want := map[string]fs.FileMode{"src/main.go": 0o600, "src/run.sh": 0o700}; !reflect.DeepEqual(known.lastWalk.modes, want) {
+				t.Fatalf("permission record %v, want %v", known.lastWalk.modes, want)
+			}
+			if n := known.noteWalks; (n == 1) == nested {
+				t.Fatalf("captures walked from the note: %d (nested repository: %v)", n, nested)
 			}
 		})
 	}

@@ -65,6 +65,10 @@ type Options struct {
 	// the engine pins them, and no nested repository. Otherwise the
 	// capture runs as usual. Later captures are unaffected.
 	KnownClean bool
+	// KnownWalk, with KnownClean, is the walk made when the worktree was
+	// parked: the first capture then looks only at the files whose inode
+	// changed since, instead of walking the whole tree again.
+	KnownWalk *Walk
 }
 
 // Snapshot is a captured tree and the ref anchoring it ("" when unnamed).
@@ -86,11 +90,19 @@ type Engine struct {
 	failpointFn func(name string)
 	// seedSettled is Options.SeedSettled.
 	seedSettled bool
-	// knownClean is Options.KnownClean until the first seed uses it.
+	// knownClean is Options.KnownClean until the first seed uses it,
+	// knownWalk Options.KnownWalk.
 	knownClean bool
+	knownWalk  *Walk
+	// seedEntries are the entries of the index just seeded, as
+	// cleanSeed kept them (nil when read through git).
+	seedEntries []indexEntry
 	// derivedCaptures counts captures whose tree came from a seed known
 	// clean, without a status (tests).
 	derivedCaptures int
+	// noteWalks counts derived captures that took their walk from
+	// Options.KnownWalk (tests).
+	noteWalks int
 
 	gitDir    string // the worktree's own git dir (linked worktrees: .git/worktrees/<n>)
 	commonDir string // the repository's common git dir (shared by linked worktrees)
@@ -153,7 +165,7 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, &CaptureError{Reason: "worktree is missing", Err: err}
 	}
-	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, failpointFn: o.Failpoint, seedSettled: o.SeedSettled, knownClean: o.KnownClean, repo: git.New(root)}
+	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, failpointFn: o.Failpoint, seedSettled: o.SeedSettled, knownClean: o.KnownClean, knownWalk: o.KnownWalk, repo: git.New(root)}
 	if o.CommonDir != "" {
 		e.linked, e.commonDir = true, o.CommonDir
 		if err := e.guardLink(); err != nil {

@@ -130,6 +130,9 @@ func TestParkKeepsDependenciesAndClaimMovesToHead(t *testing.T) {
 	if !st2.Recycled {
 		t.Fatalf("second session did not recycle the spare (notes %v)", st2.Notes)
 	}
+	if !st2.KnownClean || st2.Walk == nil {
+		t.Fatalf("parked spare claimed without the proof of its cleanliness or its walk (%v, %+v)", st2.KnownClean, st2.Walk)
+	}
 	if st2.Path != filepath.Join(r.spareDir(), "s_2") || exists(parked) {
 		t.Fatalf("claimed worktree at %s; spare still at %s: %v", st2.Path, parked, exists(parked))
 	}
@@ -195,6 +198,14 @@ func TestSpareBehindMovesOnlyTheDiff(t *testing.T) {
 	if !st.Recycled {
 		t.Fatalf("not recycled: %v", st.Notes)
 	}
+	// The claim's status proved it clean, and the walk made when it was
+	// prepared comes along for the first capture, once.
+	if !st.KnownClean || st.Walk == nil || st.Walk.At.IsZero() {
+		t.Fatalf("claimed spare: KnownClean %v, walk %+v", st.KnownClean, st.Walk)
+	}
+	if admin, _, err := adminDir(st.Path); err != nil || exists(filepath.Join(admin, walkNote)) {
+		t.Fatalf("the walk note stays with the session's worktree (%v)", err)
+	}
 	if headTree(t, st.Path) != headTree(t, r.repo) || exists(filepath.Join(st.Path, "src/a.txt")) {
 		t.Fatal("claimed worktree is not at the user's HEAD")
 	}
@@ -236,6 +247,15 @@ func TestUnusableSparesAreSetAside(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "checkpoint refs of its earlier session"},
+		{"index locked", func(t *testing.T, r *spareRig, spare string) {
+			admin, _, err := adminDir(spare)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(admin, "index.lock"), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "index is locked"},
 		{"merge in progress", func(t *testing.T, r *spareRig, spare string) {
 			admin, _, err := adminDir(spare)
 			if err != nil {
