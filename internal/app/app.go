@@ -38,8 +38,7 @@ type Options struct {
 	Continue  bool   // resume the most recent session of Dir's repository
 	Worktree  string // always (default) or off
 	Provider  ProviderConfig
-	// Create makes the session directory now instead of at the first turn
-	// (ACP session/new).
+	// Create makes the session directory now instead of at the first turn.
 	Create bool
 	// ForReading is set by callers that only read (listing checkpoints):
 	// when SessionID cannot be opened for writing because its directory is

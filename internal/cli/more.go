@@ -223,7 +223,11 @@ type acpOpener struct{ base app.Options }
 
 func (a acpOpener) New(ctx context.Context, cwd string, servers []app.MCPServer) (acp.Session, error) {
 	o := a.base
-	o.Dir, o.Create = cwd, true
+	// The worktree is claimed (or checked out) detached as soon as the
+	// session opens; the session, its branch named from the first prompt,
+	// is made at that prompt. A session opened and never used leaves
+	// nothing behind but its worktree, given back as a spare.
+	o.Dir, o.Early = cwd, true
 	o.MCP = append(append([]app.MCPServer(nil), o.MCP...), servers...)
 	o.ClientMCP = len(servers) > 0
 	s, err := app.Open(ctx, o)
