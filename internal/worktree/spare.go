@@ -175,6 +175,11 @@ func (m *Manager) start(ctx context.Context, repo *Repo, sessionID, title string
 	}
 	st.pending = f
 	st.Notes = m.sweep(ctx, dir)
+	if m.spareLimit() > 0 {
+		if pf := readPrepareFailure(dir); pf != nil {
+			st.Notes = append(st.Notes, pf.Note())
+		}
+	}
 	if m.spareLimit() > 0 && !repo.Bare {
 		info, ok, notes, err := m.claim(ctx, repo, dir, path, sessionID, title, st, detached)
 		st.Notes = append(st.Notes, notes...)
@@ -1088,6 +1093,7 @@ func takeWalkNote(admin string) *snapshot.Walk {
 // the end. It returns ErrSpareLimit when the repository already has its
 // spares (counting those being prepared). Killed at any point it leaves a
 // .tmp- worktree that the next start removes, or a finished spare.
+// The outcome is recorded for the user (see PrepareFailure).
 func (m *Manager) PrepareSpare(ctx context.Context, repo *Repo, commit string) (string, error) {
 	if repo == nil || repo.CommonDir == "" || repo.Head == "" {
 		return "", errors.New("worktree: PrepareSpare needs a repository from Detect")
@@ -1102,6 +1108,12 @@ func (m *Manager) PrepareSpare(ctx context.Context, repo *Repo, commit string) (
 	if err := mkdirPrivate(dir); err != nil {
 		return "", err
 	}
+	path, err := m.prepareSpare(ctx, repo, dir, commit)
+	recordPrepare(dir, repo.Root, err)
+	return path, err
+}
+
+func (m *Manager) prepareSpare(ctx context.Context, repo *Repo, dir, commit string) (string, error) {
 	m.sweep(ctx, dir)
 	unlock, err := repoLock(ctx, dir)
 	if err != nil {

@@ -625,3 +625,45 @@ func TestSpareDeletedByHand(t *testing.T) {
 		t.Fatalf("git records a missing worktree:\n%s", out)
 	}
 }
+
+// TestFailedPreparationIsShown: a spare preparation that fails leaves a
+// note that PrepareFailures lists and the next start reports, without
+// failing that start; a preparation that succeeds clears it.
+func TestFailedPreparationIsShown(t *testing.T) {
+	t.Parallel()
+	r := newSpareRig(t)
+	repo := detect(t, r.repo)
+	missing := strings.Repeat("0", 39) + "1"
+	if _, err := r.m.PrepareSpare(context.Background(), repo, missing); err == nil {
+		t.Fatal("preparing a spare at a missing commit succeeded")
+	}
+	fs, err := r.m.PrepareFailures()
+	if err != nil || len(fs) != 1 || fs[0].Repo != repo.Root || !strings.Contains(fs[0].Err, "prepare a spare worktree") || fs[0].At.IsZero() {
+		t.Fatalf("failures %+v %v", fs, err)
+	}
+	st := r.start(t, "s_1")
+	if st.Recycled || !strings.Contains(strings.Join(st.Notes, "\n"), "background preparation of a spare worktree for "+repo.Root+" failed") {
+		t.Fatalf("start: recycled %v, notes %q", st.Recycled, st.Notes)
+	}
+	if out := gittest.Git(t, st.Path, "status", "--porcelain"); out != "" || st.Branch == "" {
+		t.Fatalf("the session's fresh worktree: branch %q, status %q", st.Branch, out)
+	}
+	// Nothing half made is left by the failure.
+	if ents, _ := filepath.Glob(filepath.Join(r.spareDir(), ".tmp-*")); len(ents) != 0 {
+		t.Fatalf("left behind: %v", ents)
+	}
+	if _, err := r.m.PrepareSpare(context.Background(), repo, ""); err != nil {
+		t.Fatal(err)
+	}
+	if fs, err := r.m.PrepareFailures(); err != nil || len(fs) != 0 {
+		t.Fatalf("a successful preparation left the failure note: %+v %v", fs, err)
+	}
+	// A preparation that finds the spares all there: nothing is missing.
+	recordPrepare(r.spareDir(), repo.Root, errors.New("disk full"))
+	if _, err := r.m.PrepareSpare(context.Background(), repo, ""); !errors.Is(err, ErrSpareLimit) {
+		t.Fatalf("second preparation: %v", err)
+	}
+	if fs, _ := r.m.PrepareFailures(); len(fs) != 0 {
+		t.Fatalf("failures after a preparation found the spare there: %+v", fs)
+	}
+}
