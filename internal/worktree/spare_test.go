@@ -667,3 +667,68 @@ func TestFailedPreparationIsShown(t *testing.T) {
 		t.Fatalf("failures after a preparation found the spare there: %+v", fs)
 	}
 }
+
+// TestUserRepositoryMidRebaseOrUnborn: with the user's checkout stopped in
+// a conflicted rebase, a start claims the spare at the commit the rebase
+// is on and leaves the rebase, its conflict and the user's files alone, and
+// a spare can still be prepared; on an unborn branch there is no commit to
+// start from, so nothing claims or touches the spare.
+func TestUserRepositoryMidRebaseOrUnborn(t *testing.T) {
+	t.Parallel()
+	r := newSpareRig(t)
+	gittest.Git(t, r.repo, "checkout", "-q", "-b", "topic")
+	gittest.WriteFile(t, r.repo, "src/a.txt", "topic\n")
+	gittest.Commit(t, r.repo, "topic edit")
+	gittest.Git(t, r.repo, "checkout", "-q", "main")
+	gittest.WriteFile(t, r.repo, "src/a.txt", "main\n")
+	onto := gittest.Commit(t, r.repo, "main edit")
+	gittest.Git(t, r.repo, "checkout", "-q", "topic")
+	if _, err := git.New(r.repo).Run(context.Background(), "rebase", "main"); err == nil {
+		t.Fatal("the rebase did not stop on its conflict")
+	}
+	conflicted, err := os.ReadFile(filepath.Join(r.repo, "src/a.txt"))
+	if err != nil || !strings.Contains(string(conflicted), "<<<<<<<") {
+		t.Fatalf("no conflict in the checkout: %q %v", conflicted, err)
+	}
+	repo := detect(t, r.repo)
+	if repo.Head != onto {
+		t.Fatalf("mid-rebase HEAD %s, want the commit the rebase is on %s", repo.Head, onto)
+	}
+	if _, err := r.m.PrepareSpare(context.Background(), repo, ""); err != nil {
+		t.Fatalf("prepare mid-rebase: %v", err)
+	}
+	st := r.start(t, "s_1")
+	if !st.Recycled || gittest.Git(t, st.Path, "rev-parse", "HEAD") != onto {
+		t.Fatalf("start mid-rebase: recycled %v, notes %q", st.Recycled, st.Notes)
+	}
+	if out := gittest.Git(t, st.Path, "status", "--porcelain", "--untracked-files=all"); out != "" {
+		t.Fatalf("the session's worktree is not clean:\n%s", out)
+	}
+	after, _ := os.ReadFile(filepath.Join(r.repo, "src/a.txt"))
+	if string(after) != string(conflicted) || !exists(filepath.Join(r.repo, ".git", "rebase-merge")) {
+		t.Fatal("the user's rebase or its conflicted file was touched")
+	}
+	gittest.Git(t, r.repo, "rebase", "--abort")
+
+	// Unborn: nothing to start from.
+	if _, err := r.m.PrepareSpare(context.Background(), detect(t, r.repo), ""); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, r.repo, "checkout", "-q", "--orphan", "fresh")
+	if repo, err := Detect(context.Background(), r.repo); err == nil && repo.Head != "" {
+		t.Fatalf("an unborn branch detected at %s", repo.Head)
+	}
+	es, err := r.m.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spares := 0
+	for _, e := range es {
+		if e.Spare && !e.Dirty && !e.Missing {
+			spares++
+		}
+	}
+	if spares != 1 {
+		t.Fatalf("the spare is not intact on an unborn branch: %+v", es)
+	}
+}
