@@ -375,25 +375,38 @@ func (e *Engine) ensureIndex(ctx context.Context) (derive bool, err error) {
 	return false, nil
 }
 
-// pinnedConfig reports whether the repository's core.fileMode,
-// core.symlinks and core.ignoreCase are what the engine pins for its own
-// statuses (privConfig), so that a status run with the repository's
-// settings proves what the engine's would. Unknown is false.
+// pinnedConfig reports whether the repository's settings that decide what
+// a status compares are what the engine pins for its own statuses
+// (privConfig): core.fileMode, core.symlinks, core.trustCtime (true),
+// core.ignoreCase (false) and core.checkStat (default). Only then does a
+// status run with the repository's settings prove what the engine's would,
+// and refresh the inode time of every entry whose inode changed. Unknown is
+// false.
 func (e *Engine) pinnedConfig(ctx context.Context) bool {
-	out, err := e.repo.Run(ctx, "config", "--type=bool", "-z", "--get-regexp", `^core\.(filemode|symlinks|ignorecase)$`)
+	out, err := e.repo.Run(ctx, "config", "-z", "--get-regexp", `^core\.(filemode|symlinks|trustctime|ignorecase|checkstat)$`)
 	if err != nil {
 		var ge *git.Error
 		// 1: none is set; git's defaults are the pinned values.
 		return errors.As(err, &ge) && ge.ExitCode == 1
 	}
 	for _, kv := range git.SplitZ(out) {
-		k, v, _ := strings.Cut(kv, "\n")
-		want := "true"
-		if strings.EqualFold(k, "core.ignorecase") {
-			want = "false"
-		}
-		if v != want {
-			return false
+		k, v, hasValue := strings.Cut(kv, "\n")
+		v = strings.ToLower(strings.TrimSpace(v))
+		// A key without a value is true.
+		truth := !hasValue || v == "true" || v == "yes" || v == "on" || v == "1"
+		switch strings.ToLower(k) {
+		case "core.checkstat":
+			if v != "default" {
+				return false
+			}
+		case "core.ignorecase":
+			if truth || (v != "false" && v != "no" && v != "off" && v != "0") {
+				return false
+			}
+		default:
+			if !truth {
+				return false
+			}
 		}
 	}
 	return true

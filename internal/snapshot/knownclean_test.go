@@ -91,6 +91,15 @@ func TestKnownCleanFirstCaptureEqualsAFreshOne(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, false},
+		{"fileMode on, spelled yes", func(t *testing.T, repo, wt string) {
+			gittest.Git(t, repo, "config", "core.fileMode", "yes")
+		}, true},
+		{"ctime not trusted", func(t *testing.T, repo, wt string) {
+			gittest.Git(t, repo, "config", "core.trustCtime", "false")
+		}, false},
+		{"minimal stat check", func(t *testing.T, repo, wt string) {
+			gittest.Git(t, repo, "config", "core.checkStat", "minimal")
+		}, false},
 		{"nested repository", func(t *testing.T, repo, wt string) {
 			if err := os.Mkdir(filepath.Join(wt, "vendor/lib/.git"), 0o755); err != nil {
 				t.Fatal(err)
