@@ -332,17 +332,27 @@ func (e *Engine) ensureIndex(ctx context.Context) (derive bool, err error) {
 	}
 	knownClean := e.knownClean
 	e.knownClean = false
-	convert, err := e.conversionPossible(ctx)
-	if err != nil {
-		return false, e.captureErr(ctx, "cannot inspect the repository's attributes", err)
-	}
-	seeded := false
-	if !convert {
+	seeded, flagged := false, false
+	if !e.conversionConfigured(ctx) {
 		ok, err := copyPreservingMtime(e.realIndex, e.privIndex)
 		if err != nil {
 			return false, e.fileErr("cannot copy the worktree index", err)
 		}
-		seeded = ok
+		if ok {
+			f, attrs, err := e.cleanSeed(ctx)
+			if err != nil {
+				_ = os.Remove(e.privIndex)
+				return false, err
+			}
+			// A tracked .gitattributes may convert content: the stat data
+			// of the real index cannot stand for the bytes on disk.
+			seeded, flagged = !attrs, f
+			if attrs {
+				if err := os.Remove(e.privIndex); err != nil {
+					return false, e.fileErr("cannot reset the private index", err)
+				}
+			}
+		}
 	}
 	if !seeded {
 		// No stat data: every file is hashed once, as raw bytes.
@@ -356,11 +366,10 @@ func (e *Engine) ensureIndex(ctx context.Context) (derive bool, err error) {
 		if err != nil {
 			return false, e.captureErr(ctx, "cannot build the private index", err)
 		}
-	}
-	flagged, err := e.cleanSeed(ctx)
-	if err != nil {
-		_ = os.Remove(e.privIndex)
-		return false, err
+		if flagged, _, err = e.cleanSeed(ctx); err != nil {
+			_ = os.Remove(e.privIndex)
+			return false, err
+		}
 	}
 	derive = seeded && knownClean && !flagged && e.pinnedConfig(ctx)
 	if !derive {
@@ -416,16 +425,17 @@ func (e *Engine) pinnedConfig(ctx context.Context) bool {
 // may carry but a snapshot must not: assume-unchanged and skip-worktree flags
 // (their edits would be invisible), submodules, blocklisted paths, and a
 // split-index link to a shared index that only exists in the real git dir.
-// flagged reports that it found assume-unchanged or skip-worktree entries.
-func (e *Engine) cleanSeed(ctx context.Context) (flagged bool, err error) {
+// flagged reports that it found assume-unchanged or skip-worktree entries,
+// attrs that the index tracks a .gitattributes file.
+func (e *Engine) cleanSeed(ctx context.Context) (flagged, attrs bool, err error) {
 	// The shared index of a split real index lives in the real git dir;
 	// reading it there and writing a whole index breaks the link.
 	if split, err := hasSplitLink(e.privIndex); err != nil {
-		return false, &CaptureError{Reason: "cannot read the worktree index", Err: err}
+		return false, false, &CaptureError{Reason: "cannot read the worktree index", Err: err}
 	} else if split {
 		r := e.repo.With("GIT_INDEX_FILE=" + e.privIndex)
 		if _, err := r.Run(ctx, "-c", "core.splitIndex=false", "update-index", "--no-split-index"); err != nil {
-			return false, e.captureErr(ctx, "cannot convert the split worktree index", err)
+			return false, false, e.captureErr(ctx, "cannot convert the split worktree index", err)
 		}
 	}
 	var assumed, skipped, remove []string
@@ -434,6 +444,7 @@ func (e *Engine) cleanSeed(ctx context.Context) (flagged bool, err error) {
 	if err == nil {
 		kept := entries[:0]
 		for _, ent := range entries {
+			attrs = attrs || isAttributes(ent.path)
 			switch {
 			case ent.mode == 0o160000 || excludedPath(ent.path):
 				remove = append(remove, ent.path)
@@ -450,7 +461,7 @@ func (e *Engine) cleanSeed(ctx context.Context) (flagged bool, err error) {
 	} else {
 		out, err := e.runPriv(ctx, nil, "ls-files", "-s", "-v", "-z")
 		if err != nil {
-			return false, e.captureErr(ctx, "cannot read the private index", err)
+			return false, false, e.captureErr(ctx, "cannot read the private index", err)
 		}
 		for _, f := range git.SplitZ(out) {
 			// "<tag> <mode> <oid> <stage>\t<path>"
@@ -458,6 +469,7 @@ func (e *Engine) cleanSeed(ctx context.Context) (flagged bool, err error) {
 			if !ok || len(meta) < 2 {
 				continue
 			}
+			attrs = attrs || isAttributes(path)
 			tag := meta[0]
 			if strings.Contains(meta, " 160000 ") || excludedPath(path) {
 				remove = append(remove, path)
@@ -482,10 +494,10 @@ func (e *Engine) cleanSeed(ctx context.Context) (flagged bool, err error) {
 		}
 		in := strings.Join(step.paths, "\x00") + "\x00"
 		if _, err := e.runPriv(ctx, []byte(in), "update-index", step.flag, "-z", "--stdin"); err != nil {
-			return false, e.captureErr(ctx, "cannot prepare the private index", err)
+			return false, false, e.captureErr(ctx, "cannot prepare the private index", err)
 		}
 	}
-	return flagged, nil
+	return flagged, attrs, nil
 }
 
 // settle rewrites a freshly seeded index once it is a second old, so entries
@@ -514,30 +526,30 @@ func (e *Engine) settle(ctx context.Context) error {
 	return nil
 }
 
-// conversionPossible reports whether content stored in the real index may
-// differ from the bytes on disk (attributes or core.autocrlf). Then stat data
-// from the real index cannot be trusted to mean "the blob is the disk bytes".
-func (e *Engine) conversionPossible(ctx context.Context) (bool, error) {
+// conversionConfigured reports whether settings outside the tree may make
+// the content stored in the real index differ from the bytes on disk
+// (core.autocrlf, an attributes file); a tracked .gitattributes is found by
+// cleanSeed. Then stat data from the real index cannot be trusted to mean
+// "the blob is the disk bytes".
+func (e *Engine) conversionConfigured(ctx context.Context) bool {
 	if out, err := e.repo.Run(ctx, "config", "--get", "core.autocrlf"); err == nil {
 		if v := strings.ToLower(git.Trim(out)); v != "false" && v != "" {
-			return true, nil
+			return true
 		}
 	}
 	if out, err := e.repo.Run(ctx, "config", "--path", "--get", "core.attributesFile"); err == nil && git.Trim(out) != "" {
 		if nonEmpty(git.Trim(out)) {
-			return true, nil
+			return true
 		}
 	} else if nonEmpty(defaultAttributesFile()) {
-		return true, nil
+		return true
 	}
-	if nonEmpty(filepath.Join(e.commonDir, "info", "attributes")) {
-		return true, nil
-	}
-	out, err := e.repo.Run(ctx, "ls-files", "-z", "--", ":(top,glob)**/.gitattributes")
-	if err != nil {
-		return false, err
-	}
-	return len(out) > 0, nil
+	return nonEmpty(filepath.Join(e.commonDir, "info", "attributes"))
+}
+
+// isAttributes reports whether an index path is a .gitattributes file.
+func isAttributes(p string) bool {
+	return p == ".gitattributes" || strings.HasSuffix(p, "/.gitattributes")
 }
 
 func defaultAttributesFile() string {

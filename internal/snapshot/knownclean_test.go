@@ -105,6 +105,12 @@ func TestKnownCleanFirstCaptureEqualsAFreshOne(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, false},
+		{"tracked attributes", func(t *testing.T, repo, wt string) {
+			gittest.WriteFile(t, repo, "src/.gitattributes", "*.go text eol=crlf\n")
+			gittest.Git(t, repo, "add", "src/.gitattributes")
+			gittest.Git(t, repo, "commit", "-q", "-m", "attributes")
+			gittest.Git(t, wt, "checkout", "-q", "--detach", "main")
+		}, false},
 		{"attributes", func(t *testing.T, repo, wt string) {
 			if err := os.WriteFile(filepath.Join(repo, ".git", "info", "attributes"), []byte("*.go text\n"), 0o644); err != nil {
 				t.Fatal(err)
