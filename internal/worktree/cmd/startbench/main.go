@@ -61,8 +61,25 @@ func run(args []string, stdout, stderr io.Writer) error {
 	work := fs.String("dir", "", "directory for generated trees (default: a new temporary directory, removed afterwards)")
 	yolop := fs.String("yolop", "", "the yolop binary to time (required)")
 	mksynth := fs.String("mksynth", os.Getenv("MKSYNTH"), "path of mksynth.py, the shared tree generator (default $MKSYNTH)")
+	only := fs.String("only", "", "measure only these scenarios, comma-separated: none, same, 1, 100 (default: all)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *only != "" {
+		keys := map[string]int{"none": -1, "same": 0, "1": 1, "100": 100}
+		var picked []scenario
+		for _, k := range strings.Split(*only, ",") {
+			behind, ok := keys[strings.TrimSpace(k)]
+			if !ok {
+				return fmt.Errorf("-only %q: want none, same, 1 or 100", k)
+			}
+			for _, sc := range scenarios {
+				if sc.behind == behind {
+					picked = append(picked, sc)
+				}
+			}
+		}
+		scenarios = picked
 	}
 	if *yolop == "" || *mksynth == "" {
 		return fmt.Errorf("-yolop and -mksynth are required")
