@@ -327,11 +327,15 @@ func isBlocked(component string) bool {
 // reports that the seed may stand for the worktree without a status (see
 // Options.KnownClean).
 func (e *Engine) ensureIndex(ctx context.Context) (derive bool, err error) {
-	if _, err := os.Stat(e.privIndex); err == nil {
-		return false, nil
-	}
+	// The proof is about the worktree as the session started: it holds
+	// for the first capture only, never for a seed made later (after a
+	// damaged private index was dropped).
 	knownClean := e.knownClean
 	e.knownClean = false
+	if _, err := os.Stat(e.privIndex); err == nil {
+		e.knownWalk = nil
+		return false, nil
+	}
 	seeded, flagged := false, false
 	if !e.conversionConfigured(ctx) {
 		ok, err := copyPreservingMtime(e.realIndex, e.privIndex)

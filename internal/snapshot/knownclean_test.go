@@ -157,6 +157,15 @@ func TestKnownCleanFirstCaptureEqualsAFreshOne(t *testing.T) {
 			if got2.Tree == got.Tree || got2.Tree != want2.Tree {
 				t.Fatalf("capture after an edit: known clean %s (first %s), ordinary %s", got2.Tree, got.Tree, want2.Tree)
 			}
+			// A private index rebuilt later is never seeded on the old proof.
+			known.Wait()
+			if err := known.removeIndex(); err != nil {
+				t.Fatal(err)
+			}
+			derived := known.derivedCaptures
+			if got3 := capture(t, known, "c"); got3.Tree != want2.Tree || known.derivedCaptures != derived {
+				t.Fatalf("capture on a rebuilt index: %s (want %s), derived %d -> %d", got3.Tree, want2.Tree, derived, known.derivedCaptures)
+			}
 		})
 	}
 }
