@@ -5,7 +5,7 @@
 # big tree, without a spare worktree and with one at the user's commit, 1 and
 # 100 commits behind. Trees come from the shared generator mksynth.py
 # ($MKSYNTH, default /work/shared/bench/mksynth.py).
-# usage: scripts/bench-session-start.sh [-runs R] [N...]   (default N: 10000 100000)
+# usage: scripts/bench-session-start.sh [-runs R] [-dir D] [-only none,same,1,100] [N...]   (default N: 10000 100000)
 set -eu
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)

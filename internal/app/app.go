@@ -20,6 +20,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/search"
 	"github.com/yolop-dev/yolop/internal/session"
+	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
@@ -37,8 +38,7 @@ type Options struct {
 	Continue  bool   // resume the most recent session of Dir's repository
 	Worktree  string // always (default) or off
 	Provider  ProviderConfig
-	// Create makes the session directory now instead of at the first turn
-	// (ACP session/new).
+	// Create makes the session directory now instead of at the first turn.
 	Create bool
 	// ForReading is set by callers that only read (listing checkpoints):
 	// when SessionID cannot be opened for writing because its directory is
@@ -75,6 +75,12 @@ type Options struct {
 	// Hooks are test and fault-injection seams; the product leaves them
 	// zero.
 	Hooks Hooks
+
+	// knownClean: the new session's worktree was just proved clean by its
+	// claim and nothing ran in it since (worktree.Started.KnownClean).
+	knownClean bool
+	// knownWalk is the walk made when that worktree was parked.
+	knownWalk *snapshot.Walk
 }
 
 // ErrNoSession is returned by Open with Continue when there is nothing to
@@ -405,6 +411,8 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 	}
 	filled := 0
 	var startNotes []string
+	knownClean := false
+	var knownWalk *snapshot.Walk
 	ws := d.ws
 	ws.Title = title
 	o := s.opts
@@ -434,6 +442,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		defer started.Done()
 		info := started.Info
 		ws.Recycled = started.Recycled
+		knownClean, knownWalk = started.KnownClean, started.Walk
 		startNotes = started.Notes
 		ws.Kind = session.KindWorktree
 		ws.RepoRoot, ws.CommonDir = repo.Root, repo.CommonDir
@@ -474,7 +483,13 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		return 0, undo(err)
 	}
 	dir := sess.Dir
-	p, err := assemble(ctx, sess, s.prov, o, nil)
+	// The claim's proof that the worktree is clean stands for the first
+	// capture only if nothing writes there before it: not a fork's copy,
+	// not an MCP server started with the session.
+	ao := o
+	ao.knownClean = knownClean && fill == nil && len(o.MCP) == 0
+	ao.knownWalk = knownWalk
+	p, err := assemble(ctx, sess, s.prov, ao, nil)
 	if err == nil {
 		p.contextWindow = o.Provider.ContextWindow
 	}

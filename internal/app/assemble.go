@@ -207,7 +207,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 						return nil, "", fmt.Errorf("worktree: %w", err)
 					}
 				}
-				eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, SeedSettled: ws.Recycled})
+				eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, SeedSettled: ws.Recycled, KnownClean: o.knownClean, KnownWalk: o.knownWalk})
 				if err != nil {
 					return nil, "workspace snapshots unavailable: " + err.Error(), nil
 				}

@@ -221,3 +221,20 @@ func (s *Session) prepareSpare() {
 	}
 	sp.Prepare(repoRoot)
 }
+
+// PrepareFailures lists the repositories whose last background spare
+// preparation failed (`worktree list` shows them).
+func PrepareFailures(dataDir string) ([]worktree.PrepareFailure, error) {
+	return (&worktree.Manager{DataDir: dataDir}).PrepareFailures()
+}
+
+// RecordPrepareFailure notes that the background preparation for the
+// checkout at repoRoot could not be started, so that the next session
+// start and `worktree list` say so.
+func RecordPrepareFailure(dataDir, repoRoot string, err error) {
+	repo, derr := worktree.Detect(context.Background(), repoRoot)
+	if derr != nil {
+		return
+	}
+	(&worktree.Manager{DataDir: dataDir}).RecordPrepareFailure(repo, fmt.Errorf("start the preparation: %w", err))
+}

@@ -68,6 +68,7 @@ func (v *view) info(prov provider.Provider) Info {
 	if ws.Worktree != nil {
 		in.Branch = ws.Worktree.Branch
 	}
+	in.Recycled = ws.Recycled
 	in.Workspace, in.WorkspaceReason = v.ctl.WorkspaceAvailable()
 	if in.Workspace {
 		in.WorkspaceReason = ""

@@ -92,22 +92,32 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			failures, err := app.PrepareFailures(dataDir)
+			if err != nil {
+				return err
+			}
 			if len(rows) == 0 {
 				fmt.Fprintln(o.io.Out, "No session worktrees.")
-				return nil
-			}
-			tw := tabwriter.NewWriter(o.io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SESSION\tBRANCH\tSTATE\tPATH")
-			for _, e := range rows {
-				sid, state := e.SessionID, ""
-				if e.Kind() == "session" {
-					state = entryState(e)
-				} else {
-					sid, state = "-", spareState(e)
+			} else {
+				tw := tabwriter.NewWriter(o.io.Out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "SESSION\tBRANCH\tSTATE\tPATH")
+				for _, e := range rows {
+					sid, state := e.SessionID, ""
+					if e.Kind() == "session" {
+						state = entryState(e)
+					} else {
+						sid, state = "-", spareState(e)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sid, e.Branch, state, e.Path)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sid, e.Branch, state, e.Path)
+				if err := tw.Flush(); err != nil {
+					return err
+				}
 			}
-			return tw.Flush()
+			for _, f := range failures {
+				fmt.Fprintf(o.io.Out, "spare preparation for %s failed at %s: %s\n", f.Repo, f.At.Local().Format("2006-01-02 15:04:05"), f.Err)
+			}
+			return nil
 		},
 	}
 	var dry, force, withSpares bool
@@ -223,7 +233,11 @@ type acpOpener struct{ base app.Options }
 
 func (a acpOpener) New(ctx context.Context, cwd string, servers []app.MCPServer) (acp.Session, error) {
 	o := a.base
-	o.Dir, o.Create = cwd, true
+	// The worktree is claimed (or checked out) detached as soon as the
+	// session opens; the session, its branch named from the first prompt,
+	// is made at that prompt. A session opened and never used leaves
+	// nothing behind but its worktree, given back as a spare.
+	o.Dir, o.Early = cwd, true
 	o.MCP = append(append([]app.MCPServer(nil), o.MCP...), servers...)
 	o.ClientMCP = len(servers) > 0
 	s, err := app.Open(ctx, o)

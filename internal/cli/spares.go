@@ -28,14 +28,17 @@ func withSpares(opts app.Options) (app.Options, error) {
 // signal reaches it) and does not wait for it. It is not a tool process:
 // it writes only under the data directory and the repository's worktree
 // records, each step safe to be killed at. A failure to start it only means
-// the next session checks out as before.
+// the next session checks out as before; it is recorded where the next
+// start and `worktree list` show it (as the preparation records its own).
 func startPreparer(dataDir, repoRoot string) {
 	exe, err := os.Executable()
 	if err != nil {
+		app.RecordPrepareFailure(dataDir, repoRoot, err)
 		return
 	}
 	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
+		app.RecordPrepareFailure(dataDir, repoRoot, err)
 		return
 	}
 	defer devnull.Close()
@@ -44,6 +47,7 @@ func startPreparer(dataDir, repoRoot string) {
 	cmd.Dir = repoRoot
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
+		app.RecordPrepareFailure(dataDir, repoRoot, err)
 		return
 	}
 	_ = cmd.Process.Release()

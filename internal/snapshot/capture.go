@@ -66,7 +66,8 @@ func (e *Engine) captureOnce(ctx context.Context) (string, error) {
 	if err := writeIfChanged(filepath.Join(e.privDir, "info", "exclude"), []byte(e.excludeTextFresh())); err != nil {
 		return "", e.fileErr("cannot prepare the private git directory", err)
 	}
-	if err := e.ensureIndex(ctx); err != nil {
+	derive, err := e.ensureIndex(ctx)
+	if err != nil {
 		return "", err
 	}
 	if err := e.settle(ctx); err != nil {
@@ -79,7 +80,33 @@ func (e *Engine) captureOnce(ctx context.Context) (string, error) {
 	// captured files used to be, and permissions a tree cannot hold. It
 	// runs while git stats the same files.
 	walked := make(chan walkResult, 1)
-	go func() { walked <- walkTree(e.root) }()
+	if derive {
+		// The status that proved the worktree clean compared every file
+		// with the very entries the private index now holds: its tree
+		// is the worktree's, unless a nested repository hides entries.
+		if w, ok := e.walkFromNote(e.knownWalk, e.seedEntries); ok && e.seedEntries != nil {
+			e.noteWalks++
+			walked <- w
+		} else {
+			go func() { walked <- walkTree(e.root) }()
+		}
+		e.knownWalk, e.seedEntries = nil, nil
+		out, err := e.runPriv(ctx, nil, "write-tree")
+		w := <-walked
+		if err != nil {
+			return "", e.captureErr(ctx, "cannot write the snapshot tree", err)
+		}
+		if len(w.nested) == 0 {
+			e.lastWalk = w
+			e.derivedCaptures++
+			tree := git.Trim(out)
+			e.setHead(tree)
+			return tree, nil
+		}
+		walked <- w
+	} else {
+		go func() { walked <- walkTree(e.root) }()
+	}
 	paths, indexDiffers, err := e.changedPaths(ctx)
 	w := <-walked
 	if err != nil {
@@ -296,22 +323,40 @@ func isBlocked(component string) bool {
 	return false
 }
 
-// ensureIndex seeds the private index when it does not exist yet.
-func (e *Engine) ensureIndex(ctx context.Context) error {
+// ensureIndex seeds the private index when it does not exist yet. derive
+// reports that the seed may stand for the worktree without a status (see
+// Options.KnownClean).
+func (e *Engine) ensureIndex(ctx context.Context) (derive bool, err error) {
+	// The proof is about the worktree as the session started: it holds
+	// for the first capture only, never for a seed made later (after a
+	// damaged private index was dropped).
+	knownClean := e.knownClean
+	e.knownClean = false
 	if _, err := os.Stat(e.privIndex); err == nil {
-		return nil
+		e.knownWalk = nil
+		return false, nil
 	}
-	convert, err := e.conversionPossible(ctx)
-	if err != nil {
-		return e.captureErr(ctx, "cannot inspect the repository's attributes", err)
-	}
-	seeded := false
-	if !convert {
+	seeded, flagged := false, false
+	if !e.conversionConfigured(ctx) {
 		ok, err := copyPreservingMtime(e.realIndex, e.privIndex)
 		if err != nil {
-			return e.fileErr("cannot copy the worktree index", err)
+			return false, e.fileErr("cannot copy the worktree index", err)
 		}
-		seeded = ok
+		if ok {
+			f, attrs, err := e.cleanSeed(ctx)
+			if err != nil {
+				_ = os.Remove(e.privIndex)
+				return false, err
+			}
+			// A tracked .gitattributes may convert content: the stat data
+			// of the real index cannot stand for the bytes on disk.
+			seeded, flagged = !attrs, f
+			if attrs {
+				if err := os.Remove(e.privIndex); err != nil {
+					return false, e.fileErr("cannot reset the private index", err)
+				}
+			}
+		}
 	}
 	if !seeded {
 		// No stat data: every file is hashed once, as raw bytes.
@@ -323,60 +368,126 @@ func (e *Engine) ensureIndex(ctx context.Context) error {
 			}
 		}
 		if err != nil {
-			return e.captureErr(ctx, "cannot build the private index", err)
+			return false, e.captureErr(ctx, "cannot build the private index", err)
+		}
+		if flagged, _, err = e.cleanSeed(ctx); err != nil {
+			_ = os.Remove(e.privIndex)
+			return false, err
 		}
 	}
-	if err := e.cleanSeed(ctx); err != nil {
-		_ = os.Remove(e.privIndex)
-		return err
+	derive = seeded && knownClean && !flagged && e.pinnedConfig(ctx)
+	if !derive {
+		e.seedEntries, e.knownWalk = nil, nil
 	}
-	if seeded && e.seedSettled {
-		return nil
+	if seeded && (e.seedSettled || derive) {
+		return derive, nil
 	}
 	if err := os.WriteFile(e.privIndex+".settle", nil, 0o600); err != nil {
-		return e.fileErr("cannot write private state", err)
+		return false, e.fileErr("cannot write private state", err)
 	}
-	return nil
+	return false, nil
+}
+
+// pinnedConfig reports whether the repository's settings that decide what
+// a status compares are what the engine pins for its own statuses
+// (privConfig): core.fileMode, core.symlinks, core.trustCtime (true),
+// core.ignoreCase (false) and core.checkStat (default). Only then does a
+// status run with the repository's settings prove what the engine's would,
+// and refresh the inode time of every entry whose inode changed. Unknown is
+// false.
+func (e *Engine) pinnedConfig(ctx context.Context) bool {
+	out, err := e.repo.Run(ctx, "config", "-z", "--get-regexp", `^core\.(filemode|symlinks|trustctime|ignorecase|checkstat)$`)
+	if err != nil {
+		var ge *git.Error
+		// 1: none is set; git's defaults are the pinned values.
+		return errors.As(err, &ge) && ge.ExitCode == 1
+	}
+	for _, kv := range git.SplitZ(out) {
+		k, v, hasValue := strings.Cut(kv, "\n")
+		v = strings.ToLower(strings.TrimSpace(v))
+		// A key without a value is true.
+		truth := !hasValue || v == "true" || v == "yes" || v == "on" || v == "1"
+		switch strings.ToLower(k) {
+		case "core.checkstat":
+			if v != "default" {
+				return false
+			}
+		case "core.ignorecase":
+			if truth || (v != "false" && v != "no" && v != "off" && v != "0") {
+				return false
+			}
+		default:
+			if !truth {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // cleanSeed removes from a freshly seeded private index what the real index
 // may carry but a snapshot must not: assume-unchanged and skip-worktree flags
 // (their edits would be invisible), submodules, blocklisted paths, and a
 // split-index link to a shared index that only exists in the real git dir.
-func (e *Engine) cleanSeed(ctx context.Context) error {
+// flagged reports that it found assume-unchanged or skip-worktree entries,
+// attrs that the index tracks a .gitattributes file.
+func (e *Engine) cleanSeed(ctx context.Context) (flagged, attrs bool, err error) {
 	// The shared index of a split real index lives in the real git dir;
 	// reading it there and writing a whole index breaks the link.
 	if split, err := hasSplitLink(e.privIndex); err != nil {
-		return &CaptureError{Reason: "cannot read the worktree index", Err: err}
+		return false, false, &CaptureError{Reason: "cannot read the worktree index", Err: err}
 	} else if split {
 		r := e.repo.With("GIT_INDEX_FILE=" + e.privIndex)
 		if _, err := r.Run(ctx, "-c", "core.splitIndex=false", "update-index", "--no-split-index"); err != nil {
-			return e.captureErr(ctx, "cannot convert the split worktree index", err)
+			return false, false, e.captureErr(ctx, "cannot convert the split worktree index", err)
 		}
-	}
-	out, err := e.runPriv(ctx, nil, "ls-files", "-s", "-v", "-z")
-	if err != nil {
-		return e.captureErr(ctx, "cannot read the private index", err)
 	}
 	var assumed, skipped, remove []string
-	for _, f := range git.SplitZ(out) {
-		// "<tag> <mode> <oid> <stage>\t<path>"
-		meta, path, ok := strings.Cut(f, "\t")
-		if !ok || len(meta) < 2 {
-			continue
+	e.seedEntries = nil
+	entries, err := readIndexFile(e.privIndex, e.hashSize())
+	if err == nil {
+		kept := entries[:0]
+		for _, ent := range entries {
+			attrs = attrs || isAttributes(ent.path)
+			switch {
+			case ent.mode == 0o160000 || excludedPath(ent.path):
+				remove = append(remove, ent.path)
+				continue
+			case ent.assumed:
+				assumed = append(assumed, ent.path)
+			}
+			if ent.skipWorktree {
+				skipped = append(skipped, ent.path)
+			}
+			kept = append(kept, ent)
 		}
-		tag := meta[0]
-		if strings.Contains(meta, " 160000 ") || excludedPath(path) {
-			remove = append(remove, path)
-			continue
+		e.seedEntries = kept
+	} else {
+		out, err := e.runPriv(ctx, nil, "ls-files", "-s", "-v", "-z")
+		if err != nil {
+			return false, false, e.captureErr(ctx, "cannot read the private index", err)
 		}
-		if tag >= 'a' && tag <= 'z' {
-			assumed = append(assumed, path)
-		}
-		if tag == 'S' || tag == 's' {
-			skipped = append(skipped, path)
+		for _, f := range git.SplitZ(out) {
+			// "<tag> <mode> <oid> <stage>\t<path>"
+			meta, path, ok := strings.Cut(f, "\t")
+			if !ok || len(meta) < 2 {
+				continue
+			}
+			attrs = attrs || isAttributes(path)
+			tag := meta[0]
+			if strings.Contains(meta, " 160000 ") || excludedPath(path) {
+				remove = append(remove, path)
+				continue
+			}
+			if tag >= 'a' && tag <= 'z' {
+				assumed = append(assumed, path)
+			}
+			if tag == 'S' || tag == 's' {
+				skipped = append(skipped, path)
+			}
 		}
 	}
+	flagged = len(assumed) > 0 || len(skipped) > 0
 	// update-index applies only one of the flag options per run.
 	for _, step := range []struct {
 		flag  string
@@ -387,10 +498,10 @@ func (e *Engine) cleanSeed(ctx context.Context) error {
 		}
 		in := strings.Join(step.paths, "\x00") + "\x00"
 		if _, err := e.runPriv(ctx, []byte(in), "update-index", step.flag, "-z", "--stdin"); err != nil {
-			return e.captureErr(ctx, "cannot prepare the private index", err)
+			return false, false, e.captureErr(ctx, "cannot prepare the private index", err)
 		}
 	}
-	return nil
+	return flagged, attrs, nil
 }
 
 // settle rewrites a freshly seeded index once it is a second old, so entries
@@ -419,30 +530,30 @@ func (e *Engine) settle(ctx context.Context) error {
 	return nil
 }
 
-// conversionPossible reports whether content stored in the real index may
-// differ from the bytes on disk (attributes or core.autocrlf). Then stat data
-// from the real index cannot be trusted to mean "the blob is the disk bytes".
-func (e *Engine) conversionPossible(ctx context.Context) (bool, error) {
+// conversionConfigured reports whether settings outside the tree may make
+// the content stored in the real index differ from the bytes on disk
+// (core.autocrlf, an attributes file); a tracked .gitattributes is found by
+// cleanSeed. Then stat data from the real index cannot be trusted to mean
+// "the blob is the disk bytes".
+func (e *Engine) conversionConfigured(ctx context.Context) bool {
 	if out, err := e.repo.Run(ctx, "config", "--get", "core.autocrlf"); err == nil {
 		if v := strings.ToLower(git.Trim(out)); v != "false" && v != "" {
-			return true, nil
+			return true
 		}
 	}
 	if out, err := e.repo.Run(ctx, "config", "--path", "--get", "core.attributesFile"); err == nil && git.Trim(out) != "" {
 		if nonEmpty(git.Trim(out)) {
-			return true, nil
+			return true
 		}
 	} else if nonEmpty(defaultAttributesFile()) {
-		return true, nil
+		return true
 	}
-	if nonEmpty(filepath.Join(e.commonDir, "info", "attributes")) {
-		return true, nil
-	}
-	out, err := e.repo.Run(ctx, "ls-files", "-z", "--", ":(top,glob)**/.gitattributes")
-	if err != nil {
-		return false, err
-	}
-	return len(out) > 0, nil
+	return nonEmpty(filepath.Join(e.commonDir, "info", "attributes"))
+}
+
+// isAttributes reports whether an index path is a .gitattributes file.
+func isAttributes(p string) bool {
+	return p == ".gitattributes" || strings.HasSuffix(p, "/.gitattributes")
 }
 
 func defaultAttributesFile() string {

@@ -106,6 +106,22 @@
 // bytes). The real index, HEAD, refs, reflogs and config are never written;
 // only the checkpoint ref is.
 //
+// A recycled worktree's first capture runs no status of its own when the
+// claim has just proved the worktree clean with a status on its real index
+// (Options.KnownClean): the seed then holds exactly the entries that status
+// compared every file with, so writing its tree gives the worktree's tree.
+// This holds only when the seed carries stat data (no conversion), no
+// assume-unchanged or skip-worktree entry hides a file, the repository's
+// core.fileMode, core.symlinks and core.ignoreCase equal the engine's pinned
+// values, and no nested repository sits where entries are; otherwise the
+// capture runs as usual. Its walk comes from the one made when the spare was
+// parked (Options.KnownWalk): permissions are trusted for entries whose
+// inode time predates that walk (less a second for the coarse clock), since
+// the claim's status refreshed the stat data of every entry it found
+// changed, and the other entries are looked at; one lstat of <dir>/.git per
+// directory finds nested repositories. The seed is read straight from the
+// index file (versions 2 to 4) rather than through `ls-files`.
+//
 // # Crash model
 //
 // The private index is a cache of the worktree's state: losing it, or finding

@@ -52,6 +52,23 @@ type Options struct {
 	// costs one lstat of every file). Only a hint: when it is wrong, the
 	// few racy entries are re-hashed by each capture, never missed.
 	SeedSettled bool
+	// KnownClean says a `git status --untracked-files=all` on the
+	// worktree's real index has just found nothing (index equal to the
+	// HEAD commit, every tracked file equal to its entry, no untracked
+	// file), and nothing ran in the worktree since except git moving it
+	// to its new HEAD with a two-tree checkout (a recycled worktree's
+	// claim). The first capture then takes its tree from the seeded index
+	// instead of running a status of its own, when the seed is what a
+	// status would have confirmed: stat data copied from the real index,
+	// no content conversion, no assume-unchanged or skip-worktree entry,
+	// the repository's core.fileMode, core.symlinks and core.ignoreCase as
+	// the engine pins them, and no nested repository. Otherwise the
+	// capture runs as usual. Later captures are unaffected.
+	KnownClean bool
+	// KnownWalk, with KnownClean, is the walk made when the worktree was
+	// parked: the first capture then looks only at the files whose inode
+	// changed since, instead of walking the whole tree again.
+	KnownWalk *Walk
 }
 
 // Snapshot is a captured tree and the ref anchoring it ("" when unnamed).
@@ -73,6 +90,19 @@ type Engine struct {
 	failpointFn func(name string)
 	// seedSettled is Options.SeedSettled.
 	seedSettled bool
+	// knownClean is Options.KnownClean until the first seed uses it,
+	// knownWalk Options.KnownWalk.
+	knownClean bool
+	knownWalk  *Walk
+	// seedEntries are the entries of the index just seeded, as
+	// cleanSeed kept them (nil when read through git).
+	seedEntries []indexEntry
+	// derivedCaptures counts captures whose tree came from a seed known
+	// clean, without a status (tests).
+	derivedCaptures int
+	// noteWalks counts derived captures that took their walk from
+	// Options.KnownWalk (tests).
+	noteWalks int
 
 	gitDir    string // the worktree's own git dir (linked worktrees: .git/worktrees/<n>)
 	commonDir string // the repository's common git dir (shared by linked worktrees)
@@ -135,7 +165,7 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, &CaptureError{Reason: "worktree is missing", Err: err}
 	}
-	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, failpointFn: o.Failpoint, seedSettled: o.SeedSettled, repo: git.New(root)}
+	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, failpointFn: o.Failpoint, seedSettled: o.SeedSettled, knownClean: o.KnownClean, knownWalk: o.KnownWalk, repo: git.New(root)}
 	if o.CommonDir != "" {
 		e.linked, e.commonDir = true, o.CommonDir
 		if err := e.guardLink(); err != nil {

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/yolop-dev/yolop/internal/git"
 )
@@ -28,6 +30,75 @@ type walkResult struct {
 	// than the 0644/0755 a Git tree can express (a 0600 key, a 0400
 	// file). A restore gives them those bits back.
 	modes map[string]fs.FileMode
+}
+
+// Walk is what a walk of a worktree found that a status cannot report:
+// nested repositories and restrictive permissions (see walkResult). It is
+// made when a spare worktree is parked or prepared, off the path of any
+// session start, and handed to the first capture of the session that
+// claims the spare (Options.KnownWalk).
+type Walk struct {
+	// At is when the walk began: a file whose inode changed (ctime) less
+	// than a second before or any time after may not be as it saw it.
+	At     time.Time              `json:"at"`
+	Nested []string               `json:"nested,omitempty"`
+	Modes  map[string]fs.FileMode `json:"modes,omitempty"`
+}
+
+// WalkTree walks the worktree at root as a capture does.
+func WalkTree(root string) Walk {
+	at := time.Now()
+	w := walkTree(root)
+	return Walk{At: at, Nested: w.nested, Modes: w.modes}
+}
+
+// walkSlack is how long before Walk.At a change may be stamped and still
+// be missed by the walk: inode times come from a coarse clock.
+const walkSlack = time.Second
+
+// walkFromNote is the walk a known-clean first capture would make, from a
+// walk made when the worktree was parked: its permissions hold for every
+// index entry whose inode has not changed since (the claim's status
+// refreshed the stat data of every entry it found changed), and the others
+// are looked at now. ok is false when a nested repository may be there:
+// one found by the earlier walk, or a .git in any directory holding index
+// entries. entries are the seeded index's, with the paths a capture
+// leaves out already dropped.
+func (e *Engine) walkFromNote(note *Walk, entries []indexEntry) (walkResult, bool) {
+	if note == nil || note.At.IsZero() || len(note.Nested) > 0 {
+		return walkResult{}, false
+	}
+	since := note.At.Add(-walkSlack).UnixNano()
+	dirs := map[string]bool{}
+	var w walkResult
+	for _, ent := range entries {
+		for d := path.Dir(ent.path); d != "." && !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
+		}
+		if ent.mode&0o170000 != 0o100000 {
+			continue
+		}
+		perm, known := note.Modes[ent.path]
+		if ent.ctime >= since {
+			st, err := os.Lstat(filepath.Join(e.root, filepath.FromSlash(ent.path)))
+			known = err == nil && st.Mode().IsRegular() && restrictive(st.Mode().Perm())
+			if known {
+				perm = st.Mode().Perm()
+			}
+		}
+		if known {
+			if w.modes == nil {
+				w.modes = map[string]fs.FileMode{}
+			}
+			w.modes[ent.path] = perm
+		}
+	}
+	for d := range dirs {
+		if _, err := os.Lstat(filepath.Join(e.root, filepath.FromSlash(d), ".git")); !errors.Is(err, fs.ErrNotExist) {
+			return walkResult{}, false
+		}
+	}
+	return w, true
 }
 
 // walkTree walks the worktree without following symlinks, skipping the

@@ -21,6 +21,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/blocklist"
 	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/snapshot"
 )
 
 // Names inside <data-dir>/worktrees/<repo-id>/ that are not session
@@ -37,6 +38,10 @@ const (
 	// spareNote, in git's administrative directory of a spare, names the
 	// session the worktree was parked from ("" for a prepared one).
 	spareNote = "yolop-spare"
+	// walkNote, beside it, is the snapshot walk made when the spare was
+	// parked or prepared (snapshot.Walk as JSON), so that the first
+	// capture of the session that claims it need not walk the tree.
+	walkNote = "yolop-spare-walk"
 )
 
 // hit calls m.Failpoint at a named step.
@@ -82,6 +87,14 @@ type Started struct {
 	Info
 	// Recycled: the worktree was a parked spare, moved to the user's HEAD.
 	Recycled bool
+	// KnownClean: a status on the worktree's index found nothing during
+	// the claim, and since then only git's two-tree checkout and ref
+	// updates ran in it; its first capture may skip its own status
+	// (snapshot.Options.KnownClean) if nothing else runs there first.
+	KnownClean bool
+	// Walk is the snapshot walk made when the claimed spare was parked or
+	// prepared (nil when none was kept), for snapshot.Options.KnownWalk.
+	Walk *snapshot.Walk
 	// Notes tell the user about spares that could not be used and leftovers
 	// of interrupted starts that were cleaned up.
 	Notes   []string
@@ -162,6 +175,11 @@ func (m *Manager) start(ctx context.Context, repo *Repo, sessionID, title string
 	}
 	st.pending = f
 	st.Notes = m.sweep(ctx, dir)
+	if m.spareLimit() > 0 {
+		if pf := readPrepareFailure(dir); pf != nil {
+			st.Notes = append(st.Notes, pf.Note())
+		}
+	}
 	if m.spareLimit() > 0 && !repo.Bare {
 		info, ok, notes, err := m.claim(ctx, repo, dir, path, sessionID, title, st, detached)
 		st.Notes = append(st.Notes, notes...)
@@ -520,6 +538,9 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 			return Info{}, false, notes, m.discardClaim(ctx, repo, path, "", nil)
 		}
 		m.hit("spare.claim_after_reset")
+		if admin, _, err := adminDir(path); err == nil {
+			takeWalkNote(admin)
+		}
 		return Info{Path: path, Base: repo.Head, RepoRoot: repo.Root, CommonDir: repo.CommonDir}, true, notes, nil
 	}
 	branch, err := pickBranch(ctx, git.New(path), title, sessionID)
@@ -536,8 +557,10 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 		return Info{}, false, notes, m.discardClaim(ctx, repo, path, branch, nil)
 	}
 	m.hit("spare.claim_after_reset")
+	st.KnownClean = true
 	if admin, _, err := adminDir(path); err == nil {
 		_ = os.Remove(filepath.Join(admin, spareNote))
+		st.Walk = takeWalkNote(admin)
 	}
 	return Info{Path: path, Branch: branch, Base: repo.Head, RepoRoot: repo.Root, CommonDir: repo.CommonDir}, true, notes, nil
 }
@@ -703,6 +726,11 @@ func spareProblem(ctx context.Context, path, commonDir string) string {
 	}
 	if !hexOID.MatchString(strings.TrimSpace(string(head))) {
 		return "a branch is checked out in it (" + strings.TrimSpace(string(head)) + ")"
+	}
+	if _, err := os.Lstat(filepath.Join(admin, "index.lock")); err == nil {
+		// A status could not refresh the index, and a git process may
+		// be writing it.
+		return "its index is locked (index.lock)"
 	}
 	note, err := os.ReadFile(filepath.Join(admin, spareNote))
 	if err != nil {
@@ -1024,7 +1052,39 @@ func (m *Manager) clean(ctx context.Context, path, fromSession string) error {
 	if err != nil {
 		return err
 	}
+	if err := writeWalkNote(admin, path); err != nil {
+		return err
+	}
 	return os.WriteFile(filepath.Join(admin, spareNote), []byte(fromSession+"\n"), 0o600)
+}
+
+// writeWalkNote walks the spare at path as a capture would and keeps the
+// result in its administrative directory.
+func writeWalkNote(admin, path string) error {
+	b, err := json.Marshal(snapshot.WalkTree(path))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(admin, walkNote), b, 0o600); err != nil {
+		return fmt.Errorf("worktree: write %s: %w", walkNote, err)
+	}
+	return nil
+}
+
+// takeWalkNote reads and removes the walk note of a claimed spare; nil
+// when there is none or it cannot be read (the first capture then walks).
+func takeWalkNote(admin string) *snapshot.Walk {
+	p := filepath.Join(admin, walkNote)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil
+	}
+	_ = os.Remove(p)
+	var w snapshot.Walk
+	if json.Unmarshal(b, &w) != nil || w.At.IsZero() {
+		return nil
+	}
+	return &w
 }
 
 // PrepareSpare makes a spare for the repository in the background's place:
@@ -1033,6 +1093,7 @@ func (m *Manager) clean(ctx context.Context, path, fromSession string) error {
 // the end. It returns ErrSpareLimit when the repository already has its
 // spares (counting those being prepared). Killed at any point it leaves a
 // .tmp- worktree that the next start removes, or a finished spare.
+// The outcome is recorded for the user (see PrepareFailure).
 func (m *Manager) PrepareSpare(ctx context.Context, repo *Repo, commit string) (string, error) {
 	if repo == nil || repo.CommonDir == "" || repo.Head == "" {
 		return "", errors.New("worktree: PrepareSpare needs a repository from Detect")
@@ -1047,6 +1108,12 @@ func (m *Manager) PrepareSpare(ctx context.Context, repo *Repo, commit string) (
 	if err := mkdirPrivate(dir); err != nil {
 		return "", err
 	}
+	path, err := m.prepareSpare(ctx, repo, dir, commit)
+	recordPrepare(dir, repo.Root, err)
+	return path, err
+}
+
+func (m *Manager) prepareSpare(ctx context.Context, repo *Repo, dir, commit string) (string, error) {
 	m.sweep(ctx, dir)
 	unlock, err := repoLock(ctx, dir)
 	if err != nil {
@@ -1079,6 +1146,9 @@ func (m *Manager) PrepareSpare(ctx context.Context, repo *Repo, commit string) (
 		return "", err
 	}
 	admin, _, err := adminDir(tmp.path)
+	if err == nil {
+		err = writeWalkNote(admin, tmp.path)
+	}
 	if err == nil {
 		err = os.WriteFile(filepath.Join(admin, spareNote), []byte("\n"), 0o600)
 	}

@@ -130,6 +130,9 @@ func TestParkKeepsDependenciesAndClaimMovesToHead(t *testing.T) {
 	if !st2.Recycled {
 		t.Fatalf("second session did not recycle the spare (notes %v)", st2.Notes)
 	}
+	if !st2.KnownClean || st2.Walk == nil {
+		t.Fatalf("parked spare claimed without the proof of its cleanliness or its walk (%v, %+v)", st2.KnownClean, st2.Walk)
+	}
 	if st2.Path != filepath.Join(r.spareDir(), "s_2") || exists(parked) {
 		t.Fatalf("claimed worktree at %s; spare still at %s: %v", st2.Path, parked, exists(parked))
 	}
@@ -195,6 +198,14 @@ func TestSpareBehindMovesOnlyTheDiff(t *testing.T) {
 	if !st.Recycled {
 		t.Fatalf("not recycled: %v", st.Notes)
 	}
+	// The claim's status proved it clean, and the walk made when it was
+	// prepared comes along for the first capture, once.
+	if !st.KnownClean || st.Walk == nil || st.Walk.At.IsZero() {
+		t.Fatalf("claimed spare: KnownClean %v, walk %+v", st.KnownClean, st.Walk)
+	}
+	if admin, _, err := adminDir(st.Path); err != nil || exists(filepath.Join(admin, walkNote)) {
+		t.Fatalf("the walk note stays with the session's worktree (%v)", err)
+	}
 	if headTree(t, st.Path) != headTree(t, r.repo) || exists(filepath.Join(st.Path, "src/a.txt")) {
 		t.Fatal("claimed worktree is not at the user's HEAD")
 	}
@@ -236,6 +247,15 @@ func TestUnusableSparesAreSetAside(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "checkpoint refs of its earlier session"},
+		{"index locked", func(t *testing.T, r *spareRig, spare string) {
+			admin, _, err := adminDir(spare)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(admin, "index.lock"), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "index is locked"},
 		{"merge in progress", func(t *testing.T, r *spareRig, spare string) {
 			admin, _, err := adminDir(spare)
 			if err != nil {
@@ -603,5 +623,112 @@ func TestSpareDeletedByHand(t *testing.T) {
 	}
 	if out := gittest.Git(t, r.repo, "worktree", "list", "--porcelain"); strings.Contains(out, "prunable") {
 		t.Fatalf("git records a missing worktree:\n%s", out)
+	}
+}
+
+// TestFailedPreparationIsShown: a spare preparation that fails leaves a
+// note that PrepareFailures lists and the next start reports, without
+// failing that start; a preparation that succeeds clears it.
+func TestFailedPreparationIsShown(t *testing.T) {
+	t.Parallel()
+	r := newSpareRig(t)
+	repo := detect(t, r.repo)
+	missing := strings.Repeat("0", 39) + "1"
+	if _, err := r.m.PrepareSpare(context.Background(), repo, missing); err == nil {
+		t.Fatal("preparing a spare at a missing commit succeeded")
+	}
+	fs, err := r.m.PrepareFailures()
+	if err != nil || len(fs) != 1 || fs[0].Repo != repo.Root || !strings.Contains(fs[0].Err, "prepare a spare worktree") || fs[0].At.IsZero() {
+		t.Fatalf("failures %+v %v", fs, err)
+	}
+	st := r.start(t, "s_1")
+	if st.Recycled || !strings.Contains(strings.Join(st.Notes, "\n"), "background preparation of a spare worktree for "+repo.Root+" failed") {
+		t.Fatalf("start: recycled %v, notes %q", st.Recycled, st.Notes)
+	}
+	if out := gittest.Git(t, st.Path, "status", "--porcelain"); out != "" || st.Branch == "" {
+		t.Fatalf("the session's fresh worktree: branch %q, status %q", st.Branch, out)
+	}
+	// Nothing half made is left by the failure.
+	if ents, _ := filepath.Glob(filepath.Join(r.spareDir(), ".tmp-*")); len(ents) != 0 {
+		t.Fatalf("left behind: %v", ents)
+	}
+	if _, err := r.m.PrepareSpare(context.Background(), repo, ""); err != nil {
+		t.Fatal(err)
+	}
+	if fs, err := r.m.PrepareFailures(); err != nil || len(fs) != 0 {
+		t.Fatalf("a successful preparation left the failure note: %+v %v", fs, err)
+	}
+	// A preparation that finds the spares all there: nothing is missing.
+	recordPrepare(r.spareDir(), repo.Root, errors.New("disk full"))
+	if _, err := r.m.PrepareSpare(context.Background(), repo, ""); !errors.Is(err, ErrSpareLimit) {
+		t.Fatalf("second preparation: %v", err)
+	}
+	if fs, _ := r.m.PrepareFailures(); len(fs) != 0 {
+		t.Fatalf("failures after a preparation found the spare there: %+v", fs)
+	}
+}
+
+// TestUserRepositoryMidRebaseOrUnborn: with the user's checkout stopped in
+// a conflicted rebase, a start claims the spare at the commit the rebase
+// is on and leaves the rebase, its conflict and the user's files alone, and
+// a spare can still be prepared; on an unborn branch there is no commit to
+// start from, so nothing claims or touches the spare.
+func TestUserRepositoryMidRebaseOrUnborn(t *testing.T) {
+	t.Parallel()
+	r := newSpareRig(t)
+	gittest.Git(t, r.repo, "checkout", "-q", "-b", "topic")
+	gittest.WriteFile(t, r.repo, "src/a.txt", "topic\n")
+	gittest.Commit(t, r.repo, "topic edit")
+	gittest.Git(t, r.repo, "checkout", "-q", "main")
+	gittest.WriteFile(t, r.repo, "src/a.txt", "main\n")
+	onto := gittest.Commit(t, r.repo, "main edit")
+	gittest.Git(t, r.repo, "checkout", "-q", "topic")
+	if _, err := git.New(r.repo).Run(context.Background(), "rebase", "main"); err == nil {
+		t.Fatal("the rebase did not stop on its conflict")
+	}
+	conflicted, err := os.ReadFile(filepath.Join(r.repo, "src/a.txt"))
+	if err != nil || !strings.Contains(string(conflicted), "<<<<<<<") {
+		t.Fatalf("no conflict in the checkout: %q %v", conflicted, err)
+	}
+	repo := detect(t, r.repo)
+	if repo.Head != onto {
+		t.Fatalf("mid-rebase HEAD %s, want the commit the rebase is on %s", repo.Head, onto)
+	}
+	if _, err := r.m.PrepareSpare(context.Background(), repo, ""); err != nil {
+		t.Fatalf("prepare mid-rebase: %v", err)
+	}
+	st := r.start(t, "s_1")
+	if !st.Recycled || gittest.Git(t, st.Path, "rev-parse", "HEAD") != onto {
+		t.Fatalf("start mid-rebase: recycled %v, notes %q", st.Recycled, st.Notes)
+	}
+	if out := gittest.Git(t, st.Path, "status", "--porcelain", "--untracked-files=all"); out != "" {
+		t.Fatalf("the session's worktree is not clean:\n%s", out)
+	}
+	after, _ := os.ReadFile(filepath.Join(r.repo, "src/a.txt"))
+	if string(after) != string(conflicted) || !exists(filepath.Join(r.repo, ".git", "rebase-merge")) {
+		t.Fatal("the user's rebase or its conflicted file was touched")
+	}
+	gittest.Git(t, r.repo, "rebase", "--abort")
+
+	// Unborn: nothing to start from.
+	if _, err := r.m.PrepareSpare(context.Background(), detect(t, r.repo), ""); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, r.repo, "checkout", "-q", "--orphan", "fresh")
+	if repo, err := Detect(context.Background(), r.repo); err == nil && repo.Head != "" {
+		t.Fatalf("an unborn branch detected at %s", repo.Head)
+	}
+	es, err := r.m.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spares := 0
+	for _, e := range es {
+		if e.Spare && !e.Dirty && !e.Missing {
+			spares++
+		}
+	}
+	if spares != 1 {
+		t.Fatalf("the spare is not intact on an unborn branch: %+v", es)
 	}
 }

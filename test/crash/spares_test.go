@@ -325,3 +325,51 @@ func TestFourSessionsStartAgainstOneSpare(t *testing.T) {
 	}
 	e.checkNoLeaks()
 }
+
+// TestCrashDuringEditorEarlyClaim kills an editor's yolop (ACP) while the
+// session it just opened claims the spare in the background, before any
+// prompt: at the claim's move, and after it moved the spare to the user's
+// HEAD. The next start is correct and nothing leaks: no session, no branch.
+func TestCrashDuringEditorEarlyClaim(t *testing.T) {
+	t.Parallel()
+	for _, fp := range []string{"spare.claim_after_move", "spare.claim_after_reset"} {
+		t.Run(fp, func(t *testing.T) {
+			t.Parallel()
+			e := newSpareEnv(t)
+			e.ok("worktree", "prepare-spare")
+			gittest.WriteFile(t, e.repo, "src/b.txt", "b\n")
+			gittest.Commit(t, e.repo, "more")
+			cmd := exec.Command(bin, "--acp")
+			cmd.Dir = e.repo
+			cmd.Env = append(append([]string(nil), baseEnv...), "YOLOP_DATA_DIR="+e.data, worktree.SparesEnv+"="+e.spares, failpoint.Env+"="+fp)
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`+"\n")
+			fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":%q,"mcpServers":[]}}`+"\n", e.repo)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err = <-done:
+			case <-time.After(60 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatalf("the failpoint was not reached:\n%s", out.String())
+			}
+			stdin.Close()
+			if ee, ok := err.(*exec.ExitError); !ok || !strings.Contains(ee.String(), "killed") {
+				t.Fatalf("yolop --acp was not killed at %s: %v\n%s", fp, err, out.String())
+			}
+			if ents, _ := os.ReadDir(filepath.Join(e.data, "sessions")); len(ents) != 0 {
+				t.Fatalf("a session opened without a prompt was made: %v", ents)
+			}
+			e.newSession("next")
+			e.checkNoLeaks()
+		})
+	}
+}

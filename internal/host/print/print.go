@@ -277,7 +277,8 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 			fmt.Fprintln(p.o.Stderr, "yolop:", u.Text)
 		}
 	}
-	if text && p.o.Starting != "" && !s.Exists() {
+	existed := s.Exists()
+	if text && p.o.Starting != "" && !existed {
 		fmt.Fprintln(p.o.Stderr, "yolop:", p.o.Starting)
 	}
 	res, err := s.Prompt(ctx, p.o.Prompt, onUpdate)
@@ -286,6 +287,17 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 	}
 	p.sid = s.ID()
 	info := s.Info()
+	if !existed && s.Exists() {
+		// What starting the session found and did (a spare set aside, a
+		// failed background preparation, leftovers cleaned up) is told
+		// once, like the repairs of an existing session.
+		p.repairs = info.Repairs
+		if text {
+			for _, r := range p.repairs {
+				fmt.Fprintln(p.o.Stderr, "yolop:", r)
+			}
+		}
+	}
 	p.notices(s)
 	exit := ExitOK
 	switch res.Status {

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -61,8 +62,25 @@ func run(args []string, stdout, stderr io.Writer) error {
 	work := fs.String("dir", "", "directory for generated trees (default: a new temporary directory, removed afterwards)")
 	yolop := fs.String("yolop", "", "the yolop binary to time (required)")
 	mksynth := fs.String("mksynth", os.Getenv("MKSYNTH"), "path of mksynth.py, the shared tree generator (default $MKSYNTH)")
+	only := fs.String("only", "", "measure only these scenarios, comma-separated: none, same, 1, 100 (default: all)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *only != "" {
+		keys := map[string]int{"none": -1, "same": 0, "1": 1, "100": 100}
+		var picked []scenario
+		for _, k := range strings.Split(*only, ",") {
+			behind, ok := keys[strings.TrimSpace(k)]
+			if !ok {
+				return fmt.Errorf("-only %q: want none, same, 1 or 100", k)
+			}
+			for _, sc := range scenarios {
+				if sc.behind == behind {
+					picked = append(picked, sc)
+				}
+			}
+		}
+		scenarios = picked
 	}
 	if *yolop == "" || *mksynth == "" {
 		return fmt.Errorf("-yolop and -mksynth are required")
@@ -230,10 +248,19 @@ func (b *bench) firstTurn(repo string, sc scenario, withStatus bool) (turn, stat
 // cleanup waits for the background preparation the turn started, then
 // removes every worktree of the data directory and the data directory.
 func (b *bench) cleanup(repo, data string) {
-	// The preparer is a detached process: wait until none for this data
-	// directory is alive, so it never runs during the next measurement.
+	// The preparer is a detached process: end it (SIGTERM: it removes
+	// its half-made spare) and wait until none for this data directory is
+	// alive, so it never runs during the next measurement. Letting it
+	// finish would cost a whole checkout per run for nothing.
 	deadline := time.Now().Add(5 * time.Minute)
-	for time.Now().Before(deadline) && preparing(data) {
+	for time.Now().Before(deadline) {
+		pids := preparers(data)
+		if len(pids) == 0 {
+			break
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	dirs, _ := filepath.Glob(filepath.Join(data, "worktrees", "*", "*"))
@@ -256,20 +283,23 @@ func (b *bench) cleanup(repo, data string) {
 	}
 }
 
-// preparing reports whether a `yolop worktree prepare-spare` for dataDir
-// is alive (Linux: from /proc).
-func preparing(dataDir string) bool {
+// preparers lists the live `yolop worktree prepare-spare` processes for
+// dataDir (Linux: from /proc).
+func preparers(dataDir string) []int {
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var pids []int
 	for _, p := range procs {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			continue
 		}
 		if bytes.Contains(b, []byte("prepare-spare")) && bytes.Contains(b, []byte(dataDir+"\x00")) {
-			return true
+			if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+				pids = append(pids, pid)
+			}
 		}
 	}
-	return false
+	return pids
 }
 
 // worktreeAdd times a plain `git worktree add --detach` of HEAD.

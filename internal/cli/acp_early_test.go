@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/git/gittest"
+	"github.com/yolop-dev/yolop/internal/host/acp"
+	"github.com/yolop-dev/yolop/internal/provider"
+)
+
+// rpc is a minimal ACP client over pipes to acp.Serve with the real
+// opener.
+type rpc struct {
+	t    *testing.T
+	in   *io.PipeWriter
+	msgs chan map[string]json.RawMessage
+	id   int
+	done chan struct{}
+}
+
+func dialACP(t *testing.T, o app.Options) *rpc {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := &rpc{t: t, in: inW, msgs: make(chan map[string]json.RawMessage, 256), done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		_ = acp.Serve(context.Background(), inR, outW, acpOpener{base: o}, io.Discard)
+		outW.Close()
+	}()
+	go func() {
+		defer close(c.msgs)
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				c.msgs <- m
+			}
+		}
+	}()
+	return c
+}
+
+// call sends a request and waits for its response's result.
+func (c *rpc) call(method string, params any) json.RawMessage {
+	c.t.Helper()
+	c.id++
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
+	if _, err := c.in.Write(append(b, '\n')); err != nil {
+		c.t.Fatal(err)
+	}
+	want := fmt.Sprint(c.id)
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case m, ok := <-c.msgs:
+			if !ok {
+				c.t.Fatalf("%s: the agent closed the connection", method)
+			}
+			if string(m["id"]) != want || m["method"] != nil {
+				continue
+			}
+			if e := m["error"]; e != nil {
+				c.t.Fatalf("%s: %s", method, e)
+			}
+			return m["result"]
+		case <-deadline:
+			c.t.Fatalf("%s: no response", method)
+		}
+	}
+}
+
+// hangUp disconnects and waits until the agent has closed its sessions.
+func (c *rpc) hangUp() {
+	c.in.Close()
+	for range c.msgs {
+	}
+	<-c.done
+}
+
+// TestACPBranchFromFirstPrompt: an ACP session/new prepares the worktree
+// but makes no session and no branch; a session closed unused appears in
+// no list, is never the one -c continues, and gives its worktree back as
+// the spare; the first prompt makes the session and names its branch
+// after the prompt, on the recycled worktree.
+func TestACPBranchFromFirstPrompt(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	data := t.TempDir()
+	o := app.Options{DataDir: data, Provider: provider.Config{Provider: provider.NameSim}, Spares: app.Spares{Limit: 1}}
+	c := dialACP(t, o)
+	c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+
+	var created struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(c.call("session/new", map[string]any{"cwd": repo, "mcpServers": []any{}}), &created); err != nil || created.SessionID == "" {
+		t.Fatalf("session/new: %v %+v", err, created)
+	}
+	c.call("session/close", map[string]any{"sessionId": created.SessionID})
+	if rows, err := app.ListSessions(data); err != nil || len(rows) != 0 {
+		t.Fatalf("a session opened and closed unused is listed: %+v %v", rows, err)
+	}
+	if out := gittest.Git(t, repo, "for-each-ref", "refs/heads/yolop/"); out != "" {
+		t.Fatalf("an unused session made a branch: %s", out)
+	}
+	spares, _ := filepath.Glob(filepath.Join(data, "worktrees", "*", ".spare-1"))
+	if len(spares) != 1 {
+		t.Fatalf("the unused session's worktree was not given back as a spare: %v", spares)
+	}
+	if _, err := app.Open(context.Background(), app.Options{DataDir: data, Dir: repo, Continue: true, Provider: o.Provider}); err == nil {
+		t.Fatal("-c found a session although none was used")
+	}
+
+	if err := json.Unmarshal(c.call("session/new", map[string]any{"cwd": repo, "mcpServers": []any{}}), &created); err != nil {
+		t.Fatal(err)
+	}
+	if out := gittest.Git(t, repo, "for-each-ref", "refs/heads/yolop/"); out != "" {
+		t.Fatalf("session/new made a branch before any prompt: %s", out)
+	}
+	c.call("session/prompt", map[string]any{"sessionId": created.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "fix the parser"}}})
+	rows, err := app.ListSessions(data)
+	if err != nil || len(rows) != 1 || rows[0].SessionID != created.SessionID {
+		t.Fatalf("after its first prompt: listed %+v %v", rows, err)
+	}
+	branch := gittest.Git(t, repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/yolop/")
+	if !strings.HasPrefix(branch, "yolop/fix-the-parser-") || strings.Contains(branch, "\n") {
+		t.Fatalf("branch %q, want one named after the first prompt", branch)
+	}
+	c.hangUp()
+	s, err := app.Open(context.Background(), app.Options{DataDir: data, SessionID: created.SessionID, Provider: o.Provider})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := s.Info()
+	s.Close()
+	if !in.Recycled || in.Branch != branch {
+		t.Fatalf("session info: recycled %v, branch %q (want the spare, %q)", in.Recycled, in.Branch, branch)
+	}
+}

@@ -1,0 +1,141 @@
+package snapshot
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// indexEntry is what the capture needs of one entry of a git index file.
+type indexEntry struct {
+	path         string
+	ctime        int64 // nanoseconds since the epoch
+	mode         uint32
+	stage        int
+	assumed      bool // assume-unchanged ("valid")
+	skipWorktree bool
+}
+
+// errIndexFormat: an index file this reader does not handle (a split
+// index, an unknown version); the caller asks git instead.
+var errIndexFormat = errors.New("snapshot: index format not handled")
+
+// readIndexFile parses the entries of the git index at path (versions 2 to
+// 4; hashSize 20 for SHA-1, 32 for SHA-256). An index that depends on a
+// shared index (split index) is errIndexFormat: its entries are elsewhere.
+// Reading the file directly costs a fraction of `git ls-files -s -v` on a
+// big tree, which formats and pipes every entry.
+func readIndexFile(path string, hashSize int) ([]indexEntry, error) {
+	if hashSize == 0 {
+		return nil, errIndexFormat
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < 12+hashSize || string(b[:4]) != "DIRC" {
+		return nil, fmt.Errorf("%s is not a git index", path)
+	}
+	version := binary.BigEndian.Uint32(b[4:8])
+	if version < 2 || version > 4 {
+		return nil, errIndexFormat
+	}
+	n := int(binary.BigEndian.Uint32(b[8:12]))
+	end := len(b) - hashSize // the trailing checksum
+	entries := make([]indexEntry, 0, n)
+	off := 12
+	prev := ""
+	for i := 0; i < n; i++ {
+		head := 40 + hashSize + 2
+		if off+head > end {
+			return nil, fmt.Errorf("%s: entry %d is cut short", path, i)
+		}
+		e := b[off:]
+		flags := binary.BigEndian.Uint16(e[40+hashSize:])
+		ent := indexEntry{
+			ctime:   int64(binary.BigEndian.Uint32(e[0:4]))*1e9 + int64(binary.BigEndian.Uint32(e[4:8])),
+			mode:    binary.BigEndian.Uint32(e[24:28]),
+			stage:   int(flags>>12) & 3,
+			assumed: flags&0x8000 != 0,
+		}
+		if flags&0x4000 != 0 {
+			if version < 3 || off+head+2 > end {
+				return nil, fmt.Errorf("%s: entry %d: bad extended flags", path, i)
+			}
+			ext := binary.BigEndian.Uint16(e[head:])
+			ent.skipWorktree = ext&0x4000 != 0
+			head += 2
+		}
+		p := off + head
+		if version == 4 {
+			// The path is the previous one less its last strip bytes,
+			// followed by a NUL-terminated suffix; no padding.
+			strip, k, ok := varint(b[p:end])
+			if !ok || strip > len(prev) {
+				return nil, fmt.Errorf("%s: entry %d: bad path prefix", path, i)
+			}
+			p += k
+			z := bytes.IndexByte(b[p:end], 0)
+			if z < 0 {
+				return nil, fmt.Errorf("%s: entry %d: unterminated path", path, i)
+			}
+			ent.path = prev[:len(prev)-strip] + string(b[p:p+z])
+			off = p + z + 1
+		} else {
+			z := bytes.IndexByte(b[p:end], 0)
+			if z < 0 {
+				return nil, fmt.Errorf("%s: entry %d: unterminated path", path, i)
+			}
+			ent.path = string(b[p : p+z])
+			// Entries are NUL-padded to a multiple of 8 bytes.
+			off += (head + z + 8) &^ 7
+		}
+		prev = ent.path
+		entries = append(entries, ent)
+	}
+	// Extensions follow: a "link" extension means the entries above are
+	// only the changes over a shared index.
+	for off+8 <= end {
+		sig := string(b[off : off+4])
+		size := int(binary.BigEndian.Uint32(b[off+4 : off+8]))
+		if sig == "link" {
+			return nil, errIndexFormat
+		}
+		off += 8 + size
+	}
+	return entries, nil
+}
+
+// varint decodes git's offset varint (each continuation adds one before
+// shifting).
+func varint(b []byte) (val, n int, ok bool) {
+	if len(b) == 0 {
+		return 0, 0, false
+	}
+	c := b[0]
+	n = 1
+	val = int(c & 127)
+	for c&128 != 0 {
+		if n >= len(b) || n > 8 {
+			return 0, 0, false
+		}
+		c = b[n]
+		n++
+		val = ((val + 1) << 7) | int(c&127)
+	}
+	return val, n, true
+}
+
+// hashSize is the object id length of the repository in bytes (0 when
+// the format is unknown: readIndexFile then refuses the file).
+func (e *Engine) hashSize() int {
+	switch e.objFormat {
+	case "sha1", "":
+		return 20
+	case "sha256":
+		return 32
+	}
+	return 0
+}
