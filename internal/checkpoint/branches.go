@@ -46,7 +46,7 @@ func (c *Controller) Branches() []BranchRow {
 	for _, b := range bs {
 		row := BranchRow{ID: b.ID, Active: b.Active, ForkedFrom: b.ForkedFrom, Tip: b.Tip, Turns: b.Turns, Own: b.Own, Workspace: b.End != nil && c.cfg.Snapshots != nil}
 		if !b.LeftAt.IsZero() {
-			t := b.LeftAt.UTC()
+			t := JSONTime(b.LeftAt)
 			row.LeftAt = &t
 		}
 		if cp := c.state.Checkpoints[b.Tip]; cp != nil {

@@ -227,7 +227,7 @@ func Search(o Options) (*Result, error) {
 			SessionID:  sr.ids[h.session],
 			Checkpoint: w.strs[h.checkpoint],
 			Branch:     branchLabel(h.active),
-			Time:       time.Unix(h.sec, int64(h.nsec)).UTC(),
+			Time:       time.Unix(h.sec, int64(h.nsec)).UTC().Truncate(time.Millisecond), // milliseconds, like every time yolop prints
 			Snippet:    chunks[h.worker][h.snipChunk][h.snipOff : h.snipOff+h.snipLen],
 			Kind:       w.strs[h.kind],
 			Seq:        h.seq,
