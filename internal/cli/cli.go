@@ -295,6 +295,14 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 	if o.acp && (o.printSet || o.sessionID != "" || o.cont) {
 		return usagef("--acp serves an editor; it cannot be combined with -p, --session or --continue")
 	}
+	if !o.acp && !o.printSet {
+		// Checked before a session exists: without a terminal the UI
+		// cannot read keys or draw, and `echo prompt | yolop` is almost
+		// always meant as `yolop -p -`.
+		if err := needTerminal(o.io, o.resume); err != nil {
+			return o.report(err, 2)
+		}
+	}
 	if o.dir != "" {
 		// Checked before a session exists, so a typo leaves nothing behind.
 		if st, err := os.Stat(o.dir); err != nil || !st.IsDir() {
