@@ -74,10 +74,15 @@ func Main() int {
 }
 
 // Run runs yolop with args and streams; it returns the exit code.
+//
+// Errors are reported here, at one edge, whatever command returned them:
+// in JSON mode as the one object of the invocation on stdout (flag errors
+// too, when the arguments ask for JSON), else as one line on stderr; the
+// code comes from the error's type (see errorCode).
 func Run(args []string, streams IO) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := newRoot(streams)
+	root, o := newRootOptions(streams)
 	root.SetArgs(args)
 	c, err := root.ExecuteContextC(ctx)
 	if err == nil {
@@ -88,34 +93,51 @@ func Run(args []string, streams IO) int {
 		// the status a process killed by SIGPIPE has.
 		return 141
 	}
+	code := 1
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintln(streams.ErrOut, "yolop:", ee.err)
+		if ee.err == nil {
+			return ee.code // already reported
 		}
-		return ee.code
+		code, err = ee.code, ee.err
 	}
-	if isUsage(err) {
-		// Flag errors happen before any flag value is known, so JSON
-		// mode is read from the arguments: a script asking for JSON gets
-		// an error object, never text on stdout.
-		if wantsJSON(args) {
-			writeError(streams.Out, err, "usage")
-			return 2
-		}
-		fmt.Fprintln(streams.ErrOut, "yolop:", err)
+	switch {
+	case isUsage(err):
+		code = 2
+	case ee == nil && ctx.Err() != nil:
+		code = 130
+	}
+	// Flag errors happen before any flag value is known, so JSON mode is
+	// then read from the arguments: a script asking for JSON gets an error
+	// object, never text on stdout.
+	if o.outputFormat == "json" || isUsage(err) && wantsJSON(args) {
+		writeError(streams.Out, err, errorCode(err, code))
+		return code
+	}
+	fmt.Fprintln(streams.ErrOut, "yolop:", userMessage(err))
+	if code == 2 && ee == nil {
 		path := "yolop"
 		if c != nil {
 			path = c.CommandPath()
 		}
 		fmt.Fprintf(streams.ErrOut, "Run '%s --help' for usage.\n", path)
-		return 2
 	}
-	fmt.Fprintln(streams.ErrOut, "yolop:", err)
-	if ctx.Err() != nil {
-		return 130
+	return code
+}
+
+// errorCode is the JSON "code" of a failed invocation with exit code
+// code; README lists them.
+func errorCode(err error, code int) string {
+	switch {
+	case code == 2 || isUsage(err):
+		return "usage"
+	case code == 130:
+		return "interrupted"
 	}
-	return 1
+	if c := app.LandCode(err); c != "" {
+		return c
+	}
+	return "error"
 }
 
 // isUsage recognises usage errors by type: flag errors are wrapped by the
@@ -180,7 +202,7 @@ func wantsJSON(args []string) bool {
 
 // writeError prints the one JSON object of a failed invocation.
 func writeError(w io.Writer, err error, code string) {
-	b, jerr := printhost.JSONLine(map[string]string{"error": err.Error(), "code": code})
+	b, jerr := printhost.JSONLine(map[string]string{"error": userMessage(err), "code": code})
 	if jerr != nil {
 		fmt.Fprintln(w, `{"error":"encoding the error failed","code":"internal"}`)
 		return
@@ -205,6 +227,12 @@ func usagef(format string, args ...any) error {
 }
 
 func newRoot(streams IO) *cobra.Command {
+	c, _ := newRootOptions(streams)
+	return c
+}
+
+// newRootOptions makes the command tree and the options its flags fill.
+func newRootOptions(streams IO) (*cobra.Command, *rootOptions) {
 	o := &rootOptions{io: streams}
 	cmd := &cobra.Command{
 		Use:   "yolop [flags]",
@@ -223,9 +251,10 @@ ordinary prompt, and //text sends /text literally.`,
   yolop -p '$ echo hello > hello.txt'          # one turn (the offline sim provider runs the shell line)
   yolop -c -p /rewind                          # list checkpoints of the latest session
   yolop --session s_… -p '/rewind cp2 both'    # preview a rewind (prints the confirm command)`,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Args:          rootArgs,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		Args:              rootArgs,
+		PersistentPreRunE: o.check,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.printSet = c.Flags().Changed("print")
 			if c.Flags().Changed("session") {
@@ -242,11 +271,11 @@ ordinary prompt, and //text sends /text literally.`,
 	cmd.SetErr(streams.ErrOut)
 	f := cmd.PersistentFlags()
 	cmd.Flags().StringVarP(&o.print, "print", "p", "", "run one prompt or slash command and print the result (- reads it from stdin)")
-	cmd.Flags().StringVar(&o.outputFormat, "output-format", "text", "print mode output: text or json")
+	f.StringVar(&o.outputFormat, "output-format", "text", "output: text, or json (one object per invocation, errors included)")
 	cmd.Flags().StringVar(&o.sessionID, "session", "", "resume the session with this id")
 	cmd.Flags().BoolVarP(&o.cont, "continue", "c", false, "continue the session of this repository used last (a turn ran or a restore was confirmed)")
 	cmd.Flags().BoolVarP(&o.resume, "resume", "r", false, "pick a session to continue: type to search, Enter opens it in the TUI, Esc quits")
-	cmd.Flags().StringVarP(&o.dir, "cd", "C", "", "run as if started in this directory")
+	f.StringVarP(&o.dir, "cd", "C", "", "run as if started in this directory")
 	cmd.Flags().StringVar(&o.provider, "provider", "", "model provider: sim, openai or anthropic (default: sim unless an API key is configured)")
 	cmd.Flags().StringVar(&o.model, "model", "", "model id")
 	cmd.Flags().StringVar(&o.baseURL, "base-url", "", "OpenAI-compatible API base URL (OpenRouter, Ollama, vLLM, llama.cpp)")
@@ -263,7 +292,37 @@ ordinary prompt, and //text sends /text literally.`,
 		cc.Example = "  yolop completion bash > ~/.local/share/bash-completion/completions/yolop\n  yolop completion zsh > \"${fpath[1]}/_yolop\"\n  yolop completion fish > ~/.config/fish/completions/yolop.fish"
 	}
 	cmd.AddCommand(newVersionCmd(o), newSessionsCmd(o), newCheckpointsCmd(o), newWorktreeCmd(o), newDemoCmd(o), newDiffCmd(o), newApplyCmd(o), newCommitCmd(o))
-	return cmd
+	return cmd, o
+}
+
+// check validates the flags every command shares, before any command
+// runs, so a typo leaves nothing behind.
+func (o *rootOptions) check(c *cobra.Command, _ []string) error {
+	if o.outputFormat != "text" && o.outputFormat != "json" {
+		f := o.outputFormat
+		o.outputFormat = "text"
+		return usagef("--output-format must be text or json, not %q", f)
+	}
+	if o.outputFormat == "json" && !hasJSON(c) {
+		return usagef("%s has no JSON output; run it without --output-format json", c.CommandPath())
+	}
+	if o.dir != "" {
+		if st, err := os.Stat(o.dir); err != nil || !st.IsDir() {
+			return usagef("-C %s: no such directory", o.dir)
+		}
+	}
+	return nil
+}
+
+// hasJSON reports whether c can print its result as JSON: all commands
+// but the tour and the shell completion scripts.
+func hasJSON(c *cobra.Command) bool {
+	for p := c; p.HasParent(); p = p.Parent() {
+		if !p.Parent().HasParent() && (p.Name() == "demo" || p.Name() == "completion") {
+			return false
+		}
+	}
+	return true
 }
 
 func (o *rootOptions) resolveDataDir() (string, error) {
@@ -275,9 +334,6 @@ func (o *rootOptions) providerConfig() (app.ProviderConfig, error) {
 }
 
 func runRoot(ctx context.Context, o *rootOptions) error {
-	if o.outputFormat != "text" && o.outputFormat != "json" {
-		return usagef("--output-format must be text or json, not %q", o.outputFormat)
-	}
 	if o.worktree != app.WorktreeAlways && o.worktree != app.WorktreeOff {
 		return usagef("--worktree must be always or off, not %q", o.worktree)
 	}
@@ -301,12 +357,6 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 		// always meant as `yolop -p -`.
 		if err := needTerminal(o.io, o.resume); err != nil {
 			return o.report(err, 2)
-		}
-	}
-	if o.dir != "" {
-		// Checked before a session exists, so a typo leaves nothing behind.
-		if st, err := os.Stat(o.dir); err != nil || !st.IsDir() {
-			return o.report(usagef("-C %s: no such directory", o.dir), 2)
 		}
 	}
 	dataDir, err := o.resolveDataDir()
@@ -369,26 +419,11 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 	return nil
 }
 
-// report prints err in the selected format and returns an exitError.
+// report returns err with its exit code (2 for a usage error, whatever
+// code says); Run prints it in the selected format.
 func (o *rootOptions) report(err error, code int) error {
-	var ue *command.UsageError
-	if errors.As(err, &ue) {
+	if isUsage(err) {
 		code = 2
-	}
-	if o.outputFormat == "json" {
-		c := "error"
-		switch {
-		case code == 2:
-			c = "usage"
-		case errors.Is(err, app.ErrLocked):
-			c = "locked"
-		case errors.Is(err, app.ErrNotFound):
-			c = "unknown_session"
-		case errors.Is(err, app.ErrNoSession):
-			c = "no_session"
-		}
-		writeError(o.io.Out, err, c)
-		return &exitError{code: code}
 	}
 	return &exitError{code: code, err: err}
 }
@@ -419,23 +454,60 @@ func newVersionCmd(o *rootOptions) *cobra.Command {
 		Short:   "Print yolop's version (--verbose: and the sandbox level in force, and why)",
 		Args:    noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if !verbose {
+				if o.outputFormat == "json" {
+					return writeJSON(o, versionJSON{Version: Version})
+				}
+				_, err := fmt.Fprintln(o.io.Out, "yolop", Version)
+				return err
+			}
+			if err := app.CheckSandboxLevel(o.sandbox); err != nil {
+				return usagef("--sandbox must be off, write or strict, not %q", o.sandbox)
+			}
+			st, err := app.SandboxStatus(o.sandbox)
+			if err != nil {
+				return err
+			}
+			if o.outputFormat == "json" {
+				return writeJSON(o, versionJSON{Version: Version, Sandbox: &sandboxJSON{
+					Requested: st.Requested, InForce: st.InForce, LandlockABI: st.ABI, Why: st.Why,
+					Refused: st.Refused, Caches: nonNil(st.Caches), Ports: nonNil(st.Ports), Warning: st.Warning(),
+				}})
+			}
 			fmt.Fprintln(o.io.Out, "yolop", Version)
-			if verbose {
-				if err := app.CheckSandboxLevel(o.sandbox); err != nil {
-					return usagef("--sandbox must be off, write or strict, not %q", o.sandbox)
-				}
-				st, err := app.SandboxStatus(o.sandbox)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(o.io.Out, st.Describe())
-				if w := st.Warning(); w != "" {
-					fmt.Fprintln(o.io.Out, "warning:", w)
-				}
+			fmt.Fprintln(o.io.Out, st.Describe())
+			if w := st.Warning(); w != "" {
+				fmt.Fprintln(o.io.Out, "warning:", w)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "also report the sandbox level in force and why")
 	return cmd
+}
+
+// versionJSON is `yolop version --output-format json`; sandbox only with
+// --verbose.
+type versionJSON struct {
+	Version string       `json:"version"`
+	Sandbox *sandboxJSON `json:"sandbox,omitempty"`
+}
+
+type sandboxJSON struct {
+	Requested   string   `json:"requested"`
+	InForce     string   `json:"in_force"`
+	LandlockABI int      `json:"landlock_abi"`
+	Why         string   `json:"why,omitempty"`
+	Refused     string   `json:"refused,omitempty"`
+	Caches      []string `json:"caches"`
+	Ports       []int    `json:"ports"`
+	Warning     string   `json:"warning,omitempty"`
+}
+
+// nonNil makes an empty list print as [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
