@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -42,6 +43,14 @@ func (l *landOptions) open(ctx context.Context, args []string) (app.Lander, erro
 	o := app.Options{DataDir: dataDir, Dir: l.root.dir, SessionID: l.session, Continue: l.session == "", Provider: pcfg}
 	s, err := app.OpenLand(ctx, o)
 	if err != nil {
+		if l.session == "" && errors.Is(err, app.ErrNoSession) {
+			// The app's words are for -c; here the id is what is missing.
+			where := l.root.dir
+			if where == "" {
+				where = "the current directory"
+			}
+			return nil, &noSessionHere{where}
+		}
 		return nil, err
 	}
 	if l.session == "" {
@@ -69,6 +78,16 @@ func (l *landOptions) notes(more []string) []string {
 	}
 	return append(append([]string(nil), l.repairs...), more...)
 }
+
+// noSessionHere is a diff, apply or commit without an id where no
+// session was started; it matches app.ErrNoSession.
+type noSessionHere struct{ where string }
+
+func (e *noSessionHere) Error() string {
+	return fmt.Sprintf("no session was started from %s; name one (`yolop sessions` lists them), or run this in its repository or with -C DIR", e.where)
+}
+
+func (e *noSessionHere) Unwrap() error { return app.ErrNoSession }
 
 // optionalSessionArg accepts at most one session id.
 func optionalSessionArg(c *cobra.Command, args []string) error {
