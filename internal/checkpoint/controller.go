@@ -643,6 +643,11 @@ func (c *Controller) List(ctx context.Context, all bool) ([]Row, error) {
 		row := Row{ID: cp.ID, Title: label(cp.Prompt), Prompt: cp.Prompt, CreatedAt: JSONTime(cp.Created), Status: cp.Status, Workspace: cp.Snapshot != nil && c.cfg.Snapshots != nil}
 		if cp.Open {
 			row.Status = "running"
+			if c.state.ReadOnly {
+				// Its end may be in the damaged part of the timeline:
+				// nothing runs it, and how it ended cannot be read.
+				row.Status = "unknown"
+			}
 		}
 		if all && !c.state.Active(cp.ID) {
 			row.Abandoned = true
