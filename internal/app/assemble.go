@@ -195,7 +195,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			return nil, err // CheckLink's and Ensure's errors say "worktree: …" themselves
 		}
 		if info.LinkRepaired {
-			linkNotes = append(linkNotes, "The worktree's .git file had been changed by a command; yolop pointed it back at the session's repository. Nothing else was touched.")
+			linkNotes = append(linkNotes, "the worktree's .git file had been changed by a command; yolop pointed it back at the session's repository, and touched nothing else")
 		}
 		if linkRO == "" {
 			budget, err := captureBudget()

@@ -847,7 +847,7 @@ func (c *Controller) Repair(ctx context.Context) ([]string, error) {
 		if err := c.append(rec); err != nil {
 			return nil, err
 		}
-		notes = append(notes, fmt.Sprintf("Turn %s was interrupted (the process stopped during it); it was closed as interrupted and stays rewindable.", t.ID))
+		notes = append(notes, fmt.Sprintf("turn %s was interrupted (the process stopped during it); it was closed as interrupted and stays rewindable", t.ID))
 		if rec.EndError != "" {
 			notes = append(notes, endWarning(t.ID, rec.EndError))
 		}
