@@ -183,7 +183,8 @@ func (m *pickModel) render() string {
 	if m.cursor >= limit {
 		start = m.cursor - limit + 1
 	}
-	layout := newPickLayout(m.rows[start:min(len(m.rows), start+limit)], m.width)
+	shown := m.rows[min(start, len(m.rows)):min(len(m.rows), start+limit)]
+	layout := newPickLayout(shown, m.width)
 	for i := start; i < len(m.rows) && i < start+limit; i++ {
 		r := m.rows[i]
 		mark := "  "

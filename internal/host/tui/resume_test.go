@@ -103,6 +103,19 @@ func TestPickEscGoesBackFromResume(t *testing.T) {
 	}
 }
 
+// Before the first answer, and when nothing matches, the picker has no
+// rows to lay out.
+func TestPickRendersWithoutRows(t *testing.T) {
+	t.Parallel()
+	m := &pickModel{ctx: context.Background(), src: func(context.Context, string) ([]PickRow, error) { return nil, nil }}
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	_ = m.render() // before the first answer
+	runPick(t, m, m.Init())
+	if out := m.render(); !strings.Contains(out, "no session matches") {
+		t.Fatalf("no rows:\n%s", out)
+	}
+}
+
 func TestPickEscQuitsWithoutChoice(t *testing.T) {
 	t.Parallel()
 	m := &pickModel{ctx: context.Background(), src: func(context.Context, string) ([]PickRow, error) {
