@@ -159,6 +159,9 @@ func noArgs(c *cobra.Command, args []string) error {
 		return nil
 	}
 	if c.HasSubCommands() {
+		if s := suggest(c, args[0]); len(s) > 0 {
+			return usagef("unknown command %q for %q: did you mean %s? The commands are %s", args[0], c.CommandPath(), s[0], subcommandNames(c))
+		}
 		return usagef("unknown command %q for %q: the commands are %s", args[0], c.CommandPath(), subcommandNames(c))
 	}
 	return usagef("%s takes no arguments, got %q", c.CommandPath(), args[0])
@@ -175,6 +178,15 @@ func sessionArg(c *cobra.Command, args []string) error {
 		return usagef("%s: the session id is empty; `yolop sessions` lists them", c.CommandPath())
 	}
 	return nil
+}
+
+// suggest names the subcommands of c that name is a typo of (at most two
+// edits away, or a prefix).
+func suggest(c *cobra.Command, name string) []string {
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2
+	}
+	return c.SuggestionsFor(name)
 }
 
 func subcommandNames(c *cobra.Command) string {
@@ -218,6 +230,13 @@ func rootArgs(c *cobra.Command, args []string) error {
 	}
 	if c.Flags().Changed("print") {
 		return usagef("unexpected argument %q after the prompt: quote a prompt that has spaces, e.g. yolop -p 'fix the failing test'", args[0])
+	}
+	if s := suggest(c, args[0]); len(s) > 0 {
+		return usagef("unknown command %q: did you mean %s? (see the commands in yolop --help)", args[0], s[0])
+	}
+	if strings.ContainsAny(args[0], " \t\n") {
+		// Almost always a prompt given without -p.
+		return usagef("unknown command %q: to send it as a prompt, use yolop -p %s (or start yolop and type it)", args[0], shellQuote(args[0]))
 	}
 	return usagef("unknown command %q: see the commands in yolop --help", args[0])
 }
