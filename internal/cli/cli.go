@@ -114,7 +114,7 @@ func Run(args []string, streams IO) int {
 		writeError(streams.Out, err, errorCode(err, code))
 		return code
 	}
-	fmt.Fprintln(streams.ErrOut, "yolop:", userMessage(err))
+	fmt.Fprintln(streams.ErrOut, "yolop:", command.ErrorText(err))
 	if code == 2 && ee == nil {
 		path := "yolop"
 		if c != nil {
@@ -214,7 +214,7 @@ func wantsJSON(args []string) bool {
 
 // writeError prints the one JSON object of a failed invocation.
 func writeError(w io.Writer, err error, code string) {
-	b, jerr := printhost.JSONLine(map[string]string{"error": userMessage(err), "code": code})
+	b, jerr := printhost.JSONLine(map[string]string{"error": command.ErrorText(err), "code": code})
 	if jerr != nil {
 		fmt.Fprintln(w, `{"error":"encoding the error failed","code":"internal"}`)
 		return

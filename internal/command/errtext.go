@@ -1,4 +1,4 @@
-package cli
+package command
 
 import (
 	"fmt"
@@ -8,14 +8,14 @@ import (
 
 // sentinelPrefix matches the package prefix of a sentinel error
 // ("land: nothing to undo"): the code's convention, not the user's words.
-var sentinelPrefix = regexp.MustCompile(`^[a-z][a-z0-9]*: `)
+var sentinelPrefix = regexp.MustCompile(`^[a-z]+: `)
 
-// userMessage is err's message as the user reads it: the package prefixes
+// ErrorText is err's message as the user reads it, in every host: the package prefixes
 // of the sentinel errors in its chain are dropped ("land: nothing to undo:
 // …" reads "nothing to undo: …"), and a sentinel that only repeats what the
 // message says ("(session: not found)") goes entirely. git's own prefix is
 // kept: it names the program that failed.
-func userMessage(err error) string {
+func ErrorText(err error) string {
 	msg := err.Error()
 	for _, s := range sentinels(err) {
 		text := s.Error()
