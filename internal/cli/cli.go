@@ -334,10 +334,10 @@ func (o *rootOptions) check(c *cobra.Command, _ []string) error {
 }
 
 // hasJSON reports whether c can print its result as JSON: all commands
-// but the tour and the shell completion scripts.
+// but the tour, help and the shell completion scripts.
 func hasJSON(c *cobra.Command) bool {
 	for p := c; p.HasParent(); p = p.Parent() {
-		if !p.Parent().HasParent() && (p.Name() == "demo" || p.Name() == "completion") {
+		if !p.Parent().HasParent() && (p.Name() == "demo" || p.Name() == "completion" || p.Name() == "help") {
 			return false
 		}
 	}
