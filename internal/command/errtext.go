@@ -10,11 +10,11 @@ import (
 // ("land: nothing to undo"): the code's convention, not the user's words.
 var sentinelPrefix = regexp.MustCompile(`^[a-z]+: `)
 
-// ErrorText is err's message as the user reads it, in every host: the package prefixes
-// of the sentinel errors in its chain are dropped ("land: nothing to undo:
-// …" reads "nothing to undo: …"), and a sentinel that only repeats what the
-// message says ("(session: not found)") goes entirely. git's own prefix is
-// kept: it names the program that failed.
+// ErrorText is err's message as the user reads it, in every host: the
+// package prefixes of the errors.New values in its chain are dropped
+// ("land: nothing to undo: …" reads "nothing to undo: …"); nothing else
+// of the message is. git's own prefix is kept: it names the program that
+// failed.
 func ErrorText(err error) string {
 	msg := err.Error()
 	for _, s := range sentinels(err) {
@@ -24,11 +24,6 @@ func ErrorText(err error) string {
 			continue
 		}
 		bare := text[len(p):]
-		if msg != text {
-			// A sentinel tacked on after the message has nothing to add.
-			msg = strings.Replace(msg, " ("+text+")", "", 1)
-			msg = strings.TrimSuffix(msg, ": "+text)
-		}
 		msg = strings.ReplaceAll(msg, text, bare)
 	}
 	return msg
