@@ -212,6 +212,7 @@ func (p *Parts) info(prov provider.Provider) Info {
 	in.Usage, in.ContextTokens = p.Agent.Usage()
 	in.ContextWindow = p.contextWindow
 	sandboxInfo(&in, p.Sandbox)
+	in.Warnings = append(in.Warnings, p.Warnings...)
 	return in
 }
 

@@ -60,6 +60,9 @@ type Parts struct {
 	NoWorkspace string
 	// Notes are the repairs made when the session was opened.
 	Notes []string
+	// Warnings are what opening found and could not repair (a damaged
+	// timeline); hosts show them once, like the sandbox's.
+	Warnings []string
 	// Notices are setup problems the user should see once (an MCP server
 	// that did not start).
 	Notices []string
@@ -192,7 +195,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			return nil, err // CheckLink's and Ensure's errors say "worktree: …" themselves
 		}
 		if info.LinkRepaired {
-			linkNotes = append(linkNotes, "The worktree's .git file had been changed by a command; yolop pointed it back at the session's repository. Nothing else was touched.")
+			linkNotes = append(linkNotes, "the worktree's .git file had been changed by a command; yolop pointed it back at the session's repository, and touched nothing else")
 		}
 		if linkRO == "" {
 			budget, err := captureBudget()
@@ -342,6 +345,9 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		p.Agent.AddUsage(agent.LoggedUsage(sess.EventsAfter(skipped)))
 	} else {
 		p.Agent.AddUsage(agent.LoggedUsage(sess.Events()))
+	}
+	if d := tlRepair.Damage(); d != "" {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s; nothing was repaired and the session is read-only: replay and listing work, turns and restores do not (yolop sessions fork %s continues from the part before it)", d, sess.ID))
 	}
 	more, err := p.Controller.Repair(ctx)
 	if err != nil {

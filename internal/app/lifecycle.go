@@ -183,7 +183,7 @@ func findSession(dataDir, id string) (session.Summary, error) {
 			return sm, nil
 		}
 	}
-	return session.Summary{}, fmt.Errorf("no session %q in %s; `yolop sessions` lists them (%w)", id, session.SessionsDir(dataDir), session.ErrNotFound)
+	return session.Summary{}, &session.NotFoundError{ID: id, Dir: session.SessionsDir(dataDir)}
 }
 
 // RemoveReport says what RemoveSession removed.

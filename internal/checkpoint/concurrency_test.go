@@ -80,6 +80,9 @@ func TestBackgroundWriterBlocksConfirm(t *testing.T) {
 	if !strings.Contains(err.Error(), task.ID) || !strings.Contains(err.Error(), "writer.txt") {
 		t.Fatalf("refusal does not name the task %s and its command: %v", task.ID, err)
 	}
+	if !strings.Contains(err.Error(), "`/tasks stop "+task.ID+"`") {
+		t.Fatalf("refusal does not give the command that stops %s: %v", task.ID, err)
+	}
 	if string(r.timelineBytes()) != string(tl) || r.ctl.Head() != head {
 		t.Fatal("a refused confirm changed the timeline or the head")
 	}

@@ -643,6 +643,11 @@ func (c *Controller) List(ctx context.Context, all bool) ([]Row, error) {
 		row := Row{ID: cp.ID, Title: label(cp.Prompt), Prompt: cp.Prompt, CreatedAt: JSONTime(cp.Created), Status: cp.Status, Workspace: cp.Snapshot != nil && c.cfg.Snapshots != nil}
 		if cp.Open {
 			row.Status = "running"
+			if c.state.ReadOnly {
+				// Its end may be in the damaged part of the timeline:
+				// nothing runs it, and how it ended cannot be read.
+				row.Status = "unknown"
+			}
 		}
 		if all && !c.state.Active(cp.ID) {
 			row.Abandoned = true
@@ -842,7 +847,7 @@ func (c *Controller) Repair(ctx context.Context) ([]string, error) {
 		if err := c.append(rec); err != nil {
 			return nil, err
 		}
-		notes = append(notes, fmt.Sprintf("Turn %s was interrupted (the process stopped during it); it was closed as interrupted and stays rewindable.", t.ID))
+		notes = append(notes, fmt.Sprintf("turn %s was interrupted (the process stopped during it); it was closed as interrupted and stays rewindable", t.ID))
 		if rec.EndError != "" {
 			notes = append(notes, endWarning(t.ID, rec.EndError))
 		}

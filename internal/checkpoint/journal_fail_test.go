@@ -42,7 +42,7 @@ func TestFailedJournalWriteRefusesUntilReopened(t *testing.T) {
 		t.Fatalf("preview: %v; want read_only", err)
 	}
 	r.reopen()
-	if len(r.notes) == 0 || !strings.Contains(strings.Join(r.notes, " "), "cp1 was interrupted") {
+	if len(r.notes) == 0 || !strings.Contains(strings.Join(r.notes, " "), "turn cp1 was interrupted") {
 		t.Fatalf("repair notes after reopen: %q", r.notes)
 	}
 	out, err := r.ctl.RunTurn(t.Context(), "hello again", nil)

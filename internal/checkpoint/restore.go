@@ -114,7 +114,11 @@ func (c *Controller) planLocked(req Request) (*plan, error) {
 	case ActionRedo:
 		r := c.state.Redo
 		if r == nil {
-			return nil, &Error{Code: CodeNothingToRedo, Msg: "nothing to redo: /redo restores what the last /rewind or /undo abandoned, until a new turn starts"}
+			msg := "nothing to redo: /redo restores what the last /rewind or /undo abandoned, until a new turn starts"
+			if len(c.state.Order) > len(c.state.ActiveChain()) {
+				msg += "; abandoned turns stay reachable: /branches lists them and /branch bN returns to one"
+			}
+			return nil, &Error{Code: CodeNothingToRedo, Msg: msg}
 		}
 		if req.Mode != "" {
 			return nil, &Error{Code: CodeBadMode, Msg: "/redo takes no mode; it restores exactly what the last restore changed"}
@@ -377,15 +381,25 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 	}
 	if c.cfg.Writers != nil {
 		if ws := c.cfg.Writers.Active(); len(ws) > 0 {
-			var parts []string
+			var parts, stops []string
 			for _, w := range ws {
 				if w.Kind == tools.WriterSurvivor {
 					parts = append(parts, fmt.Sprintf("process %d %q, left running by an earlier yolop process of this session, which could not be ended (end it with `kill -9 %d` or `/tasks stop %s`)", w.PID, w.Command, w.PID, w.ID))
 					continue
 				}
 				parts = append(parts, fmt.Sprintf("%s %q (task %s, running for %s)", w.Kind, w.Command, w.ID, c.cfg.Now().Sub(w.Started).Round(time.Second)))
+				stops = append(stops, "`/tasks stop "+w.ID+"`")
 			}
-			return nil, &Error{Code: CodeWriterActive, Msg: "a process can still write the workspace: " + strings.Join(parts, "; ") + ". Stop it with `/tasks stop <id>` or wait for it to finish, then confirm again"}
+			msg := "a process can still write the workspace: " + strings.Join(parts, "; ") + ". "
+			switch len(stops) {
+			case 0:
+				msg += "End it or wait for it to finish, then confirm again"
+			case 1:
+				msg += "Stop it with " + stops[0] + " or wait for it to finish, then confirm again"
+			default:
+				msg += "Stop them with " + strings.Join(stops, ", ") + " or wait for them to finish, then confirm again"
+			}
+			return nil, &Error{Code: CodeWriterActive, Msg: msg}
 		}
 	}
 	store, err := loadPreviews(c.cfg.Dir)

@@ -201,7 +201,8 @@ func TestTurnRewritingDotGitIsRepaired(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.reopen()
-	if !strings.Contains(strings.Join(r.notes, "\n"), ".git file had been changed") {
+	// Notes follow "repaired:" / "warning:": they start in lower case.
+	if !strings.Contains(strings.Join(r.notes, "\n"), "the worktree's .git file had been changed") {
 		t.Errorf("notes after reopen = %q", r.notes)
 	}
 	undo := r.restore(checkpoint.Request{Action: checkpoint.ActionUndo})

@@ -74,10 +74,15 @@ func Main() int {
 }
 
 // Run runs yolop with args and streams; it returns the exit code.
+//
+// Errors are reported here, at one edge, whatever command returned them:
+// in JSON mode as the one object of the invocation on stdout (flag errors
+// too, when the arguments ask for JSON), else as one line on stderr; the
+// code comes from the error's type (see errorCode).
 func Run(args []string, streams IO) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := newRoot(streams)
+	root, o := newRootOptions(streams)
 	root.SetArgs(args)
 	c, err := root.ExecuteContextC(ctx)
 	if err == nil {
@@ -88,34 +93,51 @@ func Run(args []string, streams IO) int {
 		// the status a process killed by SIGPIPE has.
 		return 141
 	}
+	code := 1
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintln(streams.ErrOut, "yolop:", ee.err)
+		if ee.err == nil {
+			return ee.code // already reported
 		}
-		return ee.code
+		code, err = ee.code, ee.err
 	}
-	if isUsage(err) {
-		// Flag errors happen before any flag value is known, so JSON
-		// mode is read from the arguments: a script asking for JSON gets
-		// an error object, never text on stdout.
-		if wantsJSON(args) {
-			writeError(streams.Out, err, "usage")
-			return 2
-		}
-		fmt.Fprintln(streams.ErrOut, "yolop:", err)
+	switch {
+	case isUsage(err):
+		code = 2
+	case ee == nil && ctx.Err() != nil:
+		code = 130
+	}
+	// Flag errors happen before any flag value is known, so JSON mode is
+	// then read from the arguments: a script asking for JSON gets an error
+	// object, never text on stdout.
+	if o.outputFormat == "json" || isUsage(err) && wantsJSON(args) {
+		writeError(streams.Out, err, errorCode(err, code))
+		return code
+	}
+	fmt.Fprintln(streams.ErrOut, "yolop:", command.ErrorText(err))
+	if code == 2 && ee == nil {
 		path := "yolop"
 		if c != nil {
 			path = c.CommandPath()
 		}
 		fmt.Fprintf(streams.ErrOut, "Run '%s --help' for usage.\n", path)
-		return 2
 	}
-	fmt.Fprintln(streams.ErrOut, "yolop:", err)
-	if ctx.Err() != nil {
-		return 130
+	return code
+}
+
+// errorCode is the JSON "code" of a failed invocation with exit code
+// code; README lists them.
+func errorCode(err error, code int) string {
+	switch {
+	case code == 2 || isUsage(err):
+		return "usage"
+	case code == 130:
+		return "interrupted"
 	}
-	return 1
+	if c := app.LandCode(err); c != "" {
+		return c
+	}
+	return "error"
 }
 
 // isUsage recognises usage errors by type: flag errors are wrapped by the
@@ -137,6 +159,9 @@ func noArgs(c *cobra.Command, args []string) error {
 		return nil
 	}
 	if c.HasSubCommands() {
+		if s := suggest(c, args[0]); len(s) > 0 {
+			return usagef("unknown command %q for %q: did you mean %s? The commands are %s", args[0], c.CommandPath(), s[0], subcommandNames(c))
+		}
 		return usagef("unknown command %q for %q: the commands are %s", args[0], c.CommandPath(), subcommandNames(c))
 	}
 	return usagef("%s takes no arguments, got %q", c.CommandPath(), args[0])
@@ -153,6 +178,15 @@ func sessionArg(c *cobra.Command, args []string) error {
 		return usagef("%s: the session id is empty; `yolop sessions` lists them", c.CommandPath())
 	}
 	return nil
+}
+
+// suggest names the subcommands of c that name is a typo of (at most two
+// edits away, or a prefix).
+func suggest(c *cobra.Command, name string) []string {
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2
+	}
+	return c.SuggestionsFor(name)
 }
 
 func subcommandNames(c *cobra.Command) string {
@@ -180,7 +214,7 @@ func wantsJSON(args []string) bool {
 
 // writeError prints the one JSON object of a failed invocation.
 func writeError(w io.Writer, err error, code string) {
-	b, jerr := printhost.JSONLine(map[string]string{"error": err.Error(), "code": code})
+	b, jerr := printhost.JSONLine(map[string]string{"error": command.ErrorText(err), "code": code})
 	if jerr != nil {
 		fmt.Fprintln(w, `{"error":"encoding the error failed","code":"internal"}`)
 		return
@@ -197,6 +231,13 @@ func rootArgs(c *cobra.Command, args []string) error {
 	if c.Flags().Changed("print") {
 		return usagef("unexpected argument %q after the prompt: quote a prompt that has spaces, e.g. yolop -p 'fix the failing test'", args[0])
 	}
+	if s := suggest(c, args[0]); len(s) > 0 {
+		return usagef("unknown command %q: did you mean %s? (see the commands in yolop --help)", args[0], s[0])
+	}
+	if strings.ContainsAny(args[0], " \t\n") {
+		// Almost always a prompt given without -p.
+		return usagef("unknown command %q: to send it as a prompt, use yolop -p %s (or start yolop and type it)", args[0], shellQuote(args[0]))
+	}
 	return usagef("unknown command %q: see the commands in yolop --help", args[0])
 }
 
@@ -205,6 +246,12 @@ func usagef(format string, args ...any) error {
 }
 
 func newRoot(streams IO) *cobra.Command {
+	c, _ := newRootOptions(streams)
+	return c
+}
+
+// newRootOptions makes the command tree and the options its flags fill.
+func newRootOptions(streams IO) (*cobra.Command, *rootOptions) {
 	o := &rootOptions{io: streams}
 	cmd := &cobra.Command{
 		Use:   "yolop [flags]",
@@ -223,9 +270,10 @@ ordinary prompt, and //text sends /text literally.`,
   yolop -p '$ echo hello > hello.txt'          # one turn (the offline sim provider runs the shell line)
   yolop -c -p /rewind                          # list checkpoints of the latest session
   yolop --session s_… -p '/rewind cp2 both'    # preview a rewind (prints the confirm command)`,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Args:          rootArgs,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		Args:              rootArgs,
+		PersistentPreRunE: o.check,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.printSet = c.Flags().Changed("print")
 			if c.Flags().Changed("session") {
@@ -242,11 +290,11 @@ ordinary prompt, and //text sends /text literally.`,
 	cmd.SetErr(streams.ErrOut)
 	f := cmd.PersistentFlags()
 	cmd.Flags().StringVarP(&o.print, "print", "p", "", "run one prompt or slash command and print the result (- reads it from stdin)")
-	cmd.Flags().StringVar(&o.outputFormat, "output-format", "text", "print mode output: text or json")
+	f.StringVar(&o.outputFormat, "output-format", "text", "output: text, or json (one object per invocation, errors included)")
 	cmd.Flags().StringVar(&o.sessionID, "session", "", "resume the session with this id")
 	cmd.Flags().BoolVarP(&o.cont, "continue", "c", false, "continue the session of this repository used last (a turn ran or a restore was confirmed)")
 	cmd.Flags().BoolVarP(&o.resume, "resume", "r", false, "pick a session to continue: type to search, Enter opens it in the TUI, Esc quits")
-	cmd.Flags().StringVarP(&o.dir, "cd", "C", "", "run as if started in this directory")
+	f.StringVarP(&o.dir, "cd", "C", "", "run as if started in this directory")
 	cmd.Flags().StringVar(&o.provider, "provider", "", "model provider: sim, openai or anthropic (default: sim unless an API key is configured)")
 	cmd.Flags().StringVar(&o.model, "model", "", "model id")
 	cmd.Flags().StringVar(&o.baseURL, "base-url", "", "OpenAI-compatible API base URL (OpenRouter, Ollama, vLLM, llama.cpp)")
@@ -263,7 +311,37 @@ ordinary prompt, and //text sends /text literally.`,
 		cc.Example = "  yolop completion bash > ~/.local/share/bash-completion/completions/yolop\n  yolop completion zsh > \"${fpath[1]}/_yolop\"\n  yolop completion fish > ~/.config/fish/completions/yolop.fish"
 	}
 	cmd.AddCommand(newVersionCmd(o), newSessionsCmd(o), newCheckpointsCmd(o), newWorktreeCmd(o), newDemoCmd(o), newDiffCmd(o), newApplyCmd(o), newCommitCmd(o))
-	return cmd
+	return cmd, o
+}
+
+// check validates the flags every command shares, before any command
+// runs, so a typo leaves nothing behind.
+func (o *rootOptions) check(c *cobra.Command, _ []string) error {
+	if o.outputFormat != "text" && o.outputFormat != "json" {
+		f := o.outputFormat
+		o.outputFormat = "text"
+		return usagef("--output-format must be text or json, not %q", f)
+	}
+	if o.outputFormat == "json" && !hasJSON(c) {
+		return usagef("%s has no JSON output; run it without --output-format json", c.CommandPath())
+	}
+	if o.dir != "" {
+		if st, err := os.Stat(o.dir); err != nil || !st.IsDir() {
+			return usagef("-C %s: no such directory", o.dir)
+		}
+	}
+	return nil
+}
+
+// hasJSON reports whether c can print its result as JSON: all commands
+// but the tour, help and the shell completion scripts.
+func hasJSON(c *cobra.Command) bool {
+	for p := c; p.HasParent(); p = p.Parent() {
+		if !p.Parent().HasParent() && (p.Name() == "demo" || p.Name() == "completion" || p.Name() == "help") {
+			return false
+		}
+	}
+	return true
 }
 
 func (o *rootOptions) resolveDataDir() (string, error) {
@@ -275,9 +353,6 @@ func (o *rootOptions) providerConfig() (app.ProviderConfig, error) {
 }
 
 func runRoot(ctx context.Context, o *rootOptions) error {
-	if o.outputFormat != "text" && o.outputFormat != "json" {
-		return usagef("--output-format must be text or json, not %q", o.outputFormat)
-	}
 	if o.worktree != app.WorktreeAlways && o.worktree != app.WorktreeOff {
 		return usagef("--worktree must be always or off, not %q", o.worktree)
 	}
@@ -295,10 +370,12 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 	if o.acp && (o.printSet || o.sessionID != "" || o.cont) {
 		return usagef("--acp serves an editor; it cannot be combined with -p, --session or --continue")
 	}
-	if o.dir != "" {
-		// Checked before a session exists, so a typo leaves nothing behind.
-		if st, err := os.Stat(o.dir); err != nil || !st.IsDir() {
-			return o.report(usagef("-C %s: no such directory", o.dir), 2)
+	if !o.acp && !o.printSet {
+		// Checked before a session exists: without a terminal the UI
+		// cannot read keys or draw, and `echo prompt | yolop` is almost
+		// always meant as `yolop -p -`.
+		if err := needTerminal(o.io, o.resume); err != nil {
+			return o.report(err, 2)
 		}
 	}
 	dataDir, err := o.resolveDataDir()
@@ -361,26 +438,11 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 	return nil
 }
 
-// report prints err in the selected format and returns an exitError.
+// report returns err with its exit code (2 for a usage error, whatever
+// code says); Run prints it in the selected format.
 func (o *rootOptions) report(err error, code int) error {
-	var ue *command.UsageError
-	if errors.As(err, &ue) {
+	if isUsage(err) {
 		code = 2
-	}
-	if o.outputFormat == "json" {
-		c := "error"
-		switch {
-		case code == 2:
-			c = "usage"
-		case errors.Is(err, app.ErrLocked):
-			c = "locked"
-		case errors.Is(err, app.ErrNotFound):
-			c = "unknown_session"
-		case errors.Is(err, app.ErrNoSession):
-			c = "no_session"
-		}
-		writeError(o.io.Out, err, c)
-		return &exitError{code: code}
 	}
 	return &exitError{code: code, err: err}
 }
@@ -411,23 +473,60 @@ func newVersionCmd(o *rootOptions) *cobra.Command {
 		Short:   "Print yolop's version (--verbose: and the sandbox level in force, and why)",
 		Args:    noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if !verbose {
+				if o.outputFormat == "json" {
+					return writeJSON(o, versionJSON{Version: Version})
+				}
+				_, err := fmt.Fprintln(o.io.Out, "yolop", Version)
+				return err
+			}
+			if err := app.CheckSandboxLevel(o.sandbox); err != nil {
+				return usagef("--sandbox must be off, write or strict, not %q", o.sandbox)
+			}
+			st, err := app.SandboxStatus(o.sandbox)
+			if err != nil {
+				return err
+			}
+			if o.outputFormat == "json" {
+				return writeJSON(o, versionJSON{Version: Version, Sandbox: &sandboxJSON{
+					Requested: st.Requested, InForce: st.InForce, LandlockABI: st.ABI, Why: st.Why,
+					Refused: st.Refused, Caches: nonNil(st.Caches), Ports: nonNil(st.Ports), Warning: st.Warning(),
+				}})
+			}
 			fmt.Fprintln(o.io.Out, "yolop", Version)
-			if verbose {
-				if err := app.CheckSandboxLevel(o.sandbox); err != nil {
-					return usagef("--sandbox must be off, write or strict, not %q", o.sandbox)
-				}
-				st, err := app.SandboxStatus(o.sandbox)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(o.io.Out, st.Describe())
-				if w := st.Warning(); w != "" {
-					fmt.Fprintln(o.io.Out, "warning:", w)
-				}
+			fmt.Fprintln(o.io.Out, st.Describe())
+			if w := st.Warning(); w != "" {
+				fmt.Fprintln(o.io.Out, "warning:", w)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&verbose, "verbose", false, "also report the sandbox level in force and why")
 	return cmd
+}
+
+// versionJSON is `yolop version --output-format json`; sandbox only with
+// --verbose.
+type versionJSON struct {
+	Version string       `json:"version"`
+	Sandbox *sandboxJSON `json:"sandbox,omitempty"`
+}
+
+type sandboxJSON struct {
+	Requested   string   `json:"requested"`
+	InForce     string   `json:"in_force"`
+	LandlockABI int      `json:"landlock_abi"`
+	Why         string   `json:"why,omitempty"`
+	Refused     string   `json:"refused,omitempty"`
+	Caches      []string `json:"caches"`
+	Ports       []int    `json:"ports"`
+	Warning     string   `json:"warning,omitempty"`
+}
+
+// nonNil makes an empty list print as [] rather than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

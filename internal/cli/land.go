@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,19 +18,17 @@ import (
 type landOptions struct {
 	root    *rootOptions
 	session string
-	format  string
 	// repairs are what opening the session repaired; every command tells
 	// them (stderr in text, "notes" in JSON).
 	repairs []string
 }
 
+// json reports whether the result is printed as JSON.
+func (l *landOptions) json() bool { return l.root.outputFormat == "json" }
+
 // open picks the session (the argument, or the latest of this
 // repository, named on stderr) and opens it.
 func (l *landOptions) open(ctx context.Context, args []string) (app.Lander, error) {
-	if l.format != "text" && l.format != "json" {
-		return nil, usagef("--output-format must be text or json, not %q", l.format)
-	}
-	l.root.outputFormat = l.format
 	if len(args) == 1 {
 		l.session = args[0]
 	}
@@ -41,16 +40,24 @@ func (l *landOptions) open(ctx context.Context, args []string) (app.Lander, erro
 	if err != nil {
 		return nil, err
 	}
-	o := app.Options{DataDir: dataDir, SessionID: l.session, Continue: l.session == "", Provider: pcfg}
+	o := app.Options{DataDir: dataDir, Dir: l.root.dir, SessionID: l.session, Continue: l.session == "", Provider: pcfg}
 	s, err := app.OpenLand(ctx, o)
 	if err != nil {
+		if l.session == "" && errors.Is(err, app.ErrNoSession) {
+			// The app's words are for -c; here the id is what is missing.
+			where := l.root.dir
+			if where == "" {
+				where = "the current directory"
+			}
+			return nil, &noSessionHere{where}
+		}
 		return nil, err
 	}
 	if l.session == "" {
 		fmt.Fprintf(l.root.io.ErrOut, "session %s (the latest of this repository)\n", s.ID())
 	}
 	l.repairs = s.Repairs()
-	if l.format == "text" {
+	if !l.json() {
 		tellRepairs(l.root.io.ErrOut, l.repairs)
 	}
 	return s, nil
@@ -72,6 +79,16 @@ func (l *landOptions) notes(more []string) []string {
 	return append(append([]string(nil), l.repairs...), more...)
 }
 
+// noSessionHere is a diff, apply or commit without an id where no
+// session was started; it matches app.ErrNoSession.
+type noSessionHere struct{ where string }
+
+func (e *noSessionHere) Error() string {
+	return fmt.Sprintf("no session was started from %s; name one (`yolop sessions` lists them), or run this in its repository or with -C DIR", e.where)
+}
+
+func (e *noSessionHere) Unwrap() error { return app.ErrNoSession }
+
 // optionalSessionArg accepts at most one session id.
 func optionalSessionArg(c *cobra.Command, args []string) error {
 	switch {
@@ -83,30 +100,14 @@ func optionalSessionArg(c *cobra.Command, args []string) error {
 	return nil
 }
 
-// fail reports err with the exit codes of the command line: 2 usage, 1
-// refused or failed.
+// fail returns err with the exit codes of the command line (2 usage, 1
+// refused or failed); Run reports it.
 func (l *landOptions) fail(err error) error {
-	code, name := 1, landCode(err)
-	if name == "usage" {
-		code = 2
-	}
-	if l.root.outputFormat == "json" {
+	if l.json() {
 		// The error object has no room for them: repairs go to stderr.
 		tellRepairs(l.root.io.ErrOut, l.repairs)
-		writeError(l.root.io.Out, err, name)
-		return &exitError{code: code}
 	}
-	return &exitError{code: code, err: err}
-}
-
-func landCode(err error) string {
-	if isUsage(err) {
-		return "usage"
-	}
-	if c := app.LandCode(err); c != "" {
-		return c
-	}
-	return "error"
+	return l.root.report(err, 1)
 }
 
 // isTerminal reports whether w is a terminal (for color).
@@ -145,7 +146,6 @@ SESSION defaults to the latest session of this repository.`,
 	cmd.Flags().BoolVar(&opts.stat, "stat", false, "a diffstat instead of the patch")
 	cmd.Flags().BoolVar(&opts.nameStatus, "name-status", false, "paths and change letters instead of the patch")
 	cmd.Flags().StringVar(&opts.from, "from", "", "compare with checkpoint cpN's snapshot instead of the base commit")
-	cmd.Flags().StringVar(&opts.format, "output-format", "text", "text or json")
 	return cmd
 }
 
@@ -158,7 +158,7 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string) error {
 		return opts.fail(err)
 	}
 	defer s.Close()
-	do := app.DiffOptions{From: opts.from, Color: opts.format == "text" && isTerminal(opts.root.io.Out)}
+	do := app.DiffOptions{From: opts.from, Color: !opts.json() && isTerminal(opts.root.io.Out)}
 	switch {
 	case opts.stat:
 		do.Format = app.FormatStat
@@ -169,7 +169,7 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string) error {
 	if err != nil {
 		return opts.fail(err)
 	}
-	if opts.format == "json" {
+	if opts.json() {
 		res.Notes = opts.notes(res.Notes)
 		return writeJSON(opts.root, res)
 	}
@@ -213,7 +213,6 @@ Exit codes: 0 applied, 1 refused or conflicts, 2 usage.`,
 	f.StringVar(&opts.to, "to", "", "apply to another checkout of the same repository")
 	f.BoolVar(&opts.undo, "undo", false, "put back exactly the paths the session's last apply wrote")
 	f.BoolVar(&opts.force, "force", false, "with --undo: overwrite paths you edited since the apply (your edits are kept under a ref)")
-	f.StringVar(&opts.format, "output-format", "text", "text or json")
 	return cmd
 }
 
@@ -242,7 +241,7 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 		if err != nil {
 			return opts.fail(err)
 		}
-		if opts.format == "json" {
+		if opts.json() {
 			res.Notes = opts.notes(res.Notes)
 			return writeJSON(opts.root, res)
 		}
@@ -254,7 +253,7 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 	if res == nil {
 		return opts.fail(err)
 	}
-	if opts.format == "json" {
+	if opts.json() {
 		res.Notes = opts.notes(res.Notes)
 		if werr := writeJSON(opts.root, res); werr != nil {
 			return werr
@@ -264,8 +263,8 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 		fmt.Fprint(opts.root.io.Out, res.Text())
 	}
 	if err != nil {
-		if opts.format == "json" {
-			return &exitError{code: 1}
+		if opts.json() {
+			return &exitError{code: 1} // the result object says why
 		}
 		return &exitError{code: 1, err: err}
 	}
@@ -296,7 +295,6 @@ brings the work. SESSION defaults to the latest session of this repository.`,
 	}
 	cmd.Flags().StringVarP(&opts.message, "message", "m", "", "the commit message (default: the session title and its turn prompts)")
 	cmd.Flags().BoolVar(&opts.noVerify, "no-verify", false, "skip the pre-commit and commit-msg hooks")
-	cmd.Flags().StringVar(&opts.format, "output-format", "text", "text or json")
 	return cmd
 }
 
@@ -310,7 +308,7 @@ func runCommit(ctx context.Context, opts *commitOptions, args []string) error {
 	if err != nil {
 		return opts.fail(err)
 	}
-	if opts.format == "json" {
+	if opts.json() {
 		res.Notes = opts.notes(res.Notes)
 		return writeJSON(opts.root, res)
 	}

@@ -19,7 +19,6 @@ import (
 )
 
 func newCheckpointsCmd(o *rootOptions) *cobra.Command {
-	var format string
 	var all, branches bool
 	cmd := &cobra.Command{
 		Use: "checkpoints ID",
@@ -31,10 +30,6 @@ func newCheckpointsCmd(o *rootOptions) *cobra.Command {
 		Args:              sessionArg,
 		ValidArgsFunction: completeSessionIDs(o),
 		RunE: func(c *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return usagef("--output-format must be text or json, not %q", format)
-			}
-			o.outputFormat = format
 			dataDir, err := o.resolveDataDir()
 			if err != nil {
 				return err
@@ -59,14 +54,13 @@ func newCheckpointsCmd(o *rootOptions) *cobra.Command {
 			case branches:
 				line = "/branches"
 			}
-			code := printhost.Run(c.Context(), s, printhost.Options{Prompt: line, JSON: format == "json", Stdout: o.io.Out, Stderr: o.io.ErrOut, ConfirmPrefix: o.sessionCommand(s.ID())})
+			code := printhost.Run(c.Context(), s, printhost.Options{Prompt: line, JSON: o.outputFormat == "json", Stdout: o.io.Out, Stderr: o.io.ErrOut, ConfirmPrefix: o.sessionCommand(s.ID())})
 			if code != 0 {
 				return &exitError{code: code}
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&format, "output-format", "text", "text or json")
 	cmd.Flags().BoolVar(&all, "all", false, "include checkpoints of abandoned branches, and the recovery snapshots kept")
 	cmd.Flags().BoolVar(&branches, "branches", false, "list the session's branches (the same as /branches)")
 	return cmd
@@ -95,6 +89,17 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 			failures, err := app.PrepareFailures(dataDir)
 			if err != nil {
 				return err
+			}
+			if o.outputFormat == "json" {
+				out := make([]worktreeJSON, 0, len(rows))
+				for _, e := range rows {
+					out = append(out, worktreeOf(e.WorktreeEntry, e.InUse))
+				}
+				fails := make([]map[string]string, 0, len(failures))
+				for _, f := range failures {
+					fails = append(fails, map[string]string{"repository": f.Repo, "at": f.At.UTC().Format(time.RFC3339), "error": fmt.Sprint(f.Err)})
+				}
+				return writeJSON(o, map[string]any{"worktrees": out, "spare_failures": fails})
 			}
 			if len(rows) == 0 {
 				fmt.Fprintln(o.io.Out, "No session worktrees.")
@@ -136,6 +141,15 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 			rep, err := app.PruneWorktrees(c.Context(), dataDir, dry, force, withSpares)
 			if err != nil {
 				return err
+			}
+			if o.outputFormat == "json" {
+				if err := writeJSON(o, pruneOf(rep, dry)); err != nil {
+					return err
+				}
+				if len(rep.Errors) > 0 {
+					return &exitError{code: 1} // the object lists them
+				}
+				return nil
 			}
 			verb, parkVerb := "removed", "parked"
 			list, parkedList := rep.Removed, rep.Parked
@@ -182,6 +196,67 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 	prune.Flags().BoolVar(&withSpares, "spares", false, "also remove spare worktrees, and remove freed worktrees instead of parking them")
 	cmd.AddCommand(list, prune, newPrepareSpareCmd(o))
 	return cmd
+}
+
+// worktreeJSON is a worktree in `worktree list` and `worktree prune`
+// JSON. State is the STATE column of the text listing.
+type worktreeJSON struct {
+	Kind       string   `json:"kind"` // session, spare, stale spare, partial
+	SessionID  string   `json:"session_id,omitempty"`
+	Branch     string   `json:"branch"`
+	Path       string   `json:"path"`
+	Repository string   `json:"repository"` // its git directory, "" when the link cannot be read
+	State      string   `json:"state"`
+	InUse      bool     `json:"in_use"`
+	Dirty      bool     `json:"dirty"`
+	DirtyPaths []string `json:"dirty_paths"`
+	Missing    bool     `json:"missing"`
+	Problem    string   `json:"problem,omitempty"`
+	ParkedAs   string   `json:"parked_as,omitempty"`
+}
+
+func worktreeOf(e app.WorktreeEntry, inUse bool) worktreeJSON {
+	w := worktreeJSON{Kind: e.Kind(), Branch: e.Branch, Path: e.Path, Repository: e.CommonDir, InUse: inUse, Dirty: e.Dirty, DirtyPaths: nonNil(e.DirtyPaths), Missing: e.Missing, Problem: e.Problem}
+	row := app.WorktreeRow{WorktreeEntry: e, InUse: inUse}
+	if w.Kind == "session" {
+		w.SessionID, w.State = e.SessionID, entryState(row)
+	} else {
+		w.State = spareState(row)
+	}
+	return w
+}
+
+// pruneJSON is `worktree prune --output-format json`: with --dry-run the
+// would_* lists are filled, else removed and parked.
+type pruneJSON struct {
+	DryRun      bool                `json:"dry_run"`
+	Removed     []worktreeJSON      `json:"removed"`
+	Parked      []worktreeJSON      `json:"parked"`
+	WouldRemove []worktreeJSON      `json:"would_remove"`
+	WouldPark   []worktreeJSON      `json:"would_park"`
+	KeptDirty   []worktreeJSON      `json:"kept_dirty"`
+	RefsDeleted map[string][]string `json:"refs_deleted"` // by session id; with --dry-run those that would be
+	Errors      []string            `json:"errors"`
+}
+
+func pruneOf(rep app.PruneReport, dry bool) pruneJSON {
+	list := func(es []app.WorktreeEntry) []worktreeJSON {
+		out := make([]worktreeJSON, 0, len(es))
+		for _, e := range es {
+			out = append(out, worktreeOf(e, false))
+		}
+		return out
+	}
+	p := pruneJSON{DryRun: dry, Removed: list(rep.Removed), Parked: list(rep.Parked), WouldRemove: list(rep.WouldRemove), WouldPark: list(rep.WouldPark), KeptDirty: list(rep.KeptDirty), RefsDeleted: rep.RefsDeleted, Errors: nonNil(rep.Errors)}
+	for i := range p.Parked {
+		if i < len(rep.ParkedAs) {
+			p.Parked[i].ParkedAs = rep.ParkedAs[i]
+		}
+	}
+	if p.RefsDeleted == nil {
+		p.RefsDeleted = map[string][]string{}
+	}
+	return p
 }
 
 // spareState describes a worktree that belongs to no session.

@@ -62,7 +62,6 @@ func digestWarning(o *rootOptions, rows []app.SessionRow) {
 }
 
 func newSessionsCmd(o *rootOptions) *cobra.Command {
-	var format string
 	cmd := &cobra.Command{
 		Use: "sessions",
 		Example: `  yolop sessions
@@ -79,7 +78,7 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 				return err
 			}
 			digestWarning(o, rows)
-			if format == "json" {
+			if o.outputFormat == "json" {
 				return writeJSON(o, map[string]any{"sessions": rows})
 			}
 			if len(rows) == 0 {
@@ -117,7 +116,6 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.PersistentFlags().StringVar(&format, "output-format", "text", "text or json")
 	show := &cobra.Command{
 		Use:               "show ID",
 		Example:           `  yolop sessions show s_01jf…`,
@@ -135,10 +133,10 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 			}
 			pcfg, _ := o.providerConfig()
 			work := app.DescribeWork(c.Context(), app.Options{DataDir: dataDir, Provider: pcfg}, d)
-			if work != nil && format != "json" {
+			if work != nil && o.outputFormat != "json" {
 				tellRepairs(o.io.ErrOut, work.Notes)
 			}
-			if format == "json" {
+			if o.outputFormat == "json" {
 				return writeJSON(o, struct {
 					app.SessionRow
 					*app.Work
@@ -198,7 +196,7 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 		Args:    noArgs,
 		RunE:    cmd.RunE,
 	}
-	cmd.AddCommand(list, show, rm, fork, newSessionsSearchCmd(o, &format))
+	cmd.AddCommand(list, show, rm, fork, newSessionsSearchCmd(o, &o.outputFormat))
 	return cmd
 }
 
@@ -219,7 +217,16 @@ func removeSession(ctx context.Context, o *rootOptions, id string, force bool) e
 	rep, err := app.RemoveSession(ctx, dataDir, id, force)
 	var de *app.DirtyError
 	if errors.As(err, &de) {
-		return fmt.Errorf("%w\nnothing was removed; commit or discard those changes, or use --force", err)
+		return &dirtyRemoval{de}
+	}
+	if o.outputFormat == "json" {
+		if err != nil {
+			if len(rep.ApplyRefs) > 0 {
+				err = fmt.Errorf("%w (kept the refs of your checkout's files taken before this session's applies: %s)", err, strings.Join(rep.ApplyRefs, ", "))
+			}
+			return err
+		}
+		return writeJSON(o, removedJSON{SessionID: id, Worktree: rep.Worktree, Branch: rep.Branch, ParkedAs: rep.ParkedAs, RefsDeleted: nonNil(rep.Refs), ApplyRefsKept: nonNil(rep.ApplyRefs), Damaged: rep.Damaged})
 	}
 	if rep.ParkedAs != "" {
 		fmt.Fprintf(o.io.Out, "parked worktree %s as the spare %s for the next session (its files discarded, branch %s kept) and removed %d checkpoint refs\n", rep.Worktree, rep.ParkedAs, rep.Branch, len(rep.Refs))
@@ -265,12 +272,54 @@ func forkSession(ctx context.Context, o *rootOptions, id string) error {
 		}
 		return err
 	}
+	if o.outputFormat == "json" {
+		return writeJSON(o, forkJSON{SessionID: rep.SessionID, ForkedFrom: id, Turns: rep.Turns, Events: rep.Events, HasFiles: rep.HasFiles, Files: rep.Files, Continue: o.sessionCommand(rep.SessionID)})
+	}
 	files := ""
 	if rep.HasFiles {
 		files = fmt.Sprintf("; %s carried over", plural(rep.Files, "changed path", "changed paths"))
 	}
 	fmt.Fprintf(o.io.Out, "forked %s into %s (%s, %s%s)\ncontinue with: yolop --session %s\n", id, rep.SessionID, plural(rep.Turns, "turn", "turns"), plural(rep.Events, "event", "events"), files, rep.SessionID)
 	return nil
+}
+
+// dirtyRemoval is a refused `sessions rm`, said in the command's words.
+type dirtyRemoval struct{ *app.DirtyError }
+
+func (e *dirtyRemoval) Error() string {
+	if e.Reason != "" {
+		return fmt.Sprintf("cannot check the worktree %s for uncommitted changes (%s); nothing was removed: use --force to remove it anyway", e.Path, e.Reason)
+	}
+	const show = 5
+	list, more := e.Paths, ""
+	if len(list) > show {
+		list, more = list[:show], fmt.Sprintf(" and %d more", len(list)-show)
+	}
+	return fmt.Sprintf("the worktree %s has uncommitted changes (%s%s); nothing was removed: commit or discard them, or use --force to lose them", e.Path, strings.Join(list, ", "), more)
+}
+
+func (e *dirtyRemoval) Unwrap() error { return e.DirtyError }
+
+// removedJSON is `sessions rm --output-format json`.
+type removedJSON struct {
+	SessionID     string   `json:"session_id"`
+	Worktree      string   `json:"worktree"`          // "" when it had none
+	Branch        string   `json:"branch"`            // kept
+	ParkedAs      string   `json:"parked_as"`         // the spare the worktree became, "" when removed
+	RefsDeleted   []string `json:"refs_deleted"`      // its checkpoint refs
+	ApplyRefsKept []string `json:"apply_refs_kept"`   // your checkout's files before its applies
+	Damaged       string   `json:"damaged,omitempty"` // why its description could not be read
+}
+
+// forkJSON is `sessions fork --output-format json`.
+type forkJSON struct {
+	SessionID  string `json:"session_id"` // the new session
+	ForkedFrom string `json:"forked_from"`
+	Turns      int    `json:"turns"`
+	Events     int    `json:"events"`
+	HasFiles   bool   `json:"has_files"` // the source's files were carried over
+	Files      int    `json:"files"`     // changed paths carried over
+	Continue   string `json:"continue"`  // the command that continues it
 }
 
 func plural(n int, one, many string) string {

@@ -56,7 +56,7 @@ func startPreparer(dataDir, repoRoot string) {
 // newPrepareSpareCmd is the hidden command the background preparation runs
 // (benchmarks run it too, with --at).
 func newPrepareSpareCmd(o *rootOptions) *cobra.Command {
-	var dir, at string
+	var at string
 	cmd := &cobra.Command{
 		Use:    "prepare-spare",
 		Short:  "Prepare a spare worktree for the repository so the next session starts without a checkout",
@@ -68,12 +68,16 @@ func newPrepareSpareCmd(o *rootOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			dir := o.dir
 			if dir == "" {
 				dir = "."
 			}
 			path, err := app.PrepareSpare(c.Context(), dataDir, dir, at)
 			if err != nil {
 				return err
+			}
+			if o.outputFormat == "json" {
+				return writeJSON(o, map[string]string{"spare": path}) // "" when it already had its spares
 			}
 			if path == "" {
 				_, err := fmt.Fprintln(o.io.Out, "the repository already has its spare worktrees")
@@ -83,7 +87,6 @@ func newPrepareSpareCmd(o *rootOptions) *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().StringVarP(&dir, "cd", "C", "", "the repository (default: the current directory)")
 	cmd.Flags().StringVar(&at, "at", "", "commit to park the spare at (default: HEAD)")
 	return cmd
 }

@@ -340,6 +340,20 @@ func parseWorkspace(path string, b []byte, id string) (Workspace, error) {
 	return ws, nil
 }
 
+// NotFoundError is an unknown session id; it matches ErrNotFound. Every
+// command that takes an id says it in these words.
+type NotFoundError struct {
+	ID  string
+	Dir string // the sessions directory searched
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no session %q in %s; `yolop sessions` lists them", e.ID, e.Dir)
+}
+
+// Is makes errors.Is(err, ErrNotFound) hold.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
 func sessionDir(dataDir, id string) (string, error) {
 	if err := checkID(id); err != nil {
 		return "", err
@@ -347,7 +361,7 @@ func sessionDir(dataDir, id string) (string, error) {
 	dir := filepath.Join(SessionsDir(dataDir), id)
 	fi, err := os.Lstat(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("session %s not found in %s (list sessions with \"yolop sessions list\"): %w", id, SessionsDir(dataDir), ErrNotFound)
+		return "", &NotFoundError{ID: id, Dir: SessionsDir(dataDir)}
 	}
 	if err != nil {
 		return "", fmt.Errorf("open session %s: %w", id, err)

@@ -553,7 +553,7 @@ func (e *Engine) guardLink() error {
 			was = "nothing: it was deleted"
 		}
 		e.notesMu.Lock()
-		e.linkNotes = append(e.linkNotes, fmt.Sprintf("The worktree's .git file had been changed by a command (it held %q); yolop pointed it back at the session's repository (%s). Nothing else was touched.", was, r.AdminDir))
+		e.linkNotes = append(e.linkNotes, fmt.Sprintf("the worktree's .git file had been changed by a command (it held %q); yolop pointed it back at the session's repository (%s), and touched nothing else", was, r.AdminDir))
 		e.notesMu.Unlock()
 	}
 	return nil

@@ -29,16 +29,23 @@ type Repair struct {
 }
 
 // Notes renders the repair for the user; empty when the file was intact.
+// Corruption is not a repair: see Damage.
 func (r Repair) Notes() []string {
 	var out []string
 	if r.Dropped > 0 {
 		out = append(out, fmt.Sprintf("%s: dropped a torn final record (%d bytes; %s); the bytes are kept in %s",
 			filepath.Base(r.File), r.Dropped, r.Reason, filepath.Base(r.KeptAt)))
 	}
-	if r.Corrupt != nil {
-		out = append(out, r.Corrupt.Error()+" (not repaired; the session is read-only)")
-	}
 	return out
+}
+
+// Damage describes mid-file corruption, which is not repaired (the
+// session becomes read-only); "" when there is none.
+func (r Repair) Damage() string {
+	if r.Corrupt == nil {
+		return ""
+	}
+	return "the timeline is damaged at " + r.Corrupt.Error()
 }
 
 // Parsed is the classification of timeline bytes.

@@ -139,7 +139,7 @@ func (s *server) newSession(ctx context.Context, reqID string, p sdk.NewSessionR
 	}
 	sess, err := s.opener.New(ctx, p.Cwd, servers)
 	if err != nil {
-		return nil, rpcError(codeInternal, "create session in %s: %v", p.Cwd, err)
+		return nil, rpcError(codeInternal, "create session in %s: %s", p.Cwd, command.ErrorText(err))
 	}
 	l := &live{sess: sess}
 	if e := s.add(l); e != nil {
@@ -169,7 +169,7 @@ func (s *server) loadSession(ctx context.Context, reqID string, p sdk.LoadSessio
 		}
 		sess, err := s.opener.Load(ctx, id, p.Cwd, servers)
 		if err != nil {
-			return nil, rpcError(codeInternal, "load session %s: %v", id, err)
+			return nil, rpcError(codeInternal, "load session %s: %s", id, command.ErrorText(err))
 		}
 		l = &live{sess: sess}
 		if e := s.add(l); e != nil {
@@ -344,7 +344,7 @@ func (s *server) runTurn(ctx context.Context, l *live, text string) (sdk.StopRea
 		if ctx.Err() != nil {
 			return sdk.StopReasonCancelled, nil
 		}
-		return "", rpcError(codeInternal, "turn failed: %v", err)
+		return "", rpcError(codeInternal, "turn failed: %s", command.ErrorText(err))
 	}
 	stop := sdk.StopReasonEndTurn
 	switch res.Status {
@@ -395,7 +395,7 @@ func (s *server) runCommand(ctx context.Context, l *live, text string) (sdk.Stop
 		if ctx.Err() != nil {
 			return sdk.StopReasonCancelled, nil
 		}
-		return "", rpcError(codeInternal, "/%s failed: %v", cmd.Name, err)
+		return "", rpcError(codeInternal, "/%s failed: %s", cmd.Name, command.ErrorText(err))
 	}
 	s.say(id, resultText(res))
 	return sdk.StopReasonEndTurn, nil

@@ -156,9 +156,9 @@ func (p *printer) fail(err error, ctx context.Context) int {
 		code = checkpoint.CodeOf(err)
 	}
 	if p.o.JSON {
-		p.json(map[string]any{"error": err.Error(), "code": code})
+		p.json(map[string]any{"error": command.ErrorText(err), "code": code})
 	} else {
-		fmt.Fprintln(p.o.Stderr, "yolop:", err)
+		fmt.Fprintln(p.o.Stderr, "yolop:", command.ErrorText(err))
 	}
 	return exit
 }

@@ -940,7 +940,7 @@ func describeErr(err error) string {
 	}
 	// Say each thing once: the session's message already says what to do;
 	// only the key to press here is added or swapped in.
-	msg := err.Error()
+	msg := command.ErrorText(err)
 	switch checkpoint.CodeOf(err) {
 	case checkpoint.CodeWriterActive:
 		if !strings.Contains(msg, "/tasks") {
@@ -963,7 +963,7 @@ func describeErr(err error) string {
 	if errors.Is(err, context.Canceled) {
 		return "cancelled"
 	}
-	return err.Error()
+	return command.ErrorText(err)
 }
 
 func helpText(info app.Info) string {

@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // ErrResume is returned by Run when the user asked /resume: the caller
@@ -182,6 +183,8 @@ func (m *pickModel) render() string {
 	if m.cursor >= limit {
 		start = m.cursor - limit + 1
 	}
+	shown := m.rows[min(start, len(m.rows)):min(len(m.rows), start+limit)]
+	layout := newPickLayout(shown, m.width)
 	for i := start; i < len(m.rows) && i < start+limit; i++ {
 		r := m.rows[i]
 		mark := "  "
@@ -192,18 +195,88 @@ func (m *pickModel) render() string {
 		if title == "" {
 			title = "(untitled)"
 		}
-		line := fmt.Sprintf("%s%-40s  %-10s  %9s  %s  %s", mark, clip(title, 40), r.LastUsed, plural(r.Turns, "turn", "turns"), r.ID, r.Repo)
+		line := layout.line(mark, title, r)
 		if r.Match != "" {
-			line += "\n      " + clip(r.Match, 100)
+			line += "\n      " + ansi.Truncate(r.Match, max(m.lineWidth()-6, 20), "…")
 		}
 		b.WriteString(line + "\n")
 	}
 	return b.String()
 }
 
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
+// lineWidth is the width rows are laid out for (100 before the terminal
+// said its size).
+func (m *pickModel) lineWidth() int {
+	if m.width <= 0 {
+		return 100
 	}
-	return s
+	return m.width
+}
+
+// pickLayout sizes the columns of the session rows for width columns.
+// The repository is what tells sessions with equal titles apart: it gets
+// up to 40 columns. The session id is shortened to its end (as in the
+// status bar) when the title would get fewer than 20, and the title gives
+// way (down to 12 columns, from 40) before a repository is shortened,
+// from the left, keeping its last directories.
+type pickLayout struct {
+	width, titleW int
+	shortID       bool
+}
+
+func newPickLayout(rows []PickRow, width int) pickLayout {
+	if width <= 0 {
+		width = 100
+	}
+	l := pickLayout{width: width}
+	repoW := 0
+	for _, r := range rows {
+		repoW = max(repoW, ansi.StringWidth(r.Repo))
+	}
+	avail := 0
+	for _, r := range rows {
+		avail = max(avail, width-ansi.StringWidth(l.fixed(r)))
+	}
+	repoW = min(repoW, 40) // a longer one is shortened from the left
+	if avail-repoW < 20 {
+		l.shortID = true
+		avail = 0
+		for _, r := range rows {
+			avail = max(avail, width-ansi.StringWidth(l.fixed(r)))
+		}
+	}
+	l.titleW = min(40, max(avail-repoW, 12))
+	return l
+}
+
+// fixed is a row's columns between the title and the repository, with
+// the mark in front.
+func (l pickLayout) fixed(r PickRow) string {
+	id := r.ID
+	if n := len([]rune(id)); l.shortID && n > 8 {
+		id = "…" + string([]rune(id)[n-6:])
+	}
+	return fmt.Sprintf("▸   %-10s  %9s  %-*s  ", r.LastUsed, plural(r.Turns, "turn", "turns"), ansi.StringWidth(id), id)
+}
+
+// line lays out one session row.
+func (l pickLayout) line(mark, title string, r PickRow) string {
+	t := ansi.Truncate(title, l.titleW, "…")
+	t += strings.Repeat(" ", max(0, l.titleW-ansi.StringWidth(t)))
+	fixed := l.fixed(r)
+	fixed = fixed[len("▸ "):]
+	repo := r.Repo
+	if room := l.width - ansi.StringWidth(mark) - l.titleW - ansi.StringWidth(fixed); ansi.StringWidth(repo) > room {
+		repo = clipLeft(repo, max(room, 8))
+	}
+	return mark + t + fixed + repo
+}
+
+// clipLeft keeps the end of s in n columns, with "…" in front.
+func clipLeft(s string, n int) string {
+	r := []rune(s)
+	for len(r) > 0 && ansi.StringWidth(string(r))+1 > n {
+		r = r[1:]
+	}
+	return "…" + string(r)
 }

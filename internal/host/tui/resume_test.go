@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
 )
@@ -101,6 +103,19 @@ func TestPickEscGoesBackFromResume(t *testing.T) {
 	}
 }
 
+// Before the first answer, and when nothing matches, the picker has no
+// rows to lay out.
+func TestPickRendersWithoutRows(t *testing.T) {
+	t.Parallel()
+	m := &pickModel{ctx: context.Background(), src: func(context.Context, string) ([]PickRow, error) { return nil, nil }}
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	_ = m.render() // before the first answer
+	runPick(t, m, m.Init())
+	if out := m.render(); !strings.Contains(out, "no session matches") {
+		t.Fatalf("no rows:\n%s", out)
+	}
+}
+
 func TestPickEscQuitsWithoutChoice(t *testing.T) {
 	t.Parallel()
 	m := &pickModel{ctx: context.Background(), src: func(context.Context, string) ([]PickRow, error) {
@@ -165,5 +180,37 @@ func TestBranchPreviewCommands(t *testing.T) {
 	c, err := confirmCommand(pv)
 	if err != nil || c.Raw != "/branch b1 both --confirm tok" || c.Request().Target != "b1" {
 		t.Errorf("confirm: %+v %v", c, err)
+	}
+}
+
+// At 100 columns a long title gives way before the repository, which is
+// what tells sessions with equal titles apart; no row is wider than the
+// terminal.
+func TestPickKeepsTheRepositoryVisible(t *testing.T) {
+	t.Parallel()
+	repo := "/tmp/qa/work/projects/r8"
+	rows := []PickRow{
+		{ID: "s_01m8rb35fk7xkd8va7fczv57eq", Title: "refactor the configuration loader and its tests", Repo: repo, LastUsed: "3m ago", Turns: 12},
+		{ID: "s_01m8rb35fk7xkd8va7fczv57er", Title: "short", Repo: "/home/someone/src/github.com/example/a-very-long-repository-name", LastUsed: "2026-11-30", Turns: 1},
+	}
+	for _, width := range []int{100, 80} {
+		m := &pickModel{ctx: context.Background(), src: func(context.Context, string) ([]PickRow, error) { return rows, nil }}
+		m.Update(tea.WindowSizeMsg{Width: width, Height: 30})
+		runPick(t, m, m.Init())
+		out := m.render()
+		for _, l := range strings.Split(out, "\n") {
+			if w := ansi.StringWidth(l); w > width {
+				t.Errorf("width %d: a line is %d columns: %q", width, w, l)
+			}
+		}
+		if !strings.Contains(out, repo) {
+			t.Errorf("width %d: repository %s not shown in full:\n%s", width, repo, out)
+		}
+		if !strings.Contains(out, "a-very-long-repository-name") {
+			t.Errorf("width %d: the end of a long repository path is not shown:\n%s", width, out)
+		}
+		if width == 100 && !strings.Contains(out, "refactor the conf") {
+			t.Errorf("width %d: the title is gone:\n%s", width, out)
+		}
 	}
 }

@@ -1,0 +1,56 @@
+package command
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// sentinelPrefix matches the package prefix of a sentinel error
+// ("land: nothing to undo"): the code's convention, not the user's words.
+var sentinelPrefix = regexp.MustCompile(`^[a-z]+: `)
+
+// ErrorText is err's message as the user reads it, in every host: the
+// package prefixes of the errors.New values in its chain are dropped
+// ("land: nothing to undo: …" reads "nothing to undo: …"); nothing else
+// of the message is. git's own prefix is kept: it names the program that
+// failed.
+func ErrorText(err error) string {
+	msg := err.Error()
+	for _, s := range sentinels(err) {
+		text := s.Error()
+		p := sentinelPrefix.FindString(text)
+		if p == "" || p == "git: " || !strings.Contains(msg, text) {
+			continue
+		}
+		bare := text[len(p):]
+		msg = strings.ReplaceAll(msg, text, bare)
+	}
+	return msg
+}
+
+// sentinels are the errors.New values at the leaves of err's chain: the
+// sentinels it was built from.
+func sentinels(err error) []error {
+	var out []error
+	var walk func(error)
+	walk = func(e error) {
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			if n := u.Unwrap(); n != nil {
+				walk(n)
+				return
+			}
+		case interface{ Unwrap() []error }:
+			for _, n := range u.Unwrap() {
+				walk(n)
+			}
+			return
+		}
+		if fmt.Sprintf("%T", e) == "*errors.errorString" {
+			out = append(out, e)
+		}
+	}
+	walk(err)
+	return out
+}

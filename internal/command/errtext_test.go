@@ -1,0 +1,35 @@
+package command
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+func TestErrorTextDropsSentinelPrefixes(t *testing.T) {
+	t.Parallel()
+	errNothing := errors.New("land: nothing to undo")
+	errNotFound := errors.New("session: not found")
+	errGit := errors.New("git: exit status 128")
+	type typed struct{ error }
+	cases := []struct {
+		err  error
+		want string
+	}{
+		{errNothing, "nothing to undo"},
+		{fmt.Errorf("%w: session s_1 has no apply left to undo", errNothing), "nothing to undo: session s_1 has no apply left to undo"},
+		{fmt.Errorf("open: %w", fmt.Errorf("%w: cp9", errors.New("land: no such checkpoint"))), "open: no such checkpoint: cp9"},
+		{fmt.Errorf("no session %q (%w)", "x", errNotFound), "no session \"x\" (not found)"},
+		{fmt.Errorf("session s_1: %w", errors.New("worktree: the worktree is now a symlink")), "session s_1: the worktree is now a symlink"},
+		{fmt.Errorf("%w and %w", errNothing, errors.New("tools: unknown task \"9\"")), "nothing to undo and unknown task \"9\""},
+		{fmt.Errorf("commit: %w", errGit), "commit: git: exit status 128"},
+		{typed{errors.New("worktree: typed errors say their own words")}, "worktree: typed errors say their own words"},
+		{errors.New("plain message: no prefix to drop"), "plain message: no prefix to drop"},
+		{fmt.Errorf("restore: %w", errors.New("cp9: not a package prefix")), "restore: cp9: not a package prefix"},
+	}
+	for _, c := range cases {
+		if got := ErrorText(c.err); got != c.want {
+			t.Errorf("ErrorText(%q) = %q, want %q", c.err, got, c.want)
+		}
+	}
+}
