@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/yolop-dev/yolop/internal/blocklist"
 	"os"
 	"regexp"
 	"sort"
@@ -100,6 +101,9 @@ func Diff(ctx context.Context, s Session, o DiffOptions) (*DiffResult, error) {
 	}
 	// Renames count once, as in the text forms and as apply follows
 	// them.
+	// Snapshots leave write-blocklisted directories out; a file git
+	// tracks there is not deleted by the session (`yolop diff | git apply`
+	// would delete it), so every form of the diff leaves them out too.
 	renames, err := renamesBetween(ctx, r, from, to)
 	if err != nil {
 		return nil, err
@@ -110,7 +114,7 @@ func Diff(ctx context.Context, s Session, o DiffOptions) (*DiffResult, error) {
 		res.Paths = append(res.Paths, PathChange{Path: dst, Change: ChangeRenamed, From: src})
 	}
 	for _, c := range ch {
-		if !gone[c.Path] {
+		if !gone[c.Path] && !blocked(c.Path) {
 			res.Paths = append(res.Paths, PathChange{Path: c.Path, Change: string(c.Kind)})
 		}
 	}
@@ -137,7 +141,7 @@ func Diff(ctx context.Context, s Session, o DiffOptions) (*DiffResult, error) {
 	default:
 		return nil, fmt.Errorf("land: unknown diff format %q", o.Format)
 	}
-	out, err := r.Run(ctx, append(args, from, to, "--")...)
+	out, err := r.Run(ctx, append(append(args, from, to, "--"), notBlocked()...)...)
 	if err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
 	}
@@ -148,7 +152,7 @@ func Diff(ctx context.Context, s Session, o DiffOptions) (*DiffResult, error) {
 // renamesBetween returns the renames from tree a to tree b (new path to
 // old path), found as git diff finds them by default.
 func renamesBetween(ctx context.Context, r *git.Runner, a, b string) (map[string]string, error) {
-	out, err := r.Run(ctx, "diff-tree", "-r", "-z", "-M", "--name-status", "--no-commit-id", a, b)
+	out, err := r.Run(ctx, append([]string{"diff-tree", "-r", "-z", "-M", "--name-status", "--no-commit-id", a, b, "--"}, notBlocked()...)...)
 	if err != nil {
 		return nil, fmt.Errorf("find renames: %w", err)
 	}
@@ -177,7 +181,7 @@ func renamesBetween(ctx context.Context, r *git.Runner, a, b string) (map[string
 // numstat counts inserted and deleted lines between two trees, following
 // renames.
 func numstat(ctx context.Context, r *git.Runner, a, b string) (Stat, error) {
-	out, err := r.Run(ctx, "diff", "--numstat", "-z", "-M", "--no-ext-diff", "--no-textconv", a, b, "--")
+	out, err := r.Run(ctx, append([]string{"diff", "--numstat", "-z", "-M", "--no-ext-diff", "--no-textconv", a, b, "--"}, notBlocked()...)...)
 	if err != nil {
 		return Stat{}, fmt.Errorf("diff: %w", err)
 	}
@@ -209,4 +213,14 @@ func short(oid string) string {
 		return oid[:12]
 	}
 	return oid
+}
+
+// notBlocked are pathspecs that leave out write-blocklisted directories
+// (and .git) at any depth, as snapshots do.
+func notBlocked() []string {
+	out := make([]string, 0, len(blocklist.Dirs))
+	for _, d := range blocklist.Dirs {
+		out = append(out, ":(exclude,glob)**/"+d+"/**")
+	}
+	return out
 }
