@@ -152,7 +152,7 @@ func TestProviderErrorMidStream(t *testing.T) {
 	}
 	typeText(t, m, "x")
 	press(t, m, "enter")
-	if got := entryTexts(m); got[len(got)-1] != "error:session: append event: disk full" {
+	if got := entryTexts(m); got[len(got)-1] != "error:append event: disk full" { // package prefixes are not shown
 		t.Fatalf("infrastructure error not shown: %q", got)
 	}
 }
