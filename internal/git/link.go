@@ -78,6 +78,10 @@ func kind(m fs.FileMode) string {
 	return "special file"
 }
 
+// ParseGitFile reads a linked worktree's .git file, "gitdir: <path>"
+// (relative paths are relative to the worktree), and returns the path.
+func ParseGitFile(b []byte, worktree string) (string, bool) { return parseGitFile(b, worktree) }
+
 // parseGitFile reads "gitdir: <path>" (relative paths are relative to the
 // worktree).
 func parseGitFile(b []byte, worktree string) (string, bool) {

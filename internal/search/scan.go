@@ -21,6 +21,25 @@ type lineScanner struct {
 	pos int
 }
 
+// next ends an element of an object or array: after blanks, a comma
+// means another element follows (more); close ends the container (ok);
+// anything else is malformed.
+func (s *lineScanner) next(close byte) (more, ok bool) {
+	s.ws()
+	if s.pos >= len(s.b) {
+		return false, false
+	}
+	switch s.b[s.pos] {
+	case ',':
+		s.pos++
+		return true, true
+	case close:
+		s.pos++
+		return false, true
+	}
+	return false, false
+}
+
 func (s *lineScanner) ws() {
 	for s.pos < len(s.b) {
 		switch s.b[s.pos] {
@@ -156,19 +175,9 @@ func (s *lineScanner) value(key []byte, depth int, visit func(key, raw []byte) b
 			if !s.value(k, depth+1, visit) {
 				return false
 			}
-			s.ws()
-			if s.pos >= len(s.b) {
-				return false
+			if more, ok := s.next('}'); !more {
+				return ok
 			}
-			if s.b[s.pos] == ',' {
-				s.pos++
-				continue
-			}
-			if s.b[s.pos] == '}' {
-				s.pos++
-				return true
-			}
-			return false
 		}
 	case '[':
 		s.pos++
@@ -181,19 +190,9 @@ func (s *lineScanner) value(key []byte, depth int, visit func(key, raw []byte) b
 			if !s.value(key, depth+1, visit) {
 				return false
 			}
-			s.ws()
-			if s.pos >= len(s.b) {
-				return false
+			if more, ok := s.next(']'); !more {
+				return ok
 			}
-			if s.b[s.pos] == ',' {
-				s.pos++
-				continue
-			}
-			if s.b[s.pos] == ']' {
-				s.pos++
-				return true
-			}
-			return false
 		}
 	default:
 		start := s.pos

@@ -771,19 +771,9 @@ func (w *worker) value(m *matcher, s *lineScanner, key []byte, depth, nest int) 
 			if !w.value(m, s, k, depth+1, nest) {
 				return false
 			}
-			s.ws()
-			if s.pos >= len(s.b) {
-				return false
+			if more, ok := s.next('}'); !more {
+				return ok
 			}
-			if s.b[s.pos] == ',' {
-				s.pos++
-				continue
-			}
-			if s.b[s.pos] == '}' {
-				s.pos++
-				return true
-			}
-			return false
 		}
 	case '[':
 		s.pos++
@@ -796,19 +786,9 @@ func (w *worker) value(m *matcher, s *lineScanner, key []byte, depth, nest int) 
 			if !w.value(m, s, key, depth+1, nest) {
 				return false
 			}
-			s.ws()
-			if s.pos >= len(s.b) {
-				return false
+			if more, ok := s.next(']'); !more {
+				return ok
 			}
-			if s.b[s.pos] == ',' {
-				s.pos++
-				continue
-			}
-			if s.b[s.pos] == ']' {
-				s.pos++
-				return true
-			}
-			return false
 		}
 	default:
 		start := s.pos

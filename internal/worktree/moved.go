@@ -75,7 +75,7 @@ func FindMoved(repo *Repo, dataDir string) ([]Moved, error) {
 		if err != nil {
 			continue // a missing worktree is Ensure's business
 		}
-		admin, ok := parseGitdir(gf, wt)
+		admin, ok := git.ParseGitFile(gf, wt)
 		if !ok {
 			continue
 		}
@@ -90,19 +90,6 @@ func FindMoved(repo *Repo, dataDir string) ([]Moved, error) {
 		out = append(out, Moved{Path: wt, OldCommonDir: filepath.Dir(filepath.Dir(admin)), Repaired: rep.Repaired})
 	}
 	return out, nil
-}
-
-// parseGitdir reads a worktree's .git file ("gitdir: <path>", relative to
-// the worktree when not absolute).
-func parseGitdir(b []byte, worktree string) (string, bool) {
-	s, ok := strings.CutPrefix(strings.TrimRight(string(b), "\r\n"), "gitdir: ")
-	if !ok || s == "" || strings.ContainsAny(s, "\n\x00") {
-		return "", false
-	}
-	if !filepath.IsAbs(s) {
-		s = filepath.Join(worktree, s)
-	}
-	return filepath.Clean(s), true
 }
 
 // TopOf returns the top level of the main checkout whose common git
