@@ -143,6 +143,7 @@ type draft struct {
 	// contextWindow is the model's context window (0 when unknown).
 	contextWindow int
 	sandbox       sandbox.Status // what its commands will run under
+	notices       []string       // what the user should know before the first prompt
 }
 
 func (d *draft) id() string                       { return d.ws.SessionID }
@@ -152,7 +153,7 @@ func (d *draft) ContextReport() string {
 	return "The session starts with your first prompt.\n" + instructionsFor(d.ws)().Report()
 }
 func (d *draft) info(prov provider.Provider) Info {
-	in := Info{SessionID: d.ws.SessionID, ActiveRoot: d.dir, Provider: prov.Name(), Model: prov.Model(), Workspace: d.expectWS, WorkspaceReason: d.expectWhy, ContextWindow: d.contextWindow}
+	in := Info{SessionID: d.ws.SessionID, ActiveRoot: d.dir, Provider: prov.Name(), Model: prov.Model(), Workspace: d.expectWS, WorkspaceReason: d.expectWhy, ContextWindow: d.contextWindow, Notices: d.notices}
 	sandboxInfo(&in, d.sandbox)
 	return in
 }
@@ -351,6 +352,11 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		d.expectWS, d.expectWhy = false, why
 	}
 	d.ctl = checkpoint.NewUnstarted(d.ws.SessionID, d.expectWhy)
+	if o.ClientMCP && len(o.MCP) > 0 && d.expectWS {
+		// Said as soon as the editor opens the session, not only once the
+		// first prompt has made it.
+		d.notices = append(d.notices, mcpWorktreeNote)
+	}
 	d.sandbox = draftSandbox(o.Sandbox)
 	s.state = d
 	if o.Create {

@@ -290,7 +290,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		p.onClose(p.MCP.Close)
 		p.Notices = append(p.Notices, p.MCP.Problems()...)
 		if o.ClientMCP && ws.Worktree != nil {
-			p.Notices = append(p.Notices, fmt.Sprintf("MCP servers work in this session's worktree %s (their root), not in your project directory: yolop's changes reach your checkout when you bring them home", root))
+			p.Notices = append(p.Notices, mcpWorktreeNote)
 		}
 		external = p.MCP.Tools()
 	}
@@ -498,3 +498,7 @@ func refill(ctx context.Context, p *Parts, ws session.Workspace, readOnly string
 	}
 	return head + " and put back the files as the last turn or restore left them."
 }
+
+// mcpWorktreeNote tells an editor's user where its MCP servers work; the
+// same words before and after the first prompt, so hosts say it once.
+const mcpWorktreeNote = "MCP servers work in this session's worktree (their root), not in your project directory: yolop's changes reach your checkout when you bring them home (yolop diff, apply, commit)"
