@@ -64,23 +64,12 @@ func (e Entry) Kind() string {
 // be reached is reported with Missing set, not as an error; an error means the
 // data directory itself could not be read.
 func (m *Manager) List(ctx context.Context) ([]Entry, error) {
-	root, err := m.root()
+	dirs, err := m.repoDirs()
 	if err != nil {
 		return nil, err
 	}
-	repos, err := os.ReadDir(root)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("worktree: read %s: %w", root, err)
-	}
 	var entries []Entry
-	for _, rd := range repos {
-		if !rd.IsDir() {
-			continue
-		}
-		dir := filepath.Join(root, rd.Name())
+	for _, dir := range dirs {
 		sessions, err := os.ReadDir(dir)
 		if err != nil {
 			return nil, fmt.Errorf("worktree: read %s: %w", dir, err)
@@ -92,7 +81,7 @@ func (m *Manager) List(ctx context.Context) ([]Entry, error) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			e := inspect(ctx, filepath.Join(dir, sd.Name()), rd.Name(), sd.Name())
+			e := inspect(ctx, filepath.Join(dir, sd.Name()), filepath.Base(dir), sd.Name())
 			name := sd.Name()
 			e.Spare = spareName.MatchString(name)
 			e.Stale = strings.HasPrefix(name, stalePrefix)
@@ -241,4 +230,27 @@ func nthField(s string, n int) string {
 		s = s[i+1:]
 	}
 	return s
+}
+
+// repoDirs lists the <data-dir>/worktrees/<repo-id> directories, none when
+// the data directory has no worktrees yet.
+func (m *Manager) repoDirs() ([]string, error) {
+	root, err := m.root()
+	if err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("worktree: read %s: %w", root, err)
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() {
+			out = append(out, filepath.Join(root, e.Name()))
+		}
+	}
+	return out, nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -87,23 +86,13 @@ func readPrepareFailure(dir string) *PrepareFailure {
 // PrepareFailures lists the repositories whose last spare preparation
 // failed, by repository directory.
 func (m *Manager) PrepareFailures() ([]PrepareFailure, error) {
-	root, err := m.root()
+	dirs, err := m.repoDirs()
 	if err != nil {
 		return nil, err
 	}
-	ents, err := os.ReadDir(root)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("worktree: read %s: %w", root, err)
-	}
 	var out []PrepareFailure
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		if f := readPrepareFailure(filepath.Join(root, e.Name())); f != nil {
+	for _, dir := range dirs {
+		if f := readPrepareFailure(dir); f != nil {
 			out = append(out, *f)
 		}
 	}
