@@ -549,10 +549,32 @@ func (s *Session) Info() Info {
 	return s.state.info(s.prov)
 }
 
+// MaxPromptBytes is the largest prompt a turn takes. Every prompt is
+// recorded whole in the event log and sent whole to the model, so one far
+// beyond any model's context would only slow every later open of the
+// session.
+const MaxPromptBytes = 4 << 20
+
+// sizeText is n bytes for a person: "20.0 MB", "4 MB", "512 bytes".
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
 // Prompt runs one turn. The session is created on disk by its first turn.
 func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.Update)) (TurnResult, error) {
 	if strings.TrimSpace(text) == "" {
 		return TurnResult{}, errors.New("empty prompt: type what the agent should do")
+	}
+	if len(text) > MaxPromptBytes {
+		return TurnResult{}, fmt.Errorf("the prompt is %s; yolop takes prompts of up to %s (about a million tokens, more than a model's context holds): save the text as a file in the workspace and ask the agent to read the part it needs (nothing was sent or recorded)", sizeText(int64(len(text))), sizeText(MaxPromptBytes))
 	}
 	ctx, end, err := s.begin(ctx, true)
 	if err != nil {

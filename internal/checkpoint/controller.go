@@ -433,7 +433,10 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 		c.mu.Unlock()
 	}
 
-	rec := timeline.Record{Type: timeline.TypeCheckpointCreated, Checkpoint: id, Parent: parent, Prompt: prompt, Sandbox: c.cfg.Sandbox}
+	// The timeline keeps the start of a long prompt; the event log has it
+	// whole (the turn's user.message, which wholePromptLocked reads).
+	kept, whole := timeline.ShortPrompt(prompt)
+	rec := timeline.Record{Type: timeline.TypeCheckpointCreated, Checkpoint: id, Parent: parent, Prompt: kept, PromptBytes: whole, Sandbox: c.cfg.Sandbox}
 	if c.cfg.Snapshots != nil {
 		snap, err := c.cfg.Snapshots.Capture(ctx, id)
 		if err != nil {
@@ -640,7 +643,7 @@ func (c *Controller) List(ctx context.Context, all bool) ([]Row, error) {
 		if cp == nil {
 			continue
 		}
-		row := Row{ID: cp.ID, Title: label(cp.Prompt), Prompt: cp.Prompt, CreatedAt: JSONTime(cp.Created), Status: cp.Status, Workspace: cp.Snapshot != nil && c.cfg.Snapshots != nil}
+		row := Row{ID: cp.ID, Title: label(cp.Prompt), Prompt: cp.Prompt, PromptBytes: cp.PromptBytes, CreatedAt: JSONTime(cp.Created), Status: cp.Status, Workspace: cp.Snapshot != nil && c.cfg.Snapshots != nil}
 		if cp.Open {
 			row.Status = "running"
 			if c.state.ReadOnly {

@@ -15,6 +15,7 @@ import (
 type ForkTurn struct {
 	ID           string // the turn's id in the session it comes from
 	Prompt       string
+	PromptBytes  int64 // the whole prompt's length when Prompt is its start
 	Status       string
 	Snapshot     string // tree before the turn; "" when conversation only
 	End          string // tree at its end; "" when not captured
@@ -53,7 +54,7 @@ func (c *Controller) Fork() ForkHistory {
 		byTurn[ev.Turn] = append(byTurn[ev.Turn], ev)
 	}
 	for _, cp := range c.state.ActiveChain() {
-		t := ForkTurn{ID: cp.ID, Prompt: cp.Prompt, Status: cp.Status, CaptureError: cp.CaptureError, Events: byTurn[cp.ID], Created: cp.Created, Paths: cp.Paths, PathsMore: cp.PathsMore, Sandbox: cp.Sandbox}
+		t := ForkTurn{ID: cp.ID, Prompt: cp.Prompt, PromptBytes: cp.PromptBytes, Status: cp.Status, CaptureError: cp.CaptureError, Events: byTurn[cp.ID], Created: cp.Created, Paths: cp.Paths, PathsMore: cp.PathsMore, Sandbox: cp.Sandbox}
 		if cp.Open {
 			t.Status = agent.StatusInterrupted
 		}
@@ -117,7 +118,7 @@ func (c *Controller) ImportFork(ctx context.Context, h ForkHistory, from string,
 	parent := ""
 	for _, t := range h.Turns {
 		id := fmt.Sprintf("cp%d", c.state.NextCheckpoint)
-		rec := timeline.Record{Type: timeline.TypeCheckpointCreated, Time: t.Created, Checkpoint: id, Parent: parent, Prompt: t.Prompt, SeqBefore: c.cfg.Store.LastSeq(), CaptureError: t.CaptureError, Sandbox: t.Sandbox}
+		rec := timeline.Record{Type: timeline.TypeCheckpointCreated, Time: t.Created, Checkpoint: id, Parent: parent, Prompt: t.Prompt, PromptBytes: t.PromptBytes, SeqBefore: c.cfg.Store.LastSeq(), CaptureError: t.CaptureError, Sandbox: t.Sandbox}
 		var why string
 		rec.Snapshot, why = snap(id, t.Snapshot)
 		if why != "" {

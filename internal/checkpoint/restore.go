@@ -103,7 +103,7 @@ func (c *Controller) planLocked(req Request) (*plan, error) {
 		}
 		if mode.HasConversation() {
 			p.newHead = cp.Parent
-			p.prompt = cp.Prompt
+			p.prompt = c.wholePromptLocked(cp)
 		}
 		if mode.HasWorkspace() {
 			p.targetTree = cp.Snapshot.Tree
@@ -154,7 +154,7 @@ func (c *Controller) turnsDiffLocked(from, to string) []TurnRef {
 	out := []TurnRef{}
 	for _, cp := range c.chainLocked(from) {
 		if !keep[cp.ID] {
-			out = append(out, TurnRef{ID: cp.ID, Title: label(cp.Prompt), Prompt: cp.Prompt})
+			out = append(out, TurnRef{ID: cp.ID, Title: label(cp.Prompt), Prompt: cp.Prompt, PromptBytes: cp.PromptBytes})
 		}
 	}
 	return out
@@ -632,4 +632,25 @@ func short(oid string) string {
 		return oid[:12]
 	}
 	return oid
+}
+
+// wholePromptLocked returns cp's prompt, read from the event log when the
+// timeline keeps only its start (timeline.ShortPrompt): the first
+// user.message of cp's turn. When the log cannot give it, the kept start
+// is returned: the composer then holds what the listing showed.
+func (c *Controller) wholePromptLocked(cp *timeline.Checkpoint) string {
+	if cp.PromptBytes <= int64(len(cp.Prompt)) {
+		return cp.Prompt
+	}
+	for _, ev := range c.eventsAfterLocked(cp.SeqBefore) {
+		if ev.Turn != cp.ID || ev.Type != agent.EventUser {
+			continue
+		}
+		var d agent.UserData
+		if err := json.Unmarshal(ev.Data, &d); err == nil && strings.HasPrefix(d.Text, cp.Prompt) {
+			return d.Text
+		}
+		break
+	}
+	return cp.Prompt
 }

@@ -93,9 +93,11 @@ type Request struct {
 type Row struct {
 	ID string `json:"id"`
 	// Title is the prompt's first line, shortened for lists; Prompt is the
-	// whole prompt, exactly as sent.
+	// whole prompt, exactly as sent, or its first timeline.PromptKept
+	// bytes when it is longer: PromptBytes is then the whole length.
 	Title        string    `json:"title"`
 	Prompt       string    `json:"prompt"`
+	PromptBytes  int64     `json:"prompt_bytes,omitempty"`
 	CreatedAt    time.Time `json:"created_at"`
 	Status       string    `json:"status"`
 	FilesChanged int       `json:"files_changed"`
@@ -108,7 +110,9 @@ type Row struct {
 type TurnRef struct {
 	ID     string `json:"id"`
 	Title  string `json:"title"`  // the prompt's first line, shortened
-	Prompt string `json:"prompt"` // the whole prompt
+	Prompt string `json:"prompt"` // the whole prompt, or its start (see Row)
+	// PromptBytes is the whole prompt's length when Prompt is its start.
+	PromptBytes int64 `json:"prompt_bytes,omitempty"`
 }
 
 // PathChange is one path a workspace restore will change.

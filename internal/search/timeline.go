@@ -285,6 +285,8 @@ func setField(r *timeline.Record, k string, v []byte) bool {
 		return num(&r.SeqBefore)
 	case "prompt":
 		return str(&r.Prompt)
+	case "prompt_bytes":
+		return num(&r.PromptBytes)
 	case "snapshot":
 		return jsonSnapshot(&r.Snapshot, v)
 	case "capture_error":

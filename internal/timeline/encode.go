@@ -11,7 +11,7 @@ import (
 
 // stateFormat is the version of the encoding below; DecodeState refuses
 // any other.
-const stateFormat = 1
+const stateFormat = 2
 
 // ErrStateFormat is wrapped by DecodeState's errors.
 var ErrStateFormat = errors.New("timeline: encoded state unreadable")
@@ -43,6 +43,7 @@ func AppendState(b []byte, s *State) ([]byte, error) {
 		w.str(cp.ID)
 		w.str(cp.Parent)
 		w.str(cp.Prompt)
+		w.int(cp.PromptBytes)
 		w.time(cp.Created)
 		w.int(cp.SeqBefore)
 		w.int(cp.FinalSeq)
@@ -138,6 +139,7 @@ func DecodeState(data []byte) (s *State, err error) {
 		cp.ID = r.str()
 		cp.Parent = r.str()
 		cp.Prompt = r.str()
+		cp.PromptBytes = r.int()
 		cp.Created = r.time()
 		cp.SeqBefore = r.int()
 		cp.FinalSeq = r.int()

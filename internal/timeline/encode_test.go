@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -41,6 +42,10 @@ func sameState(t *testing.T, what string, got, want *State) {
 func TestStateRoundTrip(t *testing.T) {
 	t.Parallel()
 	recs := history(40)
+	if recs[0].Type != TypeCheckpointCreated {
+		t.Fatalf("history starts with %s", recs[0].Type)
+	}
+	recs[0].PromptBytes = 1 << 20 // a long prompt's kept start
 	// A pending restore at the end (a crash mid-restore), after the open
 	// turn is closed.
 	last := recs[len(recs)-1]
@@ -146,4 +151,29 @@ func FuzzDecodeState(f *testing.F) {
 			t.Fatalf("a decoded state does not encode: %v", err)
 		}
 	})
+}
+
+// TestShortPrompt: a prompt up to PromptKept bytes is kept whole; a longer
+// one is cut at a character boundary at most PromptKept bytes in, with its
+// whole length.
+func TestShortPrompt(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		prompt     string
+		keep       int
+		wholeBytes int64
+	}{
+		{"short", "fix the parser", 14, 0},
+		{"exactly the limit", strings.Repeat("a", PromptKept), PromptKept, 0},
+		{"one byte over", strings.Repeat("a", PromptKept+1), PromptKept, PromptKept + 1},
+		{"a character across the cut", strings.Repeat("a", PromptKept-1) + "é" + "tail", PromptKept - 1, PromptKept + 5},
+		{"four-byte characters", strings.Repeat("😀", PromptKept), PromptKept, 4 * PromptKept},
+		{"invalid UTF-8 at the cut", strings.Repeat("a", PromptKept-1) + "\xff\xfe" + "tail", PromptKept, PromptKept + 5},
+	} {
+		kept, whole := ShortPrompt(tc.prompt)
+		if len(kept) != tc.keep || whole != tc.wholeBytes || !strings.HasPrefix(tc.prompt, kept) {
+			t.Errorf("%s: kept %d bytes, whole %d; want %d, %d", tc.name, len(kept), whole, tc.keep, tc.wholeBytes)
+		}
+	}
 }

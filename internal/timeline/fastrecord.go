@@ -49,6 +49,8 @@ func fastRecord(line []byte) (Record, bool) {
 			r.SeqBefore, p, ok = number(p)
 		case "prompt":
 			r.Prompt, p, ok = str(p)
+		case "prompt_bytes":
+			r.PromptBytes, p, ok = number(p)
 		case "snapshot":
 			r.Snapshot, p, ok = snapRef(p)
 		case "capture_error":

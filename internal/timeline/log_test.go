@@ -351,6 +351,7 @@ func TestSelect(t *testing.T) {
 func TestWrittenRecordsTakeTheFastPath(t *testing.T) {
 	t.Parallel()
 	recs := history(40)
+	recs[0].PromptBytes = 1 << 20 // a long prompt's kept start
 	_, data := writeLog(t, recs)
 	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
 	if len(lines) != len(recs) {

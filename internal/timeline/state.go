@@ -12,9 +12,12 @@ import (
 
 // Checkpoint is a materialized turn: the state before it and how it ended.
 type Checkpoint struct {
-	ID           string
-	Parent       string
-	Prompt       string
+	ID     string
+	Parent string
+	Prompt string
+	// PromptBytes is the whole prompt's length when Prompt is only its
+	// start (Record.PromptBytes); 0 when Prompt is whole.
+	PromptBytes  int64
 	Created      time.Time
 	SeqBefore    int64
 	FinalSeq     int64  // 0 while open
@@ -287,7 +290,7 @@ func (s *State) planCreated(r Record) (func(), error) {
 	}
 	return func() {
 		cp := &Checkpoint{
-			ID: r.Checkpoint, Parent: r.Parent, Prompt: r.Prompt, Created: r.Time, Sandbox: r.Sandbox,
+			ID: r.Checkpoint, Parent: r.Parent, Prompt: r.Prompt, PromptBytes: r.PromptBytes, Created: r.Time, Sandbox: r.Sandbox,
 			SeqBefore: r.SeqBefore, Open: true, Snapshot: r.Snapshot, CaptureError: r.CaptureError,
 		}
 		s.Checkpoints[cp.ID] = cp

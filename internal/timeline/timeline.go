@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+	"unicode/utf8"
 
 	"github.com/yolop-dev/yolop/internal/session/jsonl"
 )
@@ -68,10 +69,14 @@ type Record struct {
 	Time time.Time `json:"ts"`
 
 	// checkpoint.created (Checkpoint also on turn.completed)
-	Checkpoint   string       `json:"checkpoint,omitempty"`
-	Parent       string       `json:"parent,omitempty"` // head when the checkpoint was made; "" = root
-	SeqBefore    int64        `json:"seq_before,omitempty"`
-	Prompt       string       `json:"prompt,omitempty"`
+	Checkpoint string `json:"checkpoint,omitempty"`
+	Parent     string `json:"parent,omitempty"` // head when the checkpoint was made; "" = root
+	SeqBefore  int64  `json:"seq_before,omitempty"`
+	Prompt     string `json:"prompt,omitempty"`
+	// PromptBytes is the length of the whole prompt when Prompt keeps only
+	// its start (see ShortPrompt); 0 when Prompt is the whole prompt. The
+	// whole text is always the turn's user.message event.
+	PromptBytes  int64        `json:"prompt_bytes,omitempty"`
 	Snapshot     *SnapshotRef `json:"snapshot,omitempty"` // nil = conversation only
 	CaptureError string       `json:"capture_error,omitempty"`
 	// Sandbox is the sandbox level the turn's commands ran under (off,
@@ -136,4 +141,25 @@ func ParseRecord(line []byte) (Record, error) {
 
 func corruptMarker(c *CorruptError) Record {
 	return Record{V: RecordVersion, Type: typeCorrupt, Reason: c.Error(), corrupt: c}
+}
+
+// PromptKept is how much of a prompt a checkpoint.created record keeps:
+// enough for every title and listing. A longer prompt (a pasted log, a
+// generated file) is kept whole only in the event log, so that the
+// timeline, its listings and every open of the session stay small.
+const PromptKept = 4 << 10
+
+// ShortPrompt returns what a checkpoint.created record keeps of prompt:
+// the prompt itself and 0 when it fits in PromptKept bytes, else its
+// first PromptKept bytes or fewer, cut before a character that does not
+// fit, and the whole prompt's length.
+func ShortPrompt(prompt string) (kept string, whole int64) {
+	if len(prompt) <= PromptKept {
+		return prompt, 0
+	}
+	cut := PromptKept
+	for cut > 0 && !utf8.RuneStart(prompt[cut]) {
+		cut--
+	}
+	return prompt[:cut], int64(len(prompt))
 }

@@ -1,0 +1,54 @@
+package app_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/git/gittest"
+	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/session"
+)
+
+// TestPromptTooLarge: a prompt beyond MaxPromptBytes is refused before
+// anything is recorded, with its size, the limit and what to do instead;
+// one at the limit runs.
+func TestPromptTooLarge(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := gittest.NewRepo(t)
+	gittest.WriteFile(t, repo, "a.txt", "a\n")
+	gittest.Commit(t, repo, "base")
+	data := t.TempDir()
+	s, err := app.Open(ctx, app.Options{DataDir: data, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	big := "look at this\n" + strings.Repeat("x", app.MaxPromptBytes)
+	_, err = s.Prompt(ctx, big, nil)
+	if err == nil {
+		t.Fatal("a prompt over the limit ran")
+	}
+	for _, want := range []string{"the prompt is 4.0 MB", "up to 4 MB", "save the text as a file", "nothing was sent or recorded"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if s.Exists() {
+		t.Fatal("the refused prompt created the session")
+	}
+	if ents, err := os.ReadDir(session.SessionsDir(data)); err == nil && len(ents) > 0 {
+		t.Fatalf("the refused prompt left %d session directories", len(ents))
+	}
+	res, err := s.Prompt(ctx, big[:app.MaxPromptBytes], nil)
+	if err != nil || res.CheckpointID != "cp1" {
+		t.Fatalf("a prompt at the limit: %+v, %v", res, err)
+	}
+}
