@@ -35,6 +35,7 @@ func (a *Agent) Compact(ctx context.Context) (string, error) {
 // compact summarizes the context made of the active events up to seq upTo
 // (all of them when upTo is 0) and installs it with that boundary.
 func (a *Agent) compact(ctx context.Context, upTo int64) (string, error) {
+	a.loadContextEvents()
 	a.mu.Lock()
 	evs := a.events
 	for upTo > 0 && len(evs) > 0 && evs[len(evs)-1].Seq > upTo {

@@ -99,6 +99,8 @@ type messageBuilder struct {
 	// why is the end of its turn when a turn.error said so.
 	unanswered bool
 	why        string
+	// last is the seq of the last event folded in.
+	last int64
 }
 
 func (b *messageBuilder) closeOpen() {
@@ -127,6 +129,7 @@ func (b *messageBuilder) addUser(text string) {
 
 // add folds one event into the context.
 func (b *messageBuilder) add(ev session.Event) {
+	b.last = max(b.last, ev.Seq)
 	switch ev.Type {
 	case EventUser:
 		var d UserData

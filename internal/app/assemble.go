@@ -70,6 +70,9 @@ type Parts struct {
 	MCP *mcp.Manager
 	// Sandbox is how the session's commands are confined.
 	Sandbox sandbox.Status
+	// ContextCached reports that the model context came from the resume
+	// file's cache rather than from decoding the events.
+	ContextCached bool
 
 	// resumeAt is what the resume file on disk covers (nil when there is
 	// none this process can vouch for); written under the controller's
@@ -149,11 +152,21 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		tl       *timeline.Log
 		tlRepair timeline.Repair
 	)
+	var cached *cachedContext
 	if resume != nil {
 		var resumed bool
+		// What the context cache was built for, before the records after
+		// the mark are applied to the state.
+		at := cachedContext{cache: resume.context, head: resume.state.Head, restores: resume.state.NextRestore}
 		tl, tlRepair, resumed, err = timeline.OpenLogAt(sess.Path(session.TimelineFile), resume.state, resume.timeline)
 		if err == nil && resumed && sess.Skipped() > 0 {
-			p.resumeAt = &resumeMarks{events: resume.events.Mark.Offset, timeline: resume.timeline.Offset}
+			p.resumeAt = &resumeMarks{events: resume.events.Mark.Offset, timeline: resume.timeline.Offset, restores: at.restores}
+			if at.cache != nil {
+				p.resumeAt.boundary, p.resumeAt.context = at.cache.Boundary, true
+			}
+			if at.cache != nil {
+				cached = &at
+			}
 		}
 	} else {
 		tl, _, tlRepair, err = timeline.OpenLog(sess.Path(session.TimelineFile))
@@ -358,8 +371,41 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		p.Notes = append(p.Notes, refill(ctx, p, ws, ro))
 	}
 	p.Notes = append(p.Notes, repairApplies(ctx, dataDir, ws)...)
-	p.Controller.ReseedOpen()
+	p.ContextCached = p.Controller.ReseedOpen(cached.fits(tl.Live()))
 	return p, nil
+}
+
+// cachedContext is the model context a resume file kept, with the journal
+// state it was built for.
+type cachedContext struct {
+	cache    *agent.ContextCache
+	head     string // the conversation head then
+	restores int    // the restore counter then
+}
+
+// fits returns the cache when the conversation has only grown since it
+// was built: no restore started (a rewind, redo or branch changes the
+// context), none pending, and the head then is the head now or one of
+// its ancestors. Anything else rebuilds the context from the events.
+func (c *cachedContext) fits(st *timeline.State) *agent.ContextCache {
+	if c == nil || c.cache == nil || st.NextRestore != c.restores || st.PendingRestore != nil || st.OpenTurn != nil {
+		return nil
+	}
+	if c.head == "" {
+		if c.cache.Through == 0 {
+			return c.cache
+		}
+		return nil
+	}
+	for cp := st.Checkpoints[st.Head]; cp != nil; cp = st.Checkpoints[cp.Parent] {
+		if cp.ID == c.head {
+			return c.cache
+		}
+		if cp.SeqBefore < c.cache.Through {
+			break // older than the cache: the head then is not on the branch
+		}
+	}
+	return nil
 }
 
 // lastEndTree is the end snapshot of the newest turn that recorded one

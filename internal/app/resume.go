@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"path/filepath"
 
+	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/session/jsonl"
@@ -29,12 +30,20 @@ import (
 //	timeline.jsonl: varint(offset) [32]tail hash
 //	usage:          varint × 4 (input, output, cache read, cache write tokens of every logged step)
 //	state:          uvarint(length) timeline.AppendState
+//	context:        uvarint(0) when absent, else uvarint(1)
+//	                varint(compaction boundary) varint(through seq)
+//	                uvarint(length) agent.ContextCache data
 //	crc32 (IEEE, big endian) of everything before it
+//
+// The context is the model context as the process that wrote the file had
+// it (agent.ContextCache); it is used only when the journal shows that
+// the conversation has only grown since (no restore, the same head or a
+// descendant of it), else the context is rebuilt from the events.
 const resumeFile = "resume.bin"
 
 const (
 	resumeMagic   = "yolop-resume\n"
-	resumeVersion = 1
+	resumeVersion = 2
 )
 
 // resumeState is the content of resumeFile.
@@ -43,6 +52,7 @@ type resumeState struct {
 	timeline jsonl.Mark
 	usage    provider.Usage
 	state    *timeline.State
+	context  *agent.ContextCache // nil: not kept
 }
 
 func encodeResume(r resumeState) ([]byte, error) {
@@ -61,6 +71,15 @@ func encodeResume(r resumeState) ([]byte, error) {
 	}
 	b = binary.AppendUvarint(b, uint64(len(st)))
 	b = append(b, st...)
+	if c := r.context; c != nil {
+		b = binary.AppendUvarint(b, 1)
+		b = binary.AppendVarint(b, c.Boundary)
+		b = binary.AppendVarint(b, c.Through)
+		b = binary.AppendUvarint(b, uint64(len(c.Data)))
+		b = append(b, c.Data...)
+	} else {
+		b = binary.AppendUvarint(b, 0)
+	}
 	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b)), nil
 }
 
@@ -116,14 +135,28 @@ func decodeResume(data []byte) (resumeState, error) {
 	r.usage.CacheReadTokens = int(iv())
 	r.usage.CacheWriteTokens = int(iv())
 	n := uv()
-	if bad || n != uint64(len(p)) {
+	if bad || n > uint64(len(p)) {
 		return r, fmt.Errorf("%w: layout", errResume)
 	}
-	st, err := timeline.DecodeState(p)
+	st, err := timeline.DecodeState(p[:n])
 	if err != nil {
 		return r, fmt.Errorf("%w: %v", errResume, err)
 	}
 	r.state = st
+	p = p[n:]
+	if uv() == 1 {
+		c := &agent.ContextCache{Boundary: iv(), Through: iv()}
+		n := uv()
+		if bad || n != uint64(len(p)) {
+			return r, fmt.Errorf("%w: layout", errResume)
+		}
+		c.Data = p
+		p = nil
+		r.context = c
+	}
+	if bad || len(p) != 0 {
+		return r, fmt.Errorf("%w: layout", errResume)
+	}
 	return r, nil
 }
 
@@ -154,20 +187,27 @@ func persistResume(p *Parts, st *timeline.State) error {
 	if err != nil {
 		return fmt.Errorf("save %s: %w", resumeFile, err)
 	}
-	if at := p.resumeAt; at != nil && ev.Mark.Offset-at.events < resumeEventsSlack && tl.Offset-at.timeline < resumeTimelineSlack {
+	boundary, seeded := p.Agent.CompactionBoundary()
+	if at := p.resumeAt; at != nil && ev.Mark.Offset-at.events < resumeEventsSlack && tl.Offset-at.timeline < resumeTimelineSlack &&
+		at.restores == st.NextRestore && (!seeded || at.context && at.boundary == boundary) {
 		// The file on disk leaves the next open little to parse: keep it
 		// (rewriting it costs time in proportion to the whole session).
 		return nil
 	}
 	usage, _ := p.Agent.Usage()
-	data, err := encodeResume(resumeState{events: ev, timeline: tl, usage: usage, state: st})
+	r := resumeState{events: ev, timeline: tl, usage: usage, state: st}
+	c, hasContext := p.Agent.ContextCache()
+	if hasContext {
+		r.context = &c
+	}
+	data, err := encodeResume(r)
 	if err != nil {
 		return fmt.Errorf("save %s: %w", resumeFile, err)
 	}
 	if err := jsonl.WriteFileAtomic(p.Session.Path(resumeFile), data); err != nil {
 		return fmt.Errorf("save %s: %w", resumeFile, err)
 	}
-	p.resumeAt = &resumeMarks{events: ev.Mark.Offset, timeline: tl.Offset}
+	p.resumeAt = &resumeMarks{events: ev.Mark.Offset, timeline: tl.Offset, restores: st.NextRestore, boundary: boundary, context: hasContext}
 	return nil
 }
 
@@ -181,5 +221,14 @@ const (
 	resumeTimelineSlack = 64 << 10
 )
 
-// resumeMarks are the log offsets the resume file on disk covers.
-type resumeMarks struct{ events, timeline int64 }
+// resumeMarks are the log offsets the resume file on disk covers, and
+// what its model context was built for: the restore counter and the
+// installed compaction's boundary. A restore or a compaction makes that
+// context useless to the next process, so the file is written again, as
+// it is when it holds no context (written before the agent had one).
+type resumeMarks struct {
+	events, timeline int64
+	restores         int
+	boundary         int64
+	context          bool // the file holds a model context
+}

@@ -352,14 +352,19 @@ func (c *Controller) eventsAfterLocked(seq int64) []session.Event {
 // store allow it, only the events the model context needs (those after
 // the compaction the runtime installs) are loaded now, and the rest of the
 // active branch when a transcript first asks for it, so opening a long
-// session does not decode its whole history.
-func (c *Controller) ReseedOpen() {
+// session does not decode its whole history. With cache (the context as
+// a previous process left it, nil when there is none or it no longer
+// fits the journal), only the last turns are loaded: enough for a
+// transcript's first screen and to fold what the cache does not hold.
+//
+// It reports whether the cache was used.
+func (c *Controller) ReseedOpen(cache *agent.ContextCache) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	lr, ok := c.cfg.Runtime.(lazyRuntime)
 	if !ok {
 		c.reseedLocked()
-		return
+		return false
 	}
 	var comps []timeline.Compaction
 	if c.cfg.Compactions != nil {
@@ -381,7 +386,38 @@ func (c *Controller) ReseedOpen() {
 		defer c.mu.Unlock()
 		return c.activeEventsLocked()
 	}
+	if cr, ok := c.cfg.Runtime.(cachedRuntime); ok && cache != nil {
+		from := c.windowStartLocked(cache.Through)
+		if cr.ReseedCached(*cache, after(from), from, earlier, comps, in) {
+			return true
+		}
+	}
 	lr.ReseedLazy(after, earlier, comps, in)
+	return false
+}
+
+// cachedRuntime is a Runtime that can resume from a context cache
+// (agent.Agent).
+type cachedRuntime interface {
+	ReseedCached(c agent.ContextCache, window []session.Event, from int64, earlier func() []session.Event, compactions []timeline.Compaction, isActive func(turn string, seq int64) bool) bool
+}
+
+// openWindow is how many of the newest turns of the active branch opening
+// a session loads with a context cache: more than a first screen shows.
+const openWindow = 20
+
+// windowStartLocked is the seq after which the events of the newest
+// openWindow turns of the active branch begin, and at or before through:
+// the start of a turn (0: the whole branch).
+func (c *Controller) windowStartLocked(through int64) int64 {
+	cp := c.state.Checkpoints[c.state.Head]
+	for n := 1; cp != nil; n++ {
+		if n >= openWindow && cp.SeqBefore <= through {
+			return cp.SeqBefore
+		}
+		cp = c.state.Checkpoints[cp.Parent]
+	}
+	return 0
 }
 
 // TurnOutcome is the result of RunTurn.
@@ -611,12 +647,18 @@ func (c *Controller) Compact(ctx context.Context) (string, error) {
 	}
 	c.compacting = true
 	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.compacting = false
-		c.mu.Unlock()
-	}()
-	return c.cfg.Runtime.Compact(ctx)
+	msg, err := c.cfg.Runtime.Compact(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.compacting = false
+	if err == nil {
+		// The next process resumes from the new boundary, not the old
+		// one (the resume file keeps the model context).
+		if warn := c.saveDigestLocked(); warn != "" {
+			msg += "; " + warn
+		}
+	}
+	return msg, err
 }
 
 // List returns one row per turn on the active branch, newest first; with

@@ -45,6 +45,11 @@ type previewRecord struct {
 type previewStore struct {
 	NextRecovery int             `json:"next_recovery"`
 	Previews     []previewRecord `json:"previews"`
+	// Swept is the key (sweepKey) of the last sweep that removed every
+	// recovery and scratch ref nothing needed: until the key changes, no
+	// such ref can have appeared, and a sweep lists nothing (listing the
+	// session's refs costs in proportion to its turns).
+	Swept string `json:"swept,omitempty"`
 }
 
 func loadPreviews(dir string) (*previewStore, error) {

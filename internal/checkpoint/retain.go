@@ -143,15 +143,19 @@ func (c *Controller) sweepRefsLocked(ctx context.Context, store *previewStore) {
 	if !ok {
 		return
 	}
-	refs, err := rm.SessionRefs(ctx)
-	if err != nil {
-		return
-	}
 	keep := c.journalRefsLocked()
 	for _, p := range store.Previews {
 		if !p.Used && p.Expired == "" && p.RecoveryName != "" {
 			keep[p.RecoveryName] = "preview"
 		}
+	}
+	key := c.sweepKeyLocked(store, keep)
+	if store.Swept == key {
+		return
+	}
+	refs, err := rm.SessionRefs(ctx)
+	if err != nil {
+		return
 	}
 	for _, ref := range refs {
 		name := refName(ref)
@@ -165,6 +169,33 @@ func (c *Controller) sweepRefsLocked(ctx context.Context, store *previewStore) {
 			return
 		}
 	}
+	if c.cfg.Dir == "" {
+		return
+	}
+	store.Swept = key
+	if err := store.save(c.cfg.Dir); err != nil {
+		// Housekeeping: the next sweep lists the refs again.
+		store.Swept = ""
+	}
+}
+
+// sweepKeyLocked names everything that decides which recovery and scratch
+// refs a sweep removes: the recovery numbers handed out (a preview
+// captures rN), the restores journaled (a failed restore's rollback-rN, an
+// interrupted one's repair-rN), the pending restore, and the refs kept. A
+// sweep that removed all it should leaves nothing to remove until one of
+// them changes.
+func (c *Controller) sweepKeyLocked(store *previewStore, keep map[string]string) string {
+	names := make([]string, 0, len(keep))
+	for n := range keep {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	pending := ""
+	if p := c.state.PendingRestore; p != nil {
+		pending = p.Restore
+	}
+	return fmt.Sprintf("v1 %d %d %s|%s", store.NextRecovery, c.state.NextRestore, pending, strings.Join(names, ","))
 }
 
 // Scratch captures: a failed restore's rollback and an interrupted
