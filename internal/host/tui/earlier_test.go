@@ -12,7 +12,8 @@ import (
 )
 
 // TestEarlierItemsArriveAfterTheFirstScreen: a long session's first
-// screen shows its newest items; the older ones are loaded afterwards and
+// screen shows its newest items; the older ones are loaded afterwards (a
+// moment after the first screen, or as soon as the user scrolls up) and
 // put before them, and dropped if a restore replaced the transcript first.
 func TestEarlierItemsArriveAfterTheFirstScreen(t *testing.T) {
 	t.Parallel()
@@ -28,8 +29,21 @@ func TestEarlierItemsArriveAfterTheFirstScreen(t *testing.T) {
 	if s := screen(m); !strings.Contains(s, "newest prompt") || strings.Contains(s, "oldest prompt") {
 		t.Fatalf("first screen:\n%s", s)
 	}
-	msg := m.Init()()
-	m.Update(msg)
+	init := m.Init()
+	if init == nil {
+		t.Fatal("no load of the older items was planned")
+	}
+	if _, ok := init().(loadEarlierMsg); !ok {
+		t.Fatal("Init did not plan the load of the older items")
+	}
+	_, load := m.Update(loadEarlierMsg{})
+	if load == nil {
+		t.Fatal("the planned load did not start")
+	}
+	if _, again := m.Update(tea.KeyPressMsg{Code: tea.KeyPgUp}); again != nil {
+		t.Fatal("the older items were asked for twice")
+	}
+	m.Update(load())
 	s := screen(m)
 	if i, j := strings.Index(s, "oldest prompt"), strings.Index(s, "newest prompt"); i < 0 || j < i {
 		t.Fatalf("after loading the older items:\n%s", s)
@@ -40,7 +54,12 @@ func TestEarlierItemsArriveAfterTheFirstScreen(t *testing.T) {
 	m2.earlier = func() []agent.Item { return older }
 	t.Cleanup(m2.shutdown)
 	m2.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
-	late := m2.Init()()
+	// Scrolling up asks for them at once.
+	_, up := m2.Update(tea.KeyPressMsg{Code: tea.KeyPgUp})
+	if up == nil {
+		t.Fatal("scrolling up did not load the older items")
+	}
+	late := up()
 	m2.transcriptGen++ // what a conversation restore does
 	m2.Update(late)
 	if s := screen(m2); strings.Contains(s, "oldest prompt") {

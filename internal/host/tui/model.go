@@ -48,6 +48,7 @@ type model struct {
 	// transcriptGen counts replacements of the transcript (restores), so
 	// older items that arrive after one are dropped.
 	earlier       func() []agent.Item
+	earlierAsked  bool // its load has started
 	transcriptGen int
 	composer      textarea.Model
 
@@ -159,10 +160,30 @@ func (m *model) shutdown() {
 	m.calls.wg.Wait()
 }
 
+// Init draws the first screen from the newest turns alone; the older
+// ones are loaded when the user scrolls up, or after a second of leaving
+// the machine to the first screen (decoding a long session's whole
+// history competes with it for the processor).
 func (m *model) Init() tea.Cmd {
 	if m.earlier == nil {
 		return nil
 	}
+	return tea.Tick(earlierAfter, func(time.Time) tea.Msg { return loadEarlierMsg{} })
+}
+
+// earlierAfter is how long after the first screen the older transcript is
+// loaded unasked.
+const earlierAfter = time.Second
+
+// loadEarlierMsg asks for the older transcript (see Init).
+type loadEarlierMsg struct{}
+
+// askEarlier starts loading the transcript items before those shown, once.
+func (m *model) askEarlier() tea.Cmd {
+	if m.earlier == nil || m.earlierAsked {
+		return nil
+	}
+	m.earlierAsked = true
 	return earlierCmd(m.calls, m.earlier, m.transcriptGen)
 }
 
@@ -212,6 +233,8 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case earlierMsg:
 		m.addEarlier(msg)
 		return nil
+	case loadEarlierMsg:
+		return m.askEarlier()
 	case tea.KeyPressMsg:
 		return m.handleKey(msg)
 	case tea.MouseWheelMsg:
@@ -222,6 +245,9 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		m.scrollBy(d)
+		if d < 0 && m.pager == nil && m.picker == nil {
+			return m.askEarlier()
+		}
 		return nil
 	case tea.PasteMsg:
 		// A paste is text, never a key: it cannot confirm a restore or
@@ -354,13 +380,13 @@ func (m *model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	switch ks {
 	case "pgup":
 		m.scroll += m.transcriptHeight() - 1
-		return nil
+		return m.askEarlier()
 	case "pgdown":
 		m.scroll = max(0, m.scroll-(m.transcriptHeight()-1))
 		return nil
 	case "shift+up":
 		m.scroll++
-		return nil
+		return m.askEarlier()
 	case "shift+down":
 		m.scroll = max(0, m.scroll-1)
 		return nil
