@@ -24,7 +24,7 @@ func (s *Session) landSession(ctx context.Context) (land.Session, error) {
 		return land.Session{}, fmt.Errorf("%w: this session has no turns yet, so there is nothing to bring home", land.ErrNoWorkspace)
 	}
 	ws := p.Session.Workspace()
-	ls := land.Session{ID: p.Session.ID, Title: ws.Title, DataDir: s.opts.DataDir, Checkout: ws.RepoRoot}
+	ls := land.Session{ID: p.Session.ID, Title: ws.Title, DataDir: s.opts.DataDir, Checkout: ws.RepoRoot, WorktreeOwner: worktreeOwner(s.opts.DataDir)}
 	eng, err := p.engine(ctx)
 	if err != nil {
 		return ls, err
@@ -47,6 +47,11 @@ func (s *Session) landSession(ctx context.Context) (land.Session, error) {
 		}
 	}
 	return ls, nil
+}
+
+// worktreeOwner tells land which session a worktree belongs to.
+func worktreeOwner(dataDir string) func(string) string {
+	return func(dir string) string { return sessionOfWorktree(dataDir, dir) }
 }
 
 // checkoutOf returns the top level of dir's checkout when it belongs to the
@@ -140,7 +145,7 @@ func Peek(ctx context.Context, dataDir, id string) (land.Session, func(), error)
 		return land.Session{}, nil, err
 	}
 	ws := sess.Workspace()
-	ls := land.Session{ID: id, Title: ws.Title, DataDir: dataDir, Checkout: ws.RepoRoot}
+	ls := land.Session{ID: id, Title: ws.Title, DataDir: dataDir, Checkout: ws.RepoRoot, WorktreeOwner: worktreeOwner(dataDir)}
 	if recs, err := timeline.ReadRecords(sess.Path(session.TimelineFile)); err == nil {
 		for _, cp := range timeline.Build(recs).ActiveChain() {
 			ls.Prompts = append(ls.Prompts, cp.Prompt)
@@ -317,6 +322,7 @@ func DescribeWork(ctx context.Context, o Options, row SessionRow) *Work {
 type (
 	DiffOptions   = land.DiffOptions
 	ApplyOptions  = land.ApplyOptions
+	ApplyResult   = land.ApplyResult
 	UndoOptions   = land.UndoOptions
 	CommitOptions = land.CommitOptions
 )
@@ -360,6 +366,8 @@ func LandCode(err error) string {
 		return "other_repo"
 	case errors.Is(err, land.ErrInTheWay):
 		return "in_the_way"
+	case errors.Is(err, land.ErrSessionWorktree):
+		return "session_worktree"
 	case errors.Is(err, land.ErrBadCheckpoint):
 		return "unknown_checkpoint"
 	case errors.Is(err, land.ErrStalePreview):

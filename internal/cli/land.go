@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/command"
 )
 
 // landOptions are the flags shared by diff, apply and commit.
@@ -255,7 +256,13 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 	}
 	if opts.json() {
 		res.Notes = opts.notes(res.Notes)
-		if werr := writeJSON(opts.root, res); werr != nil {
+		var out any = res
+		if err != nil {
+			// One object, as every failure prints: the error contract's
+			// "code" and "error", with the outcomes beside them.
+			out = applyFailedJSON{ApplyResult: res, Code: errorCode(err, 1), Error: command.ErrorText(err)}
+		}
+		if werr := writeJSON(opts.root, out); werr != nil {
 			return werr
 		}
 	} else {
@@ -264,11 +271,19 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 	}
 	if err != nil {
 		if opts.json() {
-			return &exitError{code: 1} // the result object says why
+			return &exitError{code: 1} // the object says why
 		}
 		return &exitError{code: 1, err: err}
 	}
 	return nil
+}
+
+// applyFailedJSON is a refused or conflicting apply in JSON: the result
+// with the error and its code.
+type applyFailedJSON struct {
+	*app.ApplyResult
+	Code  string `json:"code"`
+	Error string `json:"error"`
 }
 
 type commitOptions struct {

@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -133,7 +134,9 @@ func runApply(ctx context.Context, t Target, c Command) (Result, error) {
 	}
 	if !c.Confirm {
 		res, err := l.Apply(ctx, land.ApplyOptions{DryRun: true, OnConflict: c.Verb, Hints: land.GrammarSlash})
-		if res == nil {
+		if res == nil || errors.Is(err, land.ErrInTheWay) {
+			// Files in the way: no apply can be confirmed until they
+			// are moved, and the error names them.
 			return Result{}, err
 		}
 		text := repaired(res.Repairs) + strings.TrimSuffix(res.Text(), "Nothing was written.\n")

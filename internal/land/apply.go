@@ -29,6 +29,10 @@ const (
 	OutcomeMerged   = "merged"          // both sides changed it; git merged them
 	OutcomeConflict = "conflict"        // both sides changed the same lines (or it cannot be merged)
 	OutcomeApplied  = "already applied" // the checkout already has the session's version
+	// OutcomeInTheWay: the session creates the path, but the checkout has
+	// an ignored or write-blocklisted file there that apply never
+	// overwrites; the whole apply is refused until it is moved away.
+	OutcomeInTheWay = "in the way"
 )
 
 // Conflict modes.
@@ -107,6 +111,9 @@ type ApplyResult struct {
 	// Markers are the conflicting paths that get conflict markers (the
 	// others keep one side, as the notes say).
 	Markers []string `json:"markers,omitempty"`
+	// InTheWay are the paths the session creates where the checkout has
+	// an ignored or write-blocklisted file: the apply is refused.
+	InTheWay []string `json:"in_the_way,omitempty"`
 
 	// Mode is the conflict mode and Hints the grammar of the hints in
 	// Text, as the options gave them.
@@ -232,6 +239,32 @@ func openCheckout(ctx context.Context, dataDir, sessionID, dir, worktree string)
 	return c, notes, nil
 }
 
+// refuseOtherWorktree refuses a target that is another session's worktree
+// (checked before the target's state is opened: nothing is touched).
+func (s *Session) refuseOtherWorktree(ctx context.Context, target string) error {
+	if s.WorktreeOwner == nil {
+		return nil
+	}
+	top, _, err := toplevel(ctx, target)
+	if err != nil {
+		return nil // openCheckout says what is wrong with it
+	}
+	other := s.WorktreeOwner(top)
+	if other == "" || other == s.ID {
+		return nil
+	}
+	return &SessionWorktreeError{Dir: top, Owner: other}
+}
+
+// SessionWorktreeError refuses an apply into another session's worktree.
+type SessionWorktreeError struct{ Dir, Owner string }
+
+func (e *SessionWorktreeError) Error() string {
+	return fmt.Sprintf("%s is the worktree of session %s, not a checkout of yours: writing there would change that session's files behind its checkpoints. Apply into your own checkout instead, or continue from its work with `yolop sessions fork %s` (nothing was written)", e.Dir, e.Owner, e.Owner)
+}
+
+func (e *SessionWorktreeError) Unwrap() error { return ErrSessionWorktree }
+
 // toplevel returns dir's work tree top level and its repository's common
 // git dir, both with symlinks resolved.
 func toplevel(ctx context.Context, dir string) (string, string, error) {
@@ -318,6 +351,9 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 	if target == "" {
 		return nil, errors.New("land: the session does not name the checkout it was started from; use --to DIR")
 	}
+	if err := s.refuseOtherWorktree(ctx, target); err != nil {
+		return nil, err
+	}
 	c, notes, err := openCheckout(ctx, s.DataDir, s.ID, target, s.Worktree)
 	if err != nil {
 		return nil, err
@@ -327,6 +363,7 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 	if samePath(c.dir, s.Worktree) {
 		return nil, fmt.Errorf("land: %s is the session's own worktree; apply brings its work to another checkout", c.dir)
 	}
+
 	r := runner(c.dir, c.scratch).With("GIT_AUTHOR_NAME=yolop", "GIT_AUTHOR_EMAIL=yolop@localhost", "GIT_COMMITTER_NAME=yolop", "GIT_COMMITTER_EMAIL=yolop@localhost")
 	base, err := treeOf(ctx, r, s.Base)
 	if err != nil {
@@ -350,6 +387,10 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 	res.Token = token(o.OnConflict)
 	if o.Token != "" && o.Token != res.Token {
 		return nil, fmt.Errorf("%w: it is mistyped, or your checkout, the session's files or the conflict mode changed since its preview; run /apply again for a new one (nothing was written)", ErrStalePreview)
+	}
+	if !o.DryRun {
+		// A token confirms a previewed apply; this one is no preview.
+		res.Token = ""
 	}
 	theirs, err := normalize(ctx, s.Engine, s.Worktree, c.scratch, base, sess.Tree)
 	if err != nil {
@@ -402,6 +443,7 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		isConflict[cf.path] = cf
 	}
 	var conflictPaths, markers []string
+	inTheWay := c.inTheWay(um)
 	for _, p := range sortedKeys(set) {
 		out := OutcomeApplied
 		ch, writes := um[p]
@@ -409,6 +451,9 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		_, userChanged := bu[p]
 		cf, conflicted := isConflict[p]
 		switch {
+		case inTheWay[p]:
+			out = OutcomeInTheWay
+			res.InTheWay = append(res.InTheWay, p)
 		case conflicted:
 			out = OutcomeConflict
 			conflictPaths = append(conflictPaths, p)
@@ -437,6 +482,12 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 			// markers instead.
 			res.Token, res.MarkersToken = "", token(OnConflictMarkers)
 		}
+	}
+	if len(res.InTheWay) > 0 {
+		// Nothing can be written before they are moved: say so in the
+		// preview too, whatever the conflicts.
+		res.Token, res.MarkersToken = "", ""
+		return res, &InTheWayError{Paths: res.InTheWay, DryRun: o.DryRun}
 	}
 	if o.DryRun || (cerr != nil && o.OnConflict == OnConflictRefuse) {
 		return res, cerr
@@ -475,23 +526,9 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		}
 		return res, cerr
 	}
-	var paths, inTheWay []string
+	var paths []string
 	for _, ch := range changes {
 		paths = append(paths, ch.Path)
-		if ch.Kind == snapshot.Added {
-			// Not in the capture but on disk: ignored or blocklisted. (A
-			// directory in the way is checked by the restore's plan: it may
-			// only hold captured files that go away.)
-			if st, err := os.Lstat(filepath.Join(c.dir, ch.Path)); err == nil && !st.IsDir() {
-				inTheWay = append(inTheWay, ch.Path)
-			}
-		}
-		if blocked(ch.Path) {
-			inTheWay = append(inTheWay, ch.Path)
-		}
-	}
-	if len(inTheWay) > 0 {
-		return res, fmt.Errorf("%w: the session creates %s, but the checkout has an ignored or write-blocklisted file there; move it away and apply again (nothing was written)", ErrInTheWay, strings.Join(inTheWay, ", "))
 	}
 
 	// Anchor the capture, journal the intent, write, verify, journal.
@@ -525,6 +562,46 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 	res.Written = len(changes)
 	return res, cerr
 }
+
+// inTheWay returns the paths an apply would write (the changes from the
+// checkout's capture to the merged files) that hold an ignored or
+// write-blocklisted file in the checkout: not in the capture but on disk,
+// or in a blocklisted directory. Apply never overwrites those. (A
+// directory in the way is checked by the restore's plan: it may only hold
+// captured files that go away.)
+func (c *checkout) inTheWay(um map[string]snapshot.Change) map[string]bool {
+	out := map[string]bool{}
+	for p, ch := range um {
+		if blocked(p) {
+			out[p] = true
+			continue
+		}
+		if ch.Kind != snapshot.Added {
+			continue
+		}
+		if st, err := os.Lstat(filepath.Join(c.dir, p)); err == nil && !st.IsDir() {
+			out[p] = true
+		}
+	}
+	return out
+}
+
+// InTheWayError refuses an apply that would overwrite ignored or
+// write-blocklisted files of the checkout.
+type InTheWayError struct {
+	Paths  []string
+	DryRun bool
+}
+
+func (e *InTheWayError) Error() string {
+	verb := "creates"
+	if len(e.Paths) > 1 {
+		verb = "creates each of"
+	}
+	return fmt.Sprintf("%s: the session %s %s, but your checkout has an ignored or write-blocklisted file there that apply never overwrites; move it away and apply again (nothing was written)", ErrInTheWay.Error(), verb, strings.Join(displayPaths(e.Paths), ", "))
+}
+
+func (e *InTheWayError) Unwrap() error { return ErrInTheWay }
 
 // renamedBase returns the tree to merge over: base, except that a file the
 // session renamed and the checkout already has under the new name only

@@ -30,6 +30,8 @@ var (
 	ErrNothingToCommit = errors.New("land: nothing to commit")
 	ErrGitTooOld       = errors.New("land: git is too old to merge without touching the index")
 	ErrBadCheckpoint   = errors.New("land: no such checkpoint")
+	// ErrSessionWorktree refuses to apply into another session's worktree.
+	ErrSessionWorktree = errors.New("land: that is another session's worktree")
 )
 
 // Session is what the operations need to know about one session.
@@ -43,6 +45,10 @@ type Session struct {
 	Engine   *snapshot.Engine // the session's snapshot engine
 	DataDir  string
 	Prompts  []string // the active turns' prompts, oldest first
+	// WorktreeOwner returns the session whose worktree dir (a top level,
+	// symlinks resolved) is, "" when none; nil knows none. Apply refuses
+	// to write into another session's files behind its checkpoints.
+	WorktreeOwner func(dir string) string
 }
 
 func (s *Session) check() error {

@@ -324,11 +324,53 @@ func TestBadInputs(t *testing.T) {
 		write(t, r.sess.Worktree, "gen.out", "session\n")
 		write(t, r.checkout, ".gitignore", "gen.out\n") // the user's own, untracked
 		write(t, r.checkout, "gen.out", "user's ignored file\n")
-		if _, err := Apply(ctx, r.sess, ApplyOptions{}); !errors.Is(err, ErrInTheWay) {
-			t.Fatalf("%v", err)
+		// The dry run predicts the refusal the apply makes, and both
+		// name the path.
+		for _, dry := range []bool{true, false} {
+			res, err := Apply(ctx, r.sess, ApplyOptions{DryRun: dry})
+			if !errors.Is(err, ErrInTheWay) || !strings.Contains(err.Error(), "gen.out") {
+				t.Fatalf("dry run %v: %v", dry, err)
+			}
+			if res == nil || outcomes(res)["gen.out"] != OutcomeInTheWay || len(res.InTheWay) != 1 || res.Written != 0 {
+				t.Fatalf("dry run %v: %+v", dry, res)
+			}
+			if res.Token != "" || res.MarkersToken != "" {
+				t.Fatalf("dry run %v: a token for an apply that cannot be made: %+v", dry, res)
+			}
+			if txt := res.Text(); strings.Contains(txt, "Nothing to write") || !strings.Contains(txt, "1 path in the way") {
+				t.Fatalf("dry run %v: text %q", dry, txt)
+			}
 		}
 		if read(t, r.checkout, "gen.out") != "user's ignored file\n" {
 			t.Fatal("ignored file overwritten")
+		}
+	})
+	t.Run("another session's worktree", func(t *testing.T) {
+		r := newRig(t, map[string]string{"a.txt": "a\n"})
+		write(t, r.sess.Worktree, "a.txt", "session a\n")
+		other := attachSession(t, r.checkout, r.sess.Base, "s_other")
+		r.sess.WorktreeOwner = func(dir string) string {
+			if samePath(dir, other.sess.Worktree) {
+				return other.sess.ID
+			}
+			return ""
+		}
+		before := manifest(t, other.sess.Worktree)
+		for _, to := range []string{other.sess.Worktree, filepath.Join(other.sess.Worktree, ".")} {
+			_, err := Apply(ctx, r.sess, ApplyOptions{To: to})
+			if !errors.Is(err, ErrSessionWorktree) || !strings.Contains(err.Error(), "s_other") || !strings.Contains(err.Error(), "sessions fork s_other") {
+				t.Fatalf("%v", err)
+			}
+		}
+		if d := diffManifests(before, manifest(t, other.sess.Worktree)); d != "" {
+			t.Fatalf("wrote into the other session's worktree:\n%s", d)
+		}
+		if _, err := os.Stat(r.data); !os.IsNotExist(err) {
+			t.Fatalf("the refused apply opened state for the target: %v", err)
+		}
+		// The user's checkout is still fine.
+		if _, err := Apply(ctx, r.sess, ApplyOptions{}); err != nil {
+			t.Fatal(err)
 		}
 	})
 	t.Run("permission denied", func(t *testing.T) {
