@@ -347,6 +347,9 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		s.state = p
 		return s, nil
 	}
+	if err := checkDataDirOutside(o.DataDir, o.Dir); err != nil {
+		return nil, err
+	}
 	d := &draft{ws: session.Workspace{SessionID: session.NewID(), Kind: session.KindConversation, ActiveRoot: o.Dir, Provider: prov.Name(), Model: prov.Model()}, dir: o.Dir, expectWS: true, contextWindow: o.Provider.ContextWindow}
 	if why := workspaceUnavailable(ctx, o); why != "" {
 		d.expectWS, d.expectWhy = false, why

@@ -378,6 +378,8 @@ func LandCode(err error) string {
 		return "unknown_session"
 	case errors.Is(err, ErrNoSession):
 		return "no_session"
+	case errors.Is(err, ErrDataDirInRepo):
+		return "data_dir_in_repository"
 	}
 	return ""
 }

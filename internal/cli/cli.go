@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -53,13 +54,15 @@ type rootOptions struct {
 	cont         bool
 	resume       bool
 	dir          string
-	provider     string
-	model        string
-	baseURL      string
-	acp          bool
-	worktree     string
-	dataDir      string
-	sandbox      string
+	// dataDirTold: the resolution of a relative data directory was said.
+	dataDirTold bool
+	provider    string
+	model       string
+	baseURL     string
+	acp         bool
+	worktree    string
+	dataDir     string
+	sandbox     string
 }
 
 // Main runs yolop and returns the process exit code.
@@ -345,7 +348,14 @@ func hasJSON(c *cobra.Command) bool {
 }
 
 func (o *rootOptions) resolveDataDir() (string, error) {
-	return app.DataDir(o.dataDir)
+	dir, note, err := app.ResolveDataDir(o.dataDir)
+	if err == nil && note != "" && !o.dataDirTold {
+		// A relative path names another directory from elsewhere: say
+		// which one this is.
+		o.dataDirTold = true
+		fmt.Fprintln(o.io.ErrOut, "yolop:", note)
+	}
+	return dir, err
 }
 
 func (o *rootOptions) providerConfig() (app.ProviderConfig, error) {
@@ -450,8 +460,12 @@ func (o *rootOptions) report(err error, code int) error {
 // sessionCommand is the command line that reaches session id again.
 func (o *rootOptions) sessionCommand(id string) string {
 	prefix := "yolop"
-	if o.dataDir != "" {
-		prefix += " --data-dir " + shellQuote(o.dataDir)
+	if d := o.dataDir; d != "" {
+		// Absolute: the command must work from any directory.
+		if abs, err := filepath.Abs(d); err == nil {
+			d = abs
+		}
+		prefix += " --data-dir " + shellQuote(d)
 	}
 	return prefix + " --session " + id
 }

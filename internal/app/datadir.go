@@ -1,0 +1,85 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/yolop-dev/yolop/internal/session"
+)
+
+// ErrDataDirInRepo refuses to start a session whose repository's working
+// tree holds the data directory.
+var ErrDataDirInRepo = errors.New("data directory inside the repository")
+
+// ResolveDataDir is DataDir with a note for the user when the directory
+// came from a relative --data-dir or YOLOP_DATA_DIR ("" otherwise): a
+// relative path is resolved against the current directory, so the same
+// flag names another directory elsewhere.
+func ResolveDataDir(flag string) (dir, note string, err error) {
+	dir, err = session.DataDir(flag)
+	if err != nil {
+		return "", "", err
+	}
+	from, raw := "--data-dir", flag
+	if raw == "" {
+		from, raw = "YOLOP_DATA_DIR", os.Getenv("YOLOP_DATA_DIR")
+	}
+	if raw != "" && !filepath.IsAbs(raw) {
+		note = fmt.Sprintf("data directory %s (%s %s, relative to the current directory)", dir, from, raw)
+	}
+	return dir, note, nil
+}
+
+// checkDataDirOutside refuses a data directory inside the working tree of
+// dir's repository: sessions, their logs (every prompt) and their
+// worktrees (a second checkout of the files) would land among the user's
+// files, where git status, searches and the user's own commits see them.
+func checkDataDirOutside(dataDir, dir string) error {
+	top := repoTop(dir)
+	if top == "" {
+		return nil
+	}
+	d := resolveExisting(dataDir)
+	rel, err := filepath.Rel(top, d)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is in the working tree of %s, so the sessions, their logs and their worktrees (a second checkout of your files) would be saved among your files; pass a data directory outside the repository (--data-dir DIR or YOLOP_DATA_DIR; the default is ~/.local/share/yolop) and start again (nothing was created)", ErrDataDirInRepo, dataDir, top)
+}
+
+// repoTop returns the top level of the git working tree holding dir (the
+// nearest directory with a .git entry, symlinks resolved), "" outside one.
+func repoTop(dir string) string {
+	d := resolveExisting(dir)
+	for {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return ""
+		}
+		d = up
+	}
+}
+
+// resolveExisting resolves the symlinks of p's longest existing prefix
+// (a data directory may not exist yet).
+func resolveExisting(p string) string {
+	p = filepath.Clean(p)
+	var rest []string
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(append([]string{r}, rest...)...)
+		}
+		up := filepath.Dir(p)
+		if up == p {
+			return filepath.Join(append([]string{p}, rest...)...)
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = up
+	}
+}
