@@ -15,6 +15,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/provider"
 	_ "github.com/yolop-dev/yolop/internal/provider/all" // registers sim, openai and anthropic
 	"github.com/yolop-dev/yolop/internal/sandbox"
@@ -188,7 +189,7 @@ func (p *Parts) info(prov provider.Provider) Info {
 	ws := p.Session.Workspace()
 	in := Info{Provider: prov.Name(), Model: prov.Model(), SessionID: p.Session.ID, Title: ws.Title, RepoRoot: ws.RepoRoot, ActiveRoot: ws.ActiveRoot}
 	if ws.Worktree != nil {
-		in.Branch = ws.Worktree.Branch
+		in.Branch, in.BranchNote = land.WorktreeBranch(ws.Worktree.Path, ws.Worktree.Branch)
 	}
 	in.Recycled = ws.Recycled
 	in.Workspace, in.WorkspaceReason = p.Controller.WorkspaceAvailable()

@@ -364,6 +364,8 @@ func LandCode(err error) string {
 		return "checkout_busy"
 	case errors.Is(err, land.ErrOtherRepo):
 		return "other_repo"
+	case errors.Is(err, land.ErrBranchMoved):
+		return "branch_moved"
 	case errors.Is(err, land.ErrInTheWay):
 		return "in_the_way"
 	case errors.Is(err, land.ErrSessionWorktree):

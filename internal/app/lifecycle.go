@@ -83,6 +83,10 @@ type SessionRow struct {
 	ActiveRoot string     `json:"active_root"`
 	Worktree   string     `json:"worktree"`
 	Branch     string     `json:"branch"`
+	// BranchNote says that the agent moved the worktree off the session's
+	// branch: Branch is then the one it is on (the session's when on
+	// none), the branch its work is on.
+	BranchNote string `json:"branch_note,omitempty"`
 	// WorktreeState is "ok", "missing" (the worktree directory is gone)
 	// or "conversation only".
 	WorktreeState string `json:"worktree_state"`
@@ -143,6 +147,8 @@ func describe(e search.Entry) SessionRow {
 		out.WorktreeState = "ok"
 		if _, err := os.Stat(w.Worktree.Path); err != nil {
 			out.WorktreeState = "missing"
+		} else {
+			out.Branch, out.BranchNote = land.WorktreeBranch(w.Worktree.Path, w.Worktree.Branch)
 		}
 	}
 	out.Recycled = w.Recycled

@@ -15,6 +15,10 @@ type Info struct {
 	RepoRoot   string `json:"repo_root"`
 	ActiveRoot string `json:"active_root"`
 	Branch     string `json:"branch"` // worktree branch, "" without a worktree
+	// BranchNote says that the agent moved the worktree off the session's
+	// branch (Branch is then the one it is on, or the session's when on
+	// none).
+	BranchNote string `json:"branch_note,omitempty"`
 	// Recycled: the session's worktree was a parked spare, not a fresh
 	// checkout.
 	Recycled        bool   `json:"recycled"`

@@ -8,6 +8,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
@@ -66,7 +67,7 @@ func (v *view) info(prov provider.Provider) Info {
 	ws := v.sess.Workspace()
 	in := Info{Provider: prov.Name(), Model: prov.Model(), SessionID: v.sess.ID, Title: ws.Title, RepoRoot: ws.RepoRoot, ActiveRoot: ws.ActiveRoot}
 	if ws.Worktree != nil {
-		in.Branch = ws.Worktree.Branch
+		in.Branch, in.BranchNote = land.WorktreeBranch(ws.Worktree.Path, ws.Worktree.Branch)
 	}
 	in.Recycled = ws.Recycled
 	in.Workspace, in.WorkspaceReason = v.ctl.WorkspaceAvailable()

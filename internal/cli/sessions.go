@@ -148,7 +148,11 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 			}
 			fmt.Fprintf(o.io.Out, "session     %s\ntitle       %s\ncreated     %s\nlast used   %s\nturns       %d (active branch)\nstate       %s\n", d.SessionID, d.Title, d.Created.Local().Format(time.RFC1123), used, d.Turns, d.State)
 			if d.Branch != "" {
-				fmt.Fprintf(o.io.Out, "worktree    %s\nbranch      %s\nrepository  %s\n", d.Worktree, d.Branch, d.RepoRoot)
+				branch := d.Branch
+				if d.BranchNote != "" {
+					branch += " (" + d.BranchNote + ")"
+				}
+				fmt.Fprintf(o.io.Out, "worktree    %s\nbranch      %s\nrepository  %s\n", d.Worktree, branch, d.RepoRoot)
 				if d.Recycled {
 					fmt.Fprintln(o.io.Out, "recycled    yes: a parked spare worktree moved to the starting commit (its ignored dependency and build directories were kept)")
 				} else {

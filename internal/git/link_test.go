@@ -99,3 +99,26 @@ func TestCheckWorktreeLinkWithoutRecord(t *testing.T) {
 		t.Errorf("advice may lose data: %v", err)
 	}
 }
+
+func TestWorktreeHead(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	gittest.WriteFile(t, repo, "a.txt", "a\n")
+	base := gittest.Commit(t, repo, "base")
+	wt := filepath.Join(t.TempDir(), "wt")
+	gittest.Git(t, repo, "worktree", "add", "-q", "-b", "yolop/x", wt, base)
+	for _, c := range []struct {
+		dir, branch string
+	}{{wt, "yolop/x"}, {repo, gittest.Git(t, repo, "symbolic-ref", "--short", "HEAD")}} {
+		h, err := git.WorktreeHead(c.dir)
+		if err != nil || h.Branch != c.branch || h.Detached != "" {
+			t.Fatalf("%s: %+v %v", c.dir, h, err)
+		}
+	}
+	gittest.Git(t, wt, "checkout", "-q", "--detach")
+	if h, err := git.WorktreeHead(wt); err != nil || h.Branch != "" || h.Detached != base {
+		t.Fatalf("detached: %+v %v", h, err)
+	}
+	if _, err := git.WorktreeHead(t.TempDir()); err == nil {
+		t.Fatal("no error outside a work tree")
+	}
+}

@@ -19,7 +19,11 @@ type CommitOptions struct {
 // CommitResult describes a commit on the session branch.
 type CommitResult struct {
 	SessionID string `json:"session_id"`
+	// Branch is the branch the commit is on: the session's, or the one
+	// the agent switched its worktree to (MovedFrom then names the
+	// session's, which does not have the commit).
 	Branch    string `json:"branch"`
+	MovedFrom string `json:"moved_from,omitempty"`
 	Commit    string `json:"commit"`
 	Files     int    `json:"files"`
 	Message   string `json:"message"`
@@ -45,6 +49,10 @@ func Commit(ctx context.Context, s Session, o CommitOptions) (*CommitResult, err
 	}
 	r := git.New(s.Worktree)
 	if err := identity(ctx, r); err != nil {
+		return nil, err
+	}
+	branch, err := commitBranch(ctx, r, s)
+	if err != nil {
 		return nil, err
 	}
 	scratch, err := os.MkdirTemp("", "yolop-commit-")
@@ -87,7 +95,7 @@ func Commit(ctx context.Context, s Session, o CommitOptions) (*CommitResult, err
 	}
 	if out, err := r.Run(ctx, "diff", "--cached", "--quiet", "--exit-code"); err == nil {
 		_ = out
-		return nil, fmt.Errorf("%w: the session's files equal %s's last commit", ErrNothingToCommit, s.Branch)
+		return nil, fmt.Errorf("%w: the session's files equal %s's last commit", ErrNothingToCommit, branch)
 	}
 	msg := o.Message
 	if strings.TrimSpace(msg) == "" {
@@ -112,7 +120,69 @@ func Commit(ctx context.Context, s Session, o CommitOptions) (*CommitResult, err
 	if err != nil {
 		return nil, err
 	}
-	return &CommitResult{SessionID: s.ID, Branch: s.Branch, Commit: git.Trim(out), Files: len(git.SplitZ(files)), Message: msg}, nil
+	res := &CommitResult{SessionID: s.ID, Branch: branch, Commit: git.Trim(out), Files: len(git.SplitZ(files)), Message: msg}
+	if branch != s.Branch {
+		res.MovedFrom = s.Branch
+	}
+	return res, nil
+}
+
+// BranchPrefix is the namespace of the branches of sessions (the sandbox
+// lets a turn create and switch branches there only).
+const BranchPrefix = "yolop/"
+
+// commitBranch returns the branch the worktree's HEAD is on: the
+// session's, or another session-namespace branch the agent switched to
+// (committed on, and said). A detached HEAD or a branch of the user's is
+// refused: the commit would be on no branch, or on the user's.
+func commitBranch(ctx context.Context, r *git.Runner, s Session) (string, error) {
+	out, err := r.Run(ctx, "symbolic-ref", "-q", "HEAD")
+	var ge *git.Error
+	if err != nil && !(errors.As(err, &ge) && ge.ExitCode == 1) {
+		return "", fmt.Errorf("read the branch of %s: %w", s.Worktree, err)
+	}
+	ref := git.Trim(out)
+	branch, onBranch := strings.CutPrefix(ref, "refs/heads/")
+	if err == nil && onBranch && branch == s.Branch {
+		return branch, nil
+	}
+	if err == nil && onBranch && strings.HasPrefix(branch, BranchPrefix) {
+		return branch, nil
+	}
+	back := fmt.Sprintf("`git -C %s switch %s`", shellQuote(s.Worktree), s.Branch)
+	if err != nil || !onBranch {
+		at := ""
+		if h, herr := r.Run(ctx, "rev-parse", "--short", "HEAD"); herr == nil {
+			at = " at " + git.Trim(h)
+		}
+		return "", fmt.Errorf("%w: %s is on no branch (the agent detached its HEAD%s), so a commit would belong to no branch; put it on one first: %s to return to the session's branch, or `git -C %s switch -c %sNAME` to keep what the agent committed since, then commit again (nothing was committed)", ErrBranchMoved, s.Worktree, at, back, shellQuote(s.Worktree), BranchPrefix)
+	}
+	return "", fmt.Errorf("%w: the agent switched %s to the branch %s, which is not a session branch (%s…); yolop does not commit on it: switch back with %s, then commit again (nothing was committed)", ErrBranchMoved, s.Worktree, branch, BranchPrefix, back)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '+' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// WorktreeBranch returns the branch a session's worktree is on and, when
+// the agent moved it off the session's branch (recorded), a sentence
+// saying so ("" otherwise, and when HEAD cannot be read).
+func WorktreeBranch(worktree, recorded string) (branch, note string) {
+	h, err := git.WorktreeHead(worktree)
+	switch {
+	case err != nil || h.Branch == recorded:
+		return recorded, ""
+	case h.Branch != "":
+		return h.Branch, fmt.Sprintf("the agent switched to it from the session's branch %s", recorded)
+	default:
+		return recorded, fmt.Sprintf("the agent detached HEAD at %s: the worktree is on no branch, and commits made there do not move this one", short(h.Detached))
+	}
 }
 
 // identity refuses when git has no user name or email to commit with.

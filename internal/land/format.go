@@ -70,7 +70,11 @@ func (u *UndoResult) Text() string {
 
 // Text renders a commit.
 func (c *CommitResult) Text() string {
-	return fmt.Sprintf("Committed %s on %s (%s).\nBring it into your branch with: git merge %s\n", plural(c.Files, "file", "files"), c.Branch, short(c.Commit), c.Branch)
+	moved := ""
+	if c.MovedFrom != "" {
+		moved = fmt.Sprintf("Note: the agent switched the session's worktree from its branch %s to %s, so the commit is on %s; %s does not have it.\n", c.MovedFrom, c.Branch, c.Branch, c.MovedFrom)
+	}
+	return fmt.Sprintf("Committed %s on %s (%s).\n%sBring it into your branch with: git merge %s\n", plural(c.Files, "file", "files"), c.Branch, short(c.Commit), moved, c.Branch)
 }
 
 // Summary is a one-line diffstat for status lines and `sessions show`.

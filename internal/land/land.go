@@ -32,6 +32,9 @@ var (
 	ErrBadCheckpoint   = errors.New("land: no such checkpoint")
 	// ErrSessionWorktree refuses to apply into another session's worktree.
 	ErrSessionWorktree = errors.New("land: that is another session's worktree")
+	// ErrBranchMoved refuses a commit when the agent left the session's
+	// worktree on no branch or on a branch of the user's.
+	ErrBranchMoved = errors.New("land: the session's worktree left its branch")
 )
 
 // Session is what the operations need to know about one session.
@@ -48,7 +51,7 @@ type Session struct {
 	// WorktreeOwner returns the session whose worktree dir (a top level,
 	// symlinks resolved) is, "" when none; nil knows none. Apply refuses
 	// to write into another session's files behind its checkpoints.
-	WorktreeOwner func(dir string) string
+	WorktreeOwner func(dir string) string `json:"-"`
 }
 
 func (s *Session) check() error {

@@ -509,3 +509,65 @@ func TestCommitWithoutIdentity(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+func TestCommitAfterTheAgentMovedTheBranch(t *testing.T) {
+	r := newRig(t, map[string]string{"a.txt": "a\n"})
+	wt := r.sess.Worktree
+	if b, note := WorktreeBranch(wt, r.sess.Branch); b != r.sess.Branch || note != "" {
+		t.Fatalf("unmoved: %q %q", b, note)
+	}
+
+	// The agent commits, then switches to a branch of its own.
+	write(t, wt, "a.txt", "agent\n")
+	gittest.Git(t, wt, "commit", "-qam", "agent commit")
+	gittest.Git(t, wt, "checkout", "-q", "-b", "yolop/agent-branch")
+	write(t, wt, "b.txt", "more\n")
+	b, note := WorktreeBranch(wt, r.sess.Branch)
+	if b != "yolop/agent-branch" || !strings.Contains(note, "switched to it from the session's branch "+r.sess.Branch) {
+		t.Fatalf("switched: %q %q", b, note)
+	}
+	before := gittest.Git(t, wt, "rev-parse", r.sess.Branch)
+	res, err := Commit(ctx, r.sess, CommitOptions{Message: "after the switch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Branch != "yolop/agent-branch" || res.MovedFrom != r.sess.Branch {
+		t.Fatalf("%+v", res)
+	}
+	if got := gittest.Git(t, wt, "rev-parse", "yolop/agent-branch"); got != res.Commit {
+		t.Fatalf("commit %s not on the branch the result names (%s)", res.Commit, got)
+	}
+	if gittest.Git(t, wt, "rev-parse", r.sess.Branch) != before {
+		t.Fatal("the session's recorded branch moved")
+	}
+	txt := res.Text()
+	if !strings.Contains(txt, "git merge yolop/agent-branch") || !strings.Contains(txt, "the agent switched the session's worktree from its branch "+r.sess.Branch) {
+		t.Fatalf("text %q", txt)
+	}
+
+	// Detached: refused, nothing committed, and the way back named.
+	gittest.Git(t, wt, "checkout", "-q", "--detach")
+	write(t, wt, "c.txt", "detached\n")
+	head := gittest.Git(t, wt, "rev-parse", "HEAD")
+	if b, note := WorktreeBranch(wt, r.sess.Branch); b != r.sess.Branch || !strings.Contains(note, "detached HEAD at "+head[:12]) {
+		t.Fatalf("detached: %q %q", b, note)
+	}
+	_, err = Commit(ctx, r.sess, CommitOptions{Message: "detached"})
+	if !errors.Is(err, ErrBranchMoved) || !strings.Contains(err.Error(), "on no branch") || !strings.Contains(err.Error(), "switch "+r.sess.Branch) {
+		t.Fatalf("detached: %v", err)
+	}
+	if gittest.Git(t, wt, "rev-parse", "HEAD") != head {
+		t.Fatal("a refused commit committed")
+	}
+
+	// A branch of the user's: refused.
+	gittest.Git(t, r.checkout, "branch", "feature", r.sess.Base)
+	gittest.Git(t, wt, "checkout", "-q", "feature")
+	_, err = Commit(ctx, r.sess, CommitOptions{Message: "on the user's"})
+	if !errors.Is(err, ErrBranchMoved) || !strings.Contains(err.Error(), "to the branch feature, which is not a session branch") {
+		t.Fatalf("user branch: %v", err)
+	}
+	if gittest.Git(t, r.checkout, "rev-parse", "feature") != r.sess.Base {
+		t.Fatal("committed on the user's branch")
+	}
+}

@@ -342,7 +342,11 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 	}
 	fmt.Fprintf(p.o.Stderr, "session %s · checkpoint %s · continue: %s -p '…'\n", p.sid, res.CheckpointID, p.o.ConfirmPrefix)
 	if info.Branch != "" {
-		fmt.Fprintf(p.o.Stderr, "its files are in %s (branch %s) · bring them home: %s\n", info.ActiveRoot, info.Branch, app.WaysHome(p.sid))
+		branch := info.Branch
+		if info.BranchNote != "" {
+			branch += ": " + info.BranchNote
+		}
+		fmt.Fprintf(p.o.Stderr, "its files are in %s (branch %s) · bring them home: %s\n", info.ActiveRoot, branch, app.WaysHome(p.sid))
 	}
 	return exit
 }
