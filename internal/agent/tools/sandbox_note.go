@@ -13,6 +13,13 @@ import (
 // denied are the error texts a write refused by Landlock produces.
 var denied = []string{"Permission denied", "Operation not permitted", "Read-only file system", "EACCES", "EPERM"}
 
+// gitRefusals are git's own words for a write of a ref the sandbox
+// refused when git names no path (git stash cannot write refs/stash).
+var gitRefusals = []string{"Cannot save the current status"}
+
+// gitAdvice explains which of the repository's refs a command may write.
+const gitAdvice = "git may write the session's branch and other branches named yolop/… (with the objects they need), but no other ref of the user's repository: not refs/stash (so `git stash` fails), tags, other branches or the user's HEAD, because a rewind cannot undo those. Keep the work on the session's branch instead: every turn's files are already checkpointed, so stashing is never needed. Do not work around it; if the write is really needed, tell the user: they can run yolop with --sandbox off.\n"
+
 // pathInLine finds path-looking words in an error line.
 var pathInLine = regexp.MustCompile(`(?:^|[\s'"‘’“”(:=])((?:/|\./|\.\./|~/)?[A-Za-z0-9._@+\-]+(?:/[A-Za-z0-9._@+\-]+)+/?|/[A-Za-z0-9._@+\-]+)`)
 
@@ -26,13 +33,18 @@ func sandboxNote(out string, st sandbox.Status, root string) string {
 	}
 	seen := map[string]bool{}
 	var paths []string
-	hit := false
+	hit, gitRef := false, false
 	for _, line := range strings.Split(out, "\n") {
 		bad := false
 		for _, d := range denied {
 			if strings.Contains(line, d) {
 				bad = true
 				break
+			}
+		}
+		for _, g := range gitRefusals {
+			if strings.Contains(line, g) {
+				bad, gitRef = true, true
 			}
 		}
 		if !bad {
@@ -51,6 +63,9 @@ func sandboxNote(out string, st sandbox.Status, root string) string {
 			if !st.Allowed(p) && !seen[p] {
 				seen[p] = true
 				paths = append(paths, p)
+				if strings.Contains(p, "/.git/") {
+					gitRef = true
+				}
 			}
 		}
 	}
@@ -59,6 +74,15 @@ func sandboxNote(out string, st sandbox.Status, root string) string {
 	}
 	sort.Strings(paths)
 	var b strings.Builder
+	if gitRef {
+		if len(paths) == 0 {
+			fmt.Fprintf(&b, "note: the sandbox (level %s) refused a write of git's: ", st.InForce)
+		} else {
+			fmt.Fprintf(&b, "note: the sandbox (level %s) refused writing %s: ", st.InForce, strings.Join(paths, ", "))
+		}
+		b.WriteString(gitAdvice)
+		return b.String()
+	}
 	if len(paths) == 0 {
 		fmt.Fprintf(&b, "note: the sandbox (level %s) may have refused a write: ", st.InForce)
 	} else {
