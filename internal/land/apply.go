@@ -158,6 +158,20 @@ func (e *ConflictError) Error() string {
 // no conflict markers ("" when there is nothing to add).
 func conflictNote(c conflict, writes bool, worktree string) string {
 	p := git.DisplayPath(c.path)
+	if df := c.dirFile; df != nil {
+		files := df.list()
+		where := filepath.Join(worktree, c.path)
+		switch {
+		case df.sessionFile && df.baseDir:
+			return fmt.Sprintf("%s: the session replaced the directory %s/ with a file, but your checkout has %s in it; your directory is kept (the session's file is %s)", p, p, files, where)
+		case df.sessionFile:
+			return fmt.Sprintf("%s: the session creates a file %s where your checkout has a directory holding %s; your directory is kept (the session's file is %s)", p, p, files, where)
+		case df.baseFile:
+			return fmt.Sprintf("%s: the session replaced the file %s with a directory holding %s, but you changed the file; your file is kept (the session's files are in %s/)", p, p, files, where)
+		default:
+			return fmt.Sprintf("%s: the session creates a directory %s/ holding %s where your checkout has a file; your file is kept (the session's files are in %s/)", p, p, files, where)
+		}
+	}
 	base, yours, session := !c.stages[1].missing(), !c.stages[2].missing(), !c.stages[3].missing()
 	switch {
 	case base && yours && !session:
@@ -642,6 +656,21 @@ func renamedBase(ctx context.Context, r *git.Runner, dir, scratch, base, theirs 
 type conflict struct {
 	path   string
 	stages [4]entry
+	// dirFile, set for a file on one side where the other has a
+	// directory: which side has the file, whether the base had a
+	// directory (true) or a file there, and the files in the directory
+	// side's version (at most a few, with their count).
+	dirFile *dirFile
+}
+
+// dirFile describes a file/directory conflict.
+type dirFile struct {
+	sessionFile bool     // the session has the file, the checkout the directory
+	baseDir     bool     // the base had a directory at the path
+	baseFile    bool     // the base had a file at the path
+	inside      []string // files in the directory (first few)
+	more        int      // how many more
+	untracked   map[string]bool
 }
 
 // mergeLabels name the sides in conflict markers.
@@ -722,7 +751,146 @@ func mergeTrees(ctx context.Context, r *git.Runner, dir, scratch, baseTree, ours
 	if err != nil {
 		return "", nil, err
 	}
-	return tree, conflicts, nil
+	return dirFileConflicts(ctx, r, dir, scratch, baseTree, tree, conflicts, cu, cs)
+}
+
+// list names the files of a directory side for a note.
+func (df *dirFile) list() string {
+	names := make([]string, len(df.inside))
+	for i, p := range df.inside {
+		names[i] = git.DisplayPath(p)
+		if df.untracked[p] {
+			names[i] += " (untracked)"
+		}
+	}
+	s := strings.Join(names, ", ")
+	if df.more > 0 {
+		s += fmt.Sprintf(" and %d more", df.more)
+	}
+	return s
+}
+
+// dirFileConflicts turns merge-tree's file/directory conflicts into
+// conflicts of the real path. git moves the file aside to
+// "<path>~<side's commit id>", an unstable name in neither tree: that
+// entry is dropped from the merged files and the path keeps the
+// checkout's version (its directory, or its file in place of the
+// session's directory), as a note says.
+func dirFileConflicts(ctx context.Context, r *git.Runner, dir, scratch, baseTree, tree string, conflicts []conflict, cu, cs string) (string, []conflict, error) {
+	var edits []edit
+	out := make([]conflict, 0, len(conflicts))
+	byPath := map[string]int{}
+	for _, c := range conflicts {
+		real, sessionFile := "", false
+		switch {
+		case strings.HasSuffix(c.path, "~"+cs):
+			real, sessionFile = strings.TrimSuffix(c.path, "~"+cs), true
+		case strings.HasSuffix(c.path, "~"+cu):
+			real = strings.TrimSuffix(c.path, "~"+cu)
+		default:
+			if i, ok := byPath[c.path]; ok {
+				// The directory side's own conflict at the same path.
+				out[i].stages = mergeStages(out[i].stages, c.stages)
+				continue
+			}
+			byPath[c.path] = len(out)
+			out = append(out, c)
+			continue
+		}
+		df := &dirFile{sessionFile: sessionFile}
+		be, err := lsTree(ctx, r, baseTree, real)
+		if err != nil {
+			return "", nil, err
+		}
+		df.baseDir, df.baseFile = be.mode == "040000", !be.missing() && be.mode != "040000"
+		inside, err := filesUnder(ctx, r, tree, real)
+		if err != nil {
+			return "", nil, err
+		}
+		if n := len(inside); n > 3 {
+			df.inside, df.more = inside[:3], n-3
+		} else {
+			df.inside = inside
+		}
+		if sessionFile {
+			// The directory is the checkout's: say which of its files
+			// git does not track (the user may not think of them).
+			df.untracked = untracked(ctx, dir, df.inside)
+		}
+		edits = append(edits, edit{c.path, entry{}})
+		if !sessionFile {
+			// The checkout's file goes back in place of the session's
+			// directory.
+			for _, p := range inside {
+				edits = append(edits, edit{p, entry{}})
+			}
+			edits = append(edits, edit{real, c.stages[2]})
+		}
+		nc := conflict{path: real, stages: c.stages, dirFile: df}
+		if i, ok := byPath[real]; ok {
+			out[i] = nc
+			continue
+		}
+		byPath[real] = len(out)
+		out = append(out, nc)
+	}
+	if len(edits) == 0 {
+		return tree, conflicts, nil
+	}
+	tree, err := editTree(ctx, dir, scratch, tree, edits)
+	if err != nil {
+		return "", nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return tree, out, nil
+}
+
+// mergeStages fills the missing stages of a with b's.
+func mergeStages(a, b [4]entry) [4]entry {
+	for i := range a {
+		if a[i].missing() {
+			a[i] = b[i]
+		}
+	}
+	return a
+}
+
+// filesUnder lists the files of tree under the directory d.
+func filesUnder(ctx context.Context, r *git.Runner, tree, d string) ([]string, error) {
+	out, err := r.With("GIT_LITERAL_PATHSPECS=1").Run(ctx, "ls-tree", "-r", "-z", "--name-only", "--full-tree", tree, "--", d+"/")
+	if err != nil {
+		return nil, fmt.Errorf("list %s/ in the merged files: %w", d, err)
+	}
+	var files []string
+	for _, p := range git.SplitZ(out) {
+		if p != "" {
+			files = append(files, p)
+		}
+	}
+	return files, nil
+}
+
+// untracked returns which of paths the checkout's index does not track
+// (read only; empty when it cannot tell).
+func untracked(ctx context.Context, dir string, paths []string) map[string]bool {
+	if len(paths) == 0 {
+		return nil
+	}
+	out, err := git.New(dir).With("GIT_LITERAL_PATHSPECS=1", "GIT_OPTIONAL_LOCKS=0").Run(ctx, append([]string{"ls-files", "-z", "--"}, paths...)...)
+	if err != nil {
+		return nil
+	}
+	tracked := map[string]bool{}
+	for _, p := range git.SplitZ(out) {
+		tracked[p] = true
+	}
+	m := map[string]bool{}
+	for _, p := range paths {
+		if !tracked[p] {
+			m[p] = true
+		}
+	}
+	return m
 }
 
 // markerRE matches a conflict marker line that names a side by a commit

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -570,4 +571,118 @@ func TestCommitAfterTheAgentMovedTheBranch(t *testing.T) {
 	if gittest.Git(t, r.checkout, "rev-parse", "feature") != r.sess.Base {
 		t.Fatal("committed on the user's branch")
 	}
+}
+
+// noTilde fails when a path of the result or of the checkout looks like
+// git's "<path>~<commit>" names for file/directory conflicts.
+func noTilde(t *testing.T, res *ApplyResult, err error, checkout string) {
+	t.Helper()
+	for _, p := range res.Paths {
+		if strings.Contains(p.Path, "~") {
+			t.Fatalf("outcome for a git-internal path %q: %+v", p.Path, res.Paths)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "~") {
+		t.Fatalf("error names a git-internal path: %v", err)
+	}
+	for p := range manifest(t, checkout) {
+		if strings.Contains(p, "~") {
+			t.Fatalf("wrote %s into the checkout", p)
+		}
+	}
+}
+
+func TestApplyFileDirectoryConflicts(t *testing.T) {
+	t.Run("the session's file over the checkout's directory", func(t *testing.T) {
+		r := newRig(t, map[string]string{"docs/a.md": "a\n", "f.txt": "f\n"})
+		write(t, r.checkout, "docs/notes.txt", "mine\n")
+		write(t, r.checkout, "localdir/x", "x\n")
+		remove(t, r.sess.Worktree, "docs/a.md")
+		remove(t, r.sess.Worktree, "docs")
+		write(t, r.sess.Worktree, "docs", "now a file\n")
+		write(t, r.sess.Worktree, "localdir", "lf\n")
+		before := manifest(t, r.checkout)
+
+		var first []PathOutcome
+		for i := 0; i < 2; i++ {
+			res, err := Apply(ctx, r.sess, ApplyOptions{DryRun: true})
+			if !errors.Is(err, ErrConflict) {
+				t.Fatalf("%v", err)
+			}
+			noTilde(t, res, err, r.checkout)
+			o := outcomes(res)
+			if o["docs"] != OutcomeConflict || o["localdir"] != OutcomeConflict || res.Conflicts != 2 {
+				t.Fatalf("%+v", res.Paths)
+			}
+			if i == 0 {
+				first = res.Paths
+			} else if fmt.Sprint(first) != fmt.Sprint(res.Paths) {
+				t.Fatalf("names change between runs: %v, %v", first, res.Paths)
+			}
+			notes := strings.Join(res.Notes, "\n")
+			for _, want := range []string{
+				"docs: the session replaced the directory docs/ with a file, but your checkout has docs/notes.txt (untracked) in it; your directory is kept (the session's file is " + filepath.Join(r.sess.Worktree, "docs") + ")",
+				"localdir: the session creates a file localdir where your checkout has a directory holding localdir/x (untracked); your directory is kept",
+			} {
+				if !strings.Contains(notes, want) {
+					t.Fatalf("notes %q\nwant %q", notes, want)
+				}
+			}
+			if msg := err.Error(); !strings.Contains(msg, "2 paths conflict: docs, localdir;") {
+				t.Fatalf("%v", err)
+			}
+		}
+
+		// Markers: each keeps the checkout's directory, no file is
+		// written under a made-up name, and undo is exact.
+		res, err := Apply(ctx, r.sess, ApplyOptions{OnConflict: OnConflictMarkers})
+		if !errors.Is(err, ErrConflict) {
+			t.Fatalf("%v", err)
+		}
+		noTilde(t, res, err, r.checkout)
+		if read(t, r.checkout, "docs/notes.txt") != "mine\n" || read(t, r.checkout, "localdir/x") != "x\n" {
+			t.Fatal("the checkout's directories were not kept")
+		}
+		if _, err := Undo(ctx, r.sess, UndoOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if d := diffManifests(before, manifest(t, r.checkout)); d != "" {
+			t.Fatal(d)
+		}
+	})
+	t.Run("the session's directory over the checkout's file", func(t *testing.T) {
+		r := newRig(t, map[string]string{"cfg": "base\n", "f.txt": "f\n"})
+		write(t, r.checkout, "cfg", "mine\n")
+		write(t, r.checkout, "tool", "my tool\n")
+		remove(t, r.sess.Worktree, "cfg")
+		write(t, r.sess.Worktree, "cfg/a.toml", "a\n")
+		write(t, r.sess.Worktree, "tool/main.go", "package main\n")
+		write(t, r.sess.Worktree, "f.txt", "session f\n")
+		res, err := Apply(ctx, r.sess, ApplyOptions{DryRun: true})
+		if !errors.Is(err, ErrConflict) {
+			t.Fatalf("%v", err)
+		}
+		noTilde(t, res, err, r.checkout)
+		o := outcomes(res)
+		if o["cfg"] != OutcomeConflict || o["tool"] != OutcomeConflict || o["f.txt"] != OutcomeClean {
+			t.Fatalf("%+v", res.Paths)
+		}
+		notes := strings.Join(res.Notes, "\n")
+		for _, want := range []string{
+			"cfg: the session replaced the file cfg with a directory holding cfg/a.toml, but you changed the file; your file is kept",
+			"tool: the session creates a directory tool/ holding tool/main.go where your checkout has a file; your file is kept",
+		} {
+			if !strings.Contains(notes, want) {
+				t.Fatalf("notes %q\nwant %q", notes, want)
+			}
+		}
+		res, err = Apply(ctx, r.sess, ApplyOptions{OnConflict: OnConflictMarkers})
+		if !errors.Is(err, ErrConflict) {
+			t.Fatalf("%v", err)
+		}
+		noTilde(t, res, err, r.checkout)
+		if read(t, r.checkout, "cfg") != "mine\n" || read(t, r.checkout, "tool") != "my tool\n" || read(t, r.checkout, "f.txt") != "session f\n" {
+			t.Fatalf("%+v", res)
+		}
+	})
 }
