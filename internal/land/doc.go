@@ -27,6 +27,14 @@
 // written, through the snapshot engine's restore (validated before the first
 // write, verified after the last).
 //
+// A file on one side where the other has a directory is a conflict of that
+// path: merge-tree moves the file aside to "<path>~<commit>", a name in
+// neither tree, so that entry is dropped and the checkout's side kept. A
+// path the session creates where the checkout has an ignored or
+// write-blocklisted file is "in the way": the apply, and its dry run, are
+// refused until the user moves it. Apply never writes into another
+// session's worktree.
+//
 // # State and crash model
 //
 // Per checkout (keyed by a hash of its path):
