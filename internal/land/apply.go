@@ -458,9 +458,20 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 	}
 	var conflictPaths, markers []string
 	inTheWay := c.inTheWay(um)
+	// The session's files in a directory that conflicts with the
+	// checkout's file are not applied; the conflict's note names them.
+	var keptOut []string
+	for _, cf := range conflicts {
+		if cf.dirFile != nil && !cf.dirFile.sessionFile {
+			keptOut = append(keptOut, cf.path+"/")
+		}
+	}
 	for _, p := range sortedKeys(set) {
 		out := OutcomeApplied
 		ch, writes := um[p]
+		if !writes && underAny(p, keptOut) {
+			continue
+		}
 		_, fromSession := sm[p]
 		_, userChanged := bu[p]
 		cf, conflicted := isConflict[p]
@@ -843,6 +854,17 @@ func dirFileConflicts(ctx context.Context, r *git.Runner, dir, scratch, baseTree
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return tree, out, nil
+}
+
+// underAny reports whether p lies under one of the directories dirs
+// (each ending in a slash).
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if strings.HasPrefix(p, d) {
+			return true
+		}
+	}
+	return false
 }
 
 // mergeStages fills the missing stages of a with b's.
