@@ -256,24 +256,34 @@ func openCheckout(ctx context.Context, dataDir, sessionID, dir, worktree string)
 // refuseOtherWorktree refuses a target that is another session's worktree
 // (checked before the target's state is opened: nothing is touched).
 func (s *Session) refuseOtherWorktree(ctx context.Context, target string) error {
-	if s.WorktreeOwner == nil {
-		return nil
-	}
 	top, _, err := toplevel(ctx, target)
 	if err != nil {
 		return nil // openCheckout says what is wrong with it
 	}
-	other := s.WorktreeOwner(top)
-	if other == "" || other == s.ID {
-		return nil
+	if s.WorktreeOwner != nil {
+		if other := s.WorktreeOwner(top); other != "" && other != s.ID {
+			return &SessionWorktreeError{Dir: top, Owner: other}
+		}
 	}
-	return &SessionWorktreeError{Dir: top, Owner: other}
+	if s.DataDir != "" && !samePath(top, s.Worktree) {
+		data := s.DataDir
+		if d, err := filepath.EvalSymlinks(data); err == nil {
+			data = d
+		}
+		if rel, err := filepath.Rel(data, top); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return &SessionWorktreeError{Dir: top}
+		}
+	}
+	return nil
 }
 
 // SessionWorktreeError refuses an apply into another session's worktree.
 type SessionWorktreeError struct{ Dir, Owner string }
 
 func (e *SessionWorktreeError) Error() string {
+	if e.Owner == "" {
+		return fmt.Sprintf("%s is inside yolop's data directory (a worktree yolop keeps for a session or as a spare), not a checkout of yours; apply into your own checkout instead (nothing was written)", e.Dir)
+	}
 	return fmt.Sprintf("%s is the worktree of session %s, not a checkout of yours: writing there would change that session's files behind its checkpoints. Apply into your own checkout instead, or continue from its work with `yolop sessions fork %s` (nothing was written)", e.Dir, e.Owner, e.Owner)
 }
 

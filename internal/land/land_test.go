@@ -366,8 +366,18 @@ func TestBadInputs(t *testing.T) {
 		if d := diffManifests(before, manifest(t, other.sess.Worktree)); d != "" {
 			t.Fatalf("wrote into the other session's worktree:\n%s", d)
 		}
-		if _, err := os.Stat(r.data); !os.IsNotExist(err) {
+		if _, err := os.Stat(filepath.Join(r.data, "apply")); !os.IsNotExist(err) {
 			t.Fatalf("the refused apply opened state for the target: %v", err)
+		}
+		// A worktree in the data directory that belongs to no session
+		// (a spare) is refused too.
+		spare := filepath.Join(r.data, "worktrees", "repo-x", ".spare-1")
+		gittest.Git(t, r.checkout, "worktree", "add", "-q", "--detach", spare, r.sess.Base)
+		if _, err := Apply(ctx, r.sess, ApplyOptions{To: spare}); !errors.Is(err, ErrSessionWorktree) || !strings.Contains(err.Error(), "inside yolop's data directory") {
+			t.Fatalf("spare: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(spare, "a.txt")); err != nil || read(t, spare, "a.txt") != "a\n" {
+			t.Fatal("wrote into the spare")
 		}
 		// The user's checkout is still fine.
 		if _, err := Apply(ctx, r.sess, ApplyOptions{}); err != nil {
