@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -486,7 +487,7 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		_, userChanged := bu[p]
 		cf, conflicted := isConflict[p]
 		switch {
-		case inTheWay[p]:
+		case inTheWay[p] != nil:
 			out = OutcomeInTheWay
 			res.InTheWay = append(res.InTheWay, p)
 		case conflicted:
@@ -522,7 +523,7 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		// Nothing can be written before they are moved: say so in the
 		// preview too, whatever the conflicts.
 		res.Token, res.MarkersToken = "", ""
-		return res, &InTheWayError{Paths: res.InTheWay, DryRun: o.DryRun}
+		return res, &InTheWayError{Paths: res.InTheWay, Holding: inTheWay, DryRun: o.DryRun}
 	}
 	if o.DryRun || (cerr != nil && o.OnConflict == OnConflictRefuse) {
 		return res, cerr
@@ -601,39 +602,85 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 // inTheWay returns the paths an apply would write (the changes from the
 // checkout's capture to the merged files) that hold an ignored or
 // write-blocklisted file in the checkout: not in the capture but on disk,
-// or in a blocklisted directory. Apply never overwrites those. (A
-// directory in the way is checked by the restore's plan: it may only hold
-// captured files that go away.)
-func (c *checkout) inTheWay(um map[string]snapshot.Change) map[string]bool {
-	out := map[string]bool{}
+// in a blocklisted directory, or a directory the session replaces with a
+// file that holds such files (mapped to a few of them). Apply never
+// overwrites or removes those.
+func (c *checkout) inTheWay(um map[string]snapshot.Change) map[string][]string {
+	out := map[string][]string{}
 	for p, ch := range um {
 		if blocked(p) {
-			out[p] = true
+			out[p] = []string{}
 			continue
 		}
 		if ch.Kind != snapshot.Added {
 			continue
 		}
-		if st, err := os.Lstat(filepath.Join(c.dir, p)); err == nil && !st.IsDir() {
-			out[p] = true
+		st, err := os.Lstat(filepath.Join(c.dir, p))
+		switch {
+		case err != nil:
+		case !st.IsDir():
+			out[p] = []string{}
+		default:
+			if held := uncaptured(c.dir, p, um); len(held) > 0 {
+				out[p] = held
+			}
 		}
 	}
 	return out
 }
 
+// uncaptured returns up to a few files on disk under the directory d of
+// root that are not among the captured files the apply deletes there
+// (ignored or blocklisted ones: the restore would refuse to remove them).
+func uncaptured(root, d string, um map[string]snapshot.Change) []string {
+	var held []string
+	errStop := errors.New("enough")
+	filepath.WalkDir(filepath.Join(root, d), func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return nil
+		}
+		rel, rerr := filepath.Rel(root, path)
+		if rerr != nil {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		if ch, ok := um[rel]; ok && ch.Kind == snapshot.Deleted {
+			return nil
+		}
+		held = append(held, rel)
+		if len(held) == 3 {
+			return errStop
+		}
+		return nil
+	})
+	return held
+}
+
 // InTheWayError refuses an apply that would overwrite ignored or
 // write-blocklisted files of the checkout.
 type InTheWayError struct {
-	Paths  []string
-	DryRun bool
+	Paths []string
+	// Holding maps a path that is a directory in the checkout to the
+	// ignored files in it (a few); a file in the way maps to none.
+	Holding map[string][]string
+	DryRun  bool
 }
 
 func (e *InTheWayError) Error() string {
-	verb := "creates"
-	if len(e.Paths) > 1 {
-		verb = "creates each of"
+	var files, dirs []string
+	for _, p := range e.Paths {
+		if held := e.Holding[p]; len(held) > 0 {
+			dirs = append(dirs, fmt.Sprintf("a file %s where your checkout has a directory holding %s", git.DisplayPath(p), strings.Join(displayPaths(held), ", ")))
+		} else {
+			files = append(files, git.DisplayPath(p))
+		}
 	}
-	return fmt.Sprintf("%s: the session %s %s, but your checkout has an ignored or write-blocklisted file there that apply never overwrites; move it away and apply again (nothing was written)", ErrInTheWay.Error(), verb, strings.Join(displayPaths(e.Paths), ", "))
+	var what []string
+	if len(files) > 0 {
+		what = append(what, fmt.Sprintf("%s, where your checkout has an ignored or write-blocklisted file", strings.Join(files, ", ")))
+	}
+	what = append(what, dirs...)
+	return fmt.Sprintf("%s: the session creates %s, which apply never overwrites or removes; move %s away and apply again (nothing was written)", ErrInTheWay.Error(), strings.Join(what, "; and "), map[bool]string{true: "it", false: "them"}[len(e.Paths) == 1])
 }
 
 func (e *InTheWayError) Unwrap() error { return ErrInTheWay }

@@ -26,9 +26,9 @@ func (r *ApplyResult) Text() string {
 	}
 	switch {
 	case len(r.InTheWay) > 0 && r.DryRun:
-		fmt.Fprintf(&b, "%s in the way: your checkout has an ignored or write-blocklisted file where the session creates one, and apply never overwrites those; move %s away first (nothing was written).\n", plural(len(r.InTheWay), "path", "paths"), map[bool]string{true: "it", false: "them"}[len(r.InTheWay) == 1])
+		fmt.Fprintf(&b, "%s in the way: where the session creates a file, your checkout has an ignored or write-blocklisted one (or a directory holding such files), and apply never overwrites or removes those; move %s away first (nothing was written).\n", plural(len(r.InTheWay), "path", "paths"), map[bool]string{true: "it", false: "them"}[len(r.InTheWay) == 1])
 	case len(r.InTheWay) > 0:
-		fmt.Fprintf(&b, "Refused: %s in the way (an ignored or write-blocklisted file of yours where the session creates one); move %s away and apply again. Nothing was written.\n", plural(len(r.InTheWay), "path", "paths"), map[bool]string{true: "it", false: "them"}[len(r.InTheWay) == 1])
+		fmt.Fprintf(&b, "Refused: %s in the way (an ignored or write-blocklisted file of yours, or a directory holding such files, where the session creates a file); move %s away and apply again. Nothing was written.\n", plural(len(r.InTheWay), "path", "paths"), map[bool]string{true: "it", false: "them"}[len(r.InTheWay) == 1])
 	case r.DryRun && r.Conflicts > 0 && r.Mode == OnConflictMarkers && len(r.Markers) == 0:
 		fmt.Fprintf(&b, "%s would conflict: this apply keeps one side of %s, as the notes say (undo with %s).\n", plural(r.Conflicts, "path", "paths"), map[bool]string{true: "it", false: "each"}[r.Conflicts == 1], r.Hints.undo(r.SessionID))
 	case r.DryRun && r.Conflicts > 0 && r.Mode == OnConflictMarkers:

@@ -698,3 +698,36 @@ func TestApplyFileDirectoryConflicts(t *testing.T) {
 		}
 	})
 }
+
+func TestApplyDirectoryOfIgnoredFilesInTheWay(t *testing.T) {
+	r := newRig(t, map[string]string{".gitignore": "*.log\n", "a.txt": "a\n", "keep/tracked.txt": "t\n"})
+	write(t, r.sess.Worktree, "out", "the session's file\n")
+	write(t, r.checkout, "out/x.log", "ignored\n")
+	// A directory whose captured files the session deletes is no
+	// obstacle; one that also holds an ignored file is.
+	remove(t, r.sess.Worktree, "keep/tracked.txt")
+	remove(t, r.sess.Worktree, "keep")
+	write(t, r.sess.Worktree, "keep", "now a file\n")
+	before := manifest(t, r.checkout)
+	for _, dry := range []bool{true, false} {
+		res, err := Apply(ctx, r.sess, ApplyOptions{DryRun: dry})
+		var ite *InTheWayError
+		if !errors.As(err, &ite) || !strings.Contains(err.Error(), "the session creates a file out where your checkout has a directory holding out/x.log") {
+			t.Fatalf("dry run %v: %v", dry, err)
+		}
+		if o := outcomes(res); o["out"] != OutcomeInTheWay || o["keep"] == OutcomeInTheWay {
+			t.Fatalf("dry run %v: %+v", dry, res.Paths)
+		}
+	}
+	if d := diffManifests(before, manifest(t, r.checkout)); d != "" {
+		t.Fatal(d)
+	}
+	// Moved away, it applies.
+	remove(t, r.checkout, "out/x.log")
+	if _, err := Apply(ctx, r.sess, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, r.checkout, "out") != "the session's file\n" || read(t, r.checkout, "keep") != "now a file\n" {
+		t.Fatal("not applied")
+	}
+}
