@@ -21,7 +21,7 @@ func completeSessionIDs(o *rootOptions) cobra.CompletionFunc {
 }
 
 func sessionCompletions(o *rootOptions, prefix string) []cobra.Completion {
-	dataDir, err := o.resolveDataDir()
+	dataDir, err := app.DataDir(o.dataDir) // quietly: completion output is parsed by the shell
 	if err != nil {
 		return nil
 	}
@@ -49,7 +49,7 @@ func completeCheckpointIDs(o *rootOptions) cobra.CompletionFunc {
 		if id == "" {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		dataDir, err := o.resolveDataDir()
+		dataDir, err := app.DataDir(o.dataDir) // quietly: completion output is parsed by the shell
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
