@@ -212,13 +212,13 @@ func persistResume(p *Parts, st *timeline.State) error {
 }
 
 // How far the logs may grow past the resume file before it is written
-// again: opening then parses at most this much of each log (a few
-// milliseconds), while a long session's file, which holds its whole
-// timeline, is rewritten only every few hundred turns instead of after
-// each one.
+// again: opening then parses, and folds into the model context, at most
+// this much of each log (a millisecond or two), while a long session's
+// file, which holds its whole timeline and model context, is rewritten
+// every few dozen turns instead of after each one.
 const (
-	resumeEventsSlack   = 256 << 10
-	resumeTimelineSlack = 64 << 10
+	resumeEventsSlack   = 64 << 10
+	resumeTimelineSlack = 16 << 10
 )
 
 // resumeMarks are the log offsets the resume file on disk covers, and
