@@ -4,6 +4,10 @@
 // process, against the floor of parsing the session's event log in a
 // process of its own. It prints a Markdown table.
 //
+// Each row's print-mode turn is compared with a turn of a new 10-turn
+// session timed in the same loop (the two alternate), so the ratio holds
+// on a machine whose load changes between rows.
+//
 // The session is grown in this process with the product's own constructor
 // (app.Open, Session.Prompt), which is what a print-mode turn runs after
 // start-up; only the timed turns start yolop. "open + transcript" is what
@@ -180,6 +184,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	type row struct {
 		turns                                int
 		turn, list, load, tui, parse, inproc time.Duration
+		ref                                  time.Duration // a turn of a 10-turn session, timed in the same loop
 		events, eventBytes, tlBytes          int64
 	}
 	var rows []row
@@ -198,8 +203,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 		r := row{turns: m, inproc: inproc}
 		dir := filepath.Join(session.SessionsDir(b.data), sid)
 		events := filepath.Join(dir, session.EventsFile)
+		// The reference: a new session of 10 turns, whose turns are timed
+		// in the same loop, so the ratio does not compare two moments of a
+		// shared machine's load.
+		ref, _, err := b.grow(ctx, "", 0, 10)
+		if err != nil {
+			return err
+		}
 		// Interleave the measurements so they see the same load.
-		var turns, lists, loads, tuis, parses []time.Duration
+		var turns, refs, lists, loads, tuis, parses []time.Duration
 		for i := range b.runs {
 			if *withTUI {
 				// The last turn is grown+i (the timed turns add one each).
@@ -214,6 +226,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			turns = append(turns, d)
+			if d, err = b.time(b.yolop, "--session", ref, "--provider", "sim", "-p", prompt(11+i)); err != nil {
+				return err
+			}
+			refs = append(refs, d)
 			if d, err = b.time(b.yolop, "--session", sid, "-p", "/rewind"); err != nil {
 				return err
 			}
@@ -228,7 +244,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			parses = append(parses, d)
 		}
 		grown += b.runs
-		r.turn, r.list, r.load, r.parse = median(turns), median(lists), median(loads), median(parses)
+		r.turn, r.ref, r.list, r.load, r.parse = median(turns), median(refs), median(lists), median(loads), median(parses)
 		if len(tuis) > 0 {
 			r.tui = median(tuis)
 		}
@@ -245,10 +261,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		rows = append(rows, r)
 	}
 
-	fmt.Fprintf(stdout, "| turns in the session | events (log size) | print-mode turn | × turn at 10 | `-p /rewind` | TUI last screen | open + whole transcript | parse floor | `/rewind` ÷ floor | TUI ÷ floor | open ÷ floor | in-process turn (growing) |\n")
-	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(stdout, "| turns in the session | events (log size) | print-mode turn | turn of a 10-turn session, same loop | × it | `-p /rewind` | TUI last screen | open + whole transcript | parse floor | `/rewind` ÷ floor | TUI ÷ floor | open ÷ floor | in-process turn (growing) |\n")
+	fmt.Fprintf(stdout, "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(stdout, "| %d | %d (%s) | %s | %.2f× | %s | %s | %s | %s | %.2f× | %.2f× | %.2f× | %s |\n", r.turns, r.events, size(r.eventBytes), ms(r.turn), float64(r.turn)/float64(rows[0].turn), ms(r.list), ms(r.tui), ms(r.load), ms(r.parse), float64(r.list)/float64(r.parse), float64(r.tui)/float64(r.parse), float64(r.load)/float64(r.parse), ms(r.inproc))
+		fmt.Fprintf(stdout, "| %d | %d (%s) | %s | %s | %.2f× | %s | %s | %s | %s | %.2f× | %.2f× | %.2f× | %s |\n", r.turns, r.events, size(r.eventBytes), ms(r.turn), ms(r.ref), float64(r.turn)/float64(r.ref), ms(r.list), ms(r.tui), ms(r.load), ms(r.parse), float64(r.list)/float64(r.parse), float64(r.tui)/float64(r.parse), float64(r.load)/float64(r.parse), ms(r.inproc))
 	}
 	if l, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Fprintf(stdout, "\nload average at the end: %s", l)
@@ -277,6 +293,9 @@ func (b *bench) isolate(base string) error {
 	set := map[string]string{
 		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "YOLOP_DATA_DIR": b.data,
 		"GIT_CONFIG_GLOBAL": gitconfig, "GIT_CONFIG_NOSYSTEM": "1",
+		// No spare worktrees: preparing one after a turn is work that
+		// grows with the repository, not with the session.
+		"YOLOP_WORKTREE_SPARES": "0",
 	}
 	for k, v := range set {
 		if err := os.Setenv(k, v); err != nil {
