@@ -143,15 +143,15 @@ func (c *Controller) sweepRefsLocked(ctx context.Context, store *previewStore) {
 	if !ok {
 		return
 	}
+	key := c.sweepKeyLocked(store)
+	if store.Swept == key {
+		return
+	}
 	keep := c.journalRefsLocked()
 	for _, p := range store.Previews {
 		if !p.Used && p.Expired == "" && p.RecoveryName != "" {
 			keep[p.RecoveryName] = "preview"
 		}
-	}
-	key := c.sweepKeyLocked(store, keep)
-	if store.Swept == key {
-		return
 	}
 	refs, err := rm.SessionRefs(ctx)
 	if err != nil {
@@ -182,20 +182,30 @@ func (c *Controller) sweepRefsLocked(ctx context.Context, store *previewStore) {
 // sweepKeyLocked names everything that decides which recovery and scratch
 // refs a sweep removes: the recovery numbers handed out (a preview
 // captures rN), the restores journaled (a failed restore's rollback-rN, an
-// interrupted one's repair-rN), the pending restore, and the refs kept. A
-// sweep that removed all it should leaves nothing to remove until one of
-// them changes.
-func (c *Controller) sweepKeyLocked(store *previewStore, keep map[string]string) string {
-	names := make([]string, 0, len(keep))
-	for n := range keep {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	pending := ""
+// interrupted one's repair-rN, and every change of what the journal keeps:
+// the branches a restore leaves and their ends), the pending restore, the
+// redo slot (a turn empties it) and the tokens still usable. A sweep that
+// removed all it should leaves nothing to remove until one of them
+// changes. It is cheap to compute: a turn that finds it unchanged costs
+// nothing that grows with the session.
+func (c *Controller) sweepKeyLocked(store *previewStore) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "v2 %d %d", store.NextRecovery, c.state.NextRestore)
 	if p := c.state.PendingRestore; p != nil {
-		pending = p.Restore
+		b.WriteString(" pending " + p.Restore)
 	}
-	return fmt.Sprintf("v1 %d %d %s|%s", store.NextRecovery, c.state.NextRestore, pending, strings.Join(names, ","))
+	if r := c.state.Redo; r != nil && r.Recovery != nil {
+		b.WriteString(" redo " + refName(r.Recovery.Ref))
+	}
+	var live []string
+	for _, p := range store.Previews {
+		if !p.Used && p.Expired == "" && p.RecoveryName != "" {
+			live = append(live, p.RecoveryName)
+		}
+	}
+	sort.Strings(live)
+	b.WriteString(" live " + strings.Join(live, ","))
+	return b.String()
 }
 
 // Scratch captures: a failed restore's rollback and an interrupted
