@@ -292,7 +292,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if o.SessionID != "" && o.ForReading {
 		// Reading must not re-create a worktree that is gone (a resume
 		// does, and says so).
-		if why := missingWorktree(o.DataDir, o.SessionID); why != "" {
+		if why := missingWorktree(ctx, o.DataDir, o.SessionID); why != "" {
 			v, err := openView(o, why)
 			if err != nil {
 				return nil, err
@@ -339,6 +339,19 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 					p, err = assemble(ctx, sess, prov, o, nil)
 				}
 			}
+		}
+		if errors.Is(err, worktree.ErrRepoGone) {
+			// Deleted, or moved and run from elsewhere: its conversation
+			// can still be listed and replayed; turns and restores are
+			// refused with the reason.
+			why := repoGoneReason(err)
+			v, verr := openView(o, why)
+			if verr != nil {
+				return nil, errors.Join(err, verr)
+			}
+			v.notices = append(v.notices, "session "+o.SessionID+" is opened for reading only: "+why+". Listing and replay work; turns and restores are refused")
+			s.state = v
+			return s, nil
 		}
 		if err != nil {
 			return nil, err
@@ -802,7 +815,7 @@ func sessionOfWorktree(dataDir, dir string) string {
 // missingWorktree says why session id's worktree cannot be read ("" when
 // it is there, or the session has none or cannot be read: opening will
 // tell).
-func missingWorktree(dataDir, id string) string {
+func missingWorktree(ctx context.Context, dataDir, id string) string {
 	if session.CheckID(id) != nil {
 		return ""
 	}
@@ -815,7 +828,17 @@ func missingWorktree(dataDir, id string) string {
 		return ""
 	}
 	if _, err := os.Lstat(ws.Worktree.Path); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Sprintf("its worktree %s is missing; resuming the session adds it again with the files the last turn left", ws.Worktree.Path)
+		return missingWorktreeFate(ctx, ws)
 	}
 	return ""
+}
+
+// repoGoneReason is the part of an ErrRepoGone error that says what
+// happened, without the layers' prefixes.
+func repoGoneReason(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "the repository "); i >= 0 {
+		return msg[i:]
+	}
+	return msg
 }

@@ -189,15 +189,22 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	var linkNotes []string
 	linkRO := ""
 	recreated := false
+	var added worktree.Info
 	if ws.Kind == session.KindWorktree && ws.Worktree != nil {
 		m := &worktree.Manager{DataDir: dataDir}
 		info, present, err := m.CheckLink(worktreeInfo(ws))
 		if err == nil && !present {
 			// Deleted: put it back now (git worktree add).
 			info, err = m.Ensure(ctx, worktreeInfo(ws))
-			recreated = err == nil && info.Recreated
+			recreated, added = err == nil && info.Recreated, info
 		}
-		if errors.Is(err, git.ErrLinkBroken) {
+		if errors.Is(err, worktree.ErrBranchGone) {
+			// Nothing to add the worktree again on: the session stays
+			// readable (listing, replay, conversation), turns and
+			// restores are refused with the reason.
+			p.NoWorkspace = "workspace snapshots unavailable: " + err.Error()
+			linkRO = err.Error()
+		} else if errors.Is(err, git.ErrLinkBroken) {
 			// The files are there but git cannot be trusted with them
 			// (the worktree's .git was replaced by something yolop must
 			// not touch): keep the session readable, refuse turns and
@@ -253,6 +260,13 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		}
 	} else if p.NoWorkspace == "" {
 		p.NoWorkspace = "the session has no worktree of its own"
+	} else if p.NoWorkspace == noRepoReason(worktree.ErrNoCommits) {
+		// The reason it was given may be over: the session still has no
+		// worktree, and saying "no commits yet" would be false.
+		if _, err := worktree.Detect(ctx, ws.ActiveRoot); err == nil {
+			p.NoWorkspace = "the session started before the repository's first commit"
+			p.Warnings = append(p.Warnings, "this session was started before the repository had a commit, so it has no worktree: its turns run in your checkout and rewind restores the conversation, not the files. Start a new session (yolop without -c) to get checkpoints of your files")
+		}
 	}
 	if st, err := os.Stat(ws.ActiveRoot); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("its directory %s is gone; start a new session", ws.ActiveRoot)
@@ -368,7 +382,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	}
 	p.Notes = append(p.Notes, more...)
 	if recreated {
-		p.Notes = append(p.Notes, refill(ctx, p, ws, ro))
+		p.Notes = append(p.Notes, refill(ctx, p, ws, added, ro))
 	}
 	p.Notes = append(p.Notes, repairApplies(ctx, dataDir, ws)...)
 	p.ContextCached = p.Controller.ReseedOpen(cached.fits(tl.Live()))
@@ -519,30 +533,63 @@ func captureBudget() (time.Duration, error) {
 
 // refill puts back, into a session worktree that was deleted and has just
 // been added again on its branch, the files yolop last left there (the
-// end of the last turn or restore), so that nothing the session had is
+// end of the last turn or restore; when that was never captured, the
+// newest snapshot that still exists), so that nothing the session had is
 // missing and no later checkpoint records the loss as the session's own
 // change. It returns the note that says what happened.
-func refill(ctx context.Context, p *Parts, ws session.Workspace, readOnly string) string {
-	const gone = "The session's worktree %s had been deleted; yolop added it again on branch %s"
-	head := fmt.Sprintf(gone, ws.Worktree.Path, ws.Worktree.Branch)
-	known := p.Controller.KnownFiles()
+func refill(ctx context.Context, p *Parts, ws session.Workspace, info worktree.Info, readOnly string) string {
+	head := fmt.Sprintf("The session's worktree %s had been deleted; yolop added it again on branch %s", ws.Worktree.Path, ws.Worktree.Branch)
+	if info.BranchRecreated {
+		head = fmt.Sprintf("The session's worktree %s and its branch %s had been deleted; yolop made the branch again at the commit the session's work started from (%s) and added the worktree on it", ws.Worktree.Path, ws.Worktree.Branch, short(ws.Worktree.Base))
+	}
+	committed := "its committed files only"
+	if info.BranchRecreated {
+		committed = "the files of that commit only: the commits the branch had are not on it"
+	}
 	switch {
 	case p.Snapshots() == nil:
-		return head + " (its committed files only: snapshots are unavailable, " + p.NoWorkspace + ")."
+		return head + " (" + committed + ": snapshots are unavailable, " + p.NoWorkspace + ")."
 	case readOnly != "":
-		return head + " (its committed files only: the session is read-only)."
-	case known == "":
-		return head + " (its committed files only: no snapshot records what it held)."
+		return head + " (" + committed + ": the session is read-only)."
+	}
+	var gone []string
+	var from checkpoint.FilesSource
+	for _, c := range p.Controller.FilesLeft() {
+		if _, err := git.New(ws.CommonDir).Run(ctx, "cat-file", "-e", c.Tree+"^{tree}"); err != nil {
+			gone = append(gone, short(c.Tree))
+			continue
+		}
+		from = c
+		break
+	}
+	if from.Tree == "" {
+		why := "no snapshot records what it held"
+		if len(gone) > 0 {
+			why = fmt.Sprintf("the snapshots that recorded what it held (%s) are no longer in the repository", strings.Join(gone, ", "))
+		}
+		return head + " (" + committed + ": " + why + ")."
 	}
 	eng := p.Snapshots()
 	cur, err := eng.Capture(ctx, "")
 	if err == nil {
-		_, err = eng.Restore(ctx, cur, known)
+		_, err = eng.Restore(ctx, cur, from.Tree)
 	}
 	if err != nil {
-		return fmt.Sprintf("%s, but putting back the files the last turn left failed (%v); they are in snapshot tree %s (git read-tree/checkout it, or rewind).", head, err, known)
+		return fmt.Sprintf("%s, but putting back the files %s failed (%v); they are in snapshot tree %s (git read-tree/checkout it, or rewind).", head, from.What, err, from.Tree)
 	}
-	return head + " and put back the files as the last turn or restore left them."
+	note := head + " and put back the files " + from.What
+	if info.BranchRecreated {
+		note += " (what the branch had committed is there as uncommitted changes)"
+	}
+	note += "."
+	if len(from.Missing) > 0 {
+		them := "that turn"
+		if len(from.Missing) > 1 {
+			them = "those turns"
+		}
+		note += fmt.Sprintf(" The end of %s was never captured, so what %s changed is missing.", strings.Join(from.Missing, ", "), them)
+	}
+	return note
 }
 
 // mcpWorktreeNote tells an editor's user where its MCP servers work; the

@@ -294,9 +294,16 @@ func DescribeWork(ctx context.Context, o Options, row SessionRow) *Work {
 		return nil
 	}
 	w := &Work{Base: sm.Workspace.Worktree.Base, LastApply: land.Last(o.DataDir, row.SessionID)}
+	if repoGone(sm.Workspace) {
+		w.ChangesErr = fmt.Sprintf("its repository %s is gone, and the checkpoint snapshots with it; the files of its last turn are still in %s", sm.Workspace.RepoRoot, sm.Workspace.Worktree.Path)
+		if _, err := os.Lstat(sm.Workspace.Worktree.Path); err != nil {
+			w.ChangesErr = missingWorktreeFate(ctx, sm.Workspace)
+		}
+		return w
+	}
 	if _, err := os.Lstat(sm.Workspace.Worktree.Path); err != nil {
 		// Showing must not re-create it (a resume does, and says so).
-		w.ChangesErr = fmt.Sprintf("its worktree %s is missing (%v); resuming the session adds it again on its branch with the files the last turn left", sm.Workspace.Worktree.Path, err)
+		w.ChangesErr = missingWorktreeFate(ctx, sm.Workspace)
 		return w
 	}
 	o.SessionID = row.SessionID

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
@@ -150,6 +151,9 @@ func describe(e search.Entry) SessionRow {
 		} else {
 			out.Branch, out.BranchNote = land.WorktreeBranch(w.Worktree.Path, w.Worktree.Branch)
 		}
+		if repoGone(w) {
+			out.WorktreeState = "repository missing"
+		}
 	}
 	out.Recycled = w.Recycled
 	if sm.Problem != "" {
@@ -160,6 +164,8 @@ func describe(e search.Entry) SessionRow {
 	if e.ReadOnly != "" {
 		out.State = "read-only: " + e.ReadOnly
 		out.IsReadOnly = true
+	} else if out.WorktreeState == "repository missing" {
+		out.State = fmt.Sprintf("repository missing: %s is gone; listing and replay work, turns and restores do not (if it moved, run yolop from its new place: the session follows it)", w.RepoRoot)
 	}
 	out.DigestError = e.DigestError
 	return out
@@ -203,10 +209,25 @@ type RemoveReport struct {
 	// ParkedAs is the spare the worktree became (its files discarded),
 	// "" when it was removed.
 	ParkedAs string
+	// RepoGone is the session's repository when it no longer exists
+	// (its branch and refs went with it); "" normally.
+	RepoGone string
 	// ApplyRefs are the captures of the user's checkout taken before each
 	// apply of the session (and before a forced undo): the user's files,
 	// kept when the session goes.
 	ApplyRefs []string
+}
+
+// ErrRepoMissing: the session's repository no longer exists.
+var ErrRepoMissing = errors.New("repository missing")
+
+// repoGone reports whether a worktree session's repository is gone.
+func repoGone(ws session.Workspace) bool {
+	if ws.CommonDir == "" {
+		return false
+	}
+	st, err := os.Stat(ws.CommonDir)
+	return err != nil || !st.IsDir()
 }
 
 // DirtyError is returned when a worktree has uncommitted changes and
@@ -242,6 +263,12 @@ func RemoveSession(ctx context.Context, dataDir, id string, force bool) (RemoveR
 		return rep, err
 	}
 	ws := s.Workspace()
+	if ws.Worktree != nil && repoGone(ws) {
+		rep.RepoGone = ws.RepoRoot
+		if _, err := os.Lstat(ws.Worktree.Path); err == nil && !force {
+			return rep, errors.Join(fmt.Errorf("%w: the repository %s of session %s is gone, so its worktree %s is no longer a git worktree: it holds the only copy of the session's files (copy out what you need). If the repository moved, run yolop from its new place instead (the session follows it); --force deletes the worktree and the session", ErrRepoMissing, ws.RepoRoot, id, ws.Worktree.Path), s.Close())
+		}
+	}
 	if ws.Worktree != nil {
 		m, err := settledManager(dataDir)
 		if err != nil {
@@ -252,7 +279,7 @@ func RemoveSession(ctx context.Context, dataDir, id string, force bool) (RemoveR
 			return rep, errors.Join(err, s.Close())
 		}
 		rep.Worktree, rep.Branch, rep.Refs, rep.ParkedAs = ws.Worktree.Path, ws.Worktree.Branch, refs, parked
-		if ws.CommonDir != "" {
+		if ws.CommonDir != "" && rep.RepoGone == "" {
 			kept, err := land.ListRefs(ctx, ws.CommonDir, id)
 			if err != nil {
 				return rep, errors.Join(err, s.Close())
@@ -274,6 +301,9 @@ type ForkReport struct {
 	Turns     int    // turns carried over (listed and rewindable in the fork)
 	Files     int    // paths copied over the commit the new worktree starts from
 	HasFiles  bool   // the old session's files were copied
+	// Note says where the files came from when not from the old
+	// session's worktree ("" when they did).
+	Note string
 }
 
 // ForkSession starts a new session that carries the old one's active
@@ -300,7 +330,11 @@ func ForkSession(ctx context.Context, o Options, id string) (ForkReport, error) 
 	// `sessions show` find it there) and its worktree starts from the old
 	// worktree's current commit.
 	o.Dir, o.Base, o.WorkBase, o.Create, o.SessionID, o.Continue = ws.ActiveRoot, "", "", false, "", false
-	var src string
+	var (
+		src      string
+		snap     checkpoint.FilesSource // the files of a source whose worktree is missing
+		fromBase bool                   // ... whose branch is missing too
+	)
 	if ws.Worktree != nil && ws.RepoRoot != "" {
 		o.Dir = ws.RepoRoot
 		// The fork's work counts from where the old session's did, so its
@@ -321,6 +355,28 @@ func ForkSession(ctx context.Context, o Options, id string) (ForkReport, error) 
 				return rep, fmt.Errorf("fork %s: read the commit of its worktree: %w", id, err)
 			}
 			o.Base = git.Trim(out)
+		} else if errors.Is(err, fs.ErrNotExist) && !repoGone(ws) {
+			// The worktree was deleted: its files are in the session's
+			// snapshots, its commits on its branch (if that is left).
+			r := git.New(ws.CommonDir)
+			if out, err := r.Run(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+ws.Worktree.Branch+"^{commit}"); err == nil {
+				o.Base = git.Trim(out)
+			} else {
+				fromBase = true
+			}
+			for _, c := range ctl.FilesLeft() {
+				if _, err := r.Run(ctx, "cat-file", "-e", c.Tree+"^{tree}"); err == nil {
+					snap = c
+					break
+				}
+			}
+			if snap.Tree == "" {
+				what := "the files committed on its branch " + ws.Worktree.Branch
+				if fromBase {
+					what = "the files of the commit its work started from (its branch " + ws.Worktree.Branch + " is gone too)"
+				}
+				return rep, fmt.Errorf("fork %s: its worktree %s is missing and no snapshot of its files is left in the repository, so a fork would hold only %s, not what the session left; resume it instead (`yolop --session %s` adds the worktree again), or start a new session", id, ws.Worktree.Path, what, id)
+			}
 		}
 	}
 	s, err := Open(ctx, o)
@@ -338,11 +394,29 @@ func ForkSession(ctx context.Context, o Options, id string) (ForkReport, error) 
 			return n, nil
 		}
 	}
+	if snap.Tree != "" {
+		fill = func(ctx context.Context, dir, stateDir string) (int, error) {
+			n, err := restoreFiles(ctx, snap.Tree, dir, stateDir)
+			if err != nil {
+				return 0, fmt.Errorf("put the files of its snapshot %s in the new worktree: %w", snap.Tree, err)
+			}
+			return n, nil
+		}
+	}
 	n, err := s.materializeWith(ctx, ws.Title, fill)
 	if err != nil {
 		return rep, fmt.Errorf("fork %s: %w", id, err)
 	}
-	rep.SessionID, rep.Files, rep.HasFiles = s.ID(), n, src != ""
+	rep.SessionID, rep.Files, rep.HasFiles = s.ID(), n, src != "" || snap.Tree != ""
+	if snap.Tree != "" {
+		rep.Note = fmt.Sprintf("its worktree %s is missing: the fork has its files from its newest snapshot, %s", ws.Worktree.Path, snap.What)
+		if fromBase {
+			rep.Note += fmt.Sprintf(", over the commit its work started from (its branch %s is gone too: what it had committed is there as uncommitted changes)", ws.Worktree.Branch)
+		}
+		if len(snap.Missing) > 0 {
+			rep.Note += fmt.Sprintf("; the end of %s was never captured, so what changed then is not in the fork", strings.Join(snap.Missing, ", "))
+		}
+	}
 	p := s.Parts()
 	h := ctl.Fork()
 	var anchor checkpoint.Anchor
@@ -362,6 +436,31 @@ func ForkSession(ctx context.Context, o Options, id string) (ForkReport, error) 
 		return rep, fmt.Errorf("fork %s: copy its conversation: %w", id, err)
 	}
 	return rep, nil
+}
+
+// restoreFiles makes the worktree dst hold exactly the files of the
+// snapshot tree (of dst's repository) and verifies the result. It returns
+// the number of paths changed.
+func restoreFiles(ctx context.Context, tree, dst, stateDir string) (int, error) {
+	tmp, err := os.MkdirTemp(stateDir, "fork-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(tmp)
+	to, err := snapshot.Open(ctx, snapshot.Options{Worktree: dst, SessionID: "fork", StateDir: tmp + "/dst"})
+	if err != nil {
+		return 0, err
+	}
+	defer to.Wait()
+	cur, err := to.Capture(ctx, "")
+	if err != nil {
+		return 0, err
+	}
+	res, err := to.Restore(ctx, cur, tree)
+	if err != nil {
+		return 0, err
+	}
+	return len(res.Changes), nil
 }
 
 // copyFiles makes the worktree dst hold exactly the captured files of src

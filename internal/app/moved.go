@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
@@ -95,4 +96,25 @@ func sameDir(a, b string) bool {
 	ra, err1 := filepath.EvalSymlinks(a)
 	rb, err2 := filepath.EvalSymlinks(b)
 	return err1 == nil && err2 == nil && ra == rb
+}
+
+// missingWorktreeFate says, for a session whose worktree directory is
+// gone, what resuming it will do: the same words for `sessions show`,
+// `checkpoints` and the resume's own refusal. It asks git only whether
+// the branch and the base commit still exist.
+func missingWorktreeFate(ctx context.Context, ws session.Workspace) string {
+	wt := ws.Worktree
+	if st, err := os.Stat(ws.CommonDir); ws.CommonDir == "" || err != nil || !st.IsDir() {
+		return fmt.Sprintf("its worktree %s is missing and so is its repository %s: if the repository moved, run yolop from its new place (the session follows it); if it was deleted, the session's snapshots went with it, and only its conversation can be listed and replayed", wt.Path, ws.RepoRoot)
+	}
+	r := git.New(ws.CommonDir)
+	if _, err := r.Run(ctx, "show-ref", "--verify", "--quiet", "refs/heads/"+wt.Branch); err == nil {
+		return fmt.Sprintf("its worktree %s is missing; resuming the session adds it again on branch %s with the files of its newest snapshot", wt.Path, wt.Branch)
+	}
+	if wt.Base != "" {
+		if _, err := r.Run(ctx, "cat-file", "-e", wt.Base+"^{commit}"); err == nil {
+			return fmt.Sprintf("its worktree %s and its branch %s are missing; resuming the session makes the branch again at the commit its work started from (%s) and adds the worktree with the files of its newest snapshot (what the branch had committed comes back as uncommitted changes)", wt.Path, wt.Branch, short(wt.Base))
+		}
+	}
+	return fmt.Sprintf("its worktree %s, its branch %s and the commit its work started from are gone: the session can be listed and replayed, but turns and restores are refused", wt.Path, wt.Branch)
 }

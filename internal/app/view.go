@@ -23,6 +23,9 @@ type view struct {
 	sess *session.Session
 	ctl  *checkpoint.Controller
 	why  string
+	// notices are said once by hosts that do not show the read-only
+	// reason themselves (print mode).
+	notices []string
 }
 
 // openView opens o.SessionID for reading; why says why it could not be
@@ -78,6 +81,7 @@ func (v *view) info(prov provider.Provider) Info {
 	in.Checkpoints = v.ctl.ActiveCount()
 	in.RedoAvailable = v.ctl.RedoAvailable()
 	in.Repairs = v.sess.Repaired()
+	in.Notices = v.notices
 	return in
 }
 

@@ -337,6 +337,45 @@ func (c *Controller) KnownFiles() string {
 	return c.knownFilesLocked()
 }
 
+// FilesSource is a snapshot that records the session's files at some
+// point: where a worktree that was deleted is filled from.
+type FilesSource struct {
+	Tree string
+	// What says which moment it records ("as the last turn or restore
+	// left them", "as turn cp2 left them", "as they were before turn cp3").
+	What string
+	// Missing are the turns that ran after it whose end was never
+	// captured: what they changed is in no snapshot (oldest first).
+	Missing []string
+}
+
+// FilesLeft lists the snapshots of the session's files, the newest
+// moment first: the tree yolop last left in the workspace when it is
+// known, then, walking the turns back from the newest, each turn's end
+// and start snapshot. A caller takes the first whose tree still exists.
+func (c *Controller) FilesLeft() []FilesSource {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []FilesSource
+	if k := c.knownFilesLocked(); k != "" {
+		out = append(out, FilesSource{Tree: k, What: "as the last turn or restore left them"})
+	}
+	order := c.state.Order
+	for i := len(order) - 1; i >= 0; i-- {
+		cp := c.state.Checkpoints[order[i]]
+		if cp == nil {
+			continue
+		}
+		if cp.End != nil {
+			out = append(out, FilesSource{Tree: cp.End.Tree, What: "as turn " + cp.ID + " left them", Missing: slices.Clone(order[i+1:])})
+		}
+		if cp.Snapshot != nil {
+			out = append(out, FilesSource{Tree: cp.Snapshot.Tree, What: "as they were before turn " + cp.ID, Missing: slices.Clone(order[i:])})
+		}
+	}
+	return out
+}
+
 // knownFilesLocked returns the tree yolop itself last left in the
 // workspace (see timeline.State.KnownFiles), "" when it is unknown.
 func (c *Controller) knownFilesLocked() string {

@@ -351,6 +351,10 @@ func workLines(d app.SessionRow, w *app.Work) string {
 	} else {
 		b.WriteString("last apply  never\n")
 	}
+	if d.WorktreeState == "repository missing" {
+		b.WriteString("ways home   none while its repository is missing: copy what you need out of its worktree\n")
+		return b.String()
+	}
 	fmt.Fprintf(&b, "ways home   yolop diff %s · yolop apply %s · yolop commit %s (then: git merge %s)\n", d.SessionID, d.SessionID, d.SessionID, d.Branch)
 	return b.String()
 }

@@ -106,6 +106,8 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 					ro = "yes"
 				case strings.HasPrefix(r.State, "problem"):
 					ro = r.State
+				case r.WorktreeState == "repository missing":
+					ro = "no (repository missing)"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.SessionID, listTitle(r.Title), repo, ago(r.LastUsed, now), r.Turns, wt, ro)
 			}
@@ -162,7 +164,9 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 			} else {
 				fmt.Fprintf(o.io.Out, "directory   %s\nworkspace   conversation only: %s\n", d.ActiveRoot, d.Reason)
 			}
-			if d.ReadOnly() {
+			if d.WorktreeState == "repository missing" {
+				fmt.Fprintf(o.io.Out, "resume      only from the repository's new place, if it moved: cd NEW-PLACE && yolop --session %s\n", d.SessionID)
+			} else if d.ReadOnly() {
 				fmt.Fprintf(o.io.Out, "fork        yolop sessions fork %s  (read-only: replay works, turns and restores do not; a fork continues from the valid part)\n", d.SessionID)
 			} else {
 				fmt.Fprintf(o.io.Out, "resume      yolop --session %s\n", d.SessionID)
@@ -234,6 +238,8 @@ func removeSession(ctx context.Context, o *rootOptions, id string, force bool) e
 	}
 	if rep.ParkedAs != "" {
 		fmt.Fprintf(o.io.Out, "parked worktree %s as the spare %s for the next session (its files discarded, branch %s kept) and removed %d checkpoint refs\n", rep.Worktree, rep.ParkedAs, rep.Branch, len(rep.Refs))
+	} else if rep.Worktree != "" && rep.RepoGone != "" {
+		fmt.Fprintf(o.io.Out, "removed worktree %s (its repository %s is gone, and its branch %s and checkpoint refs with it)\n", rep.Worktree, rep.RepoGone, rep.Branch)
 	} else if rep.Worktree != "" {
 		fmt.Fprintf(o.io.Out, "removed worktree %s (branch %s kept) and %d checkpoint refs\n", rep.Worktree, rep.Branch, len(rep.Refs))
 	}
@@ -277,13 +283,17 @@ func forkSession(ctx context.Context, o *rootOptions, id string) error {
 		return err
 	}
 	if o.outputFormat == "json" {
-		return writeJSON(o, forkJSON{SessionID: rep.SessionID, ForkedFrom: id, Turns: rep.Turns, Events: rep.Events, HasFiles: rep.HasFiles, Files: rep.Files, Continue: o.sessionCommand(rep.SessionID)})
+		return writeJSON(o, forkJSON{SessionID: rep.SessionID, ForkedFrom: id, Turns: rep.Turns, Events: rep.Events, HasFiles: rep.HasFiles, Files: rep.Files, Note: rep.Note, Continue: o.sessionCommand(rep.SessionID)})
 	}
 	files := ""
 	if rep.HasFiles {
 		files = fmt.Sprintf("; %s carried over", plural(rep.Files, "changed path", "changed paths"))
 	}
-	fmt.Fprintf(o.io.Out, "forked %s into %s (%s, %s%s)\ncontinue with: yolop --session %s\n", id, rep.SessionID, plural(rep.Turns, "turn", "turns"), plural(rep.Events, "event", "events"), files, rep.SessionID)
+	fmt.Fprintf(o.io.Out, "forked %s into %s (%s, %s%s)\n", id, rep.SessionID, plural(rep.Turns, "turn", "turns"), plural(rep.Events, "event", "events"), files)
+	if rep.Note != "" {
+		fmt.Fprintf(o.io.Out, "note: %s\n", rep.Note)
+	}
+	fmt.Fprintf(o.io.Out, "continue with: yolop --session %s\n", rep.SessionID)
 	return nil
 }
 
@@ -321,9 +331,10 @@ type forkJSON struct {
 	ForkedFrom string `json:"forked_from"`
 	Turns      int    `json:"turns"`
 	Events     int    `json:"events"`
-	HasFiles   bool   `json:"has_files"` // the source's files were carried over
-	Files      int    `json:"files"`     // changed paths carried over
-	Continue   string `json:"continue"`  // the command that continues it
+	HasFiles   bool   `json:"has_files"`      // the source's files were carried over
+	Files      int    `json:"files"`          // changed paths carried over
+	Note       string `json:"note,omitempty"` // where the files came from when the source's worktree is missing
+	Continue   string `json:"continue"`       // the command that continues it
 }
 
 func plural(n int, one, many string) string {

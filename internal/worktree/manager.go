@@ -40,6 +40,9 @@ type Info struct {
 	// was added again on its branch: it holds the branch's committed
 	// files, none of the uncommitted ones it had.
 	Recreated bool
+	// BranchRecreated is set with Recreated when the branch was gone too
+	// and was made again at Base: the commits it had are not on it.
+	BranchRecreated bool
 }
 
 // Manager creates and tends session worktrees under DataDir/worktrees.
@@ -206,8 +209,9 @@ func (m *Manager) undoCreate(r *git.Runner, path, branch, head string) {
 // Ensure makes info's worktree usable again when a session resumes. An
 // existing directory must be a worktree of info.CommonDir and is used as it
 // is. A directory that was deleted is re-added on info.Branch after git's
-// stale record of it is pruned. When the branch is gone too, Ensure fails with
-// ErrBranchGone.
+// stale record of it is pruned; when the branch is gone too, it is made
+// again at info.Base (BranchRecreated). Ensure fails with ErrBranchGone only
+// when that commit is gone as well.
 func (m *Manager) Ensure(ctx context.Context, info Info) (Info, error) {
 	if info.Path == "" || info.CommonDir == "" || info.Branch == "" {
 		return Info{}, fmt.Errorf("worktree: incomplete worktree record (path %q, repository %q, branch %q)", info.Path, info.CommonDir, info.Branch)
@@ -250,7 +254,15 @@ func (m *Manager) Ensure(ctx context.Context, info Info) (Info, error) {
 		return Info{}, fmt.Errorf("worktree: check branch %s: %w", info.Branch, err)
 	}
 	if !exists {
-		return Info{}, errorf(ErrBranchGone, "the session worktree %s was deleted and its branch %s no longer exists in %s; nothing is left to resume in, start a new session", info.Path, info.Branch, info.CommonDir)
+		// Deleted after merging, typically. The session's snapshots still
+		// hold its files: the branch is made again at the commit the
+		// session's work started from, and the caller puts the files back.
+		if info.Base == "" {
+			return Info{}, errorf(ErrBranchGone, "the session worktree %s was deleted and its branch %s no longer exists in %s, and the session records no base commit to make the branch again from", info.Path, info.Branch, info.CommonDir)
+		}
+		if _, err := r.Run(ctx, "cat-file", "-e", info.Base+"^{commit}"); err != nil {
+			return Info{}, errorf(ErrBranchGone, "the session worktree %s was deleted, its branch %s no longer exists in %s, and the commit %s its work started from is gone too (garbage-collected), so there is nothing to add the worktree again on", info.Path, info.Branch, info.CommonDir, info.Base)
+		}
 	}
 	// git still records the deleted directory and refuses to add it again
 	// (and considers the branch checked out there) until the record goes.
@@ -260,12 +272,19 @@ func (m *Manager) Ensure(ctx context.Context, info Info) (Info, error) {
 	if err := mkdirPrivate(filepath.Dir(info.Path)); err != nil {
 		return Info{}, err
 	}
-	if _, err := r.Run(ctx, "worktree", "add", "--quiet", info.Path, info.Branch); err != nil {
+	args := []string{"worktree", "add", "--quiet", info.Path, info.Branch}
+	if !exists {
+		args = []string{"worktree", "add", "--quiet", "-b", info.Branch, info.Path, info.Base}
+	}
+	if _, err := r.Run(ctx, args...); err != nil {
 		_ = os.RemoveAll(info.Path)
 		_, _ = r.Run(context.Background(), "worktree", "prune")
+		if !exists {
+			m.undoCreate(r, info.Path, info.Branch, info.Base)
+		}
 		return Info{}, fmt.Errorf("worktree: re-add session worktree %s on branch %s: %w", info.Path, info.Branch, err)
 	}
-	info.Recreated = true
+	info.Recreated, info.BranchRecreated = true, !exists
 	return info, nil
 }
 

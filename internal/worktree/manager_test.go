@@ -245,18 +245,42 @@ func TestEnsure(t *testing.T) {
 		t.Errorf("git records %d worktrees, want the user's and the session's", n)
 	}
 
-	// Deleted directory and deleted branch: a clear error.
+	// Deleted directory and deleted branch: the branch is made again at
+	// the session's base (the caller puts the files back from snapshots).
 	if err := os.RemoveAll(info.Path); err != nil {
 		t.Fatal(err)
 	}
 	gittest.Git(t, repo, "worktree", "prune")
 	gittest.Git(t, repo, "branch", "-D", info.Branch)
-	_, err = m.Ensure(ctx, info)
-	if !errors.Is(err, ErrBranchGone) || !strings.Contains(err.Error(), info.Branch) || !strings.Contains(err.Error(), "new session") {
-		t.Errorf("Ensure without branch: %v, want ErrBranchGone naming the branch", err)
+	got, err = m.Ensure(ctx, info)
+	want.BranchRecreated = true
+	if err != nil || got != want {
+		t.Fatalf("Ensure without branch = %+v, %v; want it recreated with its branch", got, err)
+	}
+	if h := gittest.Git(t, info.Path, "rev-parse", "HEAD"); h != info.Base {
+		t.Errorf("re-made branch at %s, want the base %s", h, info.Base)
+	}
+	if b := gittest.Git(t, info.Path, "symbolic-ref", "--short", "HEAD"); b != info.Branch {
+		t.Errorf("re-added worktree on %s, want %s", b, info.Branch)
+	}
+
+	// Deleted directory, branch and base commit: a clear error.
+	if err := os.RemoveAll(info.Path); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, repo, "worktree", "prune")
+	gittest.Git(t, repo, "branch", "-D", info.Branch)
+	gone := info
+	gone.Base = strings.Repeat("1", len(info.Base))
+	_, err = m.Ensure(ctx, gone)
+	if !errors.Is(err, ErrBranchGone) || !strings.Contains(err.Error(), info.Branch) || !strings.Contains(err.Error(), "is gone too") {
+		t.Errorf("Ensure without branch and base: %v, want ErrBranchGone naming the branch", err)
 	}
 	if exists(info.Path) {
 		t.Error("failed Ensure created the worktree directory")
+	}
+	if out := gittest.Git(t, repo, "branch", "--list", info.Branch); out != "" {
+		t.Errorf("failed Ensure left branch %s", info.Branch)
 	}
 
 	// A directory at the path that is not a worktree of this repository.
