@@ -531,6 +531,25 @@ func ListWorktrees(ctx context.Context, dataDir string) ([]WorktreeRow, error) {
 	for _, e := range entries {
 		rows = append(rows, WorktreeRow{WorktreeEntry: e, InUse: refd(e.SessionID)})
 	}
+	// Sessions whose worktree directory was deleted: they have no
+	// directory to list, but a resume adds it again.
+	list, err := session.List(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	for _, sm := range list {
+		ws := sm.Workspace
+		if ws.Worktree == nil || ws.Worktree.Path == "" {
+			continue
+		}
+		if _, err := os.Lstat(ws.Worktree.Path); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		rows = append(rows, WorktreeRow{InUse: true, WorktreeEntry: worktree.Entry{
+			Path: ws.Worktree.Path, RepoID: filepath.Base(filepath.Dir(ws.Worktree.Path)), SessionID: sm.ID,
+			Branch: ws.Worktree.Branch, CommonDir: ws.CommonDir, Missing: true, Problem: missingWorktreeFate(ctx, ws),
+		}})
+	}
 	return rows, nil
 }
 

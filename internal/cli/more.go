@@ -106,6 +106,9 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 			} else {
 				tw := tabwriter.NewWriter(o.io.Out, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "SESSION\tBRANCH\tSTATE\tPATH")
+				// Problems are long sentences: each goes on a line of its
+				// own below the table, numbered from the STATE column.
+				var notes []string
 				for _, e := range rows {
 					sid, state := e.SessionID, ""
 					if e.Kind() == "session" {
@@ -113,10 +116,20 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 					} else {
 						sid, state = "-", spareState(e)
 					}
+					if e.Problem != "" {
+						notes = append(notes, e.Problem)
+						state += fmt.Sprintf(" [%d]", len(notes))
+					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sid, e.Branch, state, e.Path)
 				}
 				if err := tw.Flush(); err != nil {
 					return err
+				}
+				if len(notes) > 0 {
+					fmt.Fprintln(o.io.Out)
+				}
+				for i, n := range notes {
+					fmt.Fprintf(o.io.Out, "[%d] %s\n", i+1, n)
 				}
 			}
 			for _, f := range failures {
@@ -177,7 +190,16 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 				}
 			}
 			for _, e := range rep.KeptDirty {
-				fmt.Fprintf(o.io.Out, "kept %s: uncommitted changes (%s); use --force to remove it anyway\n", e.Path, strings.Join(e.DirtyPaths, ", "))
+				if e.Missing && len(e.DirtyPaths) == 0 {
+					fmt.Fprintf(o.io.Out, "kept %s: its state cannot be checked (%s); use --force to remove it anyway\n", e.Path, e.Problem)
+					continue
+				}
+				const show = 5
+				list, more := e.DirtyPaths, ""
+				if len(list) > show {
+					list, more = list[:show], fmt.Sprintf(" and %d more", len(list)-show)
+				}
+				fmt.Fprintf(o.io.Out, "kept %s: uncommitted changes (%s%s); use --force to remove it anyway\n", e.Path, strings.Join(list, ", "), more)
 			}
 			for _, s := range rep.Errors {
 				fmt.Fprintln(o.io.ErrOut, "yolop:", s)
@@ -278,9 +300,6 @@ func spareState(e app.WorktreeRow) string {
 	if e.Dirty {
 		parts = append(parts, "dirty")
 	}
-	if e.Problem != "" {
-		parts = append(parts, e.Problem)
-	}
 	return strings.Join(parts, ", ")
 }
 
@@ -296,9 +315,6 @@ func entryState(e app.WorktreeRow) string {
 	}
 	if e.Dirty {
 		parts = append(parts, "dirty")
-	}
-	if e.Problem != "" {
-		parts = append(parts, e.Problem)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -114,7 +114,10 @@ func (m *Manager) Prune(ctx context.Context, o PruneOptions) (PruneReport, error
 			if e.Partial && e.Live {
 				continue // a running preparation owns it
 			}
-			if !o.Spares && !e.Partial {
+			// A spare holds nothing of value; one whose repository is
+			// gone can never be claimed again, so it goes without
+			// --spares.
+			if !o.Spares && !e.Partial && !(e.Spare && e.Missing) {
 				continue
 			}
 			if e.Stale && (e.Dirty || e.Missing) && !o.Force {
