@@ -10,6 +10,11 @@ const (
 	UpdateToolStart UpdateKind = "tool_start" // a tool call is about to run
 	UpdateToolEnd   UpdateKind = "tool_end"   // a tool call finished
 	UpdateNotice    UpdateKind = "notice"     // a yolop notice
+	// UpdateWarning is something the user must know before the turn's
+	// work matters (the checkout's uncommitted changes the new session
+	// does not see); it is sent before the turn runs, and not repeated
+	// in the turn's result.
+	UpdateWarning UpdateKind = "warning"
 	UpdateError     UpdateKind = "error"      // the turn failed
 )
 

@@ -611,6 +611,22 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	if _, err := p.engine(ctx); err != nil {
 		return TurnResult{}, fmt.Errorf("session %s: %w", p.Session.ID, err)
 	}
+	var early []string
+	if created {
+		// The checkout's uncommitted changes the new worktree does not
+		// have: said before the agent starts working without them.
+		s.mu.Lock()
+		check := s.checkout
+		s.checkout = nil
+		s.mu.Unlock()
+		if w := check.result(); w != "" {
+			if onUpdate != nil {
+				onUpdate(agent.Update{Kind: agent.UpdateWarning, Text: w})
+			} else {
+				early = append(early, w)
+			}
+		}
+	}
 	out, err := p.Controller.RunTurn(ctx, text, onUpdate)
 	s.prepareSpare()
 	if err != nil {
@@ -648,15 +664,7 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 			}
 		}
 	}
-	if created {
-		s.mu.Lock()
-		check := s.checkout
-		s.checkout = nil
-		s.mu.Unlock()
-		if w := check.result(); w != "" {
-			warnings = append(warnings, w)
-		}
-	}
+	warnings = append(warnings, early...)
 	if err := s.touch(p, text); err != nil {
 		warnings = append(warnings, fmt.Sprintf("the turn ran, but the session's description could not be updated (%v); its title and last-used time may be stale", err))
 	}

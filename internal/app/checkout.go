@@ -12,8 +12,7 @@ import (
 // checkoutCheck looks, while a new session starts, for uncommitted changes
 // in the user's checkout: the session's worktree starts from the commit
 // HEAD names, so the agent does not see them. The status runs beside the
-// session's start and first turn; the warning is collected when the turn
-// ends.
+// worktree's creation; the warning is sent before the first turn runs.
 type checkoutCheck struct {
 	done chan struct{}
 	warn string

@@ -83,6 +83,8 @@ func liveUpdate(u agent.Update, root string, started map[string]bool) []sdk.Sess
 		}
 	case agent.UpdateNotice:
 		return []sdk.SessionUpdate{sdk.UpdateAgentMessageText(noticeText(u.Text))}
+	case agent.UpdateWarning:
+		return []sdk.SessionUpdate{sdk.UpdateAgentMessageText("Warning: " + u.Text + "\n\n")}
 	case agent.UpdateError:
 		return []sdk.SessionUpdate{sdk.UpdateAgentMessageText(errorText(u.Text))}
 	}

@@ -259,7 +259,16 @@ type pendingJSON struct {
 func (p *printer) turn(ctx context.Context, s Session) int {
 	text := !p.o.JSON
 	streamed := false
+	var early []string // warnings given before the turn ran
 	onUpdate := func(u agent.Update) {
+		if u.Kind == agent.UpdateWarning {
+			if text {
+				fmt.Fprintln(p.o.Stderr, "yolop: warning:", u.Text)
+			} else {
+				early = append(early, u.Text)
+			}
+			return
+		}
 		if !text {
 			return
 		}
@@ -315,8 +324,8 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 		if res.Pending != nil {
 			out["pending"] = pendingJSON{Preview: res.Pending, Token: res.Pending.Token, Confirm: p.confirmLine(res.Pending.Command)}
 		}
-		if len(res.Warnings) > 0 {
-			out["warnings"] = res.Warnings
+		if w := append(early, res.Warnings...); len(w) > 0 {
+			out["warnings"] = w
 		}
 		p.json(out)
 		return exit

@@ -432,3 +432,28 @@ func TestErrorsSayItOnce(t *testing.T) {
 		}
 	}
 }
+
+// A warning sent before the turn runs (the checkout's uncommitted changes
+// a new session does not see) is shown at once, as a notice, while the
+// turn is still running.
+func TestWarningBeforeTurn(t *testing.T) {
+	t.Parallel()
+	f := &fakeSession{info: baseInfo()}
+	m, _ := newTestModel(t, f)
+	resize(m, 100, 30)
+	f.prompt = blockingPrompt
+	typeText(t, m, "fix the test I just changed")
+	_, cmd := m.Update(keyMsg("enter"))
+	background(cmd)
+	m.Update(updateMsg{u: agent.Update{Kind: agent.UpdateWarning, Text: "your checkout has 1 uncommitted change (f.txt) that this session does not see"}, info: f.Info()})
+	s := screen(m)
+	if m.turn == nil {
+		t.Fatal("the turn is not running any more")
+	}
+	if !strings.Contains(s, "warning: your checkout has 1 uncommitted change (f.txt)") {
+		t.Fatalf("the warning is not on screen during the turn:\n%s", s)
+	}
+	if strings.Contains(s, "✗ warning") {
+		t.Fatalf("the warning is shown as an error:\n%s", s)
+	}
+}

@@ -607,6 +607,8 @@ func (m *model) handleUpdate(u agent.Update) {
 		m.addEntry(entry{kind: kindTool, tool: u.Tool})
 	case agent.UpdateNotice:
 		m.addNotice(u.Text)
+	case agent.UpdateWarning:
+		m.addNotice("warning: " + u.Text)
 	case agent.UpdateError:
 		if t != nil {
 			t.errShown = u.Text
