@@ -15,7 +15,7 @@ const (
 	// does not see); it is sent before the turn runs, and not repeated
 	// in the turn's result.
 	UpdateWarning UpdateKind = "warning"
-	UpdateError     UpdateKind = "error"      // the turn failed
+	UpdateError   UpdateKind = "error" // the turn failed
 )
 
 // Update is one live event of a running turn, for hosts to render.
