@@ -345,6 +345,15 @@ func TestStrictLevel(t *testing.T) {
 			if got := e.results()["connect"]; !strings.HasPrefix(got, tc.want) {
 				t.Fatalf("connect: %s, want %s", got, tc.want)
 			}
+			// The model is told when the sandbox refused, and how the
+			// user opens the port; never for a connection it allowed.
+			e.turn(tc.flags, fmt.Sprintf("curl -sS -m 3 -o /dev/null http://127.0.0.1:%d/ || bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d'", port, port))
+			note := fmt.Sprintf("the sandbox (level strict) refused the TCP connection to port %d, not the server", port)
+			if got := e.toolResults(); strings.Contains(got, note) != (tc.want == "refused") {
+				t.Fatalf("tool results (want the note: %v):\n%s", tc.want == "refused", got)
+			} else if tc.want == "refused" && !strings.Contains(got, "[sandbox] ports") {
+				t.Fatalf("the note does not say how to open the port:\n%s", got)
+			}
 		})
 	}
 }

@@ -198,7 +198,11 @@ func (t *bashTool) foreground(ctx context.Context, command string, timeout time.
 	if stdout.total == 0 && stderr.total == 0 {
 		b.WriteString("(no output)\n")
 	}
-	if note := sandboxNote(b.String(), t.s.tasks.opts.Sandbox, t.s.root); note != "" {
+	out := b.String()
+	if note := sandboxNote(out, t.s.tasks.opts.Sandbox, t.s.root); note != "" {
+		b.WriteString(note)
+	}
+	if note := networkNote(out, t.s.tasks.opts.Sandbox); note != "" {
 		b.WriteString(note)
 	}
 	b.WriteString(t.s.tasks.loginNote())

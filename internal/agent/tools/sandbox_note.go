@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/yolop-dev/yolop/internal/sandbox"
@@ -35,6 +36,9 @@ func sandboxNote(out string, st sandbox.Status, root string) string {
 	var paths []string
 	hit, gitRef := false, false
 	for _, line := range strings.Split(out, "\n") {
+		if netLine(line) {
+			continue // a refused connection, see networkNote
+		}
 		bad := false
 		for _, d := range denied {
 			if strings.Contains(line, d) {
@@ -92,4 +96,89 @@ func sandboxNote(out string, st sandbox.Status, root string) string {
 		"because a rewind cannot undo changes anywhere else. Do not work around it; if the write is needed, tell the user: " +
 		"they can add the directory to [sandbox] extra_caches in yolop's settings.toml, or run yolop with --sandbox off.\n")
 	return b.String()
+}
+
+// netFailures are the words of a failed outbound connection, as curl,
+// wget, bash's /dev/tcp, Go, Python and Node report it (lower case).
+var netFailures = []string{"failed to connect", "couldn't connect", "could not connect", "connection refused", "econnrefused", "network is unreachable", "connect: permission denied", "connect: operation not permitted", "dial tcp", "/dev/tcp/", "unable to connect", "connection failed", "failed to establish a new connection"}
+
+// netLine reports whether an output line says a connection failed.
+func netLine(line string) bool {
+	l := strings.ToLower(line)
+	for _, w := range netFailures {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return strings.Contains(l, "connect") && (strings.Contains(l, "permission denied") || strings.Contains(l, "eacces"))
+}
+
+// portInLine finds the TCP port a connection error names: curl's "port
+// N", bash's /dev/tcp/HOST/N, and HOST:N in URLs and Go's dial errors.
+var portInLine = regexp.MustCompile(`(?i)\bport (\d{1,5})\b|/dev/tcp/[^/\s]+/(\d{1,5})\b|[a-z0-9\].]:(\d{1,5})\b`)
+
+// networkNote explains a connection the strict sandbox may have refused:
+// at level strict, commands may connect only to the listed TCP ports, and
+// a refusal looks exactly like a server that is down. "" when the output
+// reports no failed connection, the level is not strict, or every port it
+// names is allowed (then the failure is the server's or the network's).
+func networkNote(out string, st sandbox.Status) string {
+	if st.Policy == nil || st.InForce != sandbox.Strict {
+		return ""
+	}
+	allowed := map[int]bool{}
+	for _, p := range st.Ports {
+		allowed[p] = true
+	}
+	hit := false
+	seen := map[int]bool{}
+	var ports []int
+	named := false
+	for _, line := range strings.Split(out, "\n") {
+		if !netLine(line) {
+			continue
+		}
+		hit = true
+		for _, m := range portInLine.FindAllStringSubmatch(line, -1) {
+			n := 0
+			for _, g := range m[1:] {
+				if g != "" {
+					n, _ = strconv.Atoi(g)
+				}
+			}
+			if n < 1 || n > 65535 {
+				continue
+			}
+			named = true
+			if !allowed[n] && !seen[n] {
+				seen[n] = true
+				ports = append(ports, n)
+			}
+		}
+	}
+	if !hit || (named && len(ports) == 0) {
+		return ""
+	}
+	sort.Ints(ports)
+	open := "none"
+	if len(st.Ports) > 0 {
+		open = joinInts(st.Ports)
+	}
+	var b strings.Builder
+	if len(ports) == 0 {
+		fmt.Fprintf(&b, "note: the sandbox (level strict) may have refused this connection: ")
+	} else {
+		fmt.Fprintf(&b, "note: the sandbox (level strict) refused the TCP connection to port %s, not the server: ", joinInts(ports))
+	}
+	fmt.Fprintf(&b, "commands may connect only to TCP ports %s (a refused connection looks like a server that is down; do not debug the server for it). "+
+		"Do not work around it; if the connection is needed, tell the user: they can add the port to [sandbox] ports in yolop's settings.toml, or run yolop with --sandbox write.\n", open)
+	return b.String()
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
 }
