@@ -10,12 +10,13 @@ import (
 // restore's target.
 type PathDiff struct {
 	Path      string `json:"path"`
-	Change    string `json:"change"`   // as in the preview's paths
-	From      string `json:"from"`     // the recovery checkpoint ("r3"): the files now
-	To        string `json:"to"`       // the target ("cp2", or "redo")
-	Patch     string `json:"patch"`    // git's patch, byte for byte
-	Binary    bool   `json:"binary"`   // the patch has no readable lines
-	OldSize   int64  `json:"old_size"` // bytes; -1 where the path does not exist
+	Change    string `json:"change"`              // as in the preview's paths
+	From      string `json:"from"`                // the recovery checkpoint ("r3"): the files now
+	To        string `json:"to"`                  // the target ("cp2", or "redo")
+	Patch     string `json:"patch"`               // git's patch, byte for byte
+	Binary    bool   `json:"binary"`              // the patch has no readable lines
+	TooLarge  bool   `json:"too_large,omitempty"` // text too large to diff: no patch
+	OldSize   int64  `json:"old_size"`            // bytes; -1 where the path does not exist
 	NewSize   int64  `json:"new_size"`
 	Unchanged bool   `json:"unchanged,omitempty"`
 }
@@ -49,7 +50,7 @@ func (c *Controller) PreviewDiff(ctx context.Context, token, path string) (*Path
 	if rec.Action == ActionRedo || to == "" {
 		to = string(rec.Action)
 	}
-	out := &PathDiff{Path: path, From: rec.RecoveryName, To: to, Patch: string(p.Patch), Binary: p.Binary, OldSize: p.OldSize, NewSize: p.NewSize}
+	out := &PathDiff{Path: path, From: rec.RecoveryName, To: to, Patch: string(p.Patch), Binary: p.Binary, TooLarge: p.TooLarge, OldSize: p.OldSize, NewSize: p.NewSize}
 	changes, err := c.cfg.Snapshots.Diff(ctx, rec.Recovery.Tree, rec.TargetTree)
 	if err != nil {
 		return nil, fmt.Errorf("diff %s: %w", path, err)

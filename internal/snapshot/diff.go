@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -107,14 +108,49 @@ type PathPatch struct {
 	// OldSize and NewSize are the blob sizes in bytes (-1 where the path
 	// does not exist or is not a file).
 	OldSize, NewSize int64
+	// TooLarge is set, with an empty patch, for text larger than
+	// PatchLimit on either side.
+	TooLarge bool
 }
 
 // PatchPath returns the patch that turns path in fromTree into path in
 // toTree. Content is compared exactly as stored: no text conversion,
-// external diff driver or rename detection applies.
+// external diff driver or rename detection applies. A side larger than
+// PatchLimit is not diffed at all (git would read both blobs and, for
+// binary content, compute a delta of them): the result says Binary, from
+// the first bytes of the blobs as git decides it, or TooLarge.
 func (e *Engine) PatchPath(ctx context.Context, fromTree, toTree, path string) (PathPatch, error) {
 	if path == "" {
 		return PathPatch{}, fmt.Errorf("snapshot: patch %s..%s: no path given", fromTree, toTree)
+	}
+	p := PathPatch{Path: path, OldSize: -1, NewSize: -1}
+	var sides [2]treeEntry
+	for i, tree := range []string{fromTree, toTree} {
+		ent, err := e.entry(ctx, tree, path)
+		if err != nil {
+			return PathPatch{}, fmt.Errorf("snapshot: patch %s..%s -- %s: %w", fromTree, toTree, path, err)
+		}
+		sides[i] = ent
+	}
+	p.OldSize, p.NewSize = sides[0].size, sides[1].size
+	if sides[0] == sides[1] {
+		return p, nil // the same in both: an empty patch
+	}
+	if p.OldSize > PatchLimit || p.NewSize > PatchLimit {
+		for _, side := range sides {
+			if side.size < 0 {
+				continue
+			}
+			head, err := e.blobHead(ctx, side.oid, binaryProbe)
+			if err != nil {
+				return PathPatch{}, fmt.Errorf("snapshot: patch %s..%s -- %s: %w", fromTree, toTree, path, err)
+			}
+			if bytes.IndexByte(head, 0) >= 0 {
+				p.Binary = true
+			}
+		}
+		p.TooLarge = !p.Binary
+		return p, nil
 	}
 	r := e.repo.With("GIT_INDEX_FILE="+filepath.Join(e.stateDir, "no-index"), "GIT_LITERAL_PATHSPECS=1")
 	out, err := r.Run(ctx, "diff-tree", "-p", "--binary", "--no-renames", "--full-index", "--no-commit-id",
@@ -123,27 +159,33 @@ func (e *Engine) PatchPath(ctx context.Context, fromTree, toTree, path string) (
 	if err != nil {
 		return PathPatch{}, fmt.Errorf("snapshot: patch %s..%s -- %s: %w", fromTree, toTree, path, err)
 	}
-	p := PathPatch{Path: path, Patch: out, OldSize: -1, NewSize: -1}
+	p.Patch = out
 	p.Binary = bytes.Contains(out, []byte("\nGIT binary patch\n")) || bytes.Contains(out, []byte("\nBinary files "))
-	for i, tree := range []string{fromTree, toTree} {
-		size, err := e.blobSize(ctx, tree, path)
-		if err != nil {
-			return PathPatch{}, fmt.Errorf("snapshot: patch %s..%s -- %s: %w", fromTree, toTree, path, err)
-		}
-		if i == 0 {
-			p.OldSize = size
-		} else {
-			p.NewSize = size
-		}
-	}
 	return p, nil
 }
 
-// blobSize is the size of the blob at path in tree, -1 when there is none.
-func (e *Engine) blobSize(ctx context.Context, tree, path string) (int64, error) {
+// PatchLimit is the blob size in bytes above which PatchPath does not
+// diff a path: no one reads such a diff in a preview, and computing it
+// costs seconds.
+const PatchLimit = 1 << 20
+
+// binaryProbe is how much of a blob git looks at to call it binary (a NUL
+// byte in the first 8000 bytes).
+const binaryProbe = 8000
+
+// treeEntry is what a tree holds at a path: size -1 when it holds no
+// blob there (nothing, a directory or a submodule).
+type treeEntry struct {
+	mode, oid string
+	size      int64
+}
+
+// entry reads the tree's entry at path.
+func (e *Engine) entry(ctx context.Context, tree, path string) (treeEntry, error) {
+	none := treeEntry{size: -1}
 	out, err := e.repo.With("GIT_LITERAL_PATHSPECS=1").Run(ctx, "ls-tree", "-z", "--long", "--full-tree", tree, "--", path)
 	if err != nil {
-		return 0, err
+		return none, err
 	}
 	for _, rec := range git.SplitZ(out) {
 		meta, name, ok := strings.Cut(rec, "\t")
@@ -151,16 +193,51 @@ func (e *Engine) blobSize(ctx context.Context, tree, path string) (int64, error)
 			continue
 		}
 		f := strings.Fields(meta)
-		if len(f) != 4 || f[1] != "blob" {
-			return -1, nil
+		if len(f) != 4 {
+			return none, fmt.Errorf("unexpected ls-tree output %q", rec)
+		}
+		if f[1] != "blob" {
+			return treeEntry{mode: f[0], oid: f[2], size: -1}, nil
 		}
 		n, err := strconv.ParseInt(f[3], 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("unexpected ls-tree output %q", rec)
+			return none, fmt.Errorf("unexpected ls-tree output %q", rec)
 		}
-		return n, nil
+		return treeEntry{mode: f[0], oid: f[2], size: n}, nil
 	}
-	return -1, nil
+	return none, nil
+}
+
+// blobHead reads at most n bytes from the start of blob oid, without
+// reading the rest.
+func (e *Engine) blobHead(ctx context.Context, oid string, n int) ([]byte, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	args := []string{"cat-file", "blob", oid}
+	cmd, stderr := e.repo.Command(ctx, args...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, e.repo.WrapError(args, err, stderr)
+	}
+	buf := make([]byte, n)
+	got, rerr := io.ReadFull(out, buf)
+	if rerr == io.ErrUnexpectedEOF || rerr == io.EOF {
+		rerr = nil // a blob shorter than n
+	}
+	if rerr != nil || got < n {
+		// Read to the end (a short blob), then wait for git's verdict.
+		if werr := cmd.Wait(); werr != nil {
+			return nil, e.repo.WrapError(args, werr, stderr)
+		}
+		return buf[:got], rerr
+	}
+	// Enough: the rest of the blob is not wanted.
+	cancel()
+	_ = cmd.Wait() // killed on purpose; its exit status says nothing
+	return buf[:got], nil
 }
 
 // Differ compares snapshot trees of a worktree's repository without

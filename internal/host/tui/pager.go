@@ -109,6 +109,9 @@ func (m *model) diffLines(d *checkpoint.PathDiff) []string {
 	case d.Binary:
 		out = append(out, "", fmt.Sprintf("Binary file %s: %s → %s; its contents are not shown.", changeLabel(d.Change), size(d.OldSize), size(d.NewSize)))
 		return out
+	case d.TooLarge:
+		out = append(out, "", fmt.Sprintf("File %s: %s → %s; too large to show a diff here.", changeLabel(d.Change), size(d.OldSize), size(d.NewSize)))
+		return out
 	}
 	out = append(out, "")
 	patch := strings.TrimSuffix(d.Patch, "\n")
