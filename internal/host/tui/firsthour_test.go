@@ -457,3 +457,22 @@ func TestWarningBeforeTurn(t *testing.T) {
 		t.Fatalf("the warning is shown as an error:\n%s", s)
 	}
 }
+
+// Large files: the pager says what it knows (binary, or too large) and
+// the sizes, without a patch.
+func TestDiffLinesLarge(t *testing.T) {
+	t.Parallel()
+	m, _ := newTestModel(t, &fakeSession{info: baseInfo()})
+	for _, tc := range []struct {
+		d    checkpoint.PathDiff
+		want string
+	}{
+		{checkpoint.PathDiff{Path: "big.bin", Change: "modified", To: "cp1", Binary: true, OldSize: 100001000, NewSize: 100000000}, "Binary file modified: "},
+		{checkpoint.PathDiff{Path: "huge.log", Change: "modified", To: "cp1", TooLarge: true, OldSize: 5 << 20, NewSize: 6 << 20}, "too large to show a diff here"},
+	} {
+		got := strings.Join(m.diffLines(&tc.d), "\n")
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.d.Path, got, tc.want)
+		}
+	}
+}
