@@ -287,6 +287,10 @@ ordinary prompt, and //text sends /text literally.`,
 			return runRoot(c.Context(), o)
 		},
 	}
+	// --version, as most command-line tools have it; `yolop version`
+	// says more.
+	cmd.Version = Version
+	cmd.SetVersionTemplate("yolop {{.Version}}\n")
 	cmd.SetFlagErrorFunc(flagError)
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)

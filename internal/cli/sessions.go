@@ -144,6 +144,12 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 					*app.Work
 				}{d, work})
 			}
+			if strings.HasPrefix(d.State, "problem: ") {
+				// Its description cannot be read: nothing else it says
+				// would be true, and it cannot be resumed.
+				fmt.Fprintf(o.io.Out, "session     %s\nstate       %s\ndirectory   %s\nremove      yolop sessions rm %s  (its worktree, if it had one, is then left to yolop worktree prune, which keeps uncommitted work)\n", d.SessionID, d.State, d.Dir, d.SessionID)
+				return nil
+			}
 			used := "never"
 			if d.LastUsed != nil {
 				used = d.LastUsed.Local().Format(time.RFC1123)

@@ -478,7 +478,7 @@ func TestPendingPreviewFollowsTheTurn(t *testing.T) {
 	}
 	got := messageText(t, before)
 	want := "done: 1 action\n\nThe model asked for a restore. Nothing has changed yet.\n\nUndo preview — back to before cp1 — restores: conversation and workspace\n"
-	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "To apply, send exactly:\n/undo --confirm tok1\n\nTo cancel, send anything else.") {
+	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "To confirm, send exactly:\n/undo --confirm tok1\n\nTo cancel, send anything else.") {
 		t.Fatalf("got:\n%s", got)
 	}
 }

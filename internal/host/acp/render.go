@@ -276,7 +276,7 @@ func plural(n int, one, many string) string { return checkpoint.Plural(n, one, m
 // previewText presents a restore preview and the exact text that confirms
 // it.
 func previewText(p *checkpoint.Preview) string {
-	return command.PreviewText(p) + fmt.Sprintf("\nConfirmation token: %s\nTo apply, send exactly:\n%s\n\nTo cancel, send anything else.", p.Token, p.Command)
+	return command.PreviewText(p) + fmt.Sprintf("\nConfirmation token: %s\nTo confirm, send exactly:\n%s\n\nTo cancel, send anything else.", p.Token, p.Command)
 }
 
 // resultText presents a command result.
