@@ -24,6 +24,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/failpoint"
+	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
@@ -761,6 +762,9 @@ func (c *Controller) filesChangedLocked(ctx context.Context, cp *timeline.Checkp
 // label shortens a prompt to its first line for listings.
 func label(p string) string {
 	first, rest, more := strings.Cut(strings.TrimSpace(p), "\n")
+	// A NUL, an escape sequence or a carriage return in a prompt must not
+	// reach the terminal as it is.
+	first = git.DisplayText(first)
 	if len([]rune(first)) > 72 {
 		first = string([]rune(first)[:71]) + "…"
 	} else if more && strings.TrimSpace(rest) != "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/command"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
 )
 
@@ -37,6 +38,7 @@ func listTitle(t string) string {
 	if t == "" {
 		return "(untitled)"
 	}
+	t = command.DisplayText(t)
 	if r := []rune(t); len(r) > 40 {
 		return string(r[:39]) + "…"
 	}
