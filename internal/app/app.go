@@ -15,6 +15,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/provider"
 	_ "github.com/yolop-dev/yolop/internal/provider/all" // registers sim, openai and anthropic
@@ -120,6 +121,9 @@ type Session struct {
 	// a new session's worktree does not have; its warning goes with the
 	// turn that created the session.
 	checkout *checkoutCheck
+	// startWarn are what creating the session found that the user must
+	// know before its first turn runs (it works elsewhere than they are).
+	startWarn []string
 	// loginTold: the user was told why commands do not get the login
 	// shell's environment.
 	loginTold bool
@@ -434,7 +438,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		return 0, nil
 	}
 	filled := 0
-	var startNotes []string
+	var startNotes, startNotices []string
 	knownClean := false
 	var knownWalk *snapshot.Walk
 	ws := d.ws
@@ -479,6 +483,8 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		if rel, err := filepath.Rel(repo.Root, o.Dir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
 			if st, err := os.Stat(filepath.Join(info.Path, rel)); err == nil && st.IsDir() {
 				ws.ActiveRoot = filepath.Join(info.Path, rel)
+			} else if o.Base == "" {
+				startNotices = append(startNotices, fmt.Sprintf("%s is not in your last commit (it holds no committed file), so the session's worktree has no such directory: the agent works at the top of the worktree, where a file you ask for \"here\" would land", git.DisplayPath(rel)))
 			}
 		}
 	}
@@ -525,6 +531,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 	}
 	p.Notes = append(p.Notes, startNotes...)
 	s.mu.Lock()
+	s.startWarn = startNotices
 	s.state = p
 	s.mu.Unlock()
 	if ws.Worktree != nil {
@@ -616,10 +623,13 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 		// The checkout's uncommitted changes the new worktree does not
 		// have: said before the agent starts working without them.
 		s.mu.Lock()
-		check := s.checkout
-		s.checkout = nil
+		check, told := s.checkout, s.startWarn
+		s.checkout, s.startWarn = nil, nil
 		s.mu.Unlock()
 		if w := check.result(); w != "" {
+			told = append(told, w)
+		}
+		for _, w := range told {
 			if onUpdate != nil {
 				onUpdate(agent.Update{Kind: agent.UpdateWarning, Text: w})
 			} else {
