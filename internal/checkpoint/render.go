@@ -50,6 +50,10 @@ func (r Row) Cells() RowCells {
 	return c
 }
 
+// WhenLocal is how a listing for a person dates a checkpoint: in local
+// time, the same in print mode and ACP.
+func WhenLocal(t time.Time) string { return t.Local().Format("Jan 2 15:04:05") }
+
 // ListText renders rows as a table with a header, then the hint; when is
 // how a host writes a row's time.
 func ListText(rows []Row, when func(time.Time) string) string {

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -301,7 +300,7 @@ func resultText(r command.Result) string {
 }
 
 func listText(rows []checkpoint.Row) string {
-	return checkpoint.ListText(rows, func(t time.Time) string { return t.Local().Format("2006-01-02 15:04") })
+	return checkpoint.ListText(rows, checkpoint.WhenLocal)
 }
 
 func restoredText(r *checkpoint.Restored) string {

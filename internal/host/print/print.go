@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/app"
@@ -238,7 +237,7 @@ func (p *printer) command(ctx context.Context, s Session) int {
 }
 
 func (p *printer) printRows(rows []checkpoint.Row) {
-	fmt.Fprint(p.o.Stdout, checkpoint.ListText(rows, func(t time.Time) string { return t.Local().Format("Jan 2 15:04:05") }))
+	fmt.Fprint(p.o.Stdout, checkpoint.ListText(rows, checkpoint.WhenLocal))
 }
 
 // PreviewText renders a preview for humans.
