@@ -398,7 +398,8 @@ func TestRewindIsTwoStep(t *testing.T) {
 	if stopReason(t, r) != "end_turn" {
 		t.Fatal(r.raw)
 	}
-	if !strings.HasPrefix(restored, "Rewound: restored the conversation and workspace to before cp2; 1 path changed.\n") ||
+	// The controller's summary, once (as in print mode).
+	if !strings.HasPrefix(restored, "Restored cp2; recovery checkpoint r1 holds the previous state.\nTurns shown above") ||
 		!strings.HasSuffix(restored, "\nRestored prompt (edit and resend):\nwrite b.txt\ntwo\nEOF\n") {
 		t.Fatalf("restored:\n%s", restored)
 	}
@@ -462,7 +463,7 @@ func TestUndoConfirmRestoresPrompt(t *testing.T) {
 		t.Fatalf("preview: %s", messageText(t, before))
 	}
 	before, _ = c.prompt(sid, m[1])
-	if got := messageText(t, before); !strings.HasPrefix(got, "Undone: restored the conversation and workspace to before cp2") ||
+	if got := messageText(t, before); !strings.HasPrefix(got, "Restored cp2; recovery checkpoint r1 holds the previous state.\n") || strings.Contains(got, "Undone:") ||
 		!strings.HasSuffix(got, "Restored prompt (edit and resend):\nsecond\n") {
 		t.Fatalf("undo: %q", got)
 	}

@@ -305,21 +305,23 @@ func listText(rows []checkpoint.Row) string {
 
 func restoredText(r *checkpoint.Restored) string {
 	var b strings.Builder
-	verb := map[checkpoint.Action]string{checkpoint.ActionUndo: "Undone", checkpoint.ActionRedo: "Redone", checkpoint.ActionBranch: "Switched branch"}[r.Action]
-	if verb == "" {
-		verb = "Rewound"
-	}
-	if r.Action == checkpoint.ActionBranch {
-		fmt.Fprintf(&b, "%s: restored the %s of branch %s as it was left", verb, r.Mode.Describe(), r.Target)
-	} else {
-		fmt.Fprintf(&b, "%s: restored the %s to before %s", verb, r.Mode.Describe(), r.Target)
-	}
-	if r.Mode.HasWorkspace() {
-		fmt.Fprintf(&b, "; %s changed", plural(r.PathsChanged, "path", "paths"))
-	}
-	b.WriteString(".\n")
 	if r.Notice != "" {
+		// The controller's summary, the same words print mode shows.
 		fmt.Fprintf(&b, "%s\n", r.Notice)
+	} else {
+		verb := map[checkpoint.Action]string{checkpoint.ActionUndo: "Undone", checkpoint.ActionRedo: "Redone", checkpoint.ActionBranch: "Switched branch"}[r.Action]
+		if verb == "" {
+			verb = "Rewound"
+		}
+		if r.Action == checkpoint.ActionBranch {
+			fmt.Fprintf(&b, "%s: restored the %s of branch %s as it was left", verb, r.Mode.Describe(), r.Target)
+		} else {
+			fmt.Fprintf(&b, "%s: restored the %s to before %s", verb, r.Mode.Describe(), r.Target)
+		}
+		if r.Mode.HasWorkspace() {
+			fmt.Fprintf(&b, "; %s changed", plural(r.PathsChanged, "path", "paths"))
+		}
+		b.WriteString(".\n")
 	}
 	if r.Mode.HasConversation() {
 		b.WriteString("Turns shown above this point that were rewound are no longer part of the conversation; the model will not see them.\n")
