@@ -121,6 +121,13 @@ func connect(ctx context.Context, s Server, root string, prepare func(*exec.Cmd)
 		}
 		t = &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxRetries: -1}
 	} else {
+		// The command starts through the sandbox's supervisor, so a
+		// missing program would surface only as a closed connection.
+		if _, own := s.Env["PATH"]; !own || strings.Contains(s.Command, "/") {
+			if _, err := exec.LookPath(s.Command); err != nil {
+				return nil, nil, fmt.Errorf("its command cannot be run: %w", err)
+			}
+		}
 		cmd := exec.Command(s.Command, s.Args...)
 		cmd.Env = serverEnv(s.Env)
 		cmd.Dir = root

@@ -142,7 +142,7 @@ func TestStartProblems(t *testing.T) {
 	}, t.TempDir(), nil)
 	defer m.Close()
 	p := strings.Join(m.Problems(), "\n")
-	for _, want := range []string{"MCP server missing did not start", "mcp server \"neither\": set command", "MCP server refused did not start"} {
+	for _, want := range []string{"MCP server missing did not start: its command cannot be run: exec: \"/nonexistent/mcp-server\": stat /nonexistent/mcp-server: no such file or directory", "mcp server \"neither\": set command", "MCP server refused did not start"} {
 		if !strings.Contains(p, want) {
 			t.Errorf("problems lack %q:\n%s", want, p)
 		}
