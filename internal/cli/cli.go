@@ -401,11 +401,13 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 		if errors.Is(err, app.ErrUnknownProvider) && o.provider != "" {
 			return o.report(usagef("--provider: %v", err), 2)
 		}
-		return o.report(err, 1)
+		// A missing key or a bad setting is a configuration error: no
+		// turn ran (exit 2, like a bad flag).
+		return o.report(usagef("%v", err), 2)
 	}
 	servers, err := app.MCPServers()
 	if err != nil {
-		return o.report(err, 1)
+		return o.report(usagef("%v", err), 2)
 	}
 	opts := app.Options{DataDir: dataDir, Dir: o.dir, SessionID: o.sessionID, Continue: o.cont, Worktree: o.worktree, Provider: pcfg, MCP: servers, Sandbox: o.sandbox, OneShot: o.printSet}
 	if opts, err = withSpares(opts); err != nil {
