@@ -420,7 +420,7 @@ func (m *model) pickerHints(p *picker) string {
 	case p.confirming:
 		return "restoring… (Enter is ignored until it ends)"
 	case !p.seenAll:
-		return "↓/PgDn read on (y confirms at the end) · " + back
+		return "↓/PgDn/End read on (y confirms at the end) · " + back
 	case len(p.preview.Paths) > 0:
 		return "y confirm · Tab file · Enter diff · " + back
 	}
