@@ -121,6 +121,11 @@ type Session struct {
 	// a new session's worktree does not have; its warning goes with the
 	// turn that created the session.
 	checkout *checkoutCheck
+	// draftCheck is the checkout check of a draft whose host shows it
+	// before the first prompt (StartNotices); toldEarly is the warning it
+	// gave, which the first turn does not repeat.
+	draftCheck *checkoutCheck
+	toldEarly  string
 	// startWarn are what creating the session found that the user must
 	// know before its first turn runs (it works elsewhere than they are).
 	startWarn []string
@@ -387,6 +392,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		s.prepareSpare()
 	} else if o.Early && d.expectWS {
 		s.startEarly(d.ws.SessionID)
+		s.draftCheck = startDraftCheck(o.Dir)
 	}
 	return s, nil
 }
@@ -618,15 +624,15 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	if _, err := p.engine(ctx); err != nil {
 		return TurnResult{}, fmt.Errorf("session %s: %w", p.Session.ID, err)
 	}
-	var early []string
+	var early []string // warnings for a caller that takes no updates
 	if created {
 		// The checkout's uncommitted changes the new worktree does not
 		// have: said before the agent starts working without them.
 		s.mu.Lock()
-		check, told := s.checkout, s.startWarn
+		check, told, shown := s.checkout, s.startWarn, s.toldEarly
 		s.checkout, s.startWarn = nil, nil
 		s.mu.Unlock()
-		if w := check.result(); w != "" {
+		if w := check.result(); w != "" && w != shown {
 			told = append(told, w)
 		}
 		for _, w := range told {

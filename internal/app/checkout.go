@@ -7,6 +7,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
 // checkoutCheck looks, while a new session starts, for uncommitted changes
@@ -76,4 +77,49 @@ func short(oid string) string {
 		return oid[:12]
 	}
 	return oid
+}
+
+// startDraftCheck looks at dir's checkout for a session that is still a
+// draft (a host that waits for the first prompt: the TUI), so that the
+// warning can be shown before the user types. It returns nil outside a
+// repository with commits.
+func startDraftCheck(dir string) *checkoutCheck {
+	c := &checkoutCheck{done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		ctx := context.Background()
+		repo, err := worktree.Detect(ctx, dir)
+		if err != nil {
+			return
+		}
+		c.warn = checkoutWarning(ctx, repo.Root, repo.Head)
+	}()
+	return c
+}
+
+// StartNotices waits (until ctx ends) for what a new session's host should
+// show before the first prompt: today, the checkout's uncommitted changes
+// the session's worktree will not have. It returns nothing for a session
+// that exists already, and each notice once; the first turn does not
+// repeat a warning given here unless it changed.
+func (s *Session) StartNotices(ctx context.Context) []string {
+	s.mu.Lock()
+	c := s.draftCheck
+	s.draftCheck = nil
+	s.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		return nil
+	}
+	if c.warn == "" {
+		return nil
+	}
+	s.mu.Lock()
+	s.toldEarly = c.warn
+	s.mu.Unlock()
+	return []string{c.warn}
 }

@@ -476,3 +476,57 @@ func TestDiffLinesLarge(t *testing.T) {
 		}
 	}
 }
+
+// noticingSession has a warning to give before the first prompt.
+type noticingSession struct {
+	*fakeSession
+	notes []string
+}
+
+func (n noticingSession) StartNotices(context.Context) []string { return n.notes }
+
+// The checkout's uncommitted changes are on the welcome screen, before a
+// prompt is typed, and join the transcript above the first prompt.
+func TestStartNoticesOnWelcome(t *testing.T) {
+	t.Parallel()
+	f := &fakeSession{info: baseInfo()}
+	ns := noticingSession{fakeSession: f, notes: []string{"your checkout /r has 1 uncommitted change (f.txt) that this session does not see"}}
+	c := &clock{t: t0}
+	m := newModel(context.Background(), ns, f.Info(), nil, true, c.now, time.UTC)
+	m.pollEvery = 0
+	t.Cleanup(m.shutdown)
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	cmd := m.Init()
+	if cmd == nil {
+		t.Fatal("Init asks nothing of a session with start notices")
+	}
+	var got startNoticesMsg
+	msgs := []tea.Msg{cmd()}
+	for len(msgs) > 0 {
+		msg := msgs[0]
+		msgs = msgs[1:]
+		if b, ok := msg.(tea.BatchMsg); ok {
+			for _, c := range b {
+				if c != nil {
+					msgs = append(msgs, c())
+				}
+			}
+			continue
+		}
+		if sn, ok := msg.(startNoticesMsg); ok {
+			got = sn
+		}
+	}
+	m.Update(got)
+	s := screen(m)
+	if !strings.Contains(s, "Welcome to yolop") || !strings.Contains(s, "warning: your checkout /r has 1 uncommitted change (f.txt)") {
+		t.Fatalf("the welcome screen lacks the warning:\n%s", s)
+	}
+	f.prompt = blockingPrompt
+	typeText(t, m, "fix the test I just changed")
+	_, cmd = m.Update(keyMsg("enter"))
+	background(cmd)
+	if len(m.entries) < 2 || m.entries[0].kind != kindNotice || !strings.Contains(m.entries[0].text, "uncommitted change (f.txt)") || m.entries[1].kind != kindUser {
+		t.Fatalf("entries after the first prompt: %+v", m.entries)
+	}
+}

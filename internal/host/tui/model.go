@@ -29,6 +29,10 @@ const (
 // model is the one root model. Sub-parts (transcript, picker, composer)
 // are plain state with methods; only model has an Update.
 type model struct {
+	// welcomeNotes are warnings found while the welcome screen shows
+	// (the checkout's uncommitted changes); they join the transcript
+	// when the first prompt is sent.
+	welcomeNotes []string
 	// shownNotices are the setup notices already shown.
 	shownNotices map[string]bool
 	ctx          context.Context
@@ -165,10 +169,40 @@ func (m *model) shutdown() {
 // the machine to the first screen (decoding a long session's whole
 // history competes with it for the processor).
 func (m *model) Init() tea.Cmd {
-	if m.earlier == nil {
-		return nil
+	var cmds []tea.Cmd
+	if m.earlier != nil {
+		cmds = append(cmds, tea.Tick(earlierAfter, func(time.Time) tea.Msg { return loadEarlierMsg{} }))
 	}
-	return tea.Tick(earlierAfter, func(time.Time) tea.Msg { return loadEarlierMsg{} })
+	if sn, ok := m.sess.(startNoticer); ok {
+		cmds = append(cmds, startNoticesCmd(m.ctx, m.calls, sn))
+	}
+	return tea.Batch(cmds...)
+}
+
+// startNoticer is a session that has something to say before its first
+// prompt, found while the welcome screen shows (app.Session).
+type startNoticer interface {
+	StartNotices(ctx context.Context) []string
+}
+
+// startNoticesMsg carries what a new session says before its first prompt.
+type startNoticesMsg struct{ notices []string }
+
+func startNoticesCmd(ctx context.Context, c *calls, s startNoticer) tea.Cmd {
+	c.wg.Add(1)
+	return func() tea.Msg {
+		defer c.wg.Done()
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-c.quit:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		return startNoticesMsg{notices: s.StartNotices(ctx)}
+	}
 }
 
 // earlierAfter is how long after the first screen the older transcript is
@@ -263,6 +297,17 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		}
 		m.layout()
 		return cmd
+	case startNoticesMsg:
+		if len(m.entries) == 0 {
+			// On the welcome screen; they join the transcript with the
+			// first entry.
+			m.welcomeNotes = append(m.welcomeNotes, msg.notices...)
+			return nil
+		}
+		for _, n := range msg.notices {
+			m.addNotice("warning: " + n)
+		}
+		return nil
 	case updateMsg:
 		if msg.info.SessionID != "" {
 			m.info = msg.info
@@ -550,6 +595,10 @@ func (m *model) startTurn(text string) tea.Cmd {
 	// A new turn clears the redo slot: earlier restore notices stop
 	// offering /redo.
 	m.fadeRedoHints(false)
+	for _, n := range m.welcomeNotes {
+		m.addNotice("warning: " + n)
+	}
+	m.welcomeNotes = nil
 	m.addEntry(entry{kind: kindUser, text: text})
 	return tea.Batch(promptCmd(ctx, m.sess, m.calls, st, text), waitStream(st), m.pollInfo())
 }

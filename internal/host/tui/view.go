@@ -502,6 +502,11 @@ func (m *model) welcomeLines(w, h int) []string {
 	if in.ActiveRoot != "" {
 		ls = append(ls, line{ansi.Truncate(fmt.Sprintf("%-8s %s", "Files", leftTruncate(in.ActiveRoot, w-9)), w, "…"), 0})
 	}
+	for _, n := range m.welcomeNotes {
+		for _, l := range strings.Split(ansi.Wrap("warning: "+n, max(1, w), ""), "\n") {
+			ls = append(ls, line{st.err.Render(l), 0})
+		}
+	}
 	ls = append(ls, line{"", 3})
 	for _, k := range [][2]string{
 		{"Enter", "send a prompt (a checkpoint first)"},

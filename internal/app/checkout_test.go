@@ -1,0 +1,75 @@
+package app_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/yolop-dev/yolop/internal/agent"
+	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/git/gittest"
+	"github.com/yolop-dev/yolop/internal/provider"
+)
+
+// TestCheckoutWarningBeforeTurn: the checkout's uncommitted changes are
+// told before the first prompt to a host that waits for one (Early:
+// StartNotices), and not again by the turn; a host that did not ask gets
+// them as a live update before the turn's first event.
+func TestCheckoutWarningBeforeTurn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := gittest.NewRepo(t)
+	gittest.WriteFile(t, repo, "a.txt", "a\n")
+	gittest.Commit(t, repo, "base")
+	gittest.WriteFile(t, repo, "a.txt", "user wip\n")
+	opts := app.Options{DataDir: t.TempDir(), Dir: repo, Provider: provider.Config{Provider: provider.NameSim}, Early: true}
+
+	s, err := app.Open(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	notes := s.StartNotices(ctx)
+	if len(notes) != 1 || !strings.Contains(notes[0], "1 uncommitted change (a.txt)") {
+		t.Fatalf("start notices: %q", notes)
+	}
+	if again := s.StartNotices(ctx); len(again) != 0 {
+		t.Fatalf("start notices twice: %q", again)
+	}
+	var warned []string
+	res, err := s.Prompt(ctx, "$ cat a.txt", func(u agent.Update) {
+		if u.Kind == agent.UpdateWarning {
+			warned = append(warned, u.Text)
+		}
+	})
+	if err != nil || res.Status != "completed" {
+		t.Fatalf("turn: %+v %v", res, err)
+	}
+	if len(warned) != 0 || strings.Contains(strings.Join(res.Warnings, "\n"), "uncommitted") {
+		t.Fatalf("the turn repeated the warning: updates %q, result %q", warned, res.Warnings)
+	}
+
+	// Without StartNotices (print mode): a live update, first.
+	opts.Early = false
+	s2, err := app.Open(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	var kinds []agent.UpdateKind
+	res, err = s2.Prompt(ctx, "$ cat a.txt", func(u agent.Update) {
+		kinds = append(kinds, u.Kind)
+		if u.Kind == agent.UpdateWarning && !strings.Contains(u.Text, "1 uncommitted change (a.txt)") {
+			t.Errorf("warning %q", u.Text)
+		}
+	})
+	if err != nil || res.Status != "completed" {
+		t.Fatalf("turn: %+v %v", res, err)
+	}
+	if len(kinds) == 0 || kinds[0] != agent.UpdateWarning {
+		t.Fatalf("updates %v: want the warning first", kinds)
+	}
+	if strings.Contains(strings.Join(res.Warnings, "\n"), "uncommitted") {
+		t.Fatalf("the warning came again with the result: %q", res.Warnings)
+	}
+}
