@@ -349,11 +349,12 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 				}
 			}
 		}
-		if errors.Is(err, worktree.ErrRepoGone) {
-			// Deleted, or moved and run from elsewhere: its conversation
-			// can still be listed and replayed; turns and restores are
-			// refused with the reason.
-			why := repoGoneReason(err)
+		if errors.Is(err, worktree.ErrRepoGone) || errors.Is(err, worktree.ErrBranchGone) {
+			// The repository deleted (or moved, and yolop run from
+			// elsewhere), or nothing left to add the worktree again on:
+			// its conversation can still be listed and replayed; turns
+			// and restores are refused with the reason.
+			why := goneReason(err)
 			v, verr := openView(o, why)
 			if verr != nil {
 				return nil, errors.Join(err, verr)
@@ -857,12 +858,14 @@ func missingWorktree(ctx context.Context, dataDir, id string) string {
 	return ""
 }
 
-// repoGoneReason is the part of an ErrRepoGone error that says what
-// happened, without the layers' prefixes.
-func repoGoneReason(err error) string {
+// goneReason is the part of an ErrRepoGone or ErrBranchGone error that
+// says what happened, without the layers' prefixes.
+func goneReason(err error) string {
 	msg := err.Error()
-	if i := strings.Index(msg, "the repository "); i >= 0 {
-		return msg[i:]
+	for _, start := range []string{"the repository ", "the session worktree "} {
+		if i := strings.Index(msg, start); i >= 0 {
+			return msg[i:]
+		}
 	}
 	return msg
 }

@@ -198,13 +198,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			info, err = m.Ensure(ctx, worktreeInfo(ws))
 			recreated, added = err == nil && info.Recreated, info
 		}
-		if errors.Is(err, worktree.ErrBranchGone) {
-			// Nothing to add the worktree again on: the session stays
-			// readable (listing, replay, conversation), turns and
-			// restores are refused with the reason.
-			p.NoWorkspace = "workspace snapshots unavailable: " + err.Error()
-			linkRO = err.Error()
-		} else if errors.Is(err, git.ErrLinkBroken) {
+		if errors.Is(err, git.ErrLinkBroken) {
 			// The files are there but git cannot be trusted with them
 			// (the worktree's .git was replaced by something yolop must
 			// not touch): keep the session readable, refuse turns and
