@@ -138,6 +138,21 @@ func TestBlocklistedWrites(t *testing.T) {
 			t.Errorf("refused write still created %s", d)
 		}
 	}
+	// In a worktree .git is a file: the refusal still says why, not
+	// "not a directory".
+	putFile(t, root, ".git", "gitdir: /elsewhere/.git/worktrees/x\n")
+	for _, args := range []map[string]any{{"path": ".git/config", "content": "x"}, {"path": ".git/config"}} {
+		tool := "write_file"
+		if len(args) == 1 {
+			tool = "delete_file"
+		}
+		r := call(t, s, tool, args)
+		mustErr(t, r, "write-blocklisted")
+		if strings.Contains(r.Content, "not a directory") {
+			t.Errorf("%s .git/config: %s", tool, r.Content)
+		}
+	}
+	mustErr(t, call(t, s, "read_file", map[string]any{"path": ".git/config"}), "inside a .git directory")
 	// Reads of blocklisted directories other than .git are allowed.
 	if r := mustOK(t, call(t, s, "read_file", map[string]any{"path": "app/node_modules/pkg/index.js"})); !strings.Contains(r.Content, "exports") {
 		t.Fatalf("read: %q", r.Content)

@@ -177,6 +177,11 @@ func (s *Set) display(abs string) string {
 
 // forRead resolves a path for reading: symlinks followed, .git refused.
 func (s *Set) forRead(p string) (resolved, error) {
+	// Said before resolving: in a worktree .git is a file, and the
+	// resolution would fail with "not a directory".
+	if inGitDir(filepath.ToSlash(p)) {
+		return resolved{}, pathErrorf("path %s is inside a .git directory, which the tools do not read; use bash with git commands instead", p)
+	}
 	r, err := s.resolve(p, true)
 	if err != nil {
 		return r, err
@@ -190,6 +195,14 @@ func (s *Set) forRead(p string) (resolved, error) {
 // forWrite resolves a path for writing and refuses blocklisted directories,
 // both as asked and as resolved through symlinks.
 func (s *Set) forWrite(p string, followLast bool) (resolved, error) {
+	// The path as asked is checked before resolving it: in a worktree
+	// .git is a file, and resolving .git/config fails with "not a
+	// directory", which says nothing of why the write is refused.
+	if !filepath.IsAbs(p) {
+		if dir, ok := Blocked(filepath.ToSlash(filepath.Clean(p))); ok {
+			return resolved{}, blockedWrite(filepath.ToSlash(filepath.Clean(p)), dir)
+		}
+	}
 	r, err := s.resolve(p, followLast)
 	if err != nil {
 		return r, err
@@ -199,10 +212,14 @@ func (s *Set) forWrite(p string, followLast bool) (resolved, error) {
 	}
 	for _, rel := range []string{r.Asked, r.Rel} {
 		if dir, ok := Blocked(rel); ok {
-			return r, pathErrorf("writes to %s are refused: %q is a write-blocklisted directory (%s); checkpoints do not capture it, so the change could not be rewound. Use bash if the user asked for it", r.Asked, dir, strings.Join(Blocklist, ", "))
+			return r, blockedWrite(r.Asked, dir)
 		}
 	}
 	return r, nil
+}
+
+func blockedWrite(asked, dir string) error {
+	return pathErrorf("writes to %s are refused: %q is a write-blocklisted directory (%s); checkpoints do not capture it, so the change could not be rewound. Use bash if the user asked for it", asked, dir, strings.Join(Blocklist, ", "))
 }
 
 func inGitDir(rel string) bool {
