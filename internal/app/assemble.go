@@ -581,7 +581,7 @@ func refill(ctx context.Context, p *Parts, ws session.Workspace, info worktree.I
 		if len(from.Missing) > 1 {
 			them = "those turns"
 		}
-		note += fmt.Sprintf(" The end of %s was never captured, so what %s changed is missing.", strings.Join(from.Missing, ", "), them)
+		note += fmt.Sprintf(" The end of %s was never captured, so anything %s changed is missing.", strings.Join(from.Missing, ", "), them)
 	}
 	return note
 }

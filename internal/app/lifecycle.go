@@ -414,7 +414,7 @@ func ForkSession(ctx context.Context, o Options, id string) (ForkReport, error) 
 			rep.Note += fmt.Sprintf(", over the commit its work started from (its branch %s is gone too: what it had committed is there as uncommitted changes)", ws.Worktree.Branch)
 		}
 		if len(snap.Missing) > 0 {
-			rep.Note += fmt.Sprintf("; the end of %s was never captured, so what changed then is not in the fork", strings.Join(snap.Missing, ", "))
+			rep.Note += fmt.Sprintf("; the end of %s was never captured, so anything changed then is not in the fork", strings.Join(snap.Missing, ", "))
 		}
 	}
 	p := s.Parts()
