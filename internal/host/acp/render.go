@@ -262,6 +262,9 @@ func sessionNotes(info app.Info) string {
 		fmt.Fprintf(&b, "This session is read-only: %s\n", info.ReadOnlyReason)
 	}
 	for _, n := range info.Notices {
+		if info.ReadOnly && info.ReadOnlyReason != "" && strings.Contains(n, info.ReadOnlyReason) {
+			continue // said above
+		}
 		fmt.Fprintf(&b, "%s\n", n)
 	}
 	for _, w := range info.Warnings {

@@ -530,3 +530,23 @@ func TestStartNoticesOnWelcome(t *testing.T) {
 		t.Fatalf("entries after the first prompt: %+v", m.entries)
 	}
 }
+
+// A read-only session whose notice repeats the read-only reason (for print
+// mode) says it once.
+func TestReadOnlyReasonOnce(t *testing.T) {
+	t.Parallel()
+	f := &fakeSession{info: baseInfo()}
+	why := "opened for reading only: the repository /r of this session is no longer there"
+	f.info.ReadOnly, f.info.ReadOnlyReason = true, why
+	f.info.Notices = []string{"session s_1 is " + why + ". Listing and replay work; turns and restores are refused", "an unrelated notice"}
+	m, _ := newTestModel(t, f)
+	n := 0
+	other := false
+	for _, e := range m.entries {
+		n += strings.Count(e.text, why)
+		other = other || e.text == "an unrelated notice"
+	}
+	if n != 1 || !other {
+		t.Fatalf("the reason is shown %d times (unrelated notice shown: %v): %+v", n, other, m.entries)
+	}
+}

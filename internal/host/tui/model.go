@@ -144,6 +144,18 @@ func newModel(ctx context.Context, s Session, info app.Info, items []agent.Item,
 	for _, r := range info.Repairs {
 		m.entries = append(m.entries, entry{kind: kindNotice, text: "repaired: " + r})
 	}
+	if info.ReadOnly && info.ReadOnlyReason != "" {
+		// A notice that repeats why the session is read-only (for hosts
+		// that do not show the reason) is said by the line below.
+		for _, n := range info.Notices {
+			if strings.Contains(n, info.ReadOnlyReason) {
+				if m.shownNotices == nil {
+					m.shownNotices = map[string]bool{}
+				}
+				m.shownNotices[n] = true
+			}
+		}
+	}
 	m.noteNotices()
 	for _, w := range info.Warnings {
 		m.entries = append(m.entries, entry{kind: kindNotice, text: "warning: " + w})
