@@ -33,3 +33,39 @@ func BenchmarkBuild(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeState decodes the state of a 5,000-turn session, as
+// opening it from resume.bin does.
+func BenchmarkDecodeState(b *testing.B) {
+	st := New()
+	head := ""
+	var seq int64
+	for n := 1; n <= 5000; n++ {
+		id := fmt.Sprintf("cp%d", n)
+		c := created(id, head, seq)
+		c.Prompt = fmt.Sprintf("write f%02d.txt\nturn %d\nEOF\nturn %d rewrites one file", n%20, n, n)
+		if err := st.Apply(c); err != nil {
+			b.Fatal(err)
+		}
+		seq += 4
+		d := completed(id, seq, StatusCompleted)
+		one := 1
+		d.FilesChanged, d.Paths = &one, []string{fmt.Sprintf("f%02d.txt", n%20)}
+		if err := st.Apply(d); err != nil {
+			b.Fatal(err)
+		}
+		head = id
+	}
+	data, err := AppendState(nil, st)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := DecodeState(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

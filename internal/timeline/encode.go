@@ -133,7 +133,23 @@ func DecodeState(data []byte) (s *State, err error) {
 	s.Order = make([]string, 0, n)
 	s.Checkpoints = make(map[string]*Checkpoint, n)
 	s.trail = make([]Record, 0, n)
+	// One allocation each for the checkpoints, their snapshot refs, counts
+	// and paths, rather than a few per checkpoint: a long session's state
+	// is decoded at every open.
 	cps := make([]Checkpoint, n)
+	refs := make([]SnapshotRef, 0, 2*n)
+	counts := make([]int, 0, n)
+	var paths []string
+	ref := func() *SnapshotRef {
+		if !r.bool() {
+			return nil
+		}
+		if len(refs) == cap(refs) {
+			refs = make([]SnapshotRef, 0, max(n, 1))
+		}
+		refs = append(refs, SnapshotRef{Tree: r.str(), Ref: r.str()})
+		return &refs[len(refs)-1]
+	}
 	for i := 0; i < n && r.err == nil; i++ {
 		cp := &cps[i]
 		cp.ID = r.str()
@@ -145,25 +161,31 @@ func DecodeState(data []byte) (s *State, err error) {
 		cp.FinalSeq = r.int()
 		cp.Status = r.str()
 		cp.Open = r.bool()
-		cp.Snapshot = r.ref()
+		cp.Snapshot = ref()
 		cp.CaptureError = r.str()
-		cp.End = r.ref()
+		cp.End = ref()
 		cp.EndError = r.str()
 		if r.bool() {
-			fc := int(r.int())
-			cp.FilesChanged = &fc
+			counts = append(counts, int(r.int()))
+			cp.FilesChanged = &counts[len(counts)-1]
 		}
 		cp.Sandbox = r.str()
 		hasPaths := r.bool()
 		np := r.count()
-		if hasPaths {
-			cp.Paths = make([]string, np)
+		if hasPaths && (paths == nil || cap(paths)-len(paths) < np) {
+			paths = make([]string, 0, max(np, n))
 		}
+		start := len(paths)
 		for j := 0; j < np && r.err == nil; j++ {
 			p := r.str()
 			if hasPaths {
-				cp.Paths[j] = p
+				paths = append(paths, p)
 			}
+		}
+		if hasPaths {
+			// Capped: an append to one checkpoint's paths never writes
+			// into the next one's.
+			cp.Paths = paths[start:len(paths):len(paths)]
 		}
 		cp.PathsMore = int(r.int())
 		if _, dup := s.Checkpoints[cp.ID]; dup && r.err == nil {

@@ -46,6 +46,10 @@ func TestStateRoundTrip(t *testing.T) {
 		t.Fatalf("history starts with %s", recs[0].Type)
 	}
 	recs[0].PromptBytes = 1 << 20 // a long prompt's kept start
+	if recs[1].Type != TypeTurnCompleted {
+		t.Fatalf("history's second record is %s", recs[1].Type)
+	}
+	recs[1].Paths = []string{} // recorded, and empty: not the same as not recorded
 	// A pending restore at the end (a crash mid-restore), after the open
 	// turn is closed.
 	last := recs[len(recs)-1]
