@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/yolop-dev/yolop/internal/agent"
+	"github.com/yolop-dev/yolop/internal/checkpoint"
 )
 
 // TestEarlierItemsArriveAfterTheFirstScreen: a long session's first
@@ -64,5 +65,25 @@ func TestEarlierItemsArriveAfterTheFirstScreen(t *testing.T) {
 	m2.Update(late)
 	if s := screen(m2); strings.Contains(s, "oldest prompt") {
 		t.Fatalf("older items of a replaced transcript were shown:\n%s", s)
+	}
+}
+
+// TestEarlierNoticesLoseTheRedoHint: restore notices loaded with the older
+// transcript keep no "/redo undoes this" once a turn followed them.
+func TestEarlierNoticesLoseTheRedoHint(t *testing.T) {
+	t.Parallel()
+	f := &fakeSession{info: baseInfo()}
+	newest := []agent.Item{{Kind: agent.ItemUser, Turn: "cp30", Text: "newest prompt"}}
+	older := []agent.Item{{Kind: agent.ItemNotice, Turn: "cp2", Text: "Rewound the conversation to before cp2; files unchanged. " + checkpoint.RedoHint}}
+	c := &clock{t: t0}
+	m := newModel(context.Background(), f, f.Info(), newest, true, c.now, time.UTC)
+	m.pollEvery = 0
+	m.earlier = func() []agent.Item { return older }
+	t.Cleanup(m.shutdown)
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 24})
+	_, load := m.Update(tea.KeyPressMsg{Code: tea.KeyPgUp})
+	m.Update(load())
+	if s := screen(m); !strings.Contains(s, "files unchanged.") || strings.Contains(s, "/redo undoes") {
+		t.Fatalf("after loading the older items:\n%s", s)
 	}
 }

@@ -257,6 +257,9 @@ func (m *model) addEarlier(msg earlierMsg) {
 		return
 	}
 	m.entries = append(entriesFromItems(msg.items), m.entries...)
+	// Their restore notices end with the /redo hint, which only the newest
+	// one may keep.
+	m.fadeRedoHints(true)
 	m.layout()
 }
 
@@ -302,8 +305,16 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		m.settleTyping(true)
+		before := m.composer.Value()
 		var cmd tea.Cmd
 		m.composer, cmd = m.composer.Update(msg)
+		if got := m.composer.Value(); msg.Content != "" && (got == before || strings.Count(got, "\n")-strings.Count(before, "\n") < strings.Count(msg.Content, "\n")) {
+			// The input holds a bounded number of lines and cut the paste
+			// to fit: nothing of it is kept, rather than a prompt that
+			// silently lacks its end.
+			m.composer.SetValue(before)
+			m.addNotice(fmt.Sprintf("Nothing was pasted: the text (%d lines, %d bytes) is more than the input holds (%d rows as they wrap on screen). Save it as a file in the workspace and ask the agent to read it.", strings.Count(msg.Content, "\n")+1, len(msg.Content), m.composer.MaxContentHeight))
+		}
 		if m.picker != nil {
 			m.restoreTyped = true
 		}
