@@ -586,6 +586,9 @@ func (s *Session) Info() Info {
 // session.
 const MaxPromptBytes = 4 << 20
 
+// ErrPromptTooLarge refuses a prompt over MaxPromptBytes.
+var ErrPromptTooLarge = errors.New("the prompt is too large")
+
 // sizeText is n bytes for a person: "20.0 MB", "4 MB", "512 bytes".
 func sizeText(n int64) string {
 	switch {
@@ -605,7 +608,7 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 		return TurnResult{}, errors.New("empty prompt: type what the agent should do")
 	}
 	if len(text) > MaxPromptBytes {
-		return TurnResult{}, fmt.Errorf("the prompt is %s; yolop takes prompts of up to %s (about a million tokens, more than a model's context holds): save the text as a file in the workspace and ask the agent to read the part it needs (nothing was sent or recorded)", sizeText(int64(len(text))), sizeText(MaxPromptBytes))
+		return TurnResult{}, fmt.Errorf("%w: it is %d bytes (%s), %d more than the %d bytes (4 MB, about a million tokens, more than a model's context holds) yolop takes: save the text as a file in the workspace and ask the agent to read the part it needs (nothing was sent or recorded)", ErrPromptTooLarge, len(text), sizeText(int64(len(text))), len(text)-MaxPromptBytes, MaxPromptBytes)
 	}
 	ctx, end, err := s.begin(ctx, true)
 	if err != nil {

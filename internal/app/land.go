@@ -389,6 +389,8 @@ func LandCode(err error) string {
 		return "no_session"
 	case errors.Is(err, ErrDataDirInRepo):
 		return "data_dir_in_repository"
+	case errors.Is(err, ErrPromptTooLarge):
+		return "prompt_too_large"
 	}
 	return ""
 }

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -36,7 +37,10 @@ func TestPromptTooLarge(t *testing.T) {
 	if err == nil {
 		t.Fatal("a prompt over the limit ran")
 	}
-	for _, want := range []string{"the prompt is 4.0 MB", "up to 4 MB", "save the text as a file", "nothing was sent or recorded"} {
+	if !errors.Is(err, app.ErrPromptTooLarge) || app.LandCode(err) != "prompt_too_large" {
+		t.Errorf("error %v is not ErrPromptTooLarge (code %q)", err, app.LandCode(err))
+	}
+	for _, want := range []string{"it is 4194317 bytes (4.0 MB), 13 more than the 4194304 bytes", "save the text as a file", "nothing was sent or recorded"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}

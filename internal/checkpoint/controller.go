@@ -471,8 +471,16 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 	}
 
 	// The timeline keeps the start of a long prompt; the event log has it
-	// whole (the turn's user.message, which wholePromptLocked reads).
+	// whole (the turn's user.message, which wholePromptLocked reads). Until
+	// that event is on disk, a file beside the journal keeps it, so a turn
+	// that dies first (a full disk, a crash) loses none of what was typed.
 	kept, whole := timeline.ShortPrompt(prompt)
+	if whole != 0 {
+		if err := keepPrompt(c.cfg.Dir, id, prompt); err != nil {
+			release()
+			return TurnOutcome{}, fmt.Errorf("keep the prompt of turn %s before it runs: %w (nothing was recorded)", id, err)
+		}
+	}
 	rec := timeline.Record{Type: timeline.TypeCheckpointCreated, Checkpoint: id, Parent: parent, Prompt: kept, PromptBytes: whole, Sandbox: c.cfg.Sandbox}
 	if c.cfg.Snapshots != nil {
 		snap, err := c.cfg.Snapshots.Capture(ctx, id)
@@ -521,6 +529,10 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 		err = fmt.Errorf("flush events before closing turn %s: %w", id, err)
 	} else {
 		err = c.append(done)
+	}
+	if err == nil && whole != 0 && done.FinalSeq > rec.SeqBefore {
+		// The turn's first event, its prompt, is on disk.
+		dropPrompt(c.cfg.Dir, id)
 	}
 	var derivedWarn string
 	if err == nil {

@@ -675,21 +675,28 @@ func short(oid string) string {
 
 // wholePromptLocked returns cp's prompt, read from the event log when the
 // timeline keeps only its start (timeline.ShortPrompt): the first
-// user.message of cp's turn. When the log cannot give it, the kept start
-// is returned: the composer then holds what the listing showed.
+// user.message of cp's turn, or the file RunTurn kept it in when the turn
+// ended before recording it. When neither has it, the kept start is
+// returned: the composer then holds what the listing showed.
 func (c *Controller) wholePromptLocked(cp *timeline.Checkpoint) string {
 	if cp.PromptBytes <= int64(len(cp.Prompt)) {
 		return cp.Prompt
+	}
+	whole := func(text string) bool {
+		return int64(len(text)) == cp.PromptBytes && strings.HasPrefix(text, cp.Prompt)
 	}
 	for _, ev := range c.eventsAfterLocked(cp.SeqBefore) {
 		if ev.Turn != cp.ID || ev.Type != agent.EventUser {
 			continue
 		}
 		var d agent.UserData
-		if err := json.Unmarshal(ev.Data, &d); err == nil && strings.HasPrefix(d.Text, cp.Prompt) {
+		if err := json.Unmarshal(ev.Data, &d); err == nil && whole(d.Text) {
 			return d.Text
 		}
 		break
+	}
+	if text, err := keptPrompt(c.cfg.Dir, cp.ID); err == nil && whole(text) {
+		return text
 	}
 	return cp.Prompt
 }
