@@ -3,6 +3,8 @@ package snapshot
 import (
 	"errors"
 	"fmt"
+
+	"github.com/yolop-dev/yolop/internal/git"
 )
 
 // Sentinel errors. Capture-blocking conditions are wrapped in *CaptureError
@@ -57,3 +59,25 @@ func (e *RestoreError) Error() string {
 }
 
 func (e *RestoreError) Unwrap() error { return e.Err }
+
+// BlockedError is a restore refused before it changed anything: something
+// no snapshot holds (an ignored file, a file created since the capture, a
+// nested repository or write-blocklisted directory) is where the restore
+// must write. Its message is a complete sentence for the user.
+type BlockedError struct {
+	Path    string // the path the restore must write
+	Restore string // what it writes there: "file", "symlink" or "directory"
+	Blocker string // the entry in the way (Path itself, beneath it or above it)
+	Kind    string // the blocker's kind: "file", "symlink", "directory", "special file"
+	Why     string // why no snapshot holds it: "ignored", "not captured" or "never captured"
+}
+
+func (e *BlockedError) Error() string {
+	if e.Blocker == e.Path {
+		return fmt.Sprintf("%s (%s %s) is in the way of restoring the %s %s and differs from it; move it away", git.DisplayPath(e.Blocker), e.Why, e.Kind, e.Restore, git.DisplayPath(e.Path))
+	}
+	return fmt.Sprintf("%s (%s %s) is in the way of restoring the %s %s; move it away", git.DisplayPath(e.Blocker), e.Why, e.Kind, e.Restore, git.DisplayPath(e.Path))
+}
+
+// Is makes a BlockedError match ErrConflict.
+func (e *BlockedError) Is(target error) bool { return target == ErrConflict }

@@ -8,12 +8,15 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/yolop-dev/yolop/internal/git"
 )
 
 // failpoint calls Options.Failpoint, when set, between restore steps with
@@ -29,7 +32,8 @@ func (e *Engine) failpoint(name string) {
 type RestoreResult struct {
 	Changes    []Change      // the changes applied, sorted by path
 	LeftAlone  []string      // nested repositories and submodules where the target differs, left alone
-	Tree       string        // the verified tree of the worktree (the target minus LeftAlone)
+	Ignored    []string      // written paths that the ignore rules in force now ignore (see RestoreCheck.Ignored)
+	Tree       string        // the verified tree of the worktree as captures see it (the target minus LeftAlone and Ignored)
 	ApplyTime  time.Duration // validating, writing and deleting
 	VerifyTime time.Duration // re-capturing and comparing
 }
@@ -38,7 +42,9 @@ type RestoreResult struct {
 // of the current worktree: only the paths that differ between from.Tree and
 // target are touched. The whole change set is validated before the first
 // write; afterwards the worktree is captured again and must equal target.
-// Failures are *RestoreError values telling whether anything was changed.
+// Failures are *RestoreError values telling whether anything was changed;
+// something no snapshot holds in the way of a write is a *BlockedError
+// inside one, found before anything changed.
 func (e *Engine) Restore(ctx context.Context, from Snapshot, target string) (RestoreResult, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -48,19 +54,10 @@ func (e *Engine) Restore(ctx context.Context, from Snapshot, target string) (Res
 		return RestoreResult{}, &RestoreError{Step: "validate", Err: err}
 	}
 	start := time.Now()
-	all, err := e.diff(ctx, from.Tree, target)
+	changes, alone, p, err := e.prepare(ctx, from.Tree, target)
 	if err != nil {
 		return RestoreResult{}, &RestoreError{Step: "validate", Err: err}
 	}
-	// Every path is checked before any is looked up on disk.
-	for _, c := range all {
-		if err := checkPath(c.Path); err != nil {
-			return RestoreResult{}, &RestoreError{Step: "validate", Err: err}
-		}
-	}
-	// Nested repositories and submodules are left alone, also where the
-	// target holds files captured before the directory became one.
-	changes, alone := splitNested(e.root, all)
 	// The target's captured files whose permissions were narrower than a
 	// tree can say get them back.
 	modes, err := e.modesFor(ctx, target)
@@ -68,10 +65,6 @@ func (e *Engine) Restore(ctx context.Context, from Snapshot, target string) (Res
 		return RestoreResult{}, &RestoreError{Step: "validate", Err: err}
 	}
 	expect, err := e.treeWithout(ctx, target, alone)
-	if err != nil {
-		return RestoreResult{}, &RestoreError{Step: "validate", Err: err}
-	}
-	p, err := e.plan(changes)
 	if err != nil {
 		return RestoreResult{}, &RestoreError{Step: "validate", Err: err}
 	}
@@ -98,12 +91,141 @@ func (e *Engine) Restore(ctx context.Context, from Snapshot, target string) (Res
 	vstart := time.Now()
 	// What was left alone is not compared: the worktree must equal the
 	// target minus those subtrees.
-	if err := e.verify(ctx, expect); err != nil {
+	got, ignored, err := e.verifyRestored(ctx, expect, p)
+	if err != nil {
 		return RestoreResult{}, &RestoreError{Step: "verify", Applied: len(changes) > 0 || tightened, Err: err}
 	}
 	res.VerifyTime = time.Since(vstart)
-	res.Tree = expect
+	res.Tree, res.Ignored = got, ignored
 	return res, nil
+}
+
+// RestoreCheck is what a restore from a fresh capture to a target would
+// do, found without changing anything.
+type RestoreCheck struct {
+	Changes   []Change // the changes the restore makes, sorted by path
+	LeftAlone []string // nested repositories and submodules where the target differs, left alone
+	// Ignored are the paths among Changes the restore writes that the
+	// ignore rules in force once it is done ignore (a rule added to the
+	// repository's info/exclude or core.excludesFile since the capture):
+	// they are restored byte for byte, as ignored files that later
+	// captures leave out.
+	Ignored []string
+}
+
+// CheckRestore validates a restore from fromTree, a fresh capture of the
+// worktree, to target exactly as Restore will, without changing anything:
+// a *BlockedError says what is in the way.
+func (e *Engine) CheckRestore(ctx context.Context, fromTree, target string) (RestoreCheck, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.guardLink(); err != nil {
+		return RestoreCheck{}, err
+	}
+	changes, alone, _, err := e.prepare(ctx, fromTree, target)
+	if err != nil {
+		return RestoreCheck{}, err
+	}
+	chk := RestoreCheck{Changes: changes, LeftAlone: alone}
+	set, err := e.ignoredAfter(ctx, changes)
+	if err != nil {
+		return RestoreCheck{}, err
+	}
+	for _, c := range changes {
+		if set[c.Path] {
+			chk.Ignored = append(chk.Ignored, c.Path)
+		}
+	}
+	return chk, nil
+}
+
+// prepare computes and validates the change set of a restore from fromTree
+// to target: nested repositories are split off, and the plan is checked
+// against the worktree as it is now.
+func (e *Engine) prepare(ctx context.Context, fromTree, target string) ([]Change, []string, *plan, error) {
+	all, err := e.diff(ctx, fromTree, target)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// Every path is checked before any is looked up on disk.
+	for _, c := range all {
+		if err := checkPath(c.Path); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	// Nested repositories and submodules are left alone, also where the
+	// target holds files captured before the directory became one.
+	changes, alone := splitNested(e.root, all)
+	p, err := e.plan(ctx, changes)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return changes, alone, p, nil
+}
+
+// verifyRestored captures the worktree after a restore and checks it
+// against expect. A written path the capture leaves out is accepted when
+// the ignore rules in force now ignore it and the worktree holds exactly
+// its target content: a rule from outside the worktree (info/exclude,
+// core.excludesFile) that appeared since the target was captured. got is
+// the worktree's tree as captures see it, ignored those paths.
+func (e *Engine) verifyRestored(ctx context.Context, expect string, p *plan) (got string, ignored []string, err error) {
+	got, err = e.capture(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	if got == expect {
+		return got, nil, nil
+	}
+	ch, err := e.diff(ctx, expect, got)
+	if err != nil {
+		return "", nil, fmt.Errorf("%w: worktree is %s, want %s", ErrMismatch, got, expect)
+	}
+	written := map[string]bool{}
+	for _, c := range p.writes {
+		written[c.Path] = true
+	}
+	var cands []string
+	for _, c := range ch {
+		if c.Kind == Deleted && written[c.Path] {
+			cands = append(cands, c.Path)
+		}
+	}
+	set, err := e.checkIgnored(ctx, e.root, cands)
+	if err != nil {
+		return "", nil, err
+	}
+	var bad []Change
+	for _, c := range ch {
+		if c.Kind == Deleted && set[c.Path] {
+			ok, err := e.diskMatches(c.Path, c.OldMode, c.OldOID)
+			if err != nil {
+				return "", nil, fmt.Errorf("snapshot: verify %q: %w", c.Path, err)
+			}
+			if ok {
+				ignored = append(ignored, c.Path)
+				continue
+			}
+		}
+		bad = append(bad, c)
+	}
+	if len(bad) == 0 {
+		return got, ignored, nil
+	}
+	return "", nil, mismatch(got, expect, bad)
+}
+
+// mismatch describes a worktree tree that differs from the one wanted.
+func mismatch(got, want string, ch []Change) error {
+	var paths []string
+	for i, c := range ch {
+		if i == 10 {
+			paths = append(paths, fmt.Sprintf("and %d more", len(ch)-10))
+			break
+		}
+		paths = append(paths, fmt.Sprintf("%s %q", c.Kind, c.Path))
+	}
+	return fmt.Errorf("%w: worktree is %s, want %s (%s)", ErrMismatch, got, want, strings.Join(paths, ", "))
 }
 
 type plan struct {
@@ -137,7 +259,7 @@ func checkPath(p string) error {
 
 // plan validates every change against the tree rules and the worktree as it
 // is now, without touching anything.
-func (e *Engine) plan(changes []Change) (*plan, error) {
+func (e *Engine) plan(ctx context.Context, changes []Change) (*plan, error) {
 	p := &plan{del: map[string]bool{}, removed: map[string]bool{}}
 	for _, c := range changes {
 		if err := checkPath(c.Path); err != nil {
@@ -157,7 +279,7 @@ func (e *Engine) plan(changes []Change) (*plan, error) {
 	}
 	dirs := map[string]bool{} // directories whose entries change
 	for _, c := range p.writes {
-		parent, err := e.checkParents(p, c.Path, dirs)
+		parent, err := e.checkParents(ctx, p, c, dirs)
 		if err != nil {
 			return nil, err
 		}
@@ -169,15 +291,27 @@ func (e *Engine) plan(changes []Change) (*plan, error) {
 		case err != nil:
 			return nil, fmt.Errorf("snapshot: inspect %q: %w", c.Path, err)
 		case st.IsDir():
-			if err := e.checkReplaceableDir(p, c.Path, dirs); err != nil {
+			if err := e.checkReplaceableDir(ctx, p, c, dirs); err != nil {
 				return nil, err
 			}
 		case c.Kind == ModeChanged && !st.Mode().IsRegular():
 			return nil, fmt.Errorf("%w: %q should be a regular file whose mode changes, but it is %s; capture the worktree again", ErrConflict, c.Path, st.Mode().Type())
+		case c.Kind == Added && !e.beyondSymlink(c.Path):
+			// Not in the capture the restore starts from, yet there: an
+			// ignored file (or one made since). No snapshot holds it, so
+			// overwriting it would lose it, unless it already is what the
+			// restore writes.
+			same, err := e.diskMatches(c.Path, c.NewMode, c.NewOID)
+			if err != nil {
+				return nil, fmt.Errorf("snapshot: inspect %q: %w", c.Path, err)
+			}
+			if !same {
+				return nil, e.blocked(ctx, c, c.Path, st.Mode())
+			}
 		}
 	}
 	for _, c := range p.deletes {
-		parent, err := e.checkParents(p, c.Path, dirs)
+		parent, err := e.checkParents(ctx, p, c, dirs)
 		if err != nil {
 			return nil, err
 		}
@@ -206,7 +340,8 @@ func (e *Engine) plan(changes []Change) (*plan, error) {
 // real directory, be missing (it will be created), or be a captured file or
 // symlink that this restore deletes anyway. A symlinked parent is never
 // followed. It returns the deepest existing directory, relative to the root.
-func (e *Engine) checkParents(p *plan, rel string, dirs map[string]bool) (string, error) {
+func (e *Engine) checkParents(ctx context.Context, p *plan, c Change, dirs map[string]bool) (string, error) {
+	rel := c.Path
 	comps := strings.Split(rel, "/")
 	existing := "."
 	for i := 0; i < len(comps)-1; i++ {
@@ -223,7 +358,10 @@ func (e *Engine) checkParents(p *plan, rel string, dirs map[string]bool) (string
 			continue
 		}
 		if !p.del[sub] {
-			return "", fmt.Errorf("%w: cannot create %q: %q is a %s that is not part of the snapshot; move it away and retry", ErrConflict, rel, sub, kindOf(st.Mode()))
+			if c.Kind == Deleted {
+				return "", fmt.Errorf("%w: cannot delete %s: %s is a %s that no snapshot holds; move it away and retry", ErrConflict, git.DisplayPath(rel), git.DisplayPath(sub), kindOf(st.Mode()))
+			}
+			return "", e.blocked(ctx, c, sub, st.Mode())
 		}
 		// The file or symlink in the way is replaced by a directory.
 		dirs[existing] = true
@@ -234,7 +372,8 @@ func (e *Engine) checkParents(p *plan, rel string, dirs map[string]bool) (string
 
 // checkReplaceableDir makes sure a directory that a file or symlink replaces
 // holds nothing but captured files this restore deletes.
-func (e *Engine) checkReplaceableDir(p *plan, rel string, dirs map[string]bool) error {
+func (e *Engine) checkReplaceableDir(ctx context.Context, p *plan, c Change, dirs map[string]bool) error {
+	rel := c.Path
 	return filepath.WalkDir(filepath.Join(e.root, rel), func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -244,15 +383,39 @@ func (e *Engine) checkReplaceableDir(p *plan, rel string, dirs map[string]bool) 
 		if d.IsDir() {
 			dirs[r] = true
 			if filepath.Base(r) == ".git" || isBlocked(filepath.Base(r)) {
-				return fmt.Errorf("%w: cannot replace directory %q with a file: it holds %q, which snapshots never capture; move it away and retry", ErrConflict, rel, r)
+				return &BlockedError{Path: rel, Restore: restoredKind(c), Blocker: r, Kind: "directory", Why: "never captured"}
 			}
 			return nil
 		}
 		if !p.del[r] {
-			return fmt.Errorf("%w: cannot replace directory %q with a file: it holds %q, which is not in the snapshot (ignored or untracked after capture); move it away and retry", ErrConflict, rel, r)
+			st, err := os.Lstat(path)
+			if err != nil {
+				return fmt.Errorf("snapshot: inspect %q: %w", r, err)
+			}
+			return e.blocked(ctx, c, r, st.Mode())
 		}
 		return nil
 	})
+}
+
+// blocked describes blocker, an entry no snapshot holds, in the way of
+// restoring c.
+func (e *Engine) blocked(ctx context.Context, c Change, blocker string, m fs.FileMode) error {
+	why := "not captured"
+	if isBlocked(path.Base(blocker)) {
+		why = "never captured"
+	} else if set, err := e.checkIgnored(ctx, e.root, []string{blocker}); err == nil && set[blocker] {
+		why = "ignored"
+	}
+	return &BlockedError{Path: c.Path, Restore: restoredKind(c), Blocker: blocker, Kind: kindOf(m), Why: why}
+}
+
+// restoredKind names what a change writes.
+func restoredKind(c Change) string {
+	if c.NewMode == "120000" {
+		return "symlink"
+	}
+	return "file"
 }
 
 func kindOf(m fs.FileMode) string {

@@ -485,15 +485,7 @@ func (e *Engine) verify(ctx context.Context, tree string) error {
 	if derr != nil {
 		return fmt.Errorf("%w: worktree is %s, want %s", ErrMismatch, got, tree)
 	}
-	var paths []string
-	for i, c := range ch {
-		if i == 10 {
-			paths = append(paths, fmt.Sprintf("and %d more", len(ch)-10))
-			break
-		}
-		paths = append(paths, fmt.Sprintf("%s %q", c.Kind, c.Path))
-	}
-	return fmt.Errorf("%w: worktree is %s, want %s (%s)", ErrMismatch, got, tree, strings.Join(paths, ", "))
+	return mismatch(got, tree, ch)
 }
 
 // captureErr classifies a git failure during capture.
