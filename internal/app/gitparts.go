@@ -104,6 +104,14 @@ func (l lazySnapshots) Restore(ctx context.Context, from snapshot.Snapshot, targ
 	return eng.Restore(ctx, from, target)
 }
 
+func (l lazySnapshots) CheckRestore(ctx context.Context, from, target string) (snapshot.RestoreCheck, error) {
+	eng, err := l.engine(ctx)
+	if err != nil {
+		return snapshot.RestoreCheck{}, err
+	}
+	return eng.CheckRestore(ctx, from, target)
+}
+
 func (l lazySnapshots) Excluded(ctx context.Context) ([]string, error) {
 	eng, err := l.engine(ctx)
 	if err != nil {

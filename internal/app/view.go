@@ -101,6 +101,9 @@ func (r readSnapshots) Excluded(context.Context) ([]string, error) { return nil,
 func (r readSnapshots) Restore(context.Context, snapshot.Snapshot, string) (snapshot.RestoreResult, error) {
 	return snapshot.RestoreResult{}, errViewOnly
 }
+func (r readSnapshots) CheckRestore(context.Context, string, string) (snapshot.RestoreCheck, error) {
+	return snapshot.RestoreCheck{}, errViewOnly
+}
 func (r readSnapshots) LeftAlone(ch []snapshot.Change) ([]snapshot.Change, []string) { return ch, nil }
 func (r readSnapshots) PatchPath(context.Context, string, string, string) (snapshot.PathPatch, error) {
 	return snapshot.PathPatch{}, errViewOnly

@@ -36,6 +36,10 @@ type Snapshots interface {
 	Capture(ctx context.Context, name string) (snapshot.Snapshot, error)
 	Diff(ctx context.Context, fromTree, toTree string) ([]snapshot.Change, error)
 	Restore(ctx context.Context, from snapshot.Snapshot, target string) (snapshot.RestoreResult, error)
+	// CheckRestore validates a restore from a fresh capture to target
+	// without changing anything (a *snapshot.BlockedError says what is in
+	// the way) and names the paths it would restore as ignored files.
+	CheckRestore(ctx context.Context, fromTree, target string) (snapshot.RestoreCheck, error)
 	// Excluded lists the paths present in the worktree that a restore
 	// leaves alone (ignored, blocklisted, nested repositories).
 	Excluded(ctx context.Context) ([]string, error)

@@ -266,7 +266,14 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 			pv.Recovery = name
 		}
 		if p.mode.HasWorkspace() {
-			changes, err := c.cfg.Snapshots.Diff(ctx, snap.Tree, p.targetTree)
+			chk, err := c.cfg.Snapshots.CheckRestore(ctx, snap.Tree, p.targetTree)
+			var blocked *snapshot.BlockedError
+			if errors.As(err, &blocked) {
+				// The confirm could only fail: no token. The recovery
+				// snapshot taken for it is not needed.
+				c.dropScratch(ctx, name)
+				return nil, &Error{Code: CodeBlocked, Msg: blockedMsg(blocked, p, "nothing was changed"), Err: err}
+			}
 			if err != nil && strings.Contains(err.Error(), "bad object") {
 				// Its objects were pruned from the repository (refs deleted
 				// by hand, then git gc).
@@ -282,9 +289,15 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 			// A nested repository or submodule now in the worktree is left
 			// alone even where the checkpoint holds files: say so instead
 			// of listing paths the restore will not touch.
-			changes, alone := c.cfg.Snapshots.LeftAlone(changes)
-			for _, ch := range changes {
-				pv.Paths = append(pv.Paths, NewPathChange(ch.Path, string(ch.Kind)))
+			alone := chk.LeftAlone
+			ignored := map[string]bool{}
+			for _, p := range chk.Ignored {
+				ignored[p] = true
+			}
+			for _, ch := range chk.Changes {
+				pc := NewPathChange(ch.Path, string(ch.Kind))
+				pc.Ignored = ignored[ch.Path]
+				pv.Paths = append(pv.Paths, pc)
 			}
 			sortChanges(pv.Paths)
 
@@ -308,8 +321,11 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 			if err != nil {
 				return nil, &Error{Code: CodeCaptureFailed, Msg: "could not list the paths a restore leaves alone: " + err.Error() + "; nothing was changed", Err: err}
 			}
-			if list != nil {
-				pv.Excluded = list
+			// A file restored as an ignored file is not left alone.
+			for _, e := range list {
+				if !ignored[e] {
+					pv.Excluded = append(pv.Excluded, e)
+				}
 			}
 			for _, d := range alone {
 				if !slices.Contains(pv.Excluded, d+"/") {
@@ -486,18 +502,22 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 	}
 	c.cfg.Failpoint("restore.after_intent")
 
-	changed := 0
+	changed, filesTree := 0, ""
 	if rec.Mode.HasWorkspace() {
 		res, err := c.cfg.Snapshots.Restore(ctx, snapshot.Snapshot{Tree: rec.Recovery.Tree, Ref: rec.Recovery.Ref}, rec.TargetTree)
 		if err != nil {
 			return nil, c.rollbackLocked(ctx, restoreID, rec, err)
 		}
 		changed = len(res.Changes)
+		if res.Tree != "" && res.Tree != rec.TargetTree {
+			filesTree = res.Tree
+		}
 	}
 	c.cfg.Failpoint("restore.before_head")
 	moved := intent
 	moved.Type = timeline.TypeHeadMoved
 	moved.Time = time.Time{}
+	moved.FilesTree = filesTree
 	if err := c.append(moved); err != nil {
 		return nil, c.rollbackLocked(ctx, restoreID, rec, err)
 	}
@@ -598,6 +618,16 @@ func (c *Controller) rollbackLocked(ctx context.Context, restoreID string, rec *
 		shown = re.Err
 	}
 	msg := fmt.Sprintf("restore failed (%v)", shown)
+	var blocked *snapshot.BlockedError
+	if errors.As(cause, &blocked) {
+		// Found before anything was written (the entry in the way
+		// appeared after the preview).
+		msg = blockedMsg(blocked, &plan{action: rec.Action, target: rec.Target, branch: rec.Branch, mode: rec.Mode}, "nothing was changed")
+		if err := c.append(timeline.Record{Type: timeline.TypeRestoreAborted, Restore: restoreID, Reason: cause.Error()}); err != nil {
+			msg += fmt.Sprintf(" (recording the abort failed too: %v; the next open repairs it)", err)
+		}
+		return &Error{Code: CodeBlocked, Msg: msg, Err: cause}
+	}
 	if errors.Is(cause, context.Canceled) {
 		msg = "interrupted: the restore was stopped"
 	}
@@ -663,6 +693,24 @@ func (c *Controller) noticeText(rec previewRecord, intent timeline.Record, chang
 	}
 	return text + ". " + RedoHint
 
+}
+
+// blockedMsg says what is in the way of a workspace restore, that nothing
+// changed, and how to go on: move it away, or restore only the
+// conversation where that is a choice.
+func blockedMsg(be *snapshot.BlockedError, p *plan, outcome string) string {
+	msg := "the files cannot be restored: " + be.Error() + ", then preview again; " + outcome
+	if p.mode == ModeBoth {
+		switch p.action {
+		case ActionRewind, ActionUndo:
+			if p.target != "" {
+				msg += fmt.Sprintf(". To restore only the conversation, leaving the files as they are: /rewind %s conversation", p.target)
+			}
+		case ActionBranch:
+			msg += fmt.Sprintf(". To switch only the conversation, leaving the files as they are: /branch %s conversation", p.branch)
+		}
+	}
+	return msg
 }
 
 // short abbreviates an object id for messages.

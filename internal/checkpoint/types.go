@@ -122,6 +122,11 @@ type PathChange struct {
 	// (JSON shows Path with replacement characters); base64 in JSON.
 	PathBytes []byte `json:"path_bytes,omitempty"`
 	Change    string `json:"change"` // added, modified, deleted, type_changed, mode_changed
+	// Ignored is set for a path the restore writes that the ignore rules
+	// in force then ignore (a rule added outside the workspace since the
+	// checkpoint, e.g. to .git/info/exclude): it is restored byte for
+	// byte as an ignored file, which later checkpoints leave out.
+	Ignored bool `json:"ignored,omitempty"`
 }
 
 // NewPathChange describes a changed path, keeping the exact bytes of a
@@ -232,6 +237,9 @@ const (
 	CodeReadOnly         = "read_only"
 	CodeCaptureFailed    = "capture_failed"
 	CodeRestoreFailed    = "restore_failed"
+	// CodeBlocked: something no snapshot holds (an ignored file) is where
+	// the restore must write; nothing was changed.
+	CodeBlocked = "restore_blocked"
 )
 
 // Error is a refusal the user can act on. Nothing was changed.

@@ -58,8 +58,17 @@ func PreviewText(pv *checkpoint.Preview) string {
 			b.WriteString("\nFiles: no changes (the workspace already matches)\n")
 		} else {
 			fmt.Fprintf(&b, "\nFiles that will change (%d):\n", len(pv.Paths))
+			ignored := 0
 			for _, c := range pv.Paths {
-				fmt.Fprintf(&b, "  %-12s %s\n", c.Change, git.DisplayPath(c.Path))
+				note := ""
+				if c.Ignored {
+					note = "  (restored as an ignored file)"
+					ignored++
+				}
+				fmt.Fprintf(&b, "  %-12s %s%s\n", c.Change, git.DisplayPath(c.Path), note)
+			}
+			if ignored > 0 {
+				fmt.Fprintf(&b, "%s\n", IgnoredNote(ignored))
 			}
 		}
 		var outside []checkpoint.Warning
@@ -109,6 +118,15 @@ func PreviewText(pv *checkpoint.Preview) string {
 		fmt.Fprintf(&b, "\nThe current files are saved as recovery checkpoint %s; /redo brings them back after confirming.\n", pv.Recovery)
 	}
 	return b.String()
+}
+
+// IgnoredNote explains the paths a preview marks as restored as ignored
+// files.
+func IgnoredNote(n int) string {
+	if n == 1 {
+		return "  This file is ignored now (a rule added since the checkpoint, e.g. in .git/info/exclude or your global excludes): it is restored byte for byte, but later checkpoints leave it out."
+	}
+	return "  These files are ignored now (a rule added since the checkpoint, e.g. in .git/info/exclude or your global excludes): they are restored byte for byte, but later checkpoints leave them out."
 }
 
 // BranchesText renders a branch listing for text hosts.

@@ -86,6 +86,8 @@ func fastRecord(line []byte) (Record, bool) {
 			r.Recovery, p, ok = snapRef(p)
 		case "target_tree":
 			r.TargetTree, p, ok = str(p)
+		case "files_tree":
+			r.FilesTree, p, ok = str(p)
 		case "redo":
 			switch {
 			case bytes.HasPrefix(p, []byte("true")):

@@ -409,6 +409,9 @@ func (s *State) planHeadMoved(r Record) (func(), error) {
 		s.bumpRestore(r.Restore)
 		if (r.Mode == ModeBoth || r.Mode == ModeWorkspace) && r.TargetTree != "" {
 			s.KnownFiles = r.TargetTree
+			if r.FilesTree != "" {
+				s.KnownFiles = r.FilesTree
+			}
 		}
 		s.stale = true
 	}, nil

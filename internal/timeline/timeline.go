@@ -111,6 +111,11 @@ type Record struct {
 	Recovery      *SnapshotRef `json:"recovery,omitempty"`
 	TargetTree    string       `json:"target_tree,omitempty"`
 	Redo          bool         `json:"redo,omitempty"`
+	// FilesTree (head.moved) is the verified tree of the workspace after
+	// the restore as captures see it, when it differs from TargetTree:
+	// files restored that ignore rules from outside the workspace now
+	// leave out.
+	FilesTree string `json:"files_tree,omitempty"`
 
 	// redo.cleared, restore.aborted
 	Reason string `json:"reason,omitempty"`

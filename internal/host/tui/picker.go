@@ -535,7 +535,11 @@ func (m *model) previewContent(p *picker, w int) (out []string, fileAt []int) {
 				if i == p.file {
 					cur = "› "
 				}
-				line := ansi.Truncate(fmt.Sprintf("%s%-12s %s", cur, changeLabel(pc.Change), git.DisplayPath(pc.Path)), w, "…")
+				note := ""
+				if pc.Ignored {
+					note = "  (restored as an ignored file)"
+				}
+				line := ansi.Truncate(fmt.Sprintf("%s%-12s %s%s", cur, changeLabel(pc.Change), git.DisplayPath(pc.Path), note), w, "…")
 				fileAt = append(fileAt, len(out))
 				if i == p.file {
 					out = append(out, st.selected.Render(line))
@@ -543,6 +547,15 @@ func (m *model) previewContent(p *picker, w int) (out []string, fileAt []int) {
 					out = append(out, line)
 				}
 			}
+		}
+		ignored := 0
+		for _, pc := range pv.Paths {
+			if pc.Ignored {
+				ignored++
+			}
+		}
+		if ignored > 0 {
+			para(strings.TrimSpace(command.IgnoredNote(ignored)), st.dim)
 		}
 	} else {
 		para("Files: unchanged.", plain)
