@@ -150,25 +150,25 @@ func TestCheckRestoreIgnoredUsesRestoredGitignore(t *testing.T) {
 func TestRestoreBlockedByUncapturedEntry(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		name       string
-		setup      string // run before the target capture
-		removed    string // run after it, then captured
-		change     string // run after that, before the current capture
-		blocker    string
-		path       string
-		why        string
+		name    string
+		setup   string // run before the target capture
+		removed string // run after it, then captured
+		change  string // run after that, before the current capture
+		blocker string
+		path    string
+		why     string
 	}{
 		{name: "ignored file in a directory that becomes a file", setup: "echo '*.log' > .gitignore; echo one > thing",
-			change: "rm thing; mkdir thing; echo data > thing/keep.txt; echo precious > thing/app.log",
+			change:  "rm thing; mkdir thing; echo data > thing/keep.txt; echo precious > thing/app.log",
 			blocker: "thing/app.log", path: "thing", why: "ignored"},
 		{name: "ignored file where a file is restored", setup: "echo t > foo.tmp", removed: "rm foo.tmp",
-			change: "echo '*.tmp' >> .git/info/exclude; echo other > foo.tmp",
+			change:  "echo '*.tmp' >> .git/info/exclude; echo other > foo.tmp",
 			blocker: "foo.tmp", path: "foo.tmp", why: "ignored"},
 		{name: "ignored file where a directory is restored", setup: "mkdir cfg; echo x > cfg/a", removed: "rm -r cfg",
-			change: "echo 'cfg' >> .git/info/exclude; echo mine > cfg",
+			change:  "echo 'cfg' >> .git/info/exclude; echo mine > cfg",
 			blocker: "cfg", path: "cfg/a", why: "ignored"},
 		{name: "blocklisted directory in a directory that becomes a file", setup: "echo one > pkg",
-			change: "rm pkg; mkdir -p pkg/node_modules; echo x > pkg/node_modules/m; echo y > pkg/y",
+			change:  "rm pkg; mkdir -p pkg/node_modules; echo x > pkg/node_modules/m; echo y > pkg/y",
 			blocker: "pkg/node_modules", path: "pkg", why: "never captured"},
 	}
 	for _, tc := range cases {
