@@ -697,6 +697,7 @@ func (c *Controller) List(ctx context.Context, all bool) ([]Row, error) {
 		}
 	}
 	rows := make([]Row, 0, len(ids))
+	pruned := c.prunedTreesLocked(ctx, ids)
 	for i := len(ids) - 1; i >= 0; i-- {
 		cp := c.state.Checkpoints[ids[i]]
 		if cp == nil {
@@ -717,8 +718,14 @@ func (c *Controller) List(ctx context.Context, all bool) ([]Row, error) {
 		if row.Workspace && cp.EndError != "" {
 			row.Reason = endReason(cp.EndError)
 		}
+		if row.Workspace && pruned[cp.Snapshot.Tree] {
+			row.Workspace = false
+		}
 		if !row.Workspace {
 			row.Reason = cp.CaptureError
+			if cp.Snapshot != nil && pruned[cp.Snapshot.Tree] {
+				row.Reason = PrunedReason
+			}
 			if row.Reason == "" {
 				row.Reason = c.cfg.NoWorkspace
 			}
@@ -731,6 +738,38 @@ func (c *Controller) List(ctx context.Context, all bool) ([]Row, error) {
 	}
 	c.saveStatsLocked()
 	return rows, nil
+}
+
+// PrunedReason is a listing's reason for a checkpoint whose snapshot
+// tree is gone from the repository.
+const PrunedReason = "snapshot pruned from the repository"
+
+// treeChecker is implemented by snapshot access that can tell which trees
+// were pruned from the repository.
+type treeChecker interface {
+	MissingTrees(ctx context.Context, trees []string) (map[string]bool, error)
+}
+
+// prunedTreesLocked returns which snapshot trees of the listed checkpoints
+// are gone from the repository (one git process; nil when unknown).
+func (c *Controller) prunedTreesLocked(ctx context.Context, ids []string) map[string]bool {
+	tc, ok := c.cfg.Snapshots.(treeChecker)
+	if !ok || c.cfg.Snapshots == nil {
+		return nil
+	}
+	var trees []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if cp := c.state.Checkpoints[id]; cp != nil && cp.Snapshot != nil && !seen[cp.Snapshot.Tree] {
+			seen[cp.Snapshot.Tree] = true
+			trees = append(trees, cp.Snapshot.Tree)
+		}
+	}
+	missing, err := tc.MissingTrees(ctx, trees)
+	if err != nil {
+		return nil // the repository may be gone: the rows say what was recorded
+	}
+	return missing
 }
 
 // countChanged is the number of paths that differ between two snapshot
