@@ -126,6 +126,8 @@ type Session struct {
 	// gave, which the first turn does not repeat.
 	draftCheck *checkoutCheck
 	toldEarly  string
+	// toldSubs is the submodule notice StartNotices gave.
+	toldSubs string
 	// startWarn are what creating the session found that the user must
 	// know before its first turn runs (it works elsewhere than they are).
 	startWarn []string
@@ -633,10 +635,13 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 		// The checkout's uncommitted changes the new worktree does not
 		// have: said before the agent starts working without them.
 		s.mu.Lock()
-		check, told, shown := s.checkout, s.startWarn, s.toldEarly
+		check, told, shown, shownSubs := s.checkout, s.startWarn, s.toldEarly, s.toldSubs
 		s.checkout, s.startWarn = nil, nil
 		s.mu.Unlock()
 		if w := check.result(); w != "" && w != shown {
+			told = append(told, w)
+		}
+		if w := check.submoduleNote(); w != "" && w != shownSubs {
 			told = append(told, w)
 		}
 		for _, w := range told {

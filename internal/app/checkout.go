@@ -17,6 +17,8 @@ import (
 type checkoutCheck struct {
 	done chan struct{}
 	warn string
+	// submodules says which submodules the worktree does not check out.
+	submodules string
 }
 
 // startCheckoutCheck starts the check of the checkout at root, whose HEAD
@@ -26,6 +28,7 @@ func startCheckoutCheck(ctx context.Context, root, head string) *checkoutCheck {
 	go func() {
 		defer close(c.done)
 		c.warn = checkoutWarning(ctx, root, head)
+		c.submodules = submoduleWarning(ctx, root, head)
 	}()
 	return c
 }
@@ -38,6 +41,50 @@ func (c *checkoutCheck) result() string {
 	}
 	<-c.done
 	return c.warn
+}
+
+// submoduleNote waits for the check and says which submodules the
+// session's worktree does not check out ("" for none).
+func (c *checkoutCheck) submoduleNote() string {
+	if c == nil {
+		return ""
+	}
+	<-c.done
+	return c.submodules
+}
+
+// submoduleWarning says which submodules the commit head has: a session
+// worktree does not check them out.
+func submoduleWarning(ctx context.Context, root, head string) string {
+	out, err := git.New(root).Run(context.WithoutCancel(ctx), "config", "--blob", head+":.gitmodules", "-z", "--get-regexp", `^submodule\..*\.path$`)
+	if err != nil {
+		return "" // no .gitmodules (or no submodule in it)
+	}
+	var paths []string
+	for _, kv := range git.SplitZ(out) {
+		if _, v, ok := strings.Cut(kv, "\n"); ok && v != "" {
+			paths = append(paths, git.DisplayPath(v))
+		}
+	}
+	return submoduleText(paths)
+}
+
+// submoduleText tells the user that the listed submodules are not checked
+// out in the session's worktree ("" for none).
+func submoduleText(paths []string) string {
+	if len(paths) == 0 {
+		return ""
+	}
+	what, its, it := "submodule "+paths[0]+" is", "its", "it"
+	if len(paths) > 1 {
+		its, it = "their", "them"
+		list := paths
+		if len(list) > 5 {
+			list = append(append([]string(nil), list[:5]...), fmt.Sprintf("… and %d more", len(paths)-5))
+		}
+		what = "submodules " + strings.Join(list, ", ") + " are"
+	}
+	return what + " not checked out in the session's worktree (an empty directory there): the agent cannot see " + its + " files, and what it writes inside " + it + " is left out of `yolop diff`, `apply` and `commit`"
 }
 
 func checkoutWarning(ctx context.Context, root, head string) string {
@@ -115,11 +162,14 @@ func (s *Session) StartNotices(ctx context.Context) []string {
 	case <-ctx.Done():
 		return nil
 	}
-	if c.warn == "" {
-		return nil
+	var out []string
+	for _, w := range []string{c.warn, c.submodules} {
+		if w != "" {
+			out = append(out, w)
+		}
 	}
 	s.mu.Lock()
-	s.toldEarly = c.warn
+	s.toldEarly, s.toldSubs = c.warn, c.submodules
 	s.mu.Unlock()
-	return []string{c.warn}
+	return out
 }

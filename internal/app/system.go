@@ -36,6 +36,8 @@ type systemFacts struct {
 	Blocklist                      string
 	// Sandbox says where shell commands may write ("" when unconfined).
 	Sandbox string
+	// Submodules lists the submodules the worktree does not check out.
+	Submodules string
 }
 
 // systemPrompt renders the system prompt for a session opened now.
@@ -54,6 +56,7 @@ func systemPrompt(ws session.Workspace, status, noWorkspace, sandboxLevel string
 		if len(f.Base) > 12 {
 			f.Base = f.Base[:12]
 		}
+		f.Submodules = strings.Join(gitmodulesPaths(filepath.Join(ws.Worktree.Path, ".gitmodules")), ", ")
 	}
 	var b bytes.Buffer
 	if err := systemTemplate.Execute(&b, f); err != nil {
@@ -109,4 +112,24 @@ func instructionsFor(ws session.Workspace) func() agent.Instructions {
 		user = filepath.Join(filepath.Dir(d), agent.InstructionsFile)
 	}
 	return func() agent.Instructions { return agent.LoadInstructions(top, ws.ActiveRoot, user) }
+}
+
+// gitmodulesPaths returns the submodule paths a .gitmodules file names
+// (none when there is no such file): the "path = …" lines of its
+// sections, read without running git.
+func gitmodulesPaths(file string) []string {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil
+	}
+	var paths []string
+	for _, l := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(l), "=")
+		if ok && strings.EqualFold(strings.TrimSpace(k), "path") {
+			if v = strings.Trim(strings.TrimSpace(v), `"`); v != "" {
+				paths = append(paths, v)
+			}
+		}
+	}
+	return paths
 }

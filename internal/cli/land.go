@@ -175,6 +175,11 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string) error {
 		return writeJSON(opts.root, res)
 	}
 	_, err = fmt.Fprint(opts.root.io.Out, res.Text)
+	// Stdout stays a patch `git apply` takes; what it leaves out is said
+	// on stderr.
+	for _, n := range res.Notes {
+		fmt.Fprintln(opts.root.io.ErrOut, "yolop: note:", n)
+	}
 	return err
 }
 

@@ -117,6 +117,9 @@ func runDiff(ctx context.Context, t Target, c Command) (Result, error) {
 	if text == "" {
 		text = fmt.Sprintf("No changes against %s.\n", map[bool]string{true: "the base commit", false: res.From}[res.From == "base"])
 	}
+	for _, n := range res.Notes {
+		text += "note: " + n + "\n"
+	}
 	return Result{Kind: ResultDiff, Text: text, Data: res}, nil
 }
 

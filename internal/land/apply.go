@@ -425,6 +425,16 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 	if err != nil {
 		return nil, err
 	}
+	// Submodules are not the session's to change: neither the gitlink
+	// its worktree lacks nor files written into the empty directory.
+	base, sides, subs, dropped, err := withoutSubmodules(ctx, c.eng, c.dir, c.scratch, base, theirs, ours)
+	if err != nil {
+		return nil, err
+	}
+	theirs, ours = sides[0], sides[1]
+	if n := submoduleNote(subs, dropped); n != "" {
+		notes = append(notes, n)
+	}
 	bu, err := diffMap(ctx, c.eng, base, ours)
 	if err != nil {
 		return nil, err
@@ -553,6 +563,14 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 	changes, err := c.eng.Diff(ctx, userRaw.Tree, written)
 	if err != nil {
 		return nil, err
+	}
+	// A nested repository in the checkout is left alone by the restore:
+	// what the session has there is neither written nor counted, and undo
+	// does not look at it.
+	changes, alone := c.eng.LeftAlone(changes)
+	if len(alone) > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("left alone: %s %s a nested repository in %s; the session's changes inside %s not written",
+			strings.Join(displayPaths(alone), ", "), map[bool]string{true: "is", false: "are each"}[len(alone) == 1], c.dir, map[bool]string{true: "it are", false: "them are"}[len(alone) == 1]))
 	}
 	if len(changes) == 0 {
 		if ce, ok := cerr.(*ConflictError); ok {

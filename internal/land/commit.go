@@ -73,10 +73,13 @@ func Commit(ctx context.Context, s Session, o CommitOptions) (*CommitResult, err
 		return nil, err
 	}
 	var paths []string
+	subs := gitlinks(ch)
 	for _, c := range ch {
-		if blocked(c.Path) || c.OldMode == "160000" {
+		if blocked(c.Path) || underAny(c.Path, subs) {
 			// The capture leaves blocklisted directories and nested
-			// repositories out; their absence is not a deletion.
+			// repositories out; their absence is not a deletion. A
+			// submodule is not checked out in the worktree: files written
+			// into its empty directory cannot be committed there.
 			continue
 		}
 		paths = append(paths, c.Path)

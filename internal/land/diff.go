@@ -99,12 +99,36 @@ func Diff(ctx context.Context, s Session, o DiffOptions) (*DiffResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Submodules are not checked out in a session worktree: the gitlink's
+	// absence from a capture is no deletion, and files written into the
+	// empty directory are no change to the submodule. Every form of the
+	// diff leaves them out, with a note when the session wrote there.
+	fromBase := ch
+	if label != "base" {
+		if fromBase, err = s.Engine.Diff(ctx, base, to); err != nil {
+			return nil, err
+		}
+	}
+	subs := gitlinks(fromBase)
+	var inSubs []string
+	for _, c := range fromBase {
+		if c.NewOID != "" && underAny(c.Path, subs) {
+			inSubs = append(inSubs, c.Path)
+		}
+	}
+	if n := submoduleNote(subs, inSubs); n != "" {
+		res.Notes = append(res.Notes, n)
+	}
+	specs := notBlocked()
+	for _, d := range subs {
+		specs = append(specs, ":(exclude,literal)"+d)
+	}
 	// Renames count once, as in the text forms and as apply follows
 	// them.
 	// Snapshots leave write-blocklisted directories out; a file git
 	// tracks there is not deleted by the session (`yolop diff | git apply`
 	// would delete it), so every form of the diff leaves them out too.
-	renames, err := renamesBetween(ctx, r, from, to)
+	renames, err := renamesBetween(ctx, r, from, to, specs)
 	if err != nil {
 		return nil, err
 	}
@@ -114,12 +138,12 @@ func Diff(ctx context.Context, s Session, o DiffOptions) (*DiffResult, error) {
 		res.Paths = append(res.Paths, PathChange{Path: dst, Change: ChangeRenamed, From: src})
 	}
 	for _, c := range ch {
-		if !gone[c.Path] && !blocked(c.Path) {
+		if !gone[c.Path] && !blocked(c.Path) && !underAny(c.Path, subs) {
 			res.Paths = append(res.Paths, PathChange{Path: c.Path, Change: string(c.Kind)})
 		}
 	}
 	sort.Slice(res.Paths, func(i, j int) bool { return res.Paths[i].Path < res.Paths[j].Path })
-	res.Stat, err = numstat(ctx, r, from, to)
+	res.Stat, err = numstat(ctx, r, from, to, specs)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +165,7 @@ func Diff(ctx context.Context, s Session, o DiffOptions) (*DiffResult, error) {
 	default:
 		return nil, fmt.Errorf("land: unknown diff format %q", o.Format)
 	}
-	out, err := r.Run(ctx, append(append(args, from, to, "--"), notBlocked()...)...)
+	out, err := r.Run(ctx, append(append(args, from, to, "--"), specs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
 	}
@@ -151,8 +175,8 @@ func Diff(ctx context.Context, s Session, o DiffOptions) (*DiffResult, error) {
 
 // renamesBetween returns the renames from tree a to tree b (new path to
 // old path), found as git diff finds them by default.
-func renamesBetween(ctx context.Context, r *git.Runner, a, b string) (map[string]string, error) {
-	out, err := r.Run(ctx, append([]string{"diff-tree", "-r", "-z", "-M", "--name-status", "--no-commit-id", a, b, "--"}, notBlocked()...)...)
+func renamesBetween(ctx context.Context, r *git.Runner, a, b string, specs []string) (map[string]string, error) {
+	out, err := r.Run(ctx, append([]string{"diff-tree", "-r", "-z", "-M", "--name-status", "--no-commit-id", a, b, "--"}, specs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("find renames: %w", err)
 	}
@@ -180,8 +204,8 @@ func renamesBetween(ctx context.Context, r *git.Runner, a, b string) (map[string
 
 // numstat counts inserted and deleted lines between two trees, following
 // renames.
-func numstat(ctx context.Context, r *git.Runner, a, b string) (Stat, error) {
-	out, err := r.Run(ctx, append([]string{"diff", "--numstat", "-z", "-M", "--no-ext-diff", "--no-textconv", a, b, "--"}, notBlocked()...)...)
+func numstat(ctx context.Context, r *git.Runner, a, b string, specs []string) (Stat, error) {
+	out, err := r.Run(ctx, append([]string{"diff", "--numstat", "-z", "-M", "--no-ext-diff", "--no-textconv", a, b, "--"}, specs...)...)
 	if err != nil {
 		return Stat{}, fmt.Errorf("diff: %w", err)
 	}

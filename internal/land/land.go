@@ -286,3 +286,100 @@ func plural(n int, one, many string) string {
 	}
 	return fmt.Sprintf("%d %s", n, many)
 }
+
+// gitlinks returns the submodules (gitlinks) of the commit tree a diff
+// starts from. Snapshots never hold submodules, so each one shows in a
+// diff from a commit's tree to a capture as removed (or replaced).
+func gitlinks(ch []snapshot.Change) []string {
+	var out []string
+	for _, c := range ch {
+		if c.OldMode == "160000" {
+			out = append(out, c.Path)
+		}
+	}
+	return out
+}
+
+// underAny reports whether p is one of dirs or lies beneath one.
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// submoduleNote tells what a session wrote inside submodules, which its
+// worktree does not check out, and that it is left out.
+func submoduleNote(subs, paths []string) string {
+	if len(paths) == 0 {
+		return ""
+	}
+	what, it := "is a submodule", "it"
+	if len(subs) > 1 {
+		what, it = "are submodules", "them"
+	}
+	verb := "is"
+	if len(paths) > 1 {
+		verb = "are"
+	}
+	return fmt.Sprintf("%s %s, which session worktrees do not check out (an empty directory there); the session's %s inside %s %s left out: %s",
+		strings.Join(displayPaths(subs), ", "), what, plural(len(paths), "file", "files"), it, verb, strings.Join(displayPaths(capList(paths, 5)), ", "))
+}
+
+// capList keeps the first n entries and counts the rest.
+func capList(list []string, n int) []string {
+	if len(list) <= n {
+		return list
+	}
+	return append(append([]string(nil), list[:n]...), fmt.Sprintf("… and %d more", len(list)-n))
+}
+
+// withoutSubmodules takes the submodules out of a merge's three sides:
+// their gitlinks out of base, and the files a capture holds at or beneath
+// them out of each capture. A session worktree has its submodules
+// uninitialised, so a gitlink's absence there is no deletion, and files
+// written into the empty directory belong to no repository the checkout
+// would take them into. It returns the edited trees, the submodules and
+// the paths dropped from the first capture (the session's).
+func withoutSubmodules(ctx context.Context, eng *snapshot.Engine, dir, scratch, base string, captures ...string) (string, []string, []string, []string, error) {
+	ch, err := eng.Diff(ctx, base, captures[0])
+	if err != nil {
+		return "", nil, nil, nil, err
+	}
+	subs := gitlinks(ch)
+	if len(subs) == 0 {
+		return base, captures, nil, nil, nil
+	}
+	var baseEdits []edit
+	for _, s := range subs {
+		baseEdits = append(baseEdits, edit{s, entry{}})
+	}
+	newBase, err := editTree(ctx, dir, scratch, base, baseEdits)
+	if err != nil {
+		return "", nil, nil, nil, err
+	}
+	out := make([]string, len(captures))
+	var dropped []string
+	for i, tree := range captures {
+		if i > 0 {
+			if ch, err = eng.Diff(ctx, base, tree); err != nil {
+				return "", nil, nil, nil, err
+			}
+		}
+		var edits []edit
+		for _, c := range ch {
+			if c.NewOID != "" && underAny(c.Path, subs) {
+				edits = append(edits, edit{c.Path, entry{}})
+				if i == 0 {
+					dropped = append(dropped, c.Path)
+				}
+			}
+		}
+		if out[i], err = editTree(ctx, dir, scratch, tree, edits); err != nil {
+			return "", nil, nil, nil, err
+		}
+	}
+	return newBase, out, subs, dropped, nil
+}

@@ -92,9 +92,19 @@ func Undo(ctx context.Context, s Session, o UndoOptions) (*UndoResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A path inside a nested repository of the checkout was never written
+	// (an apply recorded before it left them out of its list).
+	probe := make([]snapshot.Change, len(rec.Paths))
+	for i, p := range rec.Paths {
+		probe[i] = snapshot.Change{Path: p}
+	}
+	_, alone := c.eng.LeftAlone(probe)
 	var edited []string
 	var edits []edit
 	for _, p := range rec.Paths {
+		if underAny(p, alone) {
+			continue
+		}
 		if _, ok := sinceApply[p]; ok {
 			edited = append(edited, p)
 		}
