@@ -48,6 +48,25 @@
 // the private one together with the write blocklist, and the repository's
 // core.excludesFile is passed on the command line.
 //
+// # Ignore rules from outside the worktree
+//
+// The repository's info/exclude and core.excludesFile are shared by every
+// worktree and belong to no snapshot, so they can change under a session:
+// a file captured before a rule matched it is ignored by later captures.
+// Such a file is still restored byte for byte. The verification then
+// accepts a written path its capture leaves out only when the rules in
+// force ignore it and the worktree holds exactly the target's bytes and
+// mode (RestoreResult.Ignored; RestoreResult.Tree is what captures see).
+// CheckRestore names those paths in advance, evaluating the rules with the
+// .gitignore files the restore leaves (the target's where it writes them,
+// the worktree's elsewhere) in a scratch work tree.
+//
+// A restore never overwrites what no snapshot holds. An entry on disk
+// where it must write a path the capture it starts from does not have (an
+// ignored file, or one created since), or inside a directory that a file
+// replaces, is a *BlockedError found before the first write (and by
+// CheckRestore), unless it already holds the target's content.
+//
 // # Nested repositories and the worktree's .git link
 //
 // Every capture walks the worktree (in Go, beside git status, not following
