@@ -12,6 +12,14 @@
 // live in this package's state directory: the checkout's real index, HEAD,
 // branches and config are read, never written.
 //
+// Submodules are not checked out in a session worktree, and captures never
+// hold gitlinks, so a gitlink of the base shows as removed in every diff
+// from it. Diff, Apply and Commit take the base's gitlinks, and every file
+// a capture holds at or beneath one, out of what they compare, with a note
+// naming the session's files there. A nested repository in the checkout is
+// left alone by the restore; apply neither counts nor journals its paths,
+// so undo never compares them.
+//
 // Captures hold raw bytes. Diff and merge compare content the way git does,
 // so when the repository converts content (core.autocrlf, eol or filter
 // attributes) the paths that differ from the base are re-hashed through
