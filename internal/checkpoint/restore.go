@@ -267,12 +267,11 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 		}
 		if p.mode.HasWorkspace() {
 			chk, err := c.cfg.Snapshots.CheckRestore(ctx, snap.Tree, p.targetTree)
-			var blocked *snapshot.BlockedError
-			if errors.As(err, &blocked) {
+			if why := blockedReason(err); why != "" {
 				// The confirm could only fail: no token. The recovery
 				// snapshot taken for it is not needed.
 				c.dropScratch(ctx, name)
-				return nil, &Error{Code: CodeBlocked, Msg: blockedMsg(blocked, p, "nothing was changed"), Err: err}
+				return nil, &Error{Code: CodeBlocked, Msg: blockedMsg(why, p, "nothing was changed"), Err: err}
 			}
 			if err != nil && strings.Contains(err.Error(), "bad object") {
 				// Its objects were pruned from the repository (refs deleted
@@ -618,11 +617,10 @@ func (c *Controller) rollbackLocked(ctx context.Context, restoreID string, rec *
 		shown = re.Err
 	}
 	msg := fmt.Sprintf("restore failed (%v)", shown)
-	var blocked *snapshot.BlockedError
-	if errors.As(cause, &blocked) {
+	if why := blockedReason(cause); why != "" && (re == nil || !re.Applied) {
 		// Found before anything was written (the entry in the way
 		// appeared after the preview).
-		msg = blockedMsg(blocked, &plan{action: rec.Action, target: rec.Target, branch: rec.Branch, mode: rec.Mode}, "nothing was changed")
+		msg = blockedMsg(why, &plan{action: rec.Action, target: rec.Target, branch: rec.Branch, mode: rec.Mode}, "nothing was changed")
 		if err := c.append(timeline.Record{Type: timeline.TypeRestoreAborted, Restore: restoreID, Reason: cause.Error()}); err != nil {
 			msg += fmt.Sprintf(" (recording the abort failed too: %v; the next open repairs it)", err)
 		}
@@ -698,8 +696,8 @@ func (c *Controller) noticeText(rec previewRecord, intent timeline.Record, chang
 // blockedMsg says what is in the way of a workspace restore, that nothing
 // changed, and how to go on: move it away, or restore only the
 // conversation where that is a choice.
-func blockedMsg(be *snapshot.BlockedError, p *plan, outcome string) string {
-	msg := "the files cannot be restored: " + be.Error() + ", then preview again; " + outcome
+func blockedMsg(why string, p *plan, outcome string) string {
+	msg := "the files cannot be restored: " + why + ", then preview again; " + outcome
 	if p.mode == ModeBoth {
 		switch p.action {
 		case ActionRewind, ActionUndo:
@@ -711,6 +709,29 @@ func blockedMsg(be *snapshot.BlockedError, p *plan, outcome string) string {
 		}
 	}
 	return msg
+}
+
+// blockedReason says why the worktree's state keeps a restore from going
+// ahead (something in the way, a directory that is not writable, a path
+// the tree may not hold), "" for other errors. The sentence carries no
+// package prefix and ends where blockedMsg goes on.
+func blockedReason(err error) string {
+	var be *snapshot.BlockedError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &be):
+		return be.Error()
+	case errors.Is(err, snapshot.ErrConflict), errors.Is(err, snapshot.ErrUnsafePath):
+		msg := err.Error()
+		for _, s := range []error{snapshot.ErrConflict, snapshot.ErrUnsafePath} {
+			if i := strings.Index(msg, s.Error()+": "); i >= 0 {
+				msg = msg[i+len(s.Error())+2:]
+			}
+		}
+		return strings.TrimSuffix(strings.TrimSuffix(msg, "; move it away and retry"), " and retry")
+	}
+	return ""
 }
 
 // short abbreviates an object id for messages.
