@@ -121,3 +121,43 @@ func BenchmarkStatusFloor(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPreviewCheck compares what a preview pays to list a restore's
+// changes: the diff alone (before restores were checked up front) and
+// CheckRestore (diff, the restore's plan against the disk, and the ignore
+// check of the written paths).
+func BenchmarkPreviewCheck(b *testing.B) {
+	e, dir, n := benchRepo(b)
+	ctx := context.Background()
+	target := capture(b, e, "target")
+	for _, k := range []int{1, 10, 100, 1000} {
+		if k > n/2 {
+			continue
+		}
+		for j := 0; j < k; j++ {
+			p := filepath.Join(dir, synth.Path((j*7919+13)%n))
+			if err := os.WriteFile(p, []byte(fmt.Sprintf("bench %d\n", j)), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		cur := capture(b, e, "")
+		e.Wait()
+		b.Run(fmt.Sprintf("paths=%d/diff", k), func(b *testing.B) {
+			for b.Loop() {
+				if ch, err := e.Diff(ctx, cur.Tree, target.Tree); err != nil || len(ch) != k {
+					b.Fatalf("diff: %d changes, %v", len(ch), err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("paths=%d/check", k), func(b *testing.B) {
+			for b.Loop() {
+				if chk, err := e.CheckRestore(ctx, cur.Tree, target.Tree); err != nil || len(chk.Changes) != k {
+					b.Fatalf("check: %d changes, %v", len(chk.Changes), err)
+				}
+			}
+		})
+		if _, err := e.Restore(ctx, cur, target.Tree); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
