@@ -290,8 +290,8 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 			// of listing paths the restore will not touch.
 			alone := chk.LeftAlone
 			ignored := map[string]bool{}
-			for _, p := range chk.Ignored {
-				ignored[p] = true
+			for _, path := range chk.Ignored {
+				ignored[path] = true
 			}
 			for _, ch := range chk.Changes {
 				pc := NewPathChange(ch.Path, string(ch.Kind))
