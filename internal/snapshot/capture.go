@@ -143,7 +143,7 @@ func (e *Engine) captureOnce(ctx context.Context) (string, error) {
 			e.treeEdits++
 			e.setHead(tree)
 			if e.head == tree {
-				e.startIndexUpdate(paths)
+				e.startIndexUpdate(paths, e.fastDeleted)
 			}
 			return tree, nil
 		}

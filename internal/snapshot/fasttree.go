@@ -12,6 +12,7 @@ import (
 	"hash"
 	"io"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
@@ -222,6 +223,12 @@ func (e *Engine) fastTree(ctx context.Context, base string, paths []string) (str
 			return "", errNotFast
 		}
 	}
+	e.fastDeleted = e.fastDeleted[:0]
+	for _, c := range changes {
+		if c.deleted {
+			e.fastDeleted = append(e.fastDeleted, c.path)
+		}
+	}
 	return root, nil
 }
 
@@ -397,24 +404,61 @@ func parseTree(b []byte, oidLen int) (map[string]fastEntry, error) {
 // match the captured tree (the file changed again, or the update failed)
 // shows up as an index-side difference and that capture takes the index
 // path, so the update is an optimisation, never trusted.
-func (e *Engine) startIndexUpdate(paths []string) {
-	args := []string{"update-index", "--add", "--remove", "--replace", "-z", "--stdin"}
-	if e.onPriv != nil {
-		e.onPriv(args)
+//
+// A path the tree edit found deleted is only removed from the index, never
+// added back from what is on disk by the time the update runs: a file
+// recreated there meanwhile is untracked again, so the next status applies
+// the ignore rules to it (--add would track it, and an ignored file would
+// then be captured).
+func (e *Engine) startIndexUpdate(paths, deleted []string) {
+	gone := map[string]bool{}
+	for _, p := range deleted {
+		gone[p] = true
 	}
-	in := strings.Join(paths, "\x00") + "\x00"
+	var present []string
+	for _, p := range paths {
+		if !gone[p] {
+			present = append(present, p)
+		}
+	}
+	type step struct {
+		args  []string
+		paths []string
+	}
+	var steps []step
+	for _, st := range []step{
+		{[]string{"update-index", "--force-remove", "-z", "--stdin"}, deleted},
+		{[]string{"update-index", "--add", "--remove", "--replace", "-z", "--stdin"}, present},
+	} {
+		if len(st.paths) > 0 {
+			steps = append(steps, st)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), e.budget)
-	cmd, stderr := e.priv.Command(ctx, append(e.privConfig(), args...)...)
-	cmd.Stdin = strings.NewReader(in)
-	// The update must not outlive the process: another engine opened on
-	// this state dir removes a lock it finds, taking it for a dead one.
-	dieWithParent(cmd)
+	cmds := make([]*exec.Cmd, len(steps))
+	errs := make([]*bytes.Buffer, len(steps))
+	for i, st := range steps {
+		if e.onPriv != nil {
+			e.onPriv(st.args)
+		}
+		cmds[i], errs[i] = e.priv.Command(ctx, append(e.privConfig(), st.args...)...)
+		cmds[i].Stdin = strings.NewReader(strings.Join(st.paths, "\x00") + "\x00")
+		// The update must not outlive the process: another engine opened
+		// on this state dir removes a lock it finds, taking it for a dead
+		// one.
+		dieWithParent(cmds[i])
+	}
 	done := make(chan struct{})
 	e.indexUpdate = done
 	go func() {
 		defer close(done)
 		defer cancel()
-		_ = e.priv.WrapError(args, cmd.Run(), stderr)
+		// One after the other: both take the index lock.
+		for i, st := range steps {
+			if e.priv.WrapError(st.args, cmds[i].Run(), errs[i]) != nil {
+				break // nothing it leaves is trusted: the next status sees it
+			}
+		}
 		ownerOnly(e.privIndex, e.privDir)
 	}()
 }

@@ -236,3 +236,37 @@ func TestBlockedErrorMessage(t *testing.T) {
 		t.Errorf("message = %q, want %q", got, want)
 	}
 }
+
+// A file deleted by a tree-edit capture and recreated, now ignored, before
+// the private index catches up in the background is not tracked by that
+// update: the next capture applies the ignore rules to it.
+func TestBackgroundIndexUpdateDoesNotTrackRecreatedFile(t *testing.T) {
+	t.Parallel()
+	wt := gittest.NewRepo(t)
+	e := openEngine(t, wt)
+	gittest.WriteFile(t, wt, "foo.tmp", "one\n")
+	gittest.WriteFile(t, wt, "keep.txt", "k\n")
+	capture(t, e, "cp1")
+	e.Wait()
+	sh(t, wt, "rm foo.tmp; echo k2 > keep.txt")
+	recreated := false
+	e.onPriv = func(args []string) {
+		// Runs just before the background update starts: the file
+		// comes back, ignored, while the update is pending.
+		if args[0] == "update-index" && len(args) > 1 && args[1] == "--force-remove" && !recreated {
+			recreated = true
+			gittest.WriteFile(t, wt, ".git/info/exclude", "*.tmp\n")
+			gittest.WriteFile(t, wt, "foo.tmp", "secret\n")
+		}
+	}
+	edits := e.treeEdits
+	gone := capture(t, e, "cp2")
+	if e.treeEdits != edits+1 || !recreated {
+		t.Fatalf("the capture took no tree edit (edits %d -> %d, recreated %v)", edits, e.treeEdits, recreated)
+	}
+	e.Wait()
+	e.onPriv = nil
+	if got := capture(t, e, "cp3"); got.Tree != gone.Tree {
+		t.Errorf("the ignored foo.tmp was captured after the background update: %s, want %s", got.Tree, gone.Tree)
+	}
+}

@@ -128,6 +128,8 @@ type Engine struct {
 	// the last capture's tree edit has finished (nil: none running).
 	indexUpdate chan struct{}
 	treeEdits   int // captures answered by a tree edit (tests)
+	// fastDeleted are the paths the last tree edit found deleted.
+	fastDeleted []string
 	// lastWalk is what the last capture's walk found (nested
 	// repositories, restrictive permissions).
 	lastWalk walkResult
