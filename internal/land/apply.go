@@ -477,6 +477,22 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		set[cf.path] = true
 		isConflict[cf.path] = cf
 	}
+	// A nested repository in the checkout is left alone by the restore:
+	// what the session has there gets no outcome, it is not written or
+	// counted, and undo does not look at it.
+	probe := make([]snapshot.Change, 0, len(set))
+	for p := range set {
+		probe = append(probe, snapshot.Change{Path: p})
+	}
+	_, nested := c.eng.LeftAlone(probe)
+	if len(nested) > 0 {
+		sort.Strings(nested)
+		what, it := "is a nested repository", "it"
+		if len(nested) > 1 {
+			what, it = "are nested repositories", "them"
+		}
+		notes = append(notes, fmt.Sprintf("left alone: %s %s in %s; the session's changes inside %s are not written", strings.Join(displayPaths(nested), ", "), what, c.dir, it))
+	}
 	var conflictPaths, markers []string
 	inTheWay := c.inTheWay(um)
 	// The session's files in a directory that conflicts with the
@@ -488,6 +504,9 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		}
 	}
 	for _, p := range sortedKeys(set) {
+		if _, conflicted := isConflict[p]; !conflicted && underAny(p, nested) {
+			continue
+		}
 		out := OutcomeApplied
 		ch, writes := um[p]
 		if !writes && underAny(p, keptOut) {
@@ -564,14 +583,8 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 	if err != nil {
 		return nil, err
 	}
-	// A nested repository in the checkout is left alone by the restore:
-	// what the session has there is neither written nor counted, and undo
-	// does not look at it.
-	changes, alone := c.eng.LeftAlone(changes)
-	if len(alone) > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("left alone: %s %s a nested repository in %s; the session's changes inside %s not written",
-			strings.Join(displayPaths(alone), ", "), map[bool]string{true: "is", false: "are each"}[len(alone) == 1], c.dir, map[bool]string{true: "it are", false: "them are"}[len(alone) == 1]))
-	}
+	// Paths inside a nested repository are left alone (see above).
+	changes, _ = c.eng.LeftAlone(changes)
 	if len(changes) == 0 {
 		if ce, ok := cerr.(*ConflictError); ok {
 			// Each conflict keeps the checkout's version: nothing to

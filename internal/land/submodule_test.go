@@ -140,3 +140,37 @@ func TestUndoSkipsPathsInNestedRepositories(t *testing.T) {
 		t.Errorf("Undo paths = %q", u.Paths)
 	}
 }
+
+// A nested repository in the checkout (a clone the user keeps inside it):
+// what the session has at that path gets no outcome, is not written or
+// counted, and the note says so, in the dry run as in the apply.
+func TestApplyLeavesNestedRepositoryAlone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRig(t, map[string]string{"a.txt": "a\n"})
+	gittest.Git(t, r.checkout, "init", "-q", "vendor/x")
+	write(t, r.checkout, "vendor/x/own.txt", "user's\n")
+	write(t, r.sess.Worktree, "vendor/x/file.txt", "session\n")
+	write(t, r.sess.Worktree, "a.txt", "a2\n")
+	for _, dry := range []bool{true, false} {
+		res, err := Apply(ctx, r.sess, ApplyOptions{DryRun: dry})
+		if err != nil {
+			t.Fatalf("Apply (dry run %v): %v", dry, err)
+		}
+		if want := []PathOutcome{{Path: "a.txt", Outcome: OutcomeClean}}; !reflect.DeepEqual(res.Paths, want) {
+			t.Errorf("Apply (dry run %v) paths = %+v, want %+v", dry, res.Paths, want)
+		}
+		if !strings.Contains(strings.Join(res.Notes, "\n"), "left alone: vendor/x is a nested repository") {
+			t.Errorf("Apply (dry run %v) notes = %q", dry, res.Notes)
+		}
+		if !dry && res.Written != 1 {
+			t.Errorf("written = %d, want 1", res.Written)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(r.checkout, "vendor", "x", "file.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("vendor/x/file.txt was written into the nested repository: %v", err)
+	}
+	if u, err := Undo(ctx, r.sess, UndoOptions{}); err != nil || !reflect.DeepEqual(u.Paths, []string{"a.txt"}) {
+		t.Fatalf("Undo = %+v, %v", u, err)
+	}
+}
