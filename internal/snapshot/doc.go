@@ -59,7 +59,10 @@
 // mode (RestoreResult.Ignored; RestoreResult.Tree is what captures see).
 // CheckRestore names those paths in advance, evaluating the rules with the
 // .gitignore files the restore leaves (the target's where it writes them,
-// the worktree's elsewhere) in a scratch work tree.
+// the worktree's elsewhere) in a scratch work tree. A restore that fails
+// after writing removes the files it created where nothing was that the
+// rules hide: the caller's rollback restores its own earlier capture,
+// which cannot see them.
 //
 // A restore never overwrites what no snapshot holds. An entry on disk
 // where it must write a path the capture it starts from does not have (an

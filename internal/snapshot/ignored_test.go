@@ -270,3 +270,39 @@ func TestBackgroundIndexUpdateDoesNotTrackRecreatedFile(t *testing.T) {
 		t.Errorf("the ignored foo.tmp was captured after the background update: %s, want %s", got.Tree, gone.Tree)
 	}
 }
+
+// A restore that fails after creating a file the ignore rules now hide
+// takes that file back: the caller's rollback, a restore of its own
+// capture, cannot see it.
+func TestFailedRestoreDropsIgnoredCreations(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	wt := gittest.NewRepo(t)
+	e := openEngine(t, wt)
+	gittest.WriteFile(t, wt, "deep/er/foo.tmp", "one\n")
+	gittest.WriteFile(t, wt, "b.txt", "b\n")
+	target := capture(t, e, "cp1")
+	sh(t, wt, "rm -r deep b.txt; mkdir kept")
+	capture(t, e, "cp2")
+	gittest.WriteFile(t, wt, ".git/info/exclude", "*.tmp\n")
+	cur := capture(t, e, "r1")
+	e.failpointFn = func(name string) {
+		if name == "restore.before_verify" {
+			gittest.WriteFile(t, wt, "intruder.txt", "x\n") // verification fails
+		}
+	}
+	_, err := e.Restore(ctx, cur, target.Tree)
+	var re *RestoreError
+	if !errors.As(err, &re) || re.Step != "verify" || !errors.Is(err, ErrMismatch) {
+		t.Fatalf("Restore: %v, want a verify mismatch", err)
+	}
+	if _, err := os.Lstat(filepath.Join(wt, "deep")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the ignored file (or the directories made for it) stayed after the failed restore: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(wt, "b.txt")); err != nil {
+		t.Errorf("b.txt (visible to the caller's rollback) should be left to it: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(wt, "kept")); err != nil {
+		t.Errorf("an empty directory that was there before went: %v", err)
+	}
+}

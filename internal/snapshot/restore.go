@@ -69,11 +69,16 @@ func (e *Engine) Restore(ctx context.Context, from Snapshot, target string) (Res
 		return RestoreResult{}, &RestoreError{Step: "validate", Err: err}
 	}
 	p.modes = modes
+	// A failure from here on leaves the rollback to the caller, which
+	// restores the capture it started from; files this restore created
+	// that the ignore rules hide from that capture are taken back here.
 	if err := e.apply(ctx, p); err != nil {
+		e.dropIgnoredCreations(ctx, p)
 		return RestoreResult{}, err
 	}
 	tightened, err := e.tighten(p, alone)
 	if err != nil {
+		e.dropIgnoredCreations(ctx, p)
 		return RestoreResult{}, &RestoreError{Step: "write", Applied: true, Err: err}
 	}
 	if len(changes) > 0 || tightened {
@@ -93,6 +98,7 @@ func (e *Engine) Restore(ctx context.Context, from Snapshot, target string) (Res
 	// target minus those subtrees.
 	got, ignored, err := e.verifyRestored(ctx, expect, p)
 	if err != nil {
+		e.dropIgnoredCreations(ctx, p)
 		return RestoreResult{}, &RestoreError{Step: "verify", Applied: len(changes) > 0 || tightened, Err: err}
 	}
 	res.VerifyTime = time.Since(vstart)
@@ -234,6 +240,51 @@ type plan struct {
 	del     map[string]bool        // captured paths that go away (may block a write)
 	removed map[string]bool        // deletions already done while writing
 	modes   map[string]fs.FileMode // captured permissions narrower than the tree mode
+	created map[string]string      // added paths where nothing was on disk before -> their deepest existing directory
+}
+
+// dropIgnoredCreations removes, after a failed restore, the files it
+// created where nothing was before and that the ignore rules in force hide
+// from captures (a rule added outside the worktree since the target was
+// captured): the caller's rollback, a restore of its own earlier capture,
+// cannot see them. A file is removed only while it holds exactly what was
+// written. Best effort: whatever stays is an ignored file.
+func (e *Engine) dropIgnoredCreations(ctx context.Context, p *plan) {
+	var cands []Change
+	for _, c := range p.writes {
+		if _, ok := p.created[c.Path]; ok {
+			cands = append(cands, c)
+		}
+	}
+	if len(cands) == 0 {
+		return
+	}
+	paths := make([]string, len(cands))
+	for i, c := range cands {
+		paths[i] = c.Path
+	}
+	ctx = context.WithoutCancel(ctx)
+	set, err := e.checkIgnored(ctx, e.root, paths)
+	if err != nil {
+		return
+	}
+	for _, c := range cands {
+		if !set[c.Path] {
+			continue
+		}
+		if ok, err := e.diskMatches(c.Path, c.NewMode, c.NewOID); err != nil || !ok {
+			continue
+		}
+		if os.Remove(filepath.Join(e.root, c.Path)) != nil {
+			continue
+		}
+		// The directories the restore made for it go too.
+		for dir := path.Dir(c.Path); dir != "." && dir != "/" && dir != p.created[c.Path]; dir = path.Dir(dir) {
+			if os.Remove(filepath.Join(e.root, dir)) != nil {
+				break // not empty: leave it
+			}
+		}
+	}
 }
 
 // checkPath rejects a tree path that could escape the worktree, reach into
@@ -260,7 +311,7 @@ func checkPath(p string) error {
 // plan validates every change against the tree rules and the worktree as it
 // is now, without touching anything.
 func (e *Engine) plan(ctx context.Context, changes []Change) (*plan, error) {
-	p := &plan{del: map[string]bool{}, removed: map[string]bool{}}
+	p := &plan{del: map[string]bool{}, removed: map[string]bool{}, created: map[string]string{}}
 	for _, c := range changes {
 		if err := checkPath(c.Path); err != nil {
 			return nil, err
@@ -288,6 +339,9 @@ func (e *Engine) plan(ctx context.Context, changes []Change) (*plan, error) {
 		st, err := os.Lstat(full)
 		switch {
 		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+			if c.Kind == Added {
+				p.created[c.Path] = parent
+			}
 		case err != nil:
 			return nil, fmt.Errorf("snapshot: inspect %q: %w", c.Path, err)
 		case st.IsDir():
