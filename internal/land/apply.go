@@ -504,7 +504,7 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		}
 	}
 	for _, p := range sortedKeys(set) {
-		if _, conflicted := isConflict[p]; !conflicted && underAny(p, nested) {
+		if _, conflicted := isConflict[p]; !conflicted && atOrUnder(p, nested) {
 			continue
 		}
 		out := OutcomeApplied

@@ -75,7 +75,7 @@ func Commit(ctx context.Context, s Session, o CommitOptions) (*CommitResult, err
 	var paths []string
 	subs := gitlinks(ch)
 	for _, c := range ch {
-		if blocked(c.Path) || underAny(c.Path, subs) {
+		if blocked(c.Path) || atOrUnder(c.Path, subs) {
 			// The capture leaves blocklisted directories and nested
 			// repositories out; their absence is not a deletion. A
 			// submodule is not checked out in the worktree: files written

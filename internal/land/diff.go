@@ -112,7 +112,7 @@ func Diff(ctx context.Context, s Session, o DiffOptions) (*DiffResult, error) {
 	subs := gitlinks(fromBase)
 	var inSubs []string
 	for _, c := range fromBase {
-		if c.NewOID != "" && underAny(c.Path, subs) {
+		if c.NewOID != "" && atOrUnder(c.Path, subs) {
 			inSubs = append(inSubs, c.Path)
 		}
 	}
@@ -138,7 +138,7 @@ func Diff(ctx context.Context, s Session, o DiffOptions) (*DiffResult, error) {
 		res.Paths = append(res.Paths, PathChange{Path: dst, Change: ChangeRenamed, From: src})
 	}
 	for _, c := range ch {
-		if !gone[c.Path] && !blocked(c.Path) && !underAny(c.Path, subs) {
+		if !gone[c.Path] && !blocked(c.Path) && !atOrUnder(c.Path, subs) {
 			res.Paths = append(res.Paths, PathChange{Path: c.Path, Change: string(c.Kind)})
 		}
 	}

@@ -300,8 +300,8 @@ func gitlinks(ch []snapshot.Change) []string {
 	return out
 }
 
-// underAny reports whether p is one of dirs or lies beneath one.
-func underAny(p string, dirs []string) bool {
+// atOrUnder reports whether p is one of dirs or lies beneath one.
+func atOrUnder(p string, dirs []string) bool {
 	for _, d := range dirs {
 		if p == d || strings.HasPrefix(p, d+"/") {
 			return true
@@ -370,7 +370,7 @@ func withoutSubmodules(ctx context.Context, eng *snapshot.Engine, dir, scratch, 
 		}
 		var edits []edit
 		for _, c := range ch {
-			if c.NewOID != "" && underAny(c.Path, subs) {
+			if c.NewOID != "" && atOrUnder(c.Path, subs) {
 				edits = append(edits, edit{c.Path, entry{}})
 				if i == 0 {
 					dropped = append(dropped, c.Path)

@@ -102,7 +102,7 @@ func Undo(ctx context.Context, s Session, o UndoOptions) (*UndoResult, error) {
 	var edited []string
 	var edits []edit
 	for _, p := range rec.Paths {
-		if underAny(p, alone) {
+		if atOrUnder(p, alone) {
 			continue
 		}
 		if _, ok := sinceApply[p]; ok {
