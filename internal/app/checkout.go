@@ -140,13 +140,15 @@ func startDraftCheck(dir string) *checkoutCheck {
 			return
 		}
 		c.warn = checkoutWarning(ctx, repo.Root, repo.Head)
+		c.submodules = submoduleWarning(ctx, repo.Root, repo.Head)
 	}()
 	return c
 }
 
 // StartNotices waits (until ctx ends) for what a new session's host should
-// show before the first prompt: today, the checkout's uncommitted changes
-// the session's worktree will not have. It returns nothing for a session
+// show before the first prompt: the checkout's uncommitted changes the
+// session's worktree will not have, and the submodules it does not check
+// out. It returns nothing for a session
 // that exists already, and each notice once; the first turn does not
 // repeat a warning given here unless it changed.
 func (s *Session) StartNotices(ctx context.Context) []string {

@@ -2,6 +2,8 @@ package app_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -71,5 +73,47 @@ func TestCheckoutWarningBeforeTurn(t *testing.T) {
 	}
 	if strings.Contains(strings.Join(res.Warnings, "\n"), "uncommitted") {
 		t.Fatalf("the warning came again with the result: %q", res.Warnings)
+	}
+}
+
+// TestSubmoduleNoticeAndPrompt: a repository with a submodule gets the
+// notice that the session's worktree does not check it out, before the
+// first prompt (once), and the model is told in the system prompt.
+func TestSubmoduleNoticeAndPrompt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	sub := gittest.NewRepo(t)
+	repo := gittest.NewRepo(t)
+	gittest.Git(t, repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "mods/sub")
+	gittest.Commit(t, repo, "add a submodule")
+	trace := filepath.Join(t.TempDir(), "trace.jsonl")
+	opts := app.Options{DataDir: t.TempDir(), Dir: repo, Provider: provider.Config{Provider: provider.NameSim, TracePath: trace}, Early: true}
+	s, err := app.Open(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	notes := s.StartNotices(ctx)
+	if len(notes) != 1 || !strings.Contains(notes[0], "submodule mods/sub is not checked out in the session's worktree") {
+		t.Fatalf("start notices: %q", notes)
+	}
+	var warned []string
+	res, err := s.Prompt(ctx, "hello", func(u agent.Update) {
+		if u.Kind == agent.UpdateWarning {
+			warned = append(warned, u.Text)
+		}
+	})
+	if err != nil || res.Status != "completed" {
+		t.Fatalf("turn: %+v %v", res, err)
+	}
+	if len(warned) != 0 || strings.Contains(strings.Join(res.Warnings, "\n"), "submodule") {
+		t.Fatalf("the turn repeated the notice: updates %q, result %q", warned, res.Warnings)
+	}
+	b, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "Submodules (mods/sub) are not checked out in this worktree") {
+		t.Errorf("the system prompt does not name the submodule")
 	}
 }
