@@ -241,7 +241,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 				}
 				return nil
 			})
-			snaps = lazySnapshots{g: p.git, differ: snapshot.NewDiffer(ws.Worktree.Path, sess.Path("snapshot"))}
+			snaps = lazySnapshots{g: p.git}
 			if gitNow {
 				eng, noWS, err := p.git.get(ctx)
 				if err != nil {

@@ -67,20 +67,8 @@ func (g *gitParts) unavailable() string {
 
 // lazySnapshots is the controller's view of the snapshot engine of a
 // session whose git parts open on first use.
-type lazySnapshots struct {
-	g *gitParts
-	// differ answers what needs no engine (listings).
-	differ *snapshot.Differ
-}
+type lazySnapshots struct{ g *gitParts }
 
-// MissingTrees reports which snapshot trees were pruned from the
-// repository, without opening the engine.
-func (l lazySnapshots) MissingTrees(ctx context.Context, trees []string) (map[string]bool, error) {
-	if eng := l.g.opened(); eng != nil {
-		return eng.MissingTrees(ctx, trees)
-	}
-	return l.differ.MissingTrees(ctx, trees)
-}
 
 func (l lazySnapshots) engine(ctx context.Context) (*snapshot.Engine, error) {
 	eng, noWS, err := l.g.get(ctx)

@@ -104,9 +104,6 @@ func (r readSnapshots) Restore(context.Context, snapshot.Snapshot, string) (snap
 func (r readSnapshots) CheckRestore(context.Context, string, string) (snapshot.RestoreCheck, error) {
 	return snapshot.RestoreCheck{}, errViewOnly
 }
-func (r readSnapshots) MissingTrees(ctx context.Context, trees []string) (map[string]bool, error) {
-	return r.d.MissingTrees(ctx, trees)
-}
 func (r readSnapshots) LeftAlone(ch []snapshot.Change) ([]snapshot.Change, []string) { return ch, nil }
 func (r readSnapshots) PatchPath(context.Context, string, string, string) (snapshot.PathPatch, error) {
 	return snapshot.PathPatch{}, errViewOnly

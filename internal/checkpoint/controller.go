@@ -160,6 +160,9 @@ type Controller struct {
 	// statsDirty says it has counts the file lacks.
 	filesChanged map[string]int
 	statsLoaded  bool
+	// pruned are snapshot trees a preview found gone from the repository
+	// (kept in statsFile).
+	pruned map[string]bool
 	statsDirty   bool
 	statsErr     error // why the last save of statsFile failed
 	// derivedFailed is the last failure to write a derived file that the
@@ -176,7 +179,7 @@ func New(cfg Config) *Controller {
 	if cfg.Failpoint == nil {
 		cfg.Failpoint = failpoint.Hit
 	}
-	return &Controller{cfg: cfg, state: cfg.Timeline.Live(), filesChanged: map[string]int{}}
+	return &Controller{cfg: cfg, state: cfg.Timeline.Live(), filesChanged: map[string]int{}, pruned: map[string]bool{}}
 }
 
 // readOnly returns why mutations are refused, or "".
@@ -744,32 +747,12 @@ func (c *Controller) List(ctx context.Context, all bool) ([]Row, error) {
 // tree is gone from the repository.
 const PrunedReason = "snapshot pruned from the repository"
 
-// treeChecker is implemented by snapshot access that can tell which trees
-// were pruned from the repository.
-type treeChecker interface {
-	MissingTrees(ctx context.Context, trees []string) (map[string]bool, error)
-}
-
-// prunedTreesLocked returns which snapshot trees of the listed checkpoints
-// are gone from the repository (one git process; nil when unknown).
-func (c *Controller) prunedTreesLocked(ctx context.Context, ids []string) map[string]bool {
-	tc, ok := c.cfg.Snapshots.(treeChecker)
-	if !ok || c.cfg.Snapshots == nil {
-		return nil
-	}
-	var trees []string
-	seen := map[string]bool{}
-	for _, id := range ids {
-		if cp := c.state.Checkpoints[id]; cp != nil && cp.Snapshot != nil && !seen[cp.Snapshot.Tree] {
-			seen[cp.Snapshot.Tree] = true
-			trees = append(trees, cp.Snapshot.Tree)
-		}
-	}
-	missing, err := tc.MissingTrees(ctx, trees)
-	if err != nil {
-		return nil // the repository may be gone: the rows say what was recorded
-	}
-	return missing
+// prunedTreesLocked returns the snapshot trees known to be gone from the
+// repository: those a preview found pruned (statsFile). A listing runs no
+// git process, so a tree pruned since is found by the next preview of it.
+func (c *Controller) prunedTreesLocked(context.Context, []string) map[string]bool {
+	c.loadStatsLocked()
+	return c.pruned
 }
 
 // countChanged is the number of paths that differ between two snapshot

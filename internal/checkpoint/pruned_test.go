@@ -26,11 +26,17 @@ func TestRewindToAPrunedSnapshot(t *testing.T) {
 	}
 	gittest.Git(t, r.repo, "reflog", "expire", "--expire=now", "--all")
 	gittest.Git(t, r.repo, "gc", "-q", "--prune=now")
-	// The listing no longer claims the pruned snapshot: cp2's tree (a.txt
+	// The preview finds the snapshot gone and says what is still possible.
+	_, err := r.ctl.Preview(context.Background(), checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp2", Mode: checkpoint.ModeBoth})
+	if checkpoint.CodeOf(err) != checkpoint.CodeNoWorkspace || !strings.Contains(err.Error(), "the files of cp2 are gone from the repository") {
+		t.Fatalf("Preview = %v (code %q)", err, checkpoint.CodeOf(err))
+	}
+	// From then on the listing (which runs no git) no longer claims the
+	// pruned snapshot, in this process and the next: cp2's tree (a.txt
 	// added) is gone, cp1's is the base commit's tree, still there.
 	for _, reopen := range []bool{false, true} {
 		if reopen {
-			r.reopen() // a new process lists without opening the engine
+			r.reopen()
 		}
 		rows, err := r.ctl.List(context.Background(), false)
 		if err != nil {
@@ -43,10 +49,6 @@ func TestRewindToAPrunedSnapshot(t *testing.T) {
 		if want := (map[string]string{"cp2": "false " + checkpoint.PrunedReason, "cp1": "true "}); !reflect.DeepEqual(got, want) {
 			t.Errorf("rows (reopened %v) = %q, want %q", reopen, got, want)
 		}
-	}
-	_, err := r.ctl.Preview(context.Background(), checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp2", Mode: checkpoint.ModeBoth})
-	if checkpoint.CodeOf(err) != checkpoint.CodeNoWorkspace || !strings.Contains(err.Error(), "the files of cp2 are gone from the repository") {
-		t.Fatalf("Preview = %v (code %q)", err, checkpoint.CodeOf(err))
 	}
 	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp2", Mode: checkpoint.ModeConversation})
 }

@@ -275,7 +275,8 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 			}
 			if err != nil && strings.Contains(err.Error(), "bad object") {
 				// Its objects were pruned from the repository (refs deleted
-				// by hand, then git gc).
+				// by hand, then git gc). Listings say so from now on.
+				c.notePrunedLocked(p.targetTree, true)
 				what := p.target
 				if what == "" {
 					what = "the state to return to"
@@ -285,6 +286,7 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 			if err != nil {
 				return nil, &Error{Code: CodeCaptureFailed, Msg: "could not compare the files with the checkpoint: " + err.Error() + "; nothing was changed", Err: err}
 			}
+			c.notePrunedLocked(p.targetTree, false)
 			// A nested repository or submodule now in the worktree is left
 			// alone even where the checkpoint holds files: say so instead
 			// of listing paths the restore will not touch.

@@ -272,39 +272,3 @@ func (d *Differ) Diff(ctx context.Context, fromTree, toTree string) ([]Change, e
 	return ch, nil
 }
 
-// MissingTrees reports which of trees are not in the repository (pruned by
-// git gc once no ref kept them), with one git process.
-func (d *Differ) MissingTrees(ctx context.Context, trees []string) (map[string]bool, error) {
-	return missingTrees(ctx, d.repo, trees)
-}
-
-// MissingTrees is Differ.MissingTrees for the engine's repository.
-func (e *Engine) MissingTrees(ctx context.Context, trees []string) (map[string]bool, error) {
-	return missingTrees(ctx, e.repo, trees)
-}
-
-func missingTrees(ctx context.Context, r *git.Runner, trees []string) (map[string]bool, error) {
-	if len(trees) == 0 {
-		return nil, nil
-	}
-	var in bytes.Buffer
-	for _, t := range trees {
-		in.WriteString(t + "\n")
-	}
-	out, err := r.RunInput(ctx, in.Bytes(), "cat-file", "--batch-check=%(objectname) %(objecttype)")
-	if err != nil {
-		return nil, fmt.Errorf("snapshot: look up snapshot trees: %w", err)
-	}
-	missing := map[string]bool{}
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) != len(trees) {
-		return nil, fmt.Errorf("snapshot: look up snapshot trees: %d answers for %d trees", len(lines), len(trees))
-	}
-	for i, l := range lines {
-		f := strings.Fields(l)
-		if len(f) != 2 || f[1] != "tree" {
-			missing[trees[i]] = true
-		}
-	}
-	return missing, nil
-}
