@@ -120,7 +120,7 @@ func (s *State) Branches() []Branch {
 		}
 		return false
 	}
-	for _, r := range s.trail {
+	for _, r := range s.fullTrail() {
 		switch r.Type {
 		case TypeCheckpointCreated:
 			children[r.Parent] = append(children[r.Parent], r.Checkpoint)
@@ -198,7 +198,7 @@ func (s *State) Branches() []Branch {
 func (s *State) Recoveries() []Record {
 	var out []Record
 	seen := map[string]bool{}
-	for _, r := range s.trail {
+	for _, r := range s.fullTrail() {
 		if (r.Type == TypeHeadMoved || r.Type == TypeRestoreStarted) && r.Recovery != nil && !seen[r.Recovery.Ref] {
 			seen[r.Recovery.Ref] = true
 			out = append(out, r)

@@ -93,6 +93,9 @@ func AppendState(b []byte, s *State) ([]byte, error) {
 	created := 0
 	var moves []Record
 	var at []int
+	if s.lazyTrail {
+		created, moves, at = len(s.Order), s.moves, s.movesAt
+	}
 	for _, r := range s.trail {
 		switch r.Type {
 		case TypeCheckpointCreated:
@@ -132,7 +135,6 @@ func DecodeState(data []byte) (s *State, err error) {
 	n := r.count()
 	s.Order = make([]string, 0, n)
 	s.Checkpoints = make(map[string]*Checkpoint, n)
-	s.trail = make([]Record, 0, n)
 	// One allocation each for the checkpoints, their snapshot refs, counts
 	// and paths, rather than a few per checkpoint: a long session's state
 	// is decoded at every open.
@@ -211,6 +213,7 @@ func DecodeState(data []byte) (s *State, err error) {
 	s.KnownFiles = r.str()
 	s.LastUsed = r.time()
 	s.maxSeq = r.int()
+	// The trail is built when first needed (State.fullTrail).
 	moves := r.count()
 	next := 0
 	for i := 0; i < moves && r.err == nil; i++ {
@@ -220,14 +223,11 @@ func DecodeState(data []byte) (s *State, err error) {
 			r.fail(errors.New("trail out of order"))
 			break
 		}
-		for ; next < at; next++ {
-			s.trail = append(s.trail, createdTrail(s.Checkpoints[s.Order[next]]))
-		}
-		s.trail = append(s.trail, *rec)
+		next = at
+		s.moves = append(s.moves, *rec)
+		s.movesAt = append(s.movesAt, at)
 	}
-	for ; next < len(s.Order) && r.err == nil; next++ {
-		s.trail = append(s.trail, createdTrail(s.Checkpoints[s.Order[next]]))
-	}
+	s.lazyTrail = true
 	if r.err == nil && r.s != "" {
 		r.fail(fmt.Errorf("%d bytes after the end", len(r.s)))
 	}
@@ -242,8 +242,9 @@ func DecodeState(data []byte) (s *State, err error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	if n == 0 && len(s.trail) == 0 {
-		s.Order, s.trail = nil, nil // as New and Build leave them
+	if n == 0 && len(s.moves) == 0 {
+		// As New and Build leave them.
+		s.Order, s.trail, s.moves, s.movesAt, s.lazyTrail = nil, nil, nil, nil, false
 	}
 	s.refresh()
 	return s, nil

@@ -18,7 +18,7 @@ func sameState(t *testing.T, what string, got, want *State) {
 		b, err := json.Marshal(struct {
 			S     *State
 			Trail []Record
-		}{c, c.trail})
+		}{c, c.fullTrail()})
 		if err != nil {
 			t.Fatal(err)
 		}

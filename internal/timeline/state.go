@@ -81,6 +81,14 @@ type State struct {
 	// checkpoint.created (id, parent, time), restore.started and
 	// head.moved.
 	trail []Record
+	// A state decoded from resume.bin keeps the trail unbuilt until a
+	// caller needs it (fullTrail): its checkpoint.created entries are the
+	// checkpoints in order, and only the other records (moves) are kept,
+	// each with the number of checkpoints created before it. Most opens
+	// never ask.
+	lazyTrail bool
+	moves     []Record
+	movesAt   []int
 	// LastUsed is when the session was last used: the time of its latest
 	// checkpoint.created, turn.completed or head.moved (a turn ran or a
 	// restore was confirmed). Zero when it never was.
@@ -190,13 +198,38 @@ func (s *State) apply(r Record) error {
 			s.LastUsed = r.Time
 		}
 	}
-	switch r.Type {
-	case TypeCheckpointCreated:
+	switch {
+	case s.lazyTrail && (r.Type == TypeHeadMoved || r.Type == TypeRestoreStarted):
+		s.moves = append(s.moves, r)
+		s.movesAt = append(s.movesAt, len(s.Order))
+	case s.lazyTrail:
+	case r.Type == TypeCheckpointCreated:
 		s.trail = append(s.trail, Record{Type: r.Type, Time: r.Time, Checkpoint: r.Checkpoint, Parent: r.Parent})
-	case TypeHeadMoved, TypeRestoreStarted:
+	case r.Type == TypeHeadMoved || r.Type == TypeRestoreStarted:
 		s.trail = append(s.trail, r)
 	}
 	return nil
+}
+
+// fullTrail returns the trail, building it first when the state was
+// decoded without it.
+func (s *State) fullTrail() []Record {
+	if !s.lazyTrail {
+		return s.trail
+	}
+	trail := make([]Record, 0, len(s.Order)+len(s.moves))
+	next := 0
+	for i, r := range s.moves {
+		for ; next < s.movesAt[i]; next++ {
+			trail = append(trail, createdTrail(s.Checkpoints[s.Order[next]]))
+		}
+		trail = append(trail, r)
+	}
+	for ; next < len(s.Order); next++ {
+		trail = append(trail, createdTrail(s.Checkpoints[s.Order[next]]))
+	}
+	s.trail, s.lazyTrail, s.moves, s.movesAt = trail, false, nil, nil
+	return s.trail
 }
 
 // idNumber parses prefix+N (N >= 1, canonical decimal).
@@ -499,6 +532,7 @@ func (s *State) InActiveRange(turn string, seq int64) bool {
 func (s *State) Clone() *State {
 	c := *s
 	c.trail = slices.Clone(s.trail)
+	c.moves, c.movesAt = slices.Clone(s.moves), slices.Clone(s.movesAt)
 	c.Checkpoints = make(map[string]*Checkpoint, len(s.Checkpoints))
 	for id, cp := range s.Checkpoints {
 		cc := *cp

@@ -195,11 +195,17 @@ func ReadFile(path string) ([]byte, error) {
 	if err := checkRegular(f, path); err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(f)
-	if err != nil {
+	// Sized from the file, as os.ReadFile does: growing a buffer for a
+	// long session's derived files (megabytes) copied them many times.
+	size := 512
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() < 1<<40 {
+		size = int(fi.Size()) + bytes.MinRead // ReadFrom grows when less is free
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	if _, err := buf.ReadFrom(f); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	return data, nil
+	return buf.Bytes(), nil
 }
 
 func openError(path string, err error) error {
