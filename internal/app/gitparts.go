@@ -69,7 +69,6 @@ func (g *gitParts) unavailable() string {
 // session whose git parts open on first use.
 type lazySnapshots struct{ g *gitParts }
 
-
 func (l lazySnapshots) engine(ctx context.Context) (*snapshot.Engine, error) {
 	eng, noWS, err := l.g.get(ctx)
 	if err != nil {

@@ -162,9 +162,9 @@ type Controller struct {
 	statsLoaded  bool
 	// pruned are snapshot trees a preview found gone from the repository
 	// (kept in statsFile).
-	pruned map[string]bool
-	statsDirty   bool
-	statsErr     error // why the last save of statsFile failed
+	pruned     map[string]bool
+	statsDirty bool
+	statsErr   error // why the last save of statsFile failed
 	// derivedFailed is the last failure to write a derived file that the
 	// user was told about ("" after a success), so a lasting failure is
 	// said once, not after every turn.

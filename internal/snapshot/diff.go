@@ -271,4 +271,3 @@ func (d *Differ) Diff(ctx context.Context, fromTree, toTree string) ([]Change, e
 	}
 	return ch, nil
 }
-
