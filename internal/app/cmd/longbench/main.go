@@ -221,16 +221,25 @@ func run(args []string, stdout, stderr io.Writer) error {
 				}
 				tuis = append(tuis, d)
 			}
-			d, err := b.time(b.yolop, "--session", sid, "--provider", "sim", "-p", prompt(grown+i+1))
+			// The two turns change places every run, so neither always
+			// comes first after the TUI row.
+			for k := range 2 {
+				if (i+k)%2 == 0 {
+					d, err := b.time(b.yolop, "--session", sid, "--provider", "sim", "-p", prompt(grown+i+1))
+					if err != nil {
+						return err
+					}
+					turns = append(turns, d)
+				} else {
+					d, err := b.time(b.yolop, "--session", ref, "--provider", "sim", "-p", prompt(11+i))
+					if err != nil {
+						return err
+					}
+					refs = append(refs, d)
+				}
+			}
+			d, err := b.time(b.yolop, "--session", sid, "-p", "/rewind")
 			if err != nil {
-				return err
-			}
-			turns = append(turns, d)
-			if d, err = b.time(b.yolop, "--session", ref, "--provider", "sim", "-p", prompt(11+i)); err != nil {
-				return err
-			}
-			refs = append(refs, d)
-			if d, err = b.time(b.yolop, "--session", sid, "-p", "/rewind"); err != nil {
 				return err
 			}
 			lists = append(lists, d)
