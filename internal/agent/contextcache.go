@@ -96,12 +96,7 @@ func encodeBuilder(b *messageBuilder) []byte {
 		m := &b.out[i]
 		w.str(string(m.Role))
 		w.str(m.Text)
-		w.uint(uint64(len(m.ToolCalls)))
-		for _, c := range m.ToolCalls {
-			w.str(c.ID)
-			w.str(c.Name)
-			w.str(c.Arguments)
-		}
+		w.calls(m.ToolCalls)
 		w.str(m.ToolCallID)
 		w.str(m.ToolName)
 		w.bool(m.IsError)
@@ -113,12 +108,7 @@ func encodeBuilder(b *messageBuilder) []byte {
 			w.str(r.Redacted)
 		}
 	}
-	w.uint(uint64(len(b.open)))
-	for _, c := range b.open {
-		w.str(c.ID)
-		w.str(c.Name)
-		w.str(c.Arguments)
-	}
+	w.calls(b.open)
 	w.bool(b.unanswered)
 	w.str(b.why)
 	w.uint(uint64(b.last))
@@ -136,12 +126,7 @@ func decodeBuilder(data []byte) (b messageBuilder, err error) {
 		m := &b.out[i]
 		m.Role = provider.Role(r.str())
 		m.Text = r.str()
-		if k := r.count(); k > 0 {
-			m.ToolCalls = make([]provider.ToolCall, k)
-			for j := range m.ToolCalls {
-				m.ToolCalls[j] = provider.ToolCall{ID: r.str(), Name: r.str(), Arguments: r.str()}
-			}
-		}
+		m.ToolCalls = r.calls()
 		m.ToolCallID = r.str()
 		m.ToolName = r.str()
 		m.IsError = r.bool()
@@ -152,12 +137,7 @@ func decodeBuilder(data []byte) (b messageBuilder, err error) {
 			}
 		}
 	}
-	if k := r.count(); k > 0 {
-		b.open = make([]provider.ToolCall, k)
-		for j := range b.open {
-			b.open[j] = provider.ToolCall{ID: r.str(), Name: r.str(), Arguments: r.str()}
-		}
-	}
+	b.open = r.calls()
 	b.unanswered = r.bool()
 	b.why = r.str()
 	b.last = int64(r.uint())
@@ -171,6 +151,28 @@ func decodeBuilder(data []byte) (b messageBuilder, err error) {
 }
 
 type binWriter struct{ b []byte }
+
+func (w *binWriter) calls(cs []provider.ToolCall) {
+	w.uint(uint64(len(cs)))
+	for _, c := range cs {
+		w.str(c.ID)
+		w.str(c.Name)
+		w.str(c.Arguments)
+	}
+}
+
+// calls reads what binWriter.calls wrote; nil for none.
+func (r *binReader) calls() []provider.ToolCall {
+	k := r.count()
+	if k == 0 {
+		return nil
+	}
+	cs := make([]provider.ToolCall, k)
+	for j := range cs {
+		cs[j] = provider.ToolCall{ID: r.str(), Name: r.str(), Arguments: r.str()}
+	}
+	return cs
+}
 
 func (w *binWriter) uint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
 func (w *binWriter) str(s string) {

@@ -482,20 +482,7 @@ func copyFiles(ctx context.Context, src, dst, stateDir string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	to, err := snapshot.Open(ctx, snapshot.Options{Worktree: dst, SessionID: "fork", StateDir: tmp + "/dst"})
-	if err != nil {
-		return 0, err
-	}
-	defer to.Wait()
-	cur, err := to.Capture(ctx, "")
-	if err != nil {
-		return 0, err
-	}
-	res, err := to.Restore(ctx, cur, want.Tree)
-	if err != nil {
-		return 0, err
-	}
-	return len(res.Changes), nil
+	return restoreFiles(ctx, want.Tree, dst, tmp)
 }
 
 // Worktree housekeeping.
