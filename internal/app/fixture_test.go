@@ -15,6 +15,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/git/gittest"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
 )
@@ -233,4 +234,14 @@ func TestOldFormatSessionOpens(t *testing.T) {
 	if last := lines[len(lines)-1]; !strings.Contains(last, `"type":"turn.completed","ts":`) || !strings.Contains(last, `"checkpoint":"cp6"`) || !strings.Contains(last, `"files_changed":1`) {
 		t.Fatalf("the new turn's record: %s", last)
 	}
+}
+
+// simRepo makes a repository with one commit (a.txt) and a data dir, and
+// returns them with the options that open a sim session there.
+func simRepo(t *testing.T) app.Options {
+	t.Helper()
+	repo := gittest.NewRepo(t)
+	gittest.WriteFile(t, repo, "a.txt", "a\n")
+	gittest.Commit(t, repo, "base")
+	return app.Options{DataDir: t.TempDir(), Dir: repo, Provider: provider.Config{Provider: provider.NameSim}}
 }

@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"github.com/yolop-dev/yolop/internal/app"
-	"github.com/yolop-dev/yolop/internal/git/gittest"
-	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
 )
 
@@ -19,11 +17,9 @@ import (
 func TestPromptTooLarge(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	repo := gittest.NewRepo(t)
-	gittest.WriteFile(t, repo, "a.txt", "a\n")
-	gittest.Commit(t, repo, "base")
-	data := t.TempDir()
-	s, err := app.Open(ctx, app.Options{DataDir: data, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}})
+	opts := simRepo(t)
+	data := opts.DataDir
+	s, err := app.Open(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
