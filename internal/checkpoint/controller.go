@@ -700,7 +700,7 @@ func (c *Controller) List(ctx context.Context, all bool) ([]Row, error) {
 		}
 	}
 	rows := make([]Row, 0, len(ids))
-	pruned := c.prunedTreesLocked(ctx, ids)
+	pruned := c.prunedTreesLocked()
 	for i := len(ids) - 1; i >= 0; i-- {
 		cp := c.state.Checkpoints[ids[i]]
 		if cp == nil {
@@ -750,7 +750,7 @@ const PrunedReason = "snapshot pruned from the repository"
 // prunedTreesLocked returns the snapshot trees known to be gone from the
 // repository: those a preview found pruned (statsFile). A listing runs no
 // git process, so a tree pruned since is found by the next preview of it.
-func (c *Controller) prunedTreesLocked(context.Context, []string) map[string]bool {
+func (c *Controller) prunedTreesLocked() map[string]bool {
 	c.loadStatsLocked()
 	return c.pruned
 }

@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 
@@ -42,7 +41,5 @@ func dropPrompt(dir, id string) {
 	if dir == "" {
 		return
 	}
-	if err := os.Remove(promptPath(dir, id)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return // kept: harmless, and read only when the event log lacks the prompt
-	}
+	_ = os.Remove(promptPath(dir, id)) // housekeeping: a file left is read only when the event is missing
 }
