@@ -26,11 +26,42 @@ import (
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
-// Worktree modes.
+// Worktree modes (--worktree; --worktree off now means in place).
 const (
 	WorktreeAlways = "always"
 	WorktreeOff    = "off"
 )
+
+// Workspace modes (--workspace, [workspace] mode): where a new session
+// works. A session keeps its mode for its whole life.
+const (
+	WorkspaceWorktree = "worktree" // a git worktree of its own (the default in a repository)
+	WorkspaceInPlace  = "in-place" // the user's own checkout
+	WorkspaceNone     = "none"     // conversation-only checkpoints
+)
+
+// SettingsWorkspaceMode is the settings file's [workspace] mode ("" when
+// it sets none).
+func SettingsWorkspaceMode() (string, error) {
+	path := provider.DefaultSettingsPath(os.Getenv)
+	s, err := provider.LoadSettings(path)
+	if err != nil {
+		return "", err
+	}
+	if err := CheckWorkspaceMode(s.Workspace.Mode); err != nil {
+		return "", fmt.Errorf("settings %s: [workspace] mode = %q: want worktree, in-place or none", path, s.Workspace.Mode)
+	}
+	return s.Workspace.Mode, nil
+}
+
+// CheckWorkspaceMode checks a --workspace value.
+func CheckWorkspaceMode(m string) error {
+	switch m {
+	case "", WorkspaceWorktree, WorkspaceInPlace, WorkspaceNone:
+		return nil
+	}
+	return fmt.Errorf("--workspace must be worktree, in-place or none, not %q", m)
+}
 
 // Options selects or creates a session.
 type Options struct {
@@ -39,7 +70,13 @@ type Options struct {
 	SessionID string // resume this session
 	Continue  bool   // resume the most recent session of Dir's repository
 	Worktree  string // always (default) or off
-	Provider  ProviderConfig
+	// Workspace is where a new session works: WorkspaceWorktree,
+	// WorkspaceInPlace or WorkspaceNone ("" = from Worktree: always is a
+	// worktree, off is in place). WorkspaceExplicit says the user chose it
+	// on the command line (in place in $HOME or / needs that).
+	Workspace         string
+	WorkspaceExplicit bool
+	Provider          ProviderConfig
 	// Create makes the session directory now instead of at the first turn.
 	Create bool
 	// ForReading is set by callers that only read (listing checkpoints):
@@ -150,6 +187,7 @@ type draft struct {
 	// worktree, for status bars.
 	expectWS  bool
 	expectWhy string
+	mode      string // the workspace mode its first prompt gives it
 	dir       string
 	ctl       *checkpoint.Controller // over no turns: answers every request itself
 	// contextWindow is the model's context window (0 when unknown).
@@ -165,7 +203,7 @@ func (d *draft) ContextReport() string {
 	return "The session starts with your first prompt.\n" + instructionsFor(d.ws)().Report()
 }
 func (d *draft) info(prov provider.Provider) Info {
-	in := Info{SessionID: d.ws.SessionID, ActiveRoot: d.dir, Provider: prov.Name(), Model: prov.Model(), Workspace: d.expectWS, WorkspaceReason: d.expectWhy, ContextWindow: d.contextWindow, Notices: d.notices}
+	in := Info{SessionID: d.ws.SessionID, ActiveRoot: d.dir, Provider: prov.Name(), Model: prov.Model(), Workspace: d.expectWS, WorkspaceReason: d.expectWhy, ContextWindow: d.contextWindow, Notices: d.notices, WorkspaceMode: d.mode}
 	sandboxInfo(&in, d.sandbox)
 	return in
 }
@@ -198,7 +236,7 @@ func (p *Parts) ContextReport() string {
 }
 func (p *Parts) info(prov provider.Provider) Info {
 	ws := p.Session.Workspace()
-	in := Info{Provider: prov.Name(), Model: prov.Model(), SessionID: p.Session.ID, Title: ws.Title, RepoRoot: ws.RepoRoot, ActiveRoot: ws.ActiveRoot}
+	in := Info{Provider: prov.Name(), Model: prov.Model(), SessionID: p.Session.ID, Title: ws.Title, RepoRoot: ws.RepoRoot, ActiveRoot: ws.ActiveRoot, WorkspaceMode: session.Mode(ws.Kind)}
 	if ws.Worktree != nil {
 		in.Branch, in.BranchNote = land.WorktreeBranch(ws.Worktree.Path, ws.Worktree.Branch)
 	}
@@ -265,6 +303,15 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	}
 	if o.Worktree != WorktreeAlways && o.Worktree != WorktreeOff {
 		return nil, fmt.Errorf("--worktree must be always or off, not %q", o.Worktree)
+	}
+	if err := CheckWorkspaceMode(o.Workspace); err != nil {
+		return nil, err
+	}
+	if o.Workspace == "" {
+		o.Workspace = WorkspaceWorktree
+		if o.Worktree == WorktreeOff {
+			o.Workspace = WorkspaceInPlace
+		}
 	}
 	if o.Dir == "" {
 		wd, err := os.Getwd()
@@ -380,6 +427,10 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if why := workspaceUnavailable(ctx, o); why != "" {
 		d.expectWS, d.expectWhy = false, why
 	}
+	d.mode = WorkspaceNone
+	if d.expectWS {
+		d.mode = o.Workspace
+	}
 	d.ctl = checkpoint.NewUnstarted(d.ws.SessionID, d.expectWhy)
 	if o.ClientMCP && len(o.MCP) > 0 && d.expectWS {
 		// Said as soon as the editor opens the session, not only once the
@@ -453,8 +504,22 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 	ws := d.ws
 	ws.Title = title
 	o := s.opts
-	if o.Worktree == WorktreeOff {
-		ws.NoWorkspaceReason = worktreesOff
+	if o.Workspace == WorkspaceNone {
+		ws.NoWorkspaceReason = workspaceOff
+	} else if o.Workspace == WorkspaceInPlace {
+		repo, err := worktree.Detect(ctx, o.Dir)
+		if err != nil {
+			ws.NoWorkspaceReason = noRepoReason(err)
+			if repo != nil {
+				ws.RepoRoot = repo.Root
+			}
+		} else {
+			if err := checkInPlaceRoot(repo.Root, o.WorkspaceExplicit); err != nil {
+				return 0, err
+			}
+			ws.Kind = session.KindInPlace
+			ws.RepoRoot, ws.CommonDir, ws.ActiveRoot = repo.Root, repo.CommonDir, repo.Root
+		}
 	} else if repo, err := worktree.Detect(ctx, o.Dir); err != nil {
 		ws.NoWorkspaceReason = noRepoReason(err)
 		if repo != nil {
@@ -793,6 +858,26 @@ func (s *Session) Close() error {
 
 const worktreesOff = "worktrees are off (--worktree off)"
 
+// workspaceOff is why a session made with --workspace none has no file
+// checkpoints.
+const workspaceOff = "file checkpoints are off (--workspace none)"
+
+// checkInPlaceRoot refuses to work in place in the home directory or the
+// file system's root unless the user asked for in place explicitly: a
+// checkout there holds far more than a project.
+func checkInPlaceRoot(root string, explicit bool) error {
+	if explicit {
+		return nil
+	}
+	home, _ := os.UserHomeDir()
+	for _, broad := range []string{"/", home} {
+		if broad != "" && sameDir(root, broad) {
+			return fmt.Errorf("%s is a git checkout as broad as your home directory or /: yolop does not work in place there unless you say so (--workspace in-place), or use a worktree session (--workspace worktree)", root)
+		}
+	}
+	return nil
+}
+
 // noRepoReason names why a directory gets conversation-only checkpoints.
 func noRepoReason(err error) string {
 	switch {
@@ -809,8 +894,8 @@ func noRepoReason(err error) string {
 // workspaceUnavailable predicts why a new session in o.Dir would have no
 // workspace snapshots ("" when it will have them).
 func workspaceUnavailable(ctx context.Context, o Options) string {
-	if o.Worktree == WorktreeOff {
-		return worktreesOff
+	if o.Workspace == WorkspaceNone {
+		return workspaceOff
 	}
 	if _, err := worktree.Detect(ctx, o.Dir); err != nil {
 		return noRepoReason(err)

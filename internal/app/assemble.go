@@ -252,6 +252,38 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 				}
 			}
 		}
+	} else if ws.Kind == session.KindInPlace {
+		// In place: the same engine over the user's own checkout, its
+		// private index and state in the session directory; nothing of the
+		// user's git state is touched.
+		budget, err := captureBudget()
+		if err != nil {
+			return nil, err
+		}
+		p.git = &gitParts{open: func(ctx context.Context) (*snapshot.Engine, string, error) {
+			eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.RepoRoot, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit})
+			if err != nil {
+				return nil, "workspace snapshots unavailable: " + err.Error(), nil
+			}
+			return eng, "", nil
+		}}
+		g := p.git
+		p.onClose(func() error {
+			if eng := g.opened(); eng != nil {
+				eng.Wait()
+			}
+			return nil
+		})
+		snaps = lazySnapshots{g: p.git}
+		if gitNow {
+			eng, noWS, err := p.git.get(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if eng == nil {
+				p.NoWorkspace, snaps, p.git = noWS, nil, nil
+			}
+		}
 	} else if p.NoWorkspace == "" {
 		p.NoWorkspace = "the session has no worktree of its own"
 	} else if p.NoWorkspace == noRepoReason(worktree.ErrNoCommits) {
@@ -355,6 +387,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		Failpoint: hit, Sandbox: p.Sandbox.InForce, Caches: p.Sandbox.Caches,
 		Persist:   func(st *timeline.State) error { return persistResume(p, st) },
 		OtherRefs: applyRefs(dataDir, ws),
+		InPlace:   ws.Kind == session.KindInPlace,
 	})
 	late.ctl = p.Controller
 	p.Notes = append(append(append(reaped, sess.Repaired()...), linkNotes...), tlRepair.Notes()...)

@@ -160,3 +160,12 @@ func (l lazySnapshots) SessionRefs(ctx context.Context) ([]string, error) {
 	}
 	return eng.SessionRefs(ctx)
 }
+
+// Revert is the engine's in-place revert (the controller's Reverter).
+func (l lazySnapshots) Revert(ctx context.Context, current string, steps []snapshot.Step, o snapshot.RevertOptions) (string, []snapshot.PathOutcome, error) {
+	eng, err := l.engine(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	return eng.Revert(ctx, current, steps, o)
+}

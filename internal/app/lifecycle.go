@@ -59,7 +59,7 @@ func DataDir(flag string) (string, error) { return session.DataDir(flag) }
 // StartsWorktree reports whether a new session started in dir checks out a
 // worktree of its own (so a host can say what the wait is for).
 func StartsWorktree(ctx context.Context, dir, mode string) bool {
-	if mode == WorktreeOff {
+	if mode != "" && mode != WorkspaceWorktree {
 		return false
 	}
 	if dir == "" {

@@ -43,7 +43,7 @@ const resumeFile = "resume.bin"
 
 const (
 	resumeMagic   = "yolop-resume\n"
-	resumeVersion = 2
+	resumeVersion = 3
 )
 
 // resumeState is the content of resumeFile.

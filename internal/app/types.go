@@ -24,6 +24,9 @@ type Info struct {
 	Recycled        bool   `json:"recycled"`
 	Provider        string `json:"provider"`
 	Model           string `json:"model"`
+	// WorkspaceMode is where the session works: worktree, in-place or
+	// none.
+	WorkspaceMode   string `json:"workspace_mode"`
 	Workspace       bool   `json:"workspace"`        // workspace snapshots available
 	WorkspaceReason string `json:"workspace_reason"` // why not, when unavailable
 	ReadOnly        bool   `json:"read_only"`

@@ -134,6 +134,10 @@ type Config struct {
 	// refs (the captures taken before each apply), for Retained; nil
 	// when there are none to list.
 	OtherRefs func(ctx context.Context) ([]Retained, error)
+	// InPlace says the workspace is the user's own checkout or folder:
+	// a restore undoes the agent's turns path by path and never the
+	// user's edits (Snapshots must then be a Reverter too).
+	InPlace bool
 }
 
 // Controller is the session's checkpoint controller.
@@ -907,10 +911,8 @@ func (c *Controller) Repair(ctx context.Context) ([]string, error) {
 			if err != nil {
 				return nil, fmt.Errorf("repair interrupted restore %s: capture: %w (the files before it are kept at %s)", p.Restore, err, p.Recovery.Ref)
 			}
-			if cur.Tree != p.Recovery.Tree {
-				if _, err := c.cfg.Snapshots.Restore(ctx, cur, p.Recovery.Tree); err != nil {
-					return nil, fmt.Errorf("repair interrupted restore %s: %w (the files before it are kept at %s)", p.Restore, err, p.Recovery.Ref)
-				}
+			if err := c.putBackLocked(ctx, cur, p.Recovery.Tree, p.TargetTree); err != nil {
+				return nil, fmt.Errorf("repair interrupted restore %s: %w (the files before it are kept at %s)", p.Restore, err, p.Recovery.Ref)
 			}
 			note += fmt.Sprintf(" and the files were put back as they were before it (recovery snapshot %s)", p.Recovery.Ref)
 			c.dropScratch(ctx, repairPrefix+p.Restore)

@@ -40,6 +40,10 @@ type previewRecord struct {
 	Branch string `json:"branch,omitempty"`
 	// Expired says why the token can no longer be used ("" while it can).
 	Expired string `json:"expired,omitempty"`
+	// OnConflict is the in-place conflict choice the token is bound to,
+	// Paths the outcomes the preview showed (restores in place).
+	OnConflict string       `json:"on_conflict,omitempty"`
+	Paths      []PathChange `json:"paths,omitempty"`
 }
 
 type previewStore struct {

@@ -28,6 +28,7 @@ type plan struct {
 	targetTree string
 	prompt     string   // prompt put back in the composer
 	undone     []string // turns whose effects the restore undoes, newest first
+	onConflict string   // the in-place conflict choice (Request.OnConflict)
 }
 
 // resolveRewindLocked validates a rewind target and picks the default mode.
@@ -205,10 +206,14 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 	if err := c.refuseReadOnly(); err != nil {
 		return nil, err
 	}
+	if err := c.checkOnConflict(req); err != nil {
+		return nil, err
+	}
 	p, err := c.planLocked(req)
 	if err != nil {
 		return nil, err
 	}
+	p.onConflict = req.OnConflict
 	store, err := loadPreviews(c.cfg.Dir)
 	if err != nil {
 		return nil, err
@@ -218,10 +223,13 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 	if err := c.expirePreviewsLocked(ctx, store, "a newer preview replaced it"); err != nil {
 		return nil, err
 	}
-	rec := previewRecord{Session: c.cfg.SessionID, Action: p.action, Target: p.target, Branch: p.branch, Mode: p.mode, Head: c.state.Head, NewHead: p.newHead, TargetTree: p.targetTree, Prompt: p.prompt, Created: c.cfg.Now().UTC()}
+	rec := previewRecord{Session: c.cfg.SessionID, Action: p.action, Target: p.target, Branch: p.branch, Mode: p.mode, Head: c.state.Head, NewHead: p.newHead, TargetTree: p.targetTree, Prompt: p.prompt, Created: c.cfg.Now().UTC(), OnConflict: p.onConflict}
 	pv := &Preview{Action: p.action, Target: p.target, Mode: p.mode, TurnsLeaving: []TurnRef{}, Paths: []PathChange{}, Warnings: []Warning{}, Excluded: []string{}, Branch: p.branch, BranchLeft: p.branchLeft}
 	if p.action == ActionBranch {
 		pv.Target = p.branch
+	}
+	if c.reverter() != nil && p.mode.HasWorkspace() {
+		pv.InPlace, pv.OnConflict = true, p.onConflict
 	}
 	if cp := c.state.Checkpoints[p.target]; req.Mode == "" && p.mode == ModeConversation && c.cfg.Snapshots != nil && cp != nil && cp.Snapshot == nil && (p.action == ActionRewind || p.action == ActionUndo) {
 		// The default of both fell back to the conversation: say why, or
@@ -265,6 +273,16 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 			rec.RecoveryName = name
 			pv.Recovery = name
 		}
+		var outcomes []snapshot.PathOutcome
+		if rv := c.reverter(); rv != nil && p.mode.HasWorkspace() {
+			outs, warns, err := c.planInPlaceLocked(ctx, rv, p, snap.Tree, req.OnConflict)
+			if err != nil {
+				c.dropScratch(ctx, name)
+				return nil, err
+			}
+			outcomes, rec.TargetTree = outs, p.targetTree
+			pv.Warnings = append(pv.Warnings, warns...)
+		}
 		if p.mode.HasWorkspace() {
 			chk, err := c.cfg.Snapshots.CheckRestore(ctx, snap.Tree, p.targetTree)
 			if why := blockedReason(err); why != "" {
@@ -301,6 +319,10 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 				pv.Paths = append(pv.Paths, pc)
 			}
 			sortChanges(pv.Paths)
+			if c.reverter() != nil {
+				applyOutcomes(pv, outcomes)
+				rec.Paths = pv.Paths
+			}
 
 			// Paths changed since yolop last left the workspace were not
 			// made by the agent; the recovery checkpoint keeps them, but
@@ -400,27 +422,54 @@ func (c *Controller) knownFilesLocked() string {
 }
 
 func confirmCommand(p *plan, token string) string {
-	switch p.action {
-	case ActionUndo:
-		return "/undo --confirm " + token
-	case ActionRedo:
-		return "/redo --confirm " + token
-	case ActionBranch:
-		return fmt.Sprintf("/branch %s %s --confirm %s", p.branch, p.mode, token)
-	}
-	return fmt.Sprintf("/rewind %s %s --confirm %s", p.target, p.mode, token)
+	return describe(previewRecord{Action: p.action, Target: p.target, Branch: p.branch, Mode: p.mode, OnConflict: p.onConflict}) + " --confirm " + token
 }
 
 func describe(r previewRecord) string {
+	var s string
 	switch r.Action {
 	case ActionUndo:
-		return "/undo"
+		s = "/undo"
 	case ActionRedo:
-		return "/redo"
+		s = "/redo"
 	case ActionBranch:
-		return fmt.Sprintf("/branch %s %s", r.Branch, r.Mode)
+		s = fmt.Sprintf("/branch %s %s", r.Branch, r.Mode)
+	default:
+		s = fmt.Sprintf("/rewind %s %s", r.Target, r.Mode)
 	}
-	return fmt.Sprintf("/rewind %s %s", r.Target, r.Mode)
+	return s + onConflictFlag(r.OnConflict)
+}
+
+// onConflictFlag is the command-line form of an in-place conflict choice.
+func onConflictFlag(choice string) string {
+	switch choice {
+	case OnConflictMarkers:
+		return " --on-conflict markers"
+	case OnConflictOverwrite:
+		return " --overwrite-mine"
+	}
+	return ""
+}
+
+// checkOnConflict refuses a conflict choice outside a session in place,
+// or one yolop does not know.
+func (c *Controller) checkOnConflict(req Request) error {
+	switch req.OnConflict {
+	case OnConflictKeep:
+		return nil
+	case OnConflictMarkers, OnConflictOverwrite:
+	default:
+		return &Error{Code: CodeBadMode, Msg: fmt.Sprintf("unknown conflict choice %q: use --on-conflict markers or --overwrite-mine", req.OnConflict)}
+	}
+	if c.reverter() == nil {
+		return &Error{Code: CodeBadMode, Msg: onConflictFlag(req.OnConflict)[1:] + " applies to sessions in place, whose restores keep your own edits; this session's restores return its own worktree exactly"}
+	}
+	if req.Action == ActionRewind || req.Action == ActionUndo || req.Action == ActionBranch || req.Action == ActionRedo {
+		if req.Mode == ModeConversation {
+			return &Error{Code: CodeBadMode, Msg: onConflictFlag(req.OnConflict)[1:] + " chooses what happens to files; a conversation-only restore changes none"}
+		}
+	}
+	return nil
 }
 
 // Confirm applies a previewed restore. It refuses, changing nothing, while
@@ -529,7 +578,7 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 	if err := c.expirePreviewsLocked(ctx, store, "another restore was confirmed after it"); err != nil {
 		return nil, err
 	}
-	out := &Restored{Action: rec.Action, Target: rec.Target, Mode: rec.Mode, PathsChanged: changed}
+	out := &Restored{Action: rec.Action, Target: rec.Target, Mode: rec.Mode, PathsChanged: changed, Paths: rec.Paths}
 	if rec.Action == ActionBranch {
 		out.Target = rec.Branch
 	}
@@ -573,7 +622,7 @@ func (c *Controller) headToldOfFilesLocked() bool {
 // restore. A rewind line without a mode names the target's default mode,
 // so it confirms only a preview of that mode.
 func (c *Controller) sameRequestLocked(r previewRecord, req Request) bool {
-	if r.Action != req.Action {
+	if r.Action != req.Action || r.OnConflict != req.OnConflict {
 		return false
 	}
 	if req.Action == ActionBranch {
@@ -634,8 +683,8 @@ func (c *Controller) rollbackLocked(ctx context.Context, restoreID string, rec *
 	if rec.Mode.HasWorkspace() && rec.Recovery != nil {
 		ctx = context.WithoutCancel(ctx)
 		cur, err := c.cfg.Snapshots.Capture(ctx, rollbackPrefix+restoreID)
-		if err == nil && cur.Tree != rec.Recovery.Tree {
-			_, err = c.cfg.Snapshots.Restore(ctx, cur, rec.Recovery.Tree)
+		if err == nil {
+			err = c.putBackLocked(ctx, cur, rec.Recovery.Tree, rec.TargetTree)
 		}
 		if err == nil {
 			c.dropScratch(ctx, rollbackPrefix+restoreID)

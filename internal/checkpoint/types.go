@@ -87,6 +87,10 @@ type Request struct {
 	Action Action
 	Target string // checkpoint id for rewind ("cp3"; "3" is accepted)
 	Mode   Mode   // "" = default
+	// OnConflict is what a restore in place does where the user's changes
+	// overlap the agent's: OnConflictKeep, OnConflictMarkers or
+	// OnConflictOverwrite. It is bound into the preview's token.
+	OnConflict string
 }
 
 // Row is one line of a checkpoint listing.
@@ -127,6 +131,13 @@ type PathChange struct {
 	// checkpoint, e.g. to .git/info/exclude): it is restored byte for
 	// byte as an ignored file, which later checkpoints leave out.
 	Ignored bool `json:"ignored,omitempty"`
+	// Outcome is what a restore in place does to the path: restored,
+	// merged, kept, conflict or overwritten (snapshot.Outcome); "" in a
+	// session that owns its worktree, where every path is restored. Why
+	// says why a path is kept or overwritten ("changed since", "binary",
+	// "symlink", ...).
+	Outcome string `json:"outcome,omitempty"`
+	Why     string `json:"why,omitempty"`
 }
 
 // NewPathChange describes a changed path, keeping the exact bytes of a
@@ -194,11 +205,23 @@ type Preview struct {
 	// the one it leaves.
 	Branch     string `json:"branch,omitempty"`
 	BranchLeft string `json:"branch_left,omitempty"`
+	// InPlace says the restore works in the user's own checkout: Paths
+	// carry outcomes, and OnConflict is the choice bound into the token.
+	InPlace    bool   `json:"in_place,omitempty"`
+	OnConflict string `json:"on_conflict,omitempty"`
 }
 
 // NoOp reports whether confirming would change nothing.
 func (p *Preview) NoOp() bool {
-	return len(p.TurnsLeaving) == 0 && len(p.TurnsReturning) == 0 && len(p.Paths) == 0
+	if len(p.TurnsLeaving) > 0 || len(p.TurnsReturning) > 0 {
+		return false
+	}
+	for _, pc := range p.Paths {
+		if pc.Outcome != "kept" {
+			return false
+		}
+	}
+	return true
 }
 
 // Restored reports an applied restore.
@@ -216,6 +239,9 @@ type Restored struct {
 	// (the notice could not be written to the event log, so the model is
 	// not told that files changed under it). Hosts show it.
 	Warning string `json:"warning,omitempty"`
+	// Paths are the outcomes of a restore in place, path by path (kept
+	// paths included); nil in a session that owns its worktree.
+	Paths []PathChange `json:"paths,omitempty"`
 }
 
 // Error codes; stable, used in JSON output.

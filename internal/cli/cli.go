@@ -61,6 +61,9 @@ type rootOptions struct {
 	baseURL     string
 	acp         bool
 	worktree    string
+	worktreeSet bool // --worktree was given
+	workspace   string
+	inPlace     bool
 	dataDir     string
 	sandbox     string
 }
@@ -306,7 +309,9 @@ ordinary prompt, and //text sends /text literally.`,
 	cmd.Flags().StringVar(&o.model, "model", "", "model id")
 	cmd.Flags().StringVar(&o.baseURL, "base-url", "", "OpenAI-compatible API base URL (OpenRouter, Ollama, vLLM, llama.cpp)")
 	cmd.Flags().BoolVar(&o.acp, "acp", false, "serve the Agent Client Protocol on stdin/stdout")
-	cmd.Flags().StringVar(&o.worktree, "worktree", app.WorktreeAlways, "session worktree: always (inside a git repository) or off")
+	cmd.Flags().StringVar(&o.worktree, "worktree", app.WorktreeAlways, "session worktree: always (inside a git repository) or off (= --workspace in-place)")
+	cmd.Flags().StringVar(&o.workspace, "workspace", "", "where a new session works: worktree (its own git worktree, the default), in-place (your checkout; restores undo the agent's changes, never yours) or none (conversation-only checkpoints)")
+	cmd.Flags().BoolVar(&o.inPlace, "in-place", false, "short for --workspace in-place")
 	f.StringVar(&o.dataDir, "data-dir", "", "data directory (default $YOLOP_DATA_DIR or $XDG_DATA_HOME/yolop)")
 	f.StringVar(&o.sandbox, "sandbox", "", "confine the tools' commands: off, write (default; writes only where a rewind can undo them, plus declared caches) or strict (also outbound TCP only to listed ports)")
 	// Completion functions cannot fail a command: a failure means no
@@ -324,6 +329,9 @@ ordinary prompt, and //text sends /text literally.`,
 // check validates the flags every command shares, before any command
 // runs, so a typo leaves nothing behind.
 func (o *rootOptions) check(c *cobra.Command, _ []string) error {
+	if f := c.Flags().Lookup("worktree"); f != nil {
+		o.worktreeSet = f.Changed
+	}
 	if o.outputFormat != "text" && o.outputFormat != "json" {
 		f := o.outputFormat
 		o.outputFormat = "text"
@@ -366,12 +374,46 @@ func (o *rootOptions) providerConfig() (app.ProviderConfig, error) {
 	return app.ResolveProvider(o.provider, o.model, o.baseURL)
 }
 
+// workspaceMode resolves where a new session works: --workspace or
+// --in-place (explicit), else --worktree when given (off is in place),
+// else the settings' [workspace] mode, else a worktree.
+func (o *rootOptions) workspaceMode() (string, bool, error) {
+	if err := app.CheckWorkspaceMode(o.workspace); err != nil {
+		return "", false, usagef("%v", err)
+	}
+	switch {
+	case o.inPlace && o.workspace != "" && o.workspace != app.WorkspaceInPlace:
+		return "", false, usagef("--in-place and --workspace %s say different things; use one", o.workspace)
+	case o.inPlace:
+		return app.WorkspaceInPlace, true, nil
+	case o.workspace != "":
+		if o.worktreeSet && (o.workspace == app.WorkspaceWorktree) != (o.worktree == app.WorktreeAlways) {
+			return "", false, usagef("--worktree %s and --workspace %s say different things; use --workspace", o.worktree, o.workspace)
+		}
+		return o.workspace, true, nil
+	case o.worktreeSet:
+		if o.worktree == app.WorktreeOff {
+			return app.WorkspaceInPlace, false, nil
+		}
+		return app.WorkspaceWorktree, false, nil
+	}
+	m, err := app.SettingsWorkspaceMode()
+	if err != nil {
+		return "", false, usagef("%v", err)
+	}
+	return m, false, nil
+}
+
 func runRoot(ctx context.Context, o *rootOptions) error {
 	if o.worktree != app.WorktreeAlways && o.worktree != app.WorktreeOff {
 		return usagef("--worktree must be always or off, not %q", o.worktree)
 	}
 	if o.sessionID != "" && o.cont {
 		return usagef("use either --session or --continue, not both")
+	}
+	mode, explicit, err := o.workspaceMode()
+	if err != nil {
+		return o.report(err, 2)
 	}
 	if o.sandbox != "" {
 		if err := app.CheckSandboxLevel(o.sandbox); err != nil {
@@ -409,7 +451,7 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 	if err != nil {
 		return o.report(usagef("%v", err), 2)
 	}
-	opts := app.Options{DataDir: dataDir, Dir: o.dir, SessionID: o.sessionID, Continue: o.cont, Worktree: o.worktree, Provider: pcfg, MCP: servers, Sandbox: o.sandbox, OneShot: o.printSet}
+	opts := app.Options{DataDir: dataDir, Dir: o.dir, SessionID: o.sessionID, Continue: o.cont, Worktree: o.worktree, Workspace: mode, WorkspaceExplicit: explicit, Provider: pcfg, MCP: servers, Sandbox: o.sandbox, OneShot: o.printSet}
 	if opts, err = withSpares(opts); err != nil {
 		return o.report(err, 1)
 	}
@@ -442,7 +484,7 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 		}
 	}()
 	popts := printhost.Options{Prompt: prompt, JSON: o.outputFormat == "json", Stdout: o.io.Out, Stderr: o.io.ErrOut, ConfirmPrefix: o.sessionCommand(s.ID())}
-	if !s.Exists() && !command.IsCommand(prompt) && app.StartsWorktree(ctx, o.dir, o.worktree) {
+	if !s.Exists() && !command.IsCommand(prompt) && app.StartsWorktree(ctx, o.dir, mode) {
 		// Checking out a large repository into the new session's worktree
 		// takes seconds; say what the wait is for.
 		popts.Starting = "new session: preparing its own git worktree…"

@@ -51,7 +51,7 @@ var Registry []Descriptor
 
 func init() {
 	Registry = []Descriptor{
-		{Name: "rewind", Hint: "[checkpoint] [both|conversation|workspace] [--confirm token]",
+		{Name: "rewind", Hint: "[checkpoint] [both|conversation|workspace] [--on-conflict markers|--overwrite-mine] [--confirm token]",
 			Description: "List checkpoints, or preview and confirm restoring the conversation and/or files to before a turn",
 			Example:     "/rewind cp2 both", Hosts: HostAll, Args: rewindArgs, Run: runRestore},
 		{Name: "undo", Hint: "[--confirm token]",
@@ -118,6 +118,11 @@ type Command struct {
 	Text    string          // commit: the message
 	Raw     string
 	Confirm bool
+	// OnConflict is a restore in place's conflict choice:
+	// checkpoint.OnConflictMarkers (--on-conflict markers) or
+	// checkpoint.OnConflictOverwrite (--overwrite-mine); "" keeps the
+	// user's file where changes overlap.
+	OnConflict string
 }
 
 // UsageError is a malformed or unknown command; hosts map it to exit code 2.
@@ -196,6 +201,30 @@ func Parse(line string) (Command, error) {
 			c.Token, c.Confirm = strings.TrimPrefix(a, "--confirm="), true
 		case a == "--all":
 			c.All = true
+		case a == "--overwrite-mine":
+			if c.OnConflict != "" && c.OnConflict != checkpoint.OnConflictOverwrite {
+				return Command{}, usagef("/%s: --overwrite-mine and --on-conflict markers exclude each other", c.Name)
+			}
+			c.OnConflict = checkpoint.OnConflictOverwrite
+		case a == "--on-conflict" || strings.HasPrefix(a, "--on-conflict="):
+			v, ok := strings.CutPrefix(a, "--on-conflict=")
+			if !ok {
+				if i+1 >= len(args) {
+					return Command{}, usagef("/%s: --on-conflict needs a choice: keep or markers", c.Name)
+				}
+				i++
+				v = args[i]
+			}
+			switch v {
+			case "keep":
+			case "markers":
+				if c.OnConflict == checkpoint.OnConflictOverwrite {
+					return Command{}, usagef("/%s: --overwrite-mine and --on-conflict markers exclude each other", c.Name)
+				}
+				c.OnConflict = checkpoint.OnConflictMarkers
+			default:
+				return Command{}, usagef("/%s: --on-conflict takes keep or markers, not %q", c.Name, v)
+			}
 		case strings.HasPrefix(a, "-"):
 			return Command{}, usagef("/%s: unknown flag %s", c.Name, a)
 		default:
@@ -204,6 +233,9 @@ func Parse(line string) (Command, error) {
 	}
 	if c.Confirm && !tokenRE.MatchString(c.Token) {
 		return Command{}, usagef("/%s: %q is not a confirmation token (letters, digits, _ and - only)", c.Name, c.Token)
+	}
+	if c.OnConflict != "" && c.Name != "rewind" && c.Name != "undo" && c.Name != "redo" && c.Name != "branch" {
+		return Command{}, usagef("/%s takes no --on-conflict or --overwrite-mine; they choose how a restore in place treats your edits", c.Name)
 	}
 	if d.Args == nil {
 		if len(pos) > 0 || c.Confirm || c.All {
@@ -296,13 +328,13 @@ func tasksArgs(c *Command, pos []string) error {
 func (c Command) Request() checkpoint.Request {
 	switch c.Name {
 	case "undo":
-		return checkpoint.Request{Action: checkpoint.ActionUndo}
+		return checkpoint.Request{Action: checkpoint.ActionUndo, OnConflict: c.OnConflict}
 	case "redo":
-		return checkpoint.Request{Action: checkpoint.ActionRedo}
+		return checkpoint.Request{Action: checkpoint.ActionRedo, OnConflict: c.OnConflict}
 	case "branch":
-		return checkpoint.Request{Action: checkpoint.ActionBranch, Target: c.Target, Mode: c.Mode}
+		return checkpoint.Request{Action: checkpoint.ActionBranch, Target: c.Target, Mode: c.Mode, OnConflict: c.OnConflict}
 	}
-	return checkpoint.Request{Action: checkpoint.ActionRewind, Target: c.Target, Mode: c.Mode}
+	return checkpoint.Request{Action: checkpoint.ActionRewind, Target: c.Target, Mode: c.Mode, OnConflict: c.OnConflict}
 }
 
 func names() string {

@@ -54,6 +54,17 @@ type Settings struct {
 	Worktree  WorktreeSection `toml:"worktree"`
 	Tools     ToolsSection    `toml:"tools"`
 	Sandbox   SandboxSection  `toml:"sandbox"`
+	Workspace WorkspaceSection `toml:"workspace"`
+}
+
+// WorkspaceSection chooses where new sessions work:
+//
+//	[workspace]
+//	mode = "in-place"   # worktree (the default), in-place or none
+//	keep_days = 30      # in-place sessions' snapshot refs age out after this many idle days
+type WorkspaceSection struct {
+	Mode     string `toml:"mode"`
+	KeepDays *int   `toml:"keep_days"`
 }
 
 // MCPSection lists MCP servers:

@@ -37,7 +37,24 @@ const (
 const (
 	KindWorktree     = "worktree"     // the session owns a git worktree; workspace snapshots are available
 	KindConversation = "conversation" // no owned worktree; checkpoints are conversation-only
+	// KindInPlace: the session works in the user's own checkout
+	// (RepoRoot); snapshots are taken there with a private index, and
+	// restores undo the agent's turns path by path, never the user's
+	// edits.
+	KindInPlace = "in-place"
 )
+
+// Mode is the workspace mode of a session kind, as JSON and listings show
+// it: worktree, in-place or none.
+func Mode(kind string) string {
+	switch kind {
+	case KindWorktree:
+		return "worktree"
+	case KindInPlace:
+		return "in-place"
+	}
+	return "none"
+}
 
 var (
 	// ErrLocked is wrapped by *LockedError.
@@ -222,9 +239,13 @@ func checkWorkspace(ws Workspace) error {
 		if ws.Worktree == nil || ws.Worktree.Path == "" {
 			return fmt.Errorf("workspace of kind %q needs a worktree path", ws.Kind)
 		}
+	case KindInPlace:
+		if ws.RepoRoot == "" {
+			return fmt.Errorf("workspace of kind %q needs the checkout it works in (repo_root)", ws.Kind)
+		}
 	case KindConversation:
 	default:
-		return fmt.Errorf("workspace kind %q: want %q or %q", ws.Kind, KindWorktree, KindConversation)
+		return fmt.Errorf("workspace kind %q: want %q, %q or %q", ws.Kind, KindWorktree, KindInPlace, KindConversation)
 	}
 	return nil
 }

@@ -72,6 +72,7 @@ func AppendState(b []byte, s *State) ([]byte, error) {
 		w.ref(s.Redo.Recovery)
 		w.str(s.Redo.Mode)
 		w.str(s.Redo.From)
+		w.str(s.Redo.Wrote)
 	}
 	if err := w.record(s.PendingRestore); err != nil {
 		return b, err
@@ -198,7 +199,7 @@ func DecodeState(data []byte) (s *State, err error) {
 	}
 	s.Head = r.str()
 	if r.bool() {
-		s.Redo = &Redo{Head: r.str(), Recovery: r.ref(), Mode: r.str(), From: r.str()}
+		s.Redo = &Redo{Head: r.str(), Recovery: r.ref(), Mode: r.str(), From: r.str(), Wrote: r.str()}
 	}
 	s.PendingRestore = r.record()
 	if open := r.str(); open != "" {

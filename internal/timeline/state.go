@@ -43,6 +43,10 @@ type Redo struct {
 	Recovery *SnapshotRef // workspace before the restore (modes with workspace)
 	Mode     string
 	From     string // restore id of the head.moved that filled the slot
+	// Wrote is the tree of the workspace that restore left (modes with
+	// workspace; "" before the field was kept): a redo in place takes back
+	// the restore's own change, Recovery to Wrote, path by path.
+	Wrote string
 }
 
 // State is the timeline materialized from its records.
@@ -439,6 +443,12 @@ func (s *State) planHeadMoved(r Record) (func(), error) {
 		s.Head = r.NewHead
 		s.Redo = &Redo{Head: r.AbandonedHead, Recovery: r.Recovery, Mode: r.Mode, From: r.Restore}
 		s.PendingRestore = nil
+		if (r.Mode == ModeBoth || r.Mode == ModeWorkspace) && r.TargetTree != "" {
+			s.Redo.Wrote = r.TargetTree
+			if r.FilesTree != "" {
+				s.Redo.Wrote = r.FilesTree
+			}
+		}
 		s.bumpRestore(r.Restore)
 		if (r.Mode == ModeBoth || r.Mode == ModeWorkspace) && r.TargetTree != "" {
 			s.KnownFiles = r.TargetTree

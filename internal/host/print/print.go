@@ -316,7 +316,7 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 		exit = ExitFailure
 	}
 	if p.o.JSON {
-		out := map[string]any{"session_id": p.sid, "checkpoint_id": res.CheckpointID, "active_root": info.ActiveRoot, "recycled": info.Recycled, "status": res.Status, "text": res.Text, "pending": nil, "usage": res.Usage}
+		out := map[string]any{"session_id": p.sid, "checkpoint_id": res.CheckpointID, "active_root": info.ActiveRoot, "workspace_mode": info.WorkspaceMode, "recycled": info.Recycled, "status": res.Status, "text": res.Text, "pending": nil, "usage": res.Usage}
 		if res.Error != "" {
 			out["error"] = res.Error
 		}
