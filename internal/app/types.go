@@ -21,9 +21,9 @@ type Info struct {
 	BranchNote string `json:"branch_note,omitempty"`
 	// Recycled: the session's worktree was a parked spare, not a fresh
 	// checkout.
-	Recycled        bool   `json:"recycled"`
-	Provider        string `json:"provider"`
-	Model           string `json:"model"`
+	Recycled bool   `json:"recycled"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
 	// WorkspaceMode is where the session works: worktree, in-place or
 	// none.
 	WorkspaceMode   string `json:"workspace_mode"`

@@ -45,15 +45,15 @@ const (
 //	first_byte = "10m"  # request sent -> response headers
 //	idle = "10m"        # silence within a streamed response
 type Settings struct {
-	Provider  string          `toml:"provider"`
-	Model     string          `toml:"model"`
-	OpenAI    ProviderSection `toml:"openai"`
-	Anthropic ProviderSection `toml:"anthropic"`
-	Timeouts  TimeoutsSection `toml:"timeouts"`
-	MCP       MCPSection      `toml:"mcp"`
-	Worktree  WorktreeSection `toml:"worktree"`
-	Tools     ToolsSection    `toml:"tools"`
-	Sandbox   SandboxSection  `toml:"sandbox"`
+	Provider  string           `toml:"provider"`
+	Model     string           `toml:"model"`
+	OpenAI    ProviderSection  `toml:"openai"`
+	Anthropic ProviderSection  `toml:"anthropic"`
+	Timeouts  TimeoutsSection  `toml:"timeouts"`
+	MCP       MCPSection       `toml:"mcp"`
+	Worktree  WorktreeSection  `toml:"worktree"`
+	Tools     ToolsSection     `toml:"tools"`
+	Sandbox   SandboxSection   `toml:"sandbox"`
 	Workspace WorkspaceSection `toml:"workspace"`
 }
 

@@ -134,5 +134,3 @@ func TestRevertTwoTurnsKeepsTheEditBetween(t *testing.T) {
 		t.Fatalf("outcomes %+v", got)
 	}
 }
-
-
