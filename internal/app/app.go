@@ -695,6 +695,12 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	if _, err := p.engine(ctx); err != nil {
 		return TurnResult{}, fmt.Errorf("session %s: %w", p.Session.ID, err)
 	}
+	// In place, one session writes the checkout at a time.
+	release, err := p.holdCheckout(ctx, true, !s.opts.OneShot, onUpdate)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	defer release()
 	var early []string // warnings for a caller that takes no updates
 	if created {
 		// The checkout's uncommitted changes the new worktree does not
@@ -789,6 +795,14 @@ func (s *Session) Exec(ctx context.Context, cmd command.Command) (command.Result
 	s.mu.Lock()
 	st := s.state
 	s.mu.Unlock()
+	if p, ok := st.(*Parts); ok && cmd.Confirm {
+		// A restore in place writes the checkout: one writer at a time.
+		release, err := p.holdCheckout(ctx, false, false, nil)
+		if err != nil {
+			return command.Result{}, err
+		}
+		defer release()
+	}
 	return command.Run(ctx, landTarget{st, s}, cmd)
 }
 

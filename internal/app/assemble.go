@@ -81,6 +81,9 @@ type Parts struct {
 
 	contextWindow int // the model's context window, 0 when unknown
 	cleanups      []func() error
+	// checkout is an in-place session's hold on its checkout's lock (nil
+	// for other sessions).
+	checkout *checkoutHold
 }
 
 // engine returns the session's snapshot engine, opening it on first use:
@@ -256,6 +259,8 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		// In place: the same engine over the user's own checkout, its
 		// private index and state in the session directory; nothing of the
 		// user's git state is touched.
+		p.checkout = &checkoutHold{}
+		p.onClose(p.checkout.close)
 		budget, err := captureBudget()
 		if err != nil {
 			return nil, err

@@ -29,6 +29,9 @@ func (s *Session) landSession(ctx context.Context) (land.Session, error) {
 	if err != nil {
 		return ls, err
 	}
+	if ws.Kind == session.KindInPlace && eng != nil {
+		return inPlaceLand(ctx, p, ls, eng)
+	}
 	if ws.Worktree == nil || eng == nil {
 		return ls, nil // land explains: conversation only
 	}
@@ -375,6 +378,8 @@ func LandCode(err error) string {
 		return "branch_moved"
 	case errors.Is(err, land.ErrInTheWay):
 		return "in_the_way"
+	case errors.Is(err, land.ErrInPlace):
+		return "in_place"
 	case errors.Is(err, land.ErrSessionWorktree):
 		return "session_worktree"
 	case errors.Is(err, land.ErrBadCheckpoint):

@@ -207,3 +207,29 @@ func keptPaths(paths []PathChange) []string {
 	}
 	return slices.Clip(out)
 }
+
+// TurnTrees are the start and end captures of a turn ("" when missing).
+type TurnTrees struct {
+	ID         string
+	Start, End string
+}
+
+// TurnTrees lists the turns of the active branch, oldest first, with the
+// trees of their start and end captures (turns without a start capture
+// are left out).
+func (c *Controller) TurnTrees() []TurnTrees {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []TurnTrees
+	for _, cp := range c.chainLocked(c.state.Head) {
+		if cp.Snapshot == nil {
+			continue
+		}
+		t := TurnTrees{ID: cp.ID, Start: cp.Snapshot.Tree}
+		if cp.End != nil {
+			t.End = cp.End.Tree
+		}
+		out = append(out, t)
+	}
+	return out
+}

@@ -316,9 +316,17 @@ func toplevel(ctx context.Context, dir string) (string, string, error) {
 }
 
 // checkIdle refuses a checkout in the middle of a merge, rebase,
-// cherry-pick or revert, or whose index is locked.
-func checkIdle(ctx context.Context, top string) error {
-	names := []string{"MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD", "index.lock"}
+// cherry-pick, revert or bisect, or whose index is locked.
+func checkIdle(ctx context.Context, top string) error { return CheckIdle(ctx, top, true) }
+
+// CheckIdle refuses (ErrCheckoutBusy) a checkout in the middle of a merge,
+// rebase, cherry-pick, revert or bisect, and with indexLock one whose index
+// is locked.
+func CheckIdle(ctx context.Context, top string, indexLock bool) error {
+	names := []string{"MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD", "BISECT_LOG"}
+	if indexLock {
+		names = append(names, "index.lock")
+	}
 	args := []string{"rev-parse"}
 	for _, n := range names {
 		args = append(args, "--git-path", n)
@@ -328,7 +336,7 @@ func checkIdle(ctx context.Context, top string) error {
 		return fmt.Errorf("inspect %s: %w", top, err)
 	}
 	paths := strings.Split(git.Trim(out), "\n")
-	what := map[string]string{"MERGE_HEAD": "a merge", "rebase-merge": "a rebase", "rebase-apply": "a rebase or am", "CHERRY_PICK_HEAD": "a cherry-pick", "REVERT_HEAD": "a revert"}
+	what := map[string]string{"MERGE_HEAD": "a merge", "rebase-merge": "a rebase", "rebase-apply": "a rebase or am", "CHERRY_PICK_HEAD": "a cherry-pick", "REVERT_HEAD": "a revert", "BISECT_LOG": "a bisect"}
 	for i, p := range paths {
 		if i >= len(names) {
 			break
@@ -354,6 +362,9 @@ func checkIdle(ctx context.Context, top string) error {
 func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error) {
 	if err := s.check(); err != nil {
 		return nil, err
+	}
+	if s.InPlace {
+		return nil, applyInPlace(s)
 	}
 	switch o.OnConflict {
 	case "":

@@ -24,6 +24,9 @@ type CommitResult struct {
 	// session's, which does not have the commit).
 	Branch    string `json:"branch"`
 	MovedFrom string `json:"moved_from,omitempty"`
+	// InPlace: the commit is on the user's own branch, of the paths an
+	// in-place session's turns changed.
+	InPlace bool `json:"in_place,omitempty"`
 	Commit    string `json:"commit"`
 	Files     int    `json:"files"`
 	Message   string `json:"message"`
@@ -46,6 +49,9 @@ func (e *HookError) Error() string {
 func Commit(ctx context.Context, s Session, o CommitOptions) (*CommitResult, error) {
 	if err := s.check(); err != nil {
 		return nil, err
+	}
+	if s.InPlace {
+		return commitInPlace(ctx, s, o)
 	}
 	r := git.New(s.Worktree)
 	if err := identity(ctx, r); err != nil {

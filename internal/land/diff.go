@@ -85,11 +85,16 @@ func Diff(ctx context.Context, s Session, o DiffOptions) (*DiffResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture the session's files: %w", err)
 	}
-	to, err := normalize(ctx, s.Engine, s.Worktree, scratch, base, cur.Tree)
-	if err != nil {
-		return nil, err
+	to := cur.Tree
+	if !s.InPlace {
+		// A session worktree's base is a commit, stored converted: its
+		// captures are compared after the same conversion. In place the
+		// base is a capture itself (raw bytes).
+		if to, err = normalize(ctx, s.Engine, s.Worktree, scratch, base, cur.Tree); err != nil {
+			return nil, err
+		}
 	}
-	if label != "base" {
+	if label != "base" && !s.InPlace {
 		if from, err = normalize(ctx, s.Engine, s.Worktree, scratch, base, from); err != nil {
 			return nil, err
 		}

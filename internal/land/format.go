@@ -70,6 +70,9 @@ func (u *UndoResult) Text() string {
 
 // Text renders a commit.
 func (c *CommitResult) Text() string {
+	if c.InPlace {
+		return fmt.Sprintf("Committed %s on %s (%s): the paths the session's turns changed, as they are now; nothing else you staged or changed was committed.\n", plural(c.Files, "file", "files"), c.Branch, short(c.Commit))
+	}
 	moved := ""
 	if c.MovedFrom != "" {
 		moved = fmt.Sprintf("Note: the agent switched the session's worktree from its branch %s to %s, so the commit is on %s; %s does not have it.\n", c.MovedFrom, c.Branch, c.Branch, c.MovedFrom)

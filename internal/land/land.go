@@ -52,6 +52,11 @@ type Session struct {
 	// symlinks resolved) is, "" when none; nil knows none. Apply refuses
 	// to write into another session's files behind its checkpoints.
 	WorktreeOwner func(dir string) string `json:"-"`
+	// InPlace: the session works in the user's checkout (Worktree is that
+	// checkout, Base the tree of its first checkpoint, Paths what its
+	// turns changed); see inplace.go.
+	InPlace bool
+	Paths   []string
 }
 
 func (s *Session) check() error {
