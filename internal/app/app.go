@@ -723,10 +723,25 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 			}
 		}
 	}
+	ws := p.Session.Workspace()
+	var gitBefore gitState
+	if ws.Kind == session.KindInPlace {
+		gitBefore = readGitState(ws.RepoRoot, ws.CommonDir)
+	}
 	out, err := p.Controller.RunTurn(ctx, text, onUpdate)
 	s.prepareSpare()
 	if err != nil {
 		return TurnResult{}, err
+	}
+	var gitWarn string
+	if ws.Kind == session.KindInPlace && out.ID != "" {
+		rec := gitRecord{Turn: out.ID, Head: gitBefore.head, Changed: readGitState(ws.RepoRoot, ws.CommonDir).changedSince(gitBefore)}
+		if len(rec.Changed) > 0 {
+			gitWarn = gitChangeNote(out.ID, rec.Changed)
+		}
+		if err := recordGitState(p.Session, rec); err != nil {
+			gitWarn = strings.TrimPrefix(gitWarn+"; ", "; ") + "could not record git's state for this turn (" + err.Error() + "): previews will not say whether HEAD moved since it"
+		}
 	}
 	res := TurnResult{CheckpointID: out.ID, Status: out.Status, Text: out.Text, Pending: out.Pending, Usage: out.Usage, Warnings: out.Warnings}
 	if out.Err != nil {
@@ -736,6 +751,9 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 		res.Text = strings.TrimSpace(res.Text + "\n\nThe requested checkpoint preview could not be built: " + out.PendingErr.Error())
 	}
 	warnings := res.Warnings
+	if gitWarn != "" {
+		warnings = append(warnings, gitWarn)
+	}
 	if created && p.Snapshots() == nil {
 		// Said once per session: on the turn that created it.
 		why := p.NoWorkspace

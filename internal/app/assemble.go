@@ -380,6 +380,10 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if h.Journal != nil {
 		journal = h.Journal(tl)
 	}
+	var gitWarnings func(string, []string) []checkpoint.Warning
+	if ws.Kind == session.KindInPlace {
+		gitWarnings = gitPreviewWarnings(sess.Dir, ws.RepoRoot, ws.CommonDir)
+	}
 	ro := ""
 	if bad, why := sess.ReadOnly(); bad {
 		ro = why
@@ -392,7 +396,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		Failpoint: hit, Sandbox: p.Sandbox.InForce, Caches: p.Sandbox.Caches,
 		Persist:   func(st *timeline.State) error { return persistResume(p, st) },
 		OtherRefs: applyRefs(dataDir, ws),
-		InPlace:   ws.Kind == session.KindInPlace,
+		InPlace:   ws.Kind == session.KindInPlace, PreviewWarnings: gitWarnings,
 	})
 	late.ctl = p.Controller
 	p.Notes = append(append(append(reaped, sess.Repaired()...), linkNotes...), tlRepair.Notes()...)

@@ -138,6 +138,10 @@ type Config struct {
 	// a restore undoes the agent's turns path by path and never the
 	// user's edits (Snapshots must then be a Reverter too).
 	InPlace bool
+	// PreviewWarnings, in place, adds what a preview must say beyond the
+	// files: git's own files the undone turns changed, HEAD having moved
+	// since the target. nil adds nothing.
+	PreviewWarnings func(target string, undone []string) []Warning
 }
 
 // Controller is the session's checkpoint controller.

@@ -282,6 +282,9 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 			}
 			outcomes, rec.TargetTree = outs, p.targetTree
 			pv.Warnings = append(pv.Warnings, warns...)
+			if c.cfg.PreviewWarnings != nil {
+				pv.Warnings = append(pv.Warnings, c.cfg.PreviewWarnings(p.target, p.undone)...)
+			}
 		}
 		if p.mode.HasWorkspace() {
 			chk, err := c.cfg.Snapshots.CheckRestore(ctx, snap.Tree, p.targetTree)

@@ -53,7 +53,9 @@ func PreviewText(pv *checkpoint.Preview) string {
 	} else {
 		b.WriteString("\nConversation: unchanged\n")
 	}
-	if pv.Mode.HasWorkspace() {
+	if pv.Mode.HasWorkspace() && pv.InPlace {
+		inPlaceFiles(&b, pv)
+	} else if pv.Mode.HasWorkspace() {
 		if len(pv.Paths) == 0 {
 			b.WriteString("\nFiles: no changes (the workspace already matches)\n")
 		} else {
@@ -94,7 +96,7 @@ func PreviewText(pv *checkpoint.Preview) string {
 	}
 	var external []checkpoint.Warning
 	for _, w := range checkpoint.MergeEffects(pv.Warnings) {
-		if w.Kind != "changed_outside_turns" && w.Kind != checkpoint.WarnConversationOnly && w.Kind != checkpoint.WarnNoRecovery {
+		if w.Kind != "changed_outside_turns" && w.Kind != checkpoint.WarnConversationOnly && w.Kind != checkpoint.WarnNoRecovery && !inPlaceWarning(w.Kind) {
 			external = append(external, w)
 		}
 	}
@@ -118,6 +120,101 @@ func PreviewText(pv *checkpoint.Preview) string {
 		fmt.Fprintf(&b, "\nThe current files are saved as recovery checkpoint %s; /redo brings them back after confirming.\n", pv.Recovery)
 	}
 	return b.String()
+}
+
+// inPlaceWarning reports the warnings inPlaceFiles shows.
+func inPlaceWarning(kind string) bool {
+	return kind == "head_moved" || kind == "git_changed" || kind == "no_end_capture"
+}
+
+// OutcomeText describes a restore in place's outcome for one path.
+func OutcomeText(pc checkpoint.PathChange) string {
+	switch pc.Outcome {
+	case "merged":
+		return "merged: the agent's change undone, your other edits kept"
+	case "conflict":
+		return "conflict markers written: your edits overlap the agent's"
+	case "overwritten":
+		return "overwritten: your edits since are in the recovery checkpoint"
+	case "kept":
+		why := pc.Why
+		if why == "" {
+			why = "changed since"
+		}
+		return "kept as it is (" + why + ")"
+	}
+	return "restored exactly"
+}
+
+// inPlaceFiles renders the files of a preview in place: what changes with
+// its outcome, then what is kept because the user changed it too.
+func inPlaceFiles(b *strings.Builder, pv *checkpoint.Preview) {
+	b.WriteString("\nIn place: only the agent's own changes are undone; a file no undone turn changed is never touched.\n")
+	var change, kept []checkpoint.PathChange
+	for _, c := range pv.Paths {
+		if c.Outcome == "kept" {
+			kept = append(kept, c)
+		} else {
+			change = append(change, c)
+		}
+	}
+	if len(change) == 0 {
+		b.WriteString("\nFiles: no changes\n")
+	} else {
+		fmt.Fprintf(b, "\nFiles that will change (%d):\n", len(change))
+		for _, c := range change {
+			fmt.Fprintf(b, "  %-12s %s  (%s)\n", changeText(c.Change), git.DisplayPath(c.Path), OutcomeText(c))
+		}
+	}
+	if len(kept) > 0 {
+		since := pv.Target
+		if since == "" {
+			since = "the last restore"
+		}
+		fmt.Fprintf(b, "\nChanged by you since %s — kept (%d):\n", since, len(kept))
+		for _, c := range kept {
+			why := c.Why
+			if why == "" {
+				why = "changed since"
+			}
+			fmt.Fprintf(b, "  %s  (%s)\n", git.DisplayPath(c.Path), why)
+		}
+		b.WriteString("  Add --on-conflict markers to write conflict markers instead, or --overwrite-mine to restore them anyway (the recovery checkpoint keeps your version).\n")
+	}
+	for _, w := range pv.Warnings {
+		if inPlaceWarning(w.Kind) {
+			fmt.Fprintf(b, "\nNote: %s\n", w.Message)
+		}
+	}
+	var outside []checkpoint.Warning
+	for _, w := range pv.Warnings {
+		if w.Kind == "changed_outside_turns" {
+			outside = append(outside, w)
+		}
+	}
+	if len(outside) > 0 {
+		b.WriteString("\nChanged outside agent turns since the last turn ended (yours: kept unless an undone turn changed the same lines; edits made while a turn ran count as the turn's):\n")
+		for _, w := range outside {
+			fmt.Fprintf(b, "  %s\n", git.DisplayPath(w.Path))
+		}
+	}
+	if len(pv.Excluded) > 0 {
+		b.WriteString("\nLeft alone (ignored or excluded):\n")
+		for _, e := range pv.Excluded {
+			fmt.Fprintf(b, "  %s\n", git.DisplayPath(e))
+		}
+	}
+}
+
+// changeText is a change kind as people read it.
+func changeText(kind string) string {
+	switch kind {
+	case "type_changed":
+		return "type changed"
+	case "mode_changed":
+		return "mode changed"
+	}
+	return kind
 }
 
 // IgnoredNote explains the paths a preview marks as restored as ignored

@@ -1,0 +1,226 @@
+package app
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/session"
+)
+
+// In place, the agent's commands write the user's checkout but must not
+// write its .git: the sandbox mounts it read-only where it can. Where it
+// cannot (no namespaces, or the sandbox off), or for what a restore cannot
+// undo anyway (HEAD moving by the user's own commits), yolop records the
+// git state that matters before each turn and names what changed, in the
+// turn's result and in every later preview. The record is also how a
+// preview knows HEAD at a checkpoint.
+
+// gitStateFile is the per-session journal of those records, one JSON
+// object a line: {"turn":"cp3","head":"<commit>","changed":[".git/hooks/pre-commit"]}.
+const gitStateFile = "git-state.jsonl"
+
+// gitRecord is one line of gitStateFile.
+type gitRecord struct {
+	Turn    string   `json:"turn"`
+	Head    string   `json:"head,omitempty"`    // the commit HEAD was at when the turn started
+	Changed []string `json:"changed,omitempty"` // git files the turn changed
+}
+
+// gitState is what yolop compares: HEAD's commit and a hash of every file
+// of the git dirs that decides what git runs or where refs point.
+type gitState struct {
+	head  string
+	files map[string]string // display path (".git/hooks/pre-commit") → sha256
+}
+
+// readGitState reads the git state of the checkout top whose common git
+// dir is common, without running git.
+func readGitState(top, common string) gitState {
+	st := gitState{files: map[string]string{}}
+	gitDir := filepath.Join(top, ".git")
+	if b, err := os.ReadFile(gitDir); err == nil {
+		// A linked worktree: .git is a file naming its own git dir.
+		if d, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: "); ok {
+			if !filepath.IsAbs(d) {
+				d = filepath.Join(top, d)
+			}
+			gitDir = d
+		}
+	}
+	add := func(base, rel, shown string) {
+		p := filepath.Join(base, rel)
+		filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			r, _ := filepath.Rel(base, path)
+			if strings.HasPrefix(filepath.ToSlash(r), "refs/yolop/") || r == filepath.Join("refs", "yolop") {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() || !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0 {
+				return nil
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return nil
+			}
+			sum := sha256.Sum256(b)
+			st.files[shown+filepath.ToSlash(r)] = hex.EncodeToString(sum[:8])
+			return nil
+		})
+	}
+	shown := func(dir string) string {
+		if r, err := filepath.Rel(top, dir); err == nil && !strings.HasPrefix(r, "..") {
+			return filepath.ToSlash(r) + "/"
+		}
+		return dir + "/"
+	}
+	for _, rel := range []string{"HEAD", "config.worktree"} {
+		add(gitDir, rel, shown(gitDir))
+	}
+	for _, rel := range []string{"config", "hooks", "info", "refs", "packed-refs"} {
+		add(common, rel, shown(common))
+	}
+	st.head = headCommit(gitDir, common)
+	return st
+}
+
+// headCommit resolves HEAD to a commit by reading the ref files ("" when
+// it cannot be read, or HEAD is unborn).
+func headCommit(gitDir, common string) string {
+	b, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	if err != nil {
+		return ""
+	}
+	h := strings.TrimSpace(string(b))
+	ref, ok := strings.CutPrefix(h, "ref: ")
+	if !ok {
+		return h
+	}
+	for _, dir := range []string{gitDir, common} {
+		if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(ref))); err == nil {
+			return strings.TrimSpace(string(b))
+		}
+	}
+	f, err := os.Open(filepath.Join(common, "packed-refs"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if oid, name, ok := strings.Cut(sc.Text(), " "); ok && name == ref {
+			return oid
+		}
+	}
+	return ""
+}
+
+// changedSince lists the git files that differ between two states.
+func (a gitState) changedSince(b gitState) []string {
+	var out []string
+	for p, h := range a.files {
+		if b.files[p] != h {
+			out = append(out, p)
+		}
+	}
+	for p := range b.files {
+		if _, ok := a.files[p]; !ok {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// gitChangeNote says what a turn changed in the checkout's git files.
+func gitChangeNote(turn string, changed []string) string {
+	list := changed
+	if len(list) > 5 {
+		list = append(slices.Clone(list[:5]), fmt.Sprintf("and %d more", len(changed)-5))
+	}
+	return fmt.Sprintf("git's own files changed while %s ran: %s; a rewind does not undo them (inspect them with git, e.g. `git config --list --show-origin`, `ls .git/hooks`)", turn, strings.Join(list, ", "))
+}
+
+// recordGitState appends a turn's record.
+func recordGitState(sess *session.Session, rec gitRecord) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(sess.Path(gitStateFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// readGitRecords reads the records of a session (a torn last line is
+// ignored: it is rewritten by nothing and only informs previews).
+func readGitRecords(dir string) []gitRecord {
+	b, err := os.ReadFile(filepath.Join(dir, gitStateFile))
+	if err != nil {
+		return nil
+	}
+	var out []gitRecord
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var r gitRecord
+		if len(line) > 0 && json.Unmarshal(line, &r) == nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// gitPreviewWarnings are what a preview in place says about git's own
+// state: the git files agent turns changed (never undone), and that HEAD
+// moved since the target, so the restored files differ from the current
+// HEAD as ordinary changes.
+func gitPreviewWarnings(dir, top, common string) func(target string, undone []string) []checkpoint.Warning {
+	return func(target string, undone []string) []checkpoint.Warning {
+		recs := readGitRecords(dir)
+		var out []checkpoint.Warning
+		in := map[string]bool{}
+		for _, id := range undone {
+			in[id] = true
+		}
+		for _, r := range recs {
+			if in[r.Turn] && len(r.Changed) > 0 {
+				out = append(out, checkpoint.Warning{Kind: "git_changed", Turn: r.Turn, Message: gitChangeNote(r.Turn, r.Changed)})
+			}
+		}
+		now := readGitState(top, common).head
+		for _, r := range recs {
+			if r.Turn == target && r.Head != "" && now != "" && r.Head != now {
+				out = append(out, checkpoint.Warning{Kind: "head_moved", Turn: target,
+					Message: fmt.Sprintf("HEAD moved since %s (from %s to %s): the restored files are what they were then, so they show as changes against the current HEAD; your commits are untouched", target, shortOID(r.Head), shortOID(now))})
+			}
+		}
+		return out
+	}
+}
+
+func shortOID(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
