@@ -76,6 +76,7 @@ func (t *readFile) Run(ctx context.Context, raw json.RawMessage) (Result, error)
 	if err != nil {
 		return pathResult(err)
 	}
+	t.s.afterResolve("read_file", p.Rel)
 	f, fi, res, err := openRegular(p)
 	if f == nil {
 		return res, err
@@ -273,6 +274,7 @@ func (t *writeFile) Run(_ context.Context, raw json.RawMessage) (Result, error) 
 	if err != nil {
 		return pathResult(err)
 	}
+	t.s.afterResolve("write_file", p.Rel)
 	mode := fs.FileMode(0o644)
 	var old *string
 	existed := false
@@ -374,6 +376,7 @@ func (t *editFile) Run(_ context.Context, raw json.RawMessage) (Result, error) {
 	if err != nil {
 		return pathResult(err)
 	}
+	t.s.afterResolve("edit_file", p.Rel)
 	if _, err := os.Stat(p.Abs); errors.Is(err, fs.ErrNotExist) {
 		return errResult("%s does not exist; use write_file to create it", p.Asked), nil
 	}
@@ -455,6 +458,7 @@ func (t *deleteFile) Run(_ context.Context, raw json.RawMessage) (Result, error)
 	if err != nil {
 		return pathResult(err)
 	}
+	t.s.afterResolve("delete_file", p.Rel)
 	fi, err := os.Lstat(p.Abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return errResult("%s does not exist; nothing was deleted", p.Asked), nil
