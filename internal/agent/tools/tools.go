@@ -130,6 +130,8 @@ type Set struct {
 	// of the path: the window a concurrent swap would need. It is the
 	// pause point tools.after_resolve, which tests replace or arm.
 	afterResolve func(tool, rel string)
+	// dirs opens directories beneath root (beneath.go).
+	dirs *beneath
 }
 
 // New builds the tool set for env. Root must be an existing directory;
@@ -160,7 +162,7 @@ func New(env Env) (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tools: spill directory %s: %w", env.SpillDir, err)
 	}
-	s := &Set{root: root, rootAsGiven: given, env: env, afterResolve: pauseAfterResolve}
+	s := &Set{root: root, rootAsGiven: given, env: env, afterResolve: pauseAfterResolve, dirs: newBeneath(root)}
 	if within(root, resolveExisting(spill)) || within(given, spill) {
 		return nil, fmt.Errorf("tools: spill directory %s is inside the root %s; choose one outside it so spilled output is not captured in checkpoints", env.SpillDir, env.Root)
 	}
