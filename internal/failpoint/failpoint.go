@@ -7,7 +7,11 @@
 package failpoint
 
 import (
+	"bufio"
+	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -38,4 +42,51 @@ func Hit(name string) {
 	}
 	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 	select {} // the signal is delivered asynchronously; never run past it
+}
+
+// PauseEnv arms a pause point, so that an end-to-end test can order a race
+// exactly: YOLOP_PAUSEPOINT=<name>:<dir>, where dir holds two FIFOs the
+// test made, "paused" and "resume".
+const PauseEnv = "YOLOP_PAUSEPOINT"
+
+// Pause points, in the order a tool call reaches them.
+var PauseNames = []string{
+	"tools.after_resolve", // a file tool resolved its path and is about to use it
+}
+
+var pauseName, pauseDir, _ = strings.Cut(os.Getenv(PauseEnv), ":")
+
+// Pause, at the armed pause point, writes the point's name and detail on a
+// line to <dir>/paused (waiting until the test reads it) and then waits
+// for a line on <dir>/resume: whatever the test does in between happens
+// exactly at this point. Unarmed, it returns at once.
+func Pause(name, detail string) {
+	if pauseDir == "" || pauseName != name {
+		return
+	}
+	if err := pause(name + " " + detail); err != nil {
+		// Only a test arms a pause point; it must hear why it did not hold.
+		fmt.Fprintf(os.Stderr, "yolop: pause point %s: %v\n", name, err)
+	}
+}
+
+func pause(line string) error {
+	w, err := os.OpenFile(filepath.Join(pauseDir, "paused"), os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = w.WriteString(line + "\n")
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	r, err := os.Open(filepath.Join(pauseDir, "resume"))
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	_, err = bufio.NewReader(r).ReadString('\n')
+	return err
 }

@@ -13,6 +13,28 @@
 // directory, Unix sockets (a docker daemon, a terminal multiplexer, the
 // user's service manager) and UDP are not confined, and the worktree's own
 // .git link is writable (it is checked and repaired instead).
+//
+// Read-only paths. Layout.ReadOnly names paths that commands may read but
+// never write, even inside Top. A session that works in the user's own
+// checkout plans with
+//
+//	st, err := sandbox.Plan(cfg, sandbox.Layout{Top: checkout, TmpDir: tmp,
+//		ReadOnly: []string{filepath.Join(checkout, ".git")}})
+//
+// and hands st to the tools as for any session (tools.TaskOptions.Sandbox):
+// st.Policy.ReadOnly then makes the spawn helper's second stage bind-mount
+// .git read-only in a private mount namespace of every command (with a
+// user namespace when yolop is not root) before Landlock, which forbids
+// the command to unmount or remount it; a non-root command keeps its own
+// uid and holds no capability, a root one loses CAP_SYS_ADMIN. Writes there
+// fail with "Read-only file system", and the tools' note tells the model
+// why. st.ReadOnly.Enforced says whether that holds on this machine (Plan
+// tries the namespaces once per process); when it is false, st.ReadOnly.Why
+// says why (the sandbox is not in force, or the kernel's refusal, e.g.
+// user namespaces disabled), Warning says so, commands run without the
+// read-only mounts, and the caller must guard the paths another way. The
+// mounts do not cover another mount of the same filesystem elsewhere, nor
+// a submount below a read-only path, which stays as writable as it was.
 package sandbox
 
 import (
@@ -85,6 +107,27 @@ type Layout struct {
 	// worktree's own under CommonDir/worktrees; both "" without a
 	// worktree.
 	CommonDir, AdminDir string
+	// ReadOnly are absolute paths (directories or files) commands may
+	// read but never write, even inside Top: a session that works in
+	// the user's own checkout passes <checkout>/.git, so that an agent's
+	// git commit, git config or hook edit fails. Each is bind-mounted
+	// read-only in a private mount namespace of each command, which
+	// Landlock keeps it from unmounting. Plan says in Status.ReadOnly
+	// whether that is enforced on this machine; when it is not, commands
+	// run without it and the caller must guard those paths otherwise.
+	ReadOnly []string
+}
+
+// ReadOnly is whether a layout's read-only paths are enforced.
+type ReadOnly struct {
+	// Paths are Layout.ReadOnly, cleaned.
+	Paths []string
+	// Enforced: every command gets Paths read-only (Policy.ReadOnly).
+	Enforced bool
+	// Why says why not, when Paths is not empty and Enforced is false:
+	// the sandbox is not in force, or the kernel refused the namespaces
+	// (user namespaces disabled, a seccomp filter), in the kernel's words.
+	Why string
 }
 
 // DefaultCaches are the toolchains' usual cache and module directories.
@@ -141,11 +184,27 @@ type Status struct {
 	Caches  []string
 	Ports   []int
 	Policy  *spawn.Policy // nil when InForce is off
+	// ReadOnly is whether Layout.ReadOnly is enforced, and why not.
+	ReadOnly ReadOnly
 }
 
 // Warning is what the user must hear once per session about what is not
-// confined ("" when the requested level is in force and it is not off).
+// confined: the level, and read-only paths that are not enforced ("" when
+// the requested level is in force, it is not off, and every read-only path
+// is enforced).
 func (s Status) Warning() string {
+	w := s.levelWarning()
+	if s.Policy != nil && s.ReadOnly.Why != "" {
+		ro := fmt.Sprintf("%s is not read-only for commands (%s): commands can write it", strings.Join(s.ReadOnly.Paths, ", "), s.ReadOnly.Why)
+		if w == "" {
+			return ro
+		}
+		return w + "; " + ro
+	}
+	return w
+}
+
+func (s Status) levelWarning() string {
 	switch {
 	case s.Refused != "":
 		return s.Refused
@@ -181,6 +240,12 @@ func (s Status) Describe() string {
 	}
 	if s.Refused != "" {
 		b.WriteString("; commands are refused: " + s.Refused)
+	}
+	switch {
+	case s.ReadOnly.Enforced:
+		fmt.Fprintf(&b, "; read-only for commands: %s", strings.Join(s.ReadOnly.Paths, ", "))
+	case len(s.ReadOnly.Paths) > 0:
+		fmt.Fprintf(&b, "; not read-only for commands: %s (%s)", strings.Join(s.ReadOnly.Paths, ", "), s.ReadOnly.Why)
 	}
 	return b.String()
 }
@@ -219,6 +284,16 @@ func Plan(cfg Config, lay Layout) (Status, error) {
 		}
 	}
 	st.ABI = abi
+	for _, p := range lay.ReadOnly {
+		if !filepath.IsAbs(p) {
+			return Status{}, fmt.Errorf("sandbox: read-only path %q is not absolute", p)
+		}
+		st.ReadOnly.Paths = append(st.ReadOnly.Paths, filepath.Clean(p))
+	}
+	if len(st.ReadOnly.Paths) > 0 {
+		// Said now; cleared below when the policy enforces them.
+		st.ReadOnly.Why = "the sandbox is off"
+	}
 	if level == Off {
 		return st, nil
 	}
@@ -235,6 +310,9 @@ func Plan(cfg Config, lay Layout) (Status, error) {
 			}
 		}
 		st.Why = why
+		if len(st.ReadOnly.Paths) > 0 {
+			st.ReadOnly.Why = "the sandbox is not in force: " + why
+		}
 		if !cfg.AllowUnconfined {
 			st.Refused = fmt.Sprintf("sandbox level %s cannot be applied: %s, and [sandbox] allow_unconfined is false; set it to true to run commands unconfined, or choose --sandbox off", level, why)
 			st.InForce = Off
@@ -249,8 +327,19 @@ func Plan(cfg Config, lay Layout) (Status, error) {
 		return st, nil
 	}
 	st.Policy = buildPolicy(st, lay)
+	if len(st.ReadOnly.Paths) > 0 {
+		if err := readOnlyAvailable(); err != nil {
+			st.ReadOnly.Why = err.Error()
+		} else {
+			st.ReadOnly.Enforced, st.ReadOnly.Why = true, ""
+			st.Policy.ReadOnly = append([]string(nil), st.ReadOnly.Paths...)
+		}
+	}
 	return st, nil
 }
+
+// readOnlyAvailable is spawn.ReadOnlyAvailable; tests make it fail.
+var readOnlyAvailable = spawn.ReadOnlyAvailable
 
 func expandHome(p string) string {
 	if p == "~" || strings.HasPrefix(p, "~/") {
@@ -306,6 +395,9 @@ func (s Status) Allowed(path string) bool {
 	if s.Policy == nil {
 		return true
 	}
+	if _, ro := s.ReadOnlyAt(path); ro {
+		return false
+	}
 	for _, d := range s.Policy.WriteDirs {
 		if within(d, path) {
 			return true
@@ -322,4 +414,17 @@ func (s Status) Allowed(path string) bool {
 func within(dir, p string) bool {
 	rel, err := filepath.Rel(dir, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// ReadOnlyAt returns the enforced read-only path that path lies in.
+func (s Status) ReadOnlyAt(path string) (string, bool) {
+	if s.Policy == nil {
+		return "", false
+	}
+	for _, d := range s.Policy.ReadOnly {
+		if within(d, path) {
+			return d, true
+		}
+	}
+	return "", false
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
 func TestParseLevel(t *testing.T) {
@@ -64,5 +66,69 @@ func TestDefaultCaches(t *testing.T) {
 		if !slices.Contains(got, want) {
 			t.Errorf("%v lacks %s", got, want)
 		}
+	}
+}
+
+// TestReadOnlyPlan: read-only paths go into the policy when the machine
+// can enforce them, and Status says why not otherwise; either way the note
+// and the warning can tell a read-only path from a writable one.
+func TestReadOnlyPlan(t *testing.T) {
+	t.Setenv(ABIEnv, "")
+	abi, _ := spawn.ABI()
+	if abi < WriteABI {
+		t.Skipf("Landlock ABI %d", abi)
+	}
+	top := t.TempDir()
+	git := filepath.Join(top, ".git")
+	lay := Layout{Top: top, TmpDir: t.TempDir(), ReadOnly: []string{git + "/"}}
+	if _, err := Plan(Config{}, Layout{Top: top, ReadOnly: []string{".git"}}); err == nil || !strings.Contains(err.Error(), "not absolute") {
+		t.Fatalf("a relative read-only path: %v", err)
+	}
+	if err := spawn.ReadOnlyAvailable(); err == nil {
+		st, err := Plan(Config{}, lay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.ReadOnly.Enforced || st.ReadOnly.Why != "" || !slices.Equal(st.Policy.ReadOnly, []string{git}) || st.Warning() != "" {
+			t.Fatalf("enforced: %+v %+v %q", st.ReadOnly, st.Policy, st.Warning())
+		}
+		if st.Allowed(git+"/config") || !st.Allowed(top+"/src/a.go") || !st.Allowed(top+"/.gitignore") {
+			t.Fatal("Allowed ignores the read-only path")
+		}
+		if d, ok := st.ReadOnlyAt(git + "/hooks/pre-commit"); !ok || d != git {
+			t.Fatalf("ReadOnlyAt: %q %v", d, ok)
+		}
+		if !strings.Contains(st.Describe(), "read-only for commands: "+git) {
+			t.Fatalf("Describe: %s", st.Describe())
+		}
+	}
+	// The kernel refuses the namespaces.
+	saved := readOnlyAvailable
+	readOnlyAvailable = func() error {
+		return errors.New("the kernel refused a user and mount namespace for commands: operation not permitted")
+	}
+	defer func() { readOnlyAvailable = saved }()
+	st, err := Plan(Config{}, lay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ReadOnly.Enforced || len(st.Policy.ReadOnly) != 0 || !strings.Contains(st.ReadOnly.Why, "operation not permitted") {
+		t.Fatalf("unavailable: %+v %+v", st.ReadOnly, st.Policy)
+	}
+	if w := st.Warning(); !strings.Contains(w, git+" is not read-only for commands (the kernel refused") {
+		t.Fatalf("warning: %q", w)
+	}
+	if _, ok := st.ReadOnlyAt(git + "/config"); ok || !st.Allowed(git+"/config") {
+		t.Fatal("an unenforced read-only path is reported as enforced")
+	}
+	// No sandbox, no read-only paths: said so.
+	st, err = Plan(Config{Level: Off}, lay)
+	if err != nil || st.ReadOnly.Enforced || st.ReadOnly.Why != "the sandbox is off" {
+		t.Fatalf("off: %+v %v", st.ReadOnly, err)
+	}
+	t.Setenv(ABIEnv, "0")
+	st, err = Plan(Config{AllowUnconfined: true}, lay)
+	if err != nil || st.ReadOnly.Enforced || !strings.Contains(st.ReadOnly.Why, "the sandbox is not in force: Landlock is not available") {
+		t.Fatalf("no Landlock: %+v %v", st.ReadOnly, err)
 	}
 }

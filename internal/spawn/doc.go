@@ -30,7 +30,11 @@
 //
 // With a Policy, the command is started through a second stage of the same
 // binary (ExecArg) that applies the Landlock sandbox to itself and then
-// executes the command, so the helper itself stays unconfined.
+// executes the command, so the helper itself stays unconfined. With
+// Policy.ReadOnly, that stage is started in a new mount namespace (and a
+// user namespace when yolop is not root) and makes the paths read-only
+// bind mounts before Landlock; see readonly_linux.go and
+// ReadOnlyAvailable.
 //
 // Off Linux there is no subreaper and no /proc: the helper starts the command
 // in its own process group and kills that group, so a process that leaves

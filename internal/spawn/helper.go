@@ -87,7 +87,7 @@ func helperMain() int {
 		Dir:   spec.Dir,
 		Env:   spec.Env,
 		Files: []*os.File{devnull, os.Stdout, os.Stderr},
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
+		Sys:   stageAttr(spec.Sandbox),
 	})
 	devnull.Close()
 	if err != nil {

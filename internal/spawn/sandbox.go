@@ -26,6 +26,14 @@ type Policy struct {
 	WriteFiles []string `json:"write_files"`
 	// Ports are the TCP ports strict allows connecting to.
 	Ports []uint16 `json:"ports,omitempty"`
+	// ReadOnly are absolute paths (directories or files) the command may
+	// read but not write, whatever WriteDirs say: each is bind-mounted
+	// read-only in a private mount namespace made for the command (with a
+	// user namespace when yolop is not root), and Landlock then forbids
+	// the command to unmount or remount it. Set it only when
+	// ReadOnlyAvailable said yes; the command does not start when a path
+	// cannot be made read-only.
+	ReadOnly []string `json:"read_only,omitempty"`
 }
 
 // execMain applies the policy in os.Args[2] and executes os.Args[3:].
@@ -39,9 +47,22 @@ func execMain() int {
 		fmt.Fprintf(os.Stderr, "yolop sandbox: bad policy: %v\n", err)
 		return 126
 	}
+	if len(p.ReadOnly) > 0 {
+		// Before Landlock, which forbids mounting.
+		if err := mountReadOnly(p.ReadOnly); err != nil {
+			fmt.Fprintf(os.Stderr, "yolop sandbox: %v; the command did not run\n", err)
+			return 126
+		}
+	}
 	if err := applyPolicy(p); err != nil {
 		fmt.Fprintf(os.Stderr, "yolop sandbox: %v; the command did not run\n", err)
 		return 126
+	}
+	if len(p.ReadOnly) > 0 {
+		if err := giveUpMountCaps(); err != nil {
+			fmt.Fprintf(os.Stderr, "yolop sandbox: %v; the command did not run\n", err)
+			return 126
+		}
 	}
 	path, err := exec.LookPath(os.Args[3])
 	if err != nil {

@@ -43,6 +43,9 @@ func Main() {
 	if len(os.Args) > 1 && os.Args[1] == ExecArg {
 		os.Exit(execMain())
 	}
+	if len(os.Args) > 1 && os.Args[1] == ProbeArg && os.Getenv(helperEnv) != "" {
+		os.Exit(probeMain())
+	}
 }
 
 func init() { Main() }

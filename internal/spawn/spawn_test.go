@@ -261,5 +261,23 @@ func BenchmarkStart(b *testing.B) {
 				}
 			}
 		})
+		if ReadOnlyAvailable() == nil {
+			ro := filepath.Join(dir, ".git")
+			if err := os.MkdirAll(ro, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			b.Run("helper+sandbox+readonly", func(b *testing.B) {
+				pol := &Policy{Level: "write", MinABI: 3, WriteDirs: []string{dir}, WriteFiles: []string{"/dev/null"}, ReadOnly: []string{ro}}
+				for b.Loop() {
+					p, err := Start(Spec{Args: []string{"true"}, Dir: dir, Env: os.Environ(), Sandbox: pol}, nil, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if st := p.Status(); st.ExitCode != 0 {
+						b.Fatalf("status %+v", st)
+					}
+				}
+			})
+		}
 	}
 }

@@ -32,7 +32,14 @@ var (
 	kernABI int
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
+func TestMain(m *testing.M) {
+	// The test binary doubles as the attacker's program that a sandboxed
+	// background task runs (see swap_test.go).
+	if len(os.Args) > 1 && os.Args[1] == swapArg {
+		os.Exit(swapMain(os.Args[2:]))
+	}
+	os.Exit(run(m))
+}
 
 func run(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "yolop-sandbox-")

@@ -40,8 +40,18 @@
 // lets named ones through), and every result is stripped of known secret
 // values before it is returned, so neither the log nor the model sees them.
 //
-// Confinement checks happen before each operation; a concurrently running
-// shell command could still swap a directory for a symlink in between. The
-// guarantee is against the model's tool arguments, not against its shell
-// commands, which run with the user's permissions anyway.
+// Races. A command running meanwhile (a background task) may swap a
+// directory on a checked path for a symlink, also between the check and the
+// use. So a file tool never uses a path by name after checking it: it opens
+// the directory holding the path's last component beneath the root
+// (openat2 with RESOLVE_BENEATH, RESOLVE_NO_MAGICLINKS and
+// RESOLVE_NO_SYMLINKS; where the kernel has no openat2, a walk opening one
+// component at a time with O_NOFOLLOW), and reads, writes (a temporary file
+// and renameat in that directory), deletes (unlinkat) and lists through
+// that directory's descriptor. A symlink met on the way means the tree
+// changed since the check: the path is checked again, and a link that now
+// leads outside is refused by name. What a tool opened stays inside the
+// root whatever is swapped afterwards; a tool never follows a symlink it
+// did not check. The root's own parent directories are trusted: they lie
+// outside what a sandboxed command may write.
 package tools

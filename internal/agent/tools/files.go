@@ -11,9 +11,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -72,10 +74,12 @@ func (t *readFile) Run(ctx context.Context, raw json.RawMessage) (Result, error)
 		}
 		limit = *a.Limit
 	}
-	p, err := t.s.forRead(a.Path)
+	p, err := t.s.openForRead(a.Path)
 	if err != nil {
-		return pathResult(err)
+		return openFailed(p, err, "read", "%s does not exist; check the path with list_directory")
 	}
+	defer p.Close()
+	t.s.afterResolve("read_file", p.Rel)
 	f, fi, res, err := openRegular(p)
 	if f == nil {
 		return res, err
@@ -195,11 +199,13 @@ func readWindow(ctx context.Context, r io.Reader, offset, limit, byteCap int) (w
 	return w, nil
 }
 
-// openRegular opens a resolved path for reading. It refuses directories and
-// special files before opening them: opening a named pipe would block. When
+// openRegular opens a target for reading. It refuses directories and
+// special files before opening them (opening a named pipe would block,
+// a device could act), opens without following a symlink, and checks the
+// file it opened again: whatever was swapped in meanwhile is refused. When
 // it returns a nil file, the Result and error are the call's answer.
-func openRegular(p resolved) (*os.File, fs.FileInfo, Result, error) {
-	fi, err := os.Stat(p.Abs)
+func openRegular(p *target) (*os.File, fs.FileInfo, Result, error) {
+	fi, err := p.lstat()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, errResult("%s does not exist; check the path with list_directory", p.Asked), nil
 	}
@@ -207,18 +213,58 @@ func openRegular(p resolved) (*os.File, fs.FileInfo, Result, error) {
 		r, e := fsResult("read "+p.Asked, err)
 		return nil, nil, r, e
 	}
-	if fi.IsDir() {
-		return nil, nil, errResult("%s is a directory; use list_directory to see its entries", p.Asked), nil
+	if r, bad := notRegular(p, fi); bad {
+		return nil, nil, r, nil
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, nil, errResult("%s is not a regular file (%s); the file tools only handle regular files", p.Asked, fi.Mode().Type()), nil
+	f, err := p.openFile(unix.O_RDONLY | unix.O_NONBLOCK)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, nil, changedErr(p.Asked), nil
 	}
-	f, err := os.OpenFile(p.Abs, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		r, e := fsResult("read "+p.Asked, err)
 		return nil, nil, r, e
 	}
+	fi, err = f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, Result{}, fmt.Errorf("read %s: %w", p.Abs, err)
+	}
+	if r, bad := notRegular(p, fi); bad {
+		f.Close()
+		return nil, nil, r, nil
+	}
 	return f, fi, Result{}, nil
+}
+
+// notRegular is the answer for a target that is not a regular file.
+func notRegular(p *target, fi fs.FileInfo) (Result, bool) {
+	switch {
+	case fi.IsDir():
+		return errResult("%s is a directory; use list_directory to see its entries", p.Asked), true
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return changedErr(p.Asked), true
+	case !fi.Mode().IsRegular():
+		return errResult("%s is not a regular file (%s); the file tools only handle regular files", p.Asked, fi.Mode().Type()), true
+	}
+	return Result{}, false
+}
+
+// openFailed is a tool's answer when its path could not be opened: the
+// refusal, missing's message (with the path) when a directory on the path
+// does not exist, or the filesystem's error.
+func openFailed(p *target, err error, verb, missing string) (Result, error) {
+	var pe *pathError
+	if errors.As(err, &pe) {
+		return pathResult(err)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return errResult(missing, p.Asked), nil
+	}
+	var fe *fs.PathError
+	if errors.As(err, &fe) && fe.Op == "mkdir" {
+		verb = "create parent directories of"
+	}
+	return fsResult(verb+" "+p.Asked, err)
 }
 
 // fsResult maps a filesystem error: permission and name problems are the
@@ -269,14 +315,16 @@ func (t *writeFile) Run(_ context.Context, raw json.RawMessage) (Result, error) 
 	if a.Content == nil {
 		return errResult("write_file needs content (use \"\" for an empty file)"), nil
 	}
-	p, err := t.s.forWrite(a.Path, true)
+	p, err := t.s.openForWrite(a.Path, true, true)
 	if err != nil {
-		return pathResult(err)
+		return openFailed(p, err, "write", "%s: a parent directory vanished while it was being made; nothing was written")
 	}
+	defer p.Close()
+	t.s.afterResolve("write_file", p.Rel)
 	mode := fs.FileMode(0o644)
 	var old *string
 	existed := false
-	fi, err := os.Lstat(p.Abs)
+	fi, err := p.lstat()
 	switch {
 	case err == nil && fi.IsDir():
 		return errResult("%s is a directory; write_file writes files", p.Asked), nil
@@ -285,15 +333,12 @@ func (t *writeFile) Run(_ context.Context, raw json.RawMessage) (Result, error) 
 	case err == nil:
 		existed = true
 		mode = fi.Mode().Perm()
-		old = displayText(p.Abs, fi.Size())
+		old = displayText(p, fi.Size())
 	case errors.Is(err, fs.ErrNotExist):
 	default:
 		return fsResult("write "+p.Asked, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(p.Abs), 0o755); err != nil {
-		return fsResult("create parent directories of "+p.Asked, err)
-	}
-	if err := atomicWrite(p.Abs, []byte(*a.Content), mode); err != nil {
+	if err := fsutil.WriteFileAtomicAt(p.dir, p.name, []byte(*a.Content), mode); err != nil {
 		return fsResult("write "+p.Asked, err)
 	}
 	verb := "created"
@@ -310,21 +355,22 @@ func (t *writeFile) Run(_ context.Context, raw json.RawMessage) (Result, error) 
 	}, nil
 }
 
-// atomicWrite replaces path with data through a temporary file in the same
-// directory, so a reader (or a crash) sees the old content or the new, never
-// a mix. The temporary name starts with a dot and is removed on failure.
-func atomicWrite(path string, data []byte, mode fs.FileMode) error {
-	return fsutil.WriteFileAtomic(path, data, mode)
-}
-
-// displayText returns a file's text for Display, or nil when it is too big
-// or binary.
-func displayText(path string, size int64) *string {
+// displayText returns a file's text for Display, or nil when it is too big,
+// binary or no longer a regular file.
+func displayText(p *target, size int64) *string {
 	if size > displayCap {
 		return nil
 	}
-	b, err := os.ReadFile(path)
-	if err != nil || bytes.IndexByte(b[:min(len(b), sniffLen)], 0) >= 0 {
+	f, err := p.openFile(unix.O_RDONLY | unix.O_NONBLOCK)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(f, displayCap+1))
+	if err != nil || len(b) > displayCap || bytes.IndexByte(b[:min(len(b), sniffLen)], 0) >= 0 {
 		return nil
 	}
 	return strPtr(string(b))
@@ -370,11 +416,13 @@ func (t *editFile) Run(_ context.Context, raw json.RawMessage) (Result, error) {
 	if *a.OldText == *a.NewText {
 		return errResult("old_text and new_text are identical; nothing would change"), nil
 	}
-	p, err := t.s.forWrite(a.Path, true)
+	p, err := t.s.openForWrite(a.Path, true, false)
 	if err != nil {
-		return pathResult(err)
+		return openFailed(p, err, "edit", "%s does not exist; use write_file to create it")
 	}
-	if _, err := os.Stat(p.Abs); errors.Is(err, fs.ErrNotExist) {
+	defer p.Close()
+	t.s.afterResolve("edit_file", p.Rel)
+	if _, err := p.lstat(); errors.Is(err, fs.ErrNotExist) {
 		return errResult("%s does not exist; use write_file to create it", p.Asked), nil
 	}
 	f, fi, res, err := openRegular(p)
@@ -400,7 +448,7 @@ func (t *editFile) Run(_ context.Context, raw json.RawMessage) (Result, error) {
 	} else {
 		updated = strings.Replace(content, *a.OldText, *a.NewText, 1)
 	}
-	if err := atomicWrite(p.Abs, []byte(updated), fi.Mode().Perm()); err != nil {
+	if err := fsutil.WriteFileAtomicAt(p.dir, p.name, []byte(updated), fi.Mode().Perm()); err != nil {
 		return fsResult("write "+p.Asked, err)
 	}
 	disp := &Display{Kind: KindEdit, Path: p.Rel, Title: "edit " + p.Rel}
@@ -451,11 +499,13 @@ func (t *deleteFile) Run(_ context.Context, raw json.RawMessage) (Result, error)
 	if r := decodeArgs("delete_file", raw, &a); r != nil {
 		return *r, nil
 	}
-	p, err := t.s.forWrite(a.Path, false)
+	p, err := t.s.openForWrite(a.Path, false, false)
 	if err != nil {
-		return pathResult(err)
+		return openFailed(p, err, "delete", "%s does not exist; nothing was deleted")
 	}
-	fi, err := os.Lstat(p.Abs)
+	defer p.Close()
+	t.s.afterResolve("delete_file", p.Rel)
+	fi, err := p.lstat()
 	if errors.Is(err, fs.ErrNotExist) {
 		return errResult("%s does not exist; nothing was deleted", p.Asked), nil
 	}
@@ -470,9 +520,9 @@ func (t *deleteFile) Run(_ context.Context, raw json.RawMessage) (Result, error)
 	case fi.Mode()&fs.ModeSymlink != 0:
 		what = "symlink"
 	case fi.Mode().IsRegular():
-		disp.OldText = displayText(p.Abs, fi.Size())
+		disp.OldText = displayText(p, fi.Size())
 	}
-	if err := os.Remove(p.Abs); err != nil {
+	if err := p.remove(); err != nil {
 		if fi.IsDir() && (errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST)) {
 			return errResult("%s is a directory that is not empty; delete its files first (list_directory shows them)", p.Asked), nil
 		}
@@ -505,14 +555,16 @@ func (t *listDirectory) Run(_ context.Context, raw json.RawMessage) (Result, err
 	if r := decodeArgs("list_directory", raw, &a); r != nil {
 		return *r, nil
 	}
-	p, fi, res, err := t.s.statForRead(a.Path, "list")
+	p, fi, res, err := t.s.statForRead("list_directory", a.Path, "list")
 	if res != nil {
 		return *res, err
 	}
+	defer p.Close()
 	if !fi.IsDir() {
 		return errResult("%s is a file, not a directory; use read_file to read it", p.Asked), nil
 	}
-	entries, err := os.ReadDir(p.Abs) // sorted by name
+	d := p.dir // statForRead holds the directory itself open
+	entries, err := readDirSorted(d)
 	if err != nil {
 		return fsResult("list "+p.Asked, err)
 	}
@@ -529,7 +581,7 @@ func (t *listDirectory) Run(_ context.Context, raw json.RawMessage) (Result, err
 		shown++
 		switch {
 		case e.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(filepath.Join(p.Abs, e.Name()))
+			target, err := readlinkAt(d, e.Name())
 			if err != nil {
 				target = "?"
 			}
@@ -550,26 +602,56 @@ func (t *listDirectory) Run(_ context.Context, raw json.RawMessage) (Result, err
 	return Result{Content: b.String(), Display: &Display{Kind: KindRead, Path: p.Rel, Title: "list " + p.Rel}}, nil
 }
 
-// statForRead resolves a path argument for reading ("" means the root) and
-// stats it. When it returns a non-nil Result (or error), the tool returns
-// that: the path is refused, missing or unreadable.
-func (s *Set) statForRead(asked, verb string) (resolved, fs.FileInfo, *Result, error) {
+// statForRead resolves a path argument for reading ("" means the root),
+// opens it (see Set.open) and describes it; a directory is opened itself
+// (the target's dir, with no name). When it returns a non-nil
+// Result (or error), the tool returns that: the path is refused, missing
+// or unreadable; otherwise the caller closes the target.
+func (s *Set) statForRead(tool, asked, verb string) (*target, fs.FileInfo, *Result, error) {
 	if asked == "" {
 		asked = "."
 	}
-	p, err := s.forRead(asked)
+	p, err := s.openForRead(asked)
 	if err != nil {
-		r, err := pathResult(err)
-		return p, nil, &r, err
+		r, err := openFailed(p, err, verb, "%s does not exist")
+		return nil, nil, &r, err
 	}
-	fi, err := os.Stat(p.Abs)
-	if errors.Is(err, fs.ErrNotExist) {
+	fi, err := p.lstat()
+	if err != nil {
+		p.Close()
 		r := errResult("%s does not exist", p.Asked)
-		return p, nil, &r, nil
+		if !errors.Is(err, fs.ErrNotExist) {
+			r, err = fsResult(verb+" "+p.Asked, err)
+			return nil, nil, &r, err
+		}
+		return nil, nil, &r, nil
 	}
-	if err != nil {
-		r, err := fsResult(verb+" "+p.Asked, err)
-		return p, nil, &r, err
+	if fi.IsDir() && p.name != "" {
+		// A directory is held open itself, so that its entry being
+		// swapped later changes nothing.
+		d, err := p.openFile(unix.O_RDONLY | unix.O_DIRECTORY)
+		if err != nil {
+			p.Close()
+			r := changedErr(p.Asked)
+			if !errors.Is(err, unix.ELOOP) {
+				r, err = fsResult(verb+" "+p.Asked, err)
+				return nil, nil, &r, err
+			}
+			return nil, nil, &r, nil
+		}
+		p.dir.Close()
+		p.dir, p.name = d, ""
 	}
+	s.afterResolve(tool, p.Rel)
 	return p, fi, nil, nil
+}
+
+// readDirSorted reads every entry of an open directory, sorted by name.
+func readDirSorted(d *os.File) ([]fs.DirEntry, error) {
+	entries, err := d.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	return entries, nil
 }

@@ -36,7 +36,12 @@ func TestBlocked(t *testing.T) {
 
 func TestPathConfinement(t *testing.T) {
 	t.Parallel()
+	resolverModes(t, testPathConfinement)
+}
+
+func testPathConfinement(t *testing.T, force func(*beneath)) {
 	s, root := newSet(t)
+	force(s.dirs)
 	outside := t.TempDir()
 	putFile(t, outside, "secret.txt", "secret\n")
 	putFile(t, root, "in/file.txt", "inside\n")
@@ -44,6 +49,9 @@ func TestPathConfinement(t *testing.T) {
 	symlink(t, filepath.Join(outside, "secret.txt"), filepath.Join(root, "s")) // file link leaving the root
 	symlink(t, "../../..", filepath.Join(root, "in/up"))                       // relative link climbing out
 	symlink(t, "in", filepath.Join(root, "inlink"))                            // link inside the root
+	symlink(t, filepath.Join(root, "in"), filepath.Join(root, "abslink"))      // absolute, inside the root
+	symlink(t, "in/file.txt", filepath.Join(root, "flink"))                    // the last component
+	symlink(t, "../inlink/file.txt", filepath.Join(root, "in/back"))           // "..", staying inside
 	symlink(t, "loop2", filepath.Join(root, "loop1"))
 	symlink(t, "loop1", filepath.Join(root, "loop2"))
 
@@ -55,6 +63,10 @@ func TestPathConfinement(t *testing.T) {
 		{filepath.Join(root, "in/file.txt"), ""},
 		{"./in/../in/file.txt", ""},
 		{"inlink/file.txt", ""},
+		{"abslink/file.txt", ""},
+		{"flink", ""},
+		{"in/back", ""},
+		{"abslink/../inlink/back", ""},
 		{"../secret.txt", "escapes the project root"},
 		{"in/../../secret.txt", "escapes the project root"},
 		{filepath.Join(outside, "secret.txt"), "outside the project root"},
@@ -327,7 +339,12 @@ func TestEditFile(t *testing.T) {
 
 func TestDeleteFile(t *testing.T) {
 	t.Parallel()
+	resolverModes(t, testDeleteFile)
+}
+
+func testDeleteFile(t *testing.T, force func(*beneath)) {
 	s, root := newSet(t)
+	force(s.dirs)
 	putFile(t, root, "f.txt", "x")
 	putFile(t, root, "full/a.txt", "a")
 	if err := os.Mkdir(filepath.Join(root, "emptydir"), 0o755); err != nil {

@@ -8,12 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 const (
@@ -69,16 +70,17 @@ func (t *grepTool) Run(ctx context.Context, raw json.RawMessage) (Result, error)
 			}
 		}
 	}
-	p, fi, res, err := t.s.statForRead(a.Path, "grep")
+	p, fi, res, err := t.s.statForRead("grep", a.Path, "grep")
 	if res != nil {
 		return *res, err
 	}
-	g := &grepRun{re: re, globs: globs, cap: t.s.env.OutputCap, set: t.s}
+	defer p.Close()
+	g := &grepRun{re: re, globs: globs, cap: t.s.env.OutputCap}
 	if fi.IsDir() {
-		err = g.walk(ctx, p.Abs)
+		err = g.walk(ctx, p.dir, p.Rel) // statForRead holds the directory itself open
 	} else {
 		// An explicit file is searched even if the glob would not match it.
-		err = g.file(p.Abs, p.Rel)
+		err = g.file(p.dir, p.name, p.Rel)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -102,7 +104,6 @@ func (t *grepTool) Run(ctx context.Context, raw json.RawMessage) (Result, error)
 }
 
 type grepRun struct {
-	set       *Set
 	re        *regexp.Regexp
 	globs     []string
 	cap       int
@@ -121,50 +122,65 @@ func (g *grepRun) skippedNote() string {
 	return fmt.Sprintf("\n[%d files larger than %d MiB were not searched]", g.large, grepMaxFileSize>>20)
 }
 
-// walk searches a directory tree without following symlinks (so it never
-// leaves the root), skipping .git and blocklisted directories below the start.
-func (g *grepRun) walk(ctx context.Context, start string) error {
-	err := filepath.WalkDir(start, func(abs string, d fs.DirEntry, err error) error {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return ctxErr
-		}
-		if err != nil {
-			// Unreadable entries are skipped, as grep -r does.
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			if abs != start {
-				if _, blocked := Blocked(d.Name()); blocked {
-					return fs.SkipDir
-				}
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		rel, ok := g.set.relInRoot(abs)
-		if !ok {
-			return nil
-		}
-		if len(g.globs) > 0 && !globMatch(g.globs, rel) {
-			return nil
-		}
-		return g.file(abs, rel)
-	})
+// walk searches the tree of the open directory d (at rel), in name order,
+// skipping .git and blocklisted directories below it. Every directory and
+// file is opened through its parent's descriptor without following a
+// symlink, so the search never leaves d, whatever is swapped meanwhile;
+// symlinks are not searched.
+func (g *grepRun) walk(ctx context.Context, d *os.File, rel string) error {
+	err := g.walkDir(ctx, d, rel)
 	if errors.Is(err, errGrepFull) {
 		return nil
 	}
 	return err
 }
 
-// file searches one file. Binary files (a NUL in the first 8000 bytes) and
-// huge files are skipped.
-func (g *grepRun) file(abs, rel string) error {
-	fi, err := os.Stat(abs)
+func (g *grepRun) walkDir(ctx context.Context, d *os.File, rel string) error {
+	entries, err := readDirSorted(d)
+	if err != nil {
+		return nil // unreadable directories are skipped, as grep -r does
+	}
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		child := path.Join(rel, e.Name())
+		switch {
+		case e.IsDir():
+			if _, blocked := Blocked(e.Name()); blocked {
+				continue
+			}
+			sub, err := openAt(d, e.Name(), unix.O_RDONLY|unix.O_DIRECTORY, filepath.Join(d.Name(), e.Name()))
+			if err != nil {
+				continue
+			}
+			err = g.walkDir(ctx, sub, child)
+			sub.Close()
+			if err != nil {
+				return err
+			}
+		case e.Type().IsRegular():
+			if len(g.globs) > 0 && !globMatch(g.globs, child) {
+				continue
+			}
+			if err := g.file(d, e.Name(), child); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// file searches the file name of the open directory dir. Binary files (a
+// NUL in the first 8000 bytes), huge files and anything but a regular file
+// are skipped.
+func (g *grepRun) file(dir *os.File, name, rel string) error {
+	f, err := openAt(dir, name, unix.O_RDONLY|unix.O_NONBLOCK, filepath.Join(dir.Name(), name))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
@@ -172,11 +188,6 @@ func (g *grepRun) file(abs, rel string) error {
 		g.large++
 		return nil
 	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
 	br := bufio.NewReaderSize(f, 64<<10)
 	if head, _ := br.Peek(sniffLen); bytes.IndexByte(head, 0) >= 0 {
 		return nil

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // newSet makes a tool set on a fresh root with a spill directory beside it.
@@ -135,4 +137,25 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 	t.Fatalf("timed out waiting for %s", what)
+}
+
+// resolverModes runs f with the kernel's openat2 and with openat2 answering
+// ENOSYS, as on a kernel before 5.6, which makes every open take the
+// O_NOFOLLOW walk.
+func resolverModes(t *testing.T, f func(t *testing.T, force func(*beneath))) {
+	t.Helper()
+	for _, m := range []struct {
+		name  string
+		force func(*beneath)
+	}{
+		{"openat2", func(*beneath) {}},
+		{"walk", func(b *beneath) {
+			b.openat2 = func(int, string) (int, error) { return -1, unix.ENOSYS }
+		}},
+	} {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			f(t, m.force)
+		})
+	}
 }

@@ -218,6 +218,17 @@ func (s *Set) forWrite(p string, followLast bool) (resolved, error) {
 	return r, nil
 }
 
+// openForRead checks p for reading (forRead) and opens it (Set.open).
+func (s *Set) openForRead(p string) (*target, error) {
+	return s.open(func() (resolved, error) { return s.forRead(p) }, true, false)
+}
+
+// openForWrite checks p for writing (forWrite) and opens it (Set.open);
+// create makes the missing parent directories.
+func (s *Set) openForWrite(p string, followLast, create bool) (*target, error) {
+	return s.open(func() (resolved, error) { return s.forWrite(p, followLast) }, followLast, create)
+}
+
 func blockedWrite(asked, dir string) error {
 	return pathErrorf("writes to %s are refused: %q is a write-blocklisted directory (%s); checkpoints do not capture it, so the change could not be rewound. Use bash if the user asked for it", asked, dir, strings.Join(Blocklist, ", "))
 }

@@ -34,6 +34,8 @@ func sandboxNote(out string, st sandbox.Status, root string) string {
 	}
 	seen := map[string]bool{}
 	var paths []string
+	var roDirs []string // read-only paths written to, in order
+	roSeen := map[string]bool{}
 	hit, gitRef := false, false
 	for _, line := range strings.Split(out, "\n") {
 		if netLine(line) {
@@ -64,6 +66,13 @@ func sandboxNote(out string, st sandbox.Status, root string) string {
 				p = filepath.Join(root, p)
 			}
 			p = filepath.Clean(p)
+			if d, ro := st.ReadOnlyAt(p); ro {
+				if !roSeen[d] {
+					roSeen[d] = true
+					roDirs = append(roDirs, d)
+				}
+				continue
+			}
 			if !st.Allowed(p) && !seen[p] {
 				seen[p] = true
 				paths = append(paths, p)
@@ -78,6 +87,12 @@ func sandboxNote(out string, st sandbox.Status, root string) string {
 	}
 	sort.Strings(paths)
 	var b strings.Builder
+	for _, d := range roDirs {
+		b.WriteString(readOnlyNote(st, d))
+	}
+	if len(roDirs) > 0 && len(paths) == 0 && !gitRef {
+		return b.String()
+	}
 	if gitRef {
 		if len(paths) == 0 {
 			fmt.Fprintf(&b, "note: the sandbox (level %s) refused a write of git's: ", st.InForce)
@@ -96,6 +111,17 @@ func sandboxNote(out string, st sandbox.Status, root string) string {
 		"because a rewind cannot undo changes anywhere else. Do not work around it; if the write is needed, tell the user: " +
 		"they can add the directory to [sandbox] extra_caches in yolop's settings.toml, or run yolop with --sandbox off.\n")
 	return b.String()
+}
+
+// readOnlyNote explains a write refused because it was in a read-only
+// path (sandbox.Layout.ReadOnly), the repository's .git above all.
+func readOnlyNote(st sandbox.Status, dir string) string {
+	if filepath.Base(dir) == ".git" {
+		return fmt.Sprintf("note: the sandbox (level %s) refused a write in %s: the repository's .git is read-only for commands, because this session works in place, in the user's own checkout, and a rewind cannot undo a change to git's state (a commit, a branch, the index, the config, a hook). "+
+			"Your file changes need no commit: yolop checkpoints them every turn, and committing is the user's to do (yolop commit, or their own git). "+
+			"Leave out git commands that write (add, commit, stash, config, branch, checkout, reset); reading ones (status, diff, log, show) work. Do not work around it.\n", st.InForce, dir)
+	}
+	return fmt.Sprintf("note: the sandbox (level %s) refused a write in %s: it is read-only for commands in this session (a read-only mount): they may read it but not change it. Do not work around it; if the write is needed, tell the user.\n", st.InForce, dir)
 }
 
 // netFailures are the words of a failed outbound connection, as curl,

@@ -1,6 +1,9 @@
 package tools
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -69,5 +72,95 @@ func TestNetworkNote(t *testing.T) {
 	// A refused connection is not reported as a refused write.
 	if n := sandboxNote("bash: line 1: /dev/tcp/127.0.0.1/5432: Permission denied\n", strict, "/work"); n != "" {
 		t.Fatalf("the connection was taken for a write: %q", n)
+	}
+}
+
+// TestSandboxNoteReadOnly: a write refused in a read-only .git is
+// explained as the in-place rule, not as a place outside the workspace;
+// other refusals in the same output keep their note.
+func TestSandboxNoteReadOnly(t *testing.T) {
+	t.Parallel()
+	st := sandbox.Status{InForce: sandbox.Write, Policy: &spawn.Policy{WriteDirs: []string{"/co"}, ReadOnly: []string{"/co/.git", "/co/vendor"}}}
+	cases := []struct {
+		out       string
+		want, not []string
+	}{
+		{"stderr:\nerror: could not lock config file .git/config: Read-only file system\n",
+			[]string{"refused a write in /co/.git: the repository's .git is read-only for commands, because this session works in place", "a rewind cannot undo", "yolop commit"},
+			[]string{"commands may write only the workspace", "git may write the session's branch"}},
+		{"stderr:\nfatal: Unable to create '/co/.git/index.lock': Read-only file system\n",
+			[]string{"refused a write in /co/.git: the repository's .git is read-only"}, nil},
+		{"stderr:\ntouch: cannot touch 'vendor/x': Read-only file system\n",
+			[]string{"refused a write in /co/vendor: it is read-only for commands in this session"}, []string{".git"}},
+		{"stderr:\nbash: .git/hooks/pre-commit: Read-only file system\ntouch: cannot touch '/etc/x': Permission denied\n",
+			[]string{"the repository's .git is read-only", "refused writing /etc/x: commands may write only the workspace"}, nil},
+	}
+	for _, c := range cases {
+		got := sandboxNote(c.out, st, "/co")
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%q:\n got %q\nwant %q", c.out, got, w)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(got, n) {
+				t.Errorf("%q:\n got %q\nwhich should not say %q", c.out, got, n)
+			}
+		}
+	}
+	// A read-only path the machine does not enforce is not in the policy:
+	// a refusal there is the ordinary one.
+	plain := sandbox.Status{InForce: sandbox.Write, Policy: &spawn.Policy{WriteDirs: []string{"/co"}}}
+	if got := sandboxNote("stderr:\nbash: /etc/x: Permission denied\n", plain, "/co"); strings.Contains(got, "read-only for commands") {
+		t.Errorf("unenforced: %q", got)
+	}
+}
+
+// TestReadOnlyGitThroughBash: with the checkout's .git read-only (as a
+// session in place plans it), an agent's git commit and git config fail
+// through the real sandbox stage, the model is told why, and the files
+// next to .git stay writable.
+func TestReadOnlyGitThroughBash(t *testing.T) {
+	t.Parallel()
+	if abi, _ := spawn.ABI(); abi < sandbox.WriteABI {
+		t.Skipf("Landlock ABI %d", abi)
+	}
+	if err := spawn.ReadOnlyAvailable(); err != nil {
+		t.Skipf("read-only paths unavailable: %v", err)
+	}
+	base := t.TempDir()
+	root, spill := filepath.Join(base, "co"), filepath.Join(base, "spill")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	cfg, err := os.ReadFile(filepath.Join(root, ".git/config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := sandbox.Plan(sandbox.Config{}, sandbox.Layout{Top: root, TmpDir: filepath.Join(base, "tmp"), ReadOnly: []string{filepath.Join(root, ".git")}})
+	if err != nil || !st.ReadOnly.Enforced {
+		t.Fatalf("plan: %+v %v", st.ReadOnly, err)
+	}
+	s, err := New(Env{Root: root, SpillDir: spill, Tasks: NewSessionTasks(spill, TaskOptions{Sandbox: st})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Tasks().StopAll)
+	r := call(t, s, "bash", map[string]any{"command": "echo x > a.txt && git add a.txt && git -c user.name=a -c user.email=a@b commit -qm agent"})
+	if !strings.Contains(r.Content, "the repository's .git is read-only for commands, because this session works in place") {
+		t.Fatalf("commit: %s", r.Content)
+	}
+	r = call(t, s, "bash", map[string]any{"command": "git config user.name someone"})
+	if !strings.Contains(r.Content, "the repository's .git is read-only") {
+		t.Fatalf("config: %s", r.Content)
+	}
+	if got := readFileT(t, root, "a.txt"); got != "x\n" {
+		t.Fatalf("a.txt: %q", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, ".git/config")); string(got) != string(cfg) {
+		t.Fatalf(".git/config changed:\n%s", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yolop-dev/yolop/internal/failpoint"
 	"github.com/yolop-dev/yolop/internal/secret"
 )
 
@@ -125,6 +126,12 @@ type Set struct {
 	tasks       *Tasks
 	tools       map[string]Tool
 	order       []string
+	// afterResolve runs between a file tool's path resolution and its use
+	// of the path: the window a concurrent swap would need. It is the
+	// pause point tools.after_resolve, which tests replace or arm.
+	afterResolve func(tool, rel string)
+	// dirs opens directories beneath root (beneath.go).
+	dirs *beneath
 }
 
 // New builds the tool set for env. Root must be an existing directory;
@@ -155,7 +162,7 @@ func New(env Env) (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tools: spill directory %s: %w", env.SpillDir, err)
 	}
-	s := &Set{root: root, rootAsGiven: given, env: env}
+	s := &Set{root: root, rootAsGiven: given, env: env, afterResolve: pauseAfterResolve, dirs: newBeneath(root)}
 	if within(root, resolveExisting(spill)) || within(given, spill) {
 		return nil, fmt.Errorf("tools: spill directory %s is inside the root %s; choose one outside it so spilled output is not captured in checkpoints", env.SpillDir, env.Root)
 	}
@@ -190,6 +197,8 @@ func New(env Env) (*Set, error) {
 	}
 	return s, nil
 }
+
+func pauseAfterResolve(tool, rel string) { failpoint.Pause("tools.after_resolve", tool+" "+rel) }
 
 // Root returns the resolved active root.
 func (s *Set) Root() string { return s.root }

@@ -1,0 +1,239 @@
+package spawn
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Read-only paths (Policy.ReadOnly). The second stage is started in a new
+// mount namespace: as root (with CAP_SYS_ADMIN) a mount namespace alone;
+// otherwise a user namespace too, with the user's own uid and gid mapped
+// to themselves and CAP_SYS_ADMIN in that namespace passed to the stage as
+// an ambient capability. The stage makes every mount private (nothing it
+// mounts reaches the user's namespace), bind-mounts each read-only path on
+// itself and remounts the bind read-only, then applies Landlock, which
+// forbids the command every mount, unmount and remount, and gives the
+// capability up before it executes the command: a non-root command runs
+// with its own uid and no capability; a root command without
+// CAP_SYS_ADMIN in its bounding set (which would let it clone the mount
+// tree from under the read-only bind).
+
+// stageAttr is how the helper starts the second stage for p.
+func stageAttr(p *Policy) *syscall.SysProcAttr {
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	if p == nil || len(p.ReadOnly) == 0 {
+		return attr
+	}
+	attr.Cloneflags = syscall.CLONE_NEWNS
+	if !mountCapable() {
+		uid, gid := os.Geteuid(), os.Getegid()
+		attr.Cloneflags |= syscall.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		attr.GidMappingsEnableSetgroups = false
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+	}
+	return attr
+}
+
+// mountCapable: this process is root with CAP_SYS_ADMIN, so a mount
+// namespace needs no user namespace.
+func mountCapable() bool {
+	if os.Geteuid() != 0 {
+		return false
+	}
+	return hasCap(unix.CAP_SYS_ADMIN)
+}
+
+func hasCap(c int) bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[c/32].Effective&(1<<(uint(c)%32)) != 0
+}
+
+// mountReadOnly makes every mount of the stage's new namespace private and
+// paths read-only. Each path is opened without following a symlink and
+// mounted through its descriptor, so a path swapped meanwhile cannot
+// redirect the mount.
+func mountReadOnly(paths []string) error {
+	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make the mounts private: %w", err)
+	}
+	for _, p := range paths {
+		if err := bindReadOnly(p); err != nil {
+			return fmt.Errorf("make %s read-only: %w", p, err)
+		}
+	}
+	return nil
+}
+
+func bindReadOnly(p string) error {
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if t := st.Mode & unix.S_IFMT; t != unix.S_IFDIR && t != unix.S_IFREG {
+		return errors.New("not a directory or regular file")
+	}
+	at := "/proc/self/fd/" + strconv.Itoa(fd)
+	if err := unix.Mount(at, at, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind mount: %w", err)
+	}
+	// The descriptor names the file under the new mount; the bind itself is
+	// reached by the path again, whose last component is now a mount point
+	// (which no rename can move).
+	top, err := unix.Open(p, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(top)
+	at = "/proc/self/fd/" + strconv.Itoa(top)
+	// A remount must keep the flags the kernel locks on a mount made in a
+	// user namespace (nosuid, nodev, noexec, the atime mode).
+	var sfs unix.Statfs_t
+	if err := unix.Fstatfs(top, &sfs); err != nil {
+		return err
+	}
+	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY)
+	for _, f := range []struct{ st, ms uintptr }{
+		{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
+		{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
+	} {
+		if uintptr(sfs.Flags)&f.st != 0 {
+			flags |= f.ms
+		}
+	}
+	if err := unix.Mount("none", at, "", flags, ""); err != nil {
+		return fmt.Errorf("remount read-only: %w", err)
+	}
+	return nil
+}
+
+// giveUpMountCaps runs after Landlock, just before the command is
+// executed: the ambient capability of a user-namespace stage is cleared
+// (so the command has none), and a root command loses CAP_SYS_ADMIN from
+// its bounding set.
+func giveUpMountCaps() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	if os.Geteuid() == 0 {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_ADMIN, 0, 0, 0); err != nil {
+			return fmt.Errorf("drop CAP_SYS_ADMIN: %w", err)
+		}
+	}
+	return nil
+}
+
+// ProbeArg as the first argument makes Main try read-only paths on the
+// directory in os.Args[2]: what ReadOnlyAvailable starts.
+const ProbeArg = "__yolop-sandbox-probe"
+
+var probe struct {
+	once sync.Once
+	err  error
+}
+
+// ReadOnlyAvailable reports whether commands can be given read-only paths
+// on this machine: nil when they can, otherwise an error saying why not
+// (user namespaces disabled, a seccomp filter, no mount namespaces). It
+// tries once per process, by starting this binary in the namespaces a
+// command would get and making a directory read-only there.
+func ReadOnlyAvailable() error {
+	probe.once.Do(func() { probe.err = runProbe() })
+	return probe.err
+}
+
+func runProbe() error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own executable: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "yolop-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	cmd := exec.Command(exe, ProbeArg, dir)
+	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	cmd.SysProcAttr = stageAttr(&Policy{ReadOnly: []string{dir}})
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return nil
+	}
+	msg := strings.TrimSpace(string(out))
+	if msg == "" {
+		// The start itself failed: the namespaces were refused.
+		msg = nsRefusal(err, cmd.SysProcAttr.Cloneflags)
+	}
+	return errors.New(msg)
+}
+
+// nsRefusal explains a refused clone into new namespaces.
+func nsRefusal(err error, flags uintptr) string {
+	what := "a mount namespace"
+	if flags&syscall.CLONE_NEWUSER != 0 {
+		what = "a user and mount namespace"
+	}
+	why := ""
+	if flags&syscall.CLONE_NEWUSER != 0 {
+		if b, rerr := os.ReadFile("/proc/sys/user/max_user_namespaces"); rerr == nil && strings.TrimSpace(string(b)) == "0" {
+			why = " (user.max_user_namespaces is 0)"
+		} else if b, rerr := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); rerr == nil && strings.TrimSpace(string(b)) == "0" {
+			why = " (kernel.unprivileged_userns_clone is 0)"
+		} else if b, rerr := os.ReadFile("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); rerr == nil && strings.TrimSpace(string(b)) == "1" {
+			why = " (kernel.apparmor_restrict_unprivileged_userns is 1)"
+		}
+	}
+	return fmt.Sprintf("the kernel refused %s for commands: %v%s", what, unwrapStart(err), why)
+}
+
+func unwrapStart(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// probeMain is the probe's child: make os.Args[2] read-only as a command's
+// stage would, and check that a write there is refused.
+func probeMain() int {
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "yolop sandbox probe: usage: "+ProbeArg+" DIR")
+		return 2
+	}
+	dir := os.Args[2]
+	if err := mountReadOnly([]string{dir}); err != nil {
+		fmt.Fprintf(os.Stderr, "mount namespaces are unavailable for commands: %v\n", err)
+		return 1
+	}
+	f, err := os.Create(filepath.Join(dir, "probe"))
+	if err == nil {
+		f.Close()
+		fmt.Fprintln(os.Stderr, "a read-only bind mount stayed writable")
+		return 1
+	}
+	if !errors.Is(err, unix.EROFS) {
+		fmt.Fprintf(os.Stderr, "a write to a read-only bind mount failed otherwise: %v\n", err)
+		return 1
+	}
+	return 0
+}
