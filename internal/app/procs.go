@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/yolop-dev/yolop/internal/agent/tools"
@@ -112,10 +113,39 @@ func planSandbox(sess *session.Session, ws session.Workspace, level string, st p
 		lay.CommonDir = ws.CommonDir
 		lay.AdminDir = adminDir(ws.Worktree.Path, ws.CommonDir)
 	}
+	if ws.Kind == session.KindInPlace {
+		// The agent writes the user's checkout, never its git state: the
+		// checkout's .git (a linked worktree's own git dir too) and the
+		// repository's common dir are read-only for commands.
+		lay.Top = ws.RepoRoot
+		lay.ReadOnly = inPlaceReadOnly(ws.RepoRoot, ws.CommonDir)
+	}
 	if err := os.MkdirAll(lay.TmpDir, 0o700); err != nil {
 		return sandbox.Status{}, fmt.Errorf("create the commands' temporary directory: %w", err)
 	}
 	return sandbox.Plan(SandboxConfig(level, st), lay)
+}
+
+// inPlaceReadOnly lists what commands of an in-place session must not
+// write: the checkout's .git (a directory, or a linked worktree's .git
+// file and the git dir it names) and the common git dir.
+func inPlaceReadOnly(top, common string) []string {
+	dotgit := filepath.Join(top, ".git")
+	out := []string{dotgit}
+	if b, err := os.ReadFile(dotgit); err == nil {
+		if d, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: "); ok {
+			if !filepath.IsAbs(d) {
+				d = filepath.Join(top, d)
+			}
+			out = append(out, filepath.Clean(d))
+		}
+	}
+	if common != "" && !slices.ContainsFunc(out, func(p string) bool { return sameDir(p, common) }) {
+		if st, err := os.Stat(common); err == nil && st.IsDir() {
+			out = append(out, common)
+		}
+	}
+	return out
 }
 
 // adminDir is the worktree's own git directory, from its .git link, when
