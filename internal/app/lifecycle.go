@@ -91,6 +91,9 @@ type SessionRow struct {
 	// WorktreeState is "ok", "missing" (the worktree directory is gone)
 	// or "conversation only".
 	WorktreeState string `json:"worktree_state"`
+	// WorkspaceMode is where the session works: worktree, in-place or
+	// none.
+	WorkspaceMode string `json:"workspace_mode"`
 	Workspace     bool   `json:"workspace"`
 	Reason        string `json:"reason"`
 	// IsReadOnly says the session refuses turns and restores (State says
@@ -138,7 +141,13 @@ func DescribeSession(dataDir, id string) (SessionRow, error) {
 func describe(e search.Entry) SessionRow {
 	sm := e.Summary
 	w := sm.Workspace
-	out := SessionRow{SessionID: sm.ID, Title: w.Title, Created: checkpoint.JSONTime(w.Created), Updated: checkpoint.JSONTime(w.Updated), RepoRoot: w.RepoRoot, ActiveRoot: w.ActiveRoot, Workspace: w.Kind == session.KindWorktree, Reason: w.NoWorkspaceReason, State: "ok", Dir: sm.Dir, WorktreeState: "conversation only"}
+	out := SessionRow{SessionID: sm.ID, Title: w.Title, Created: checkpoint.JSONTime(w.Created), Updated: checkpoint.JSONTime(w.Updated), RepoRoot: w.RepoRoot, ActiveRoot: w.ActiveRoot, Workspace: w.Kind == session.KindWorktree || w.Kind == session.KindInPlace, Reason: w.NoWorkspaceReason, State: "ok", Dir: sm.Dir, WorktreeState: "conversation only", WorkspaceMode: session.Mode(w.Kind)}
+	if w.Kind == session.KindInPlace {
+		out.WorktreeState = "in place"
+		if _, err := os.Stat(w.RepoRoot); err != nil {
+			out.WorktreeState = "checkout missing"
+		}
+	}
 	if !e.LastUsed.IsZero() {
 		t := checkpoint.JSONTime(e.LastUsed)
 		out.LastUsed = &t

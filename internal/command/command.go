@@ -51,7 +51,7 @@ var Registry []Descriptor
 
 func init() {
 	Registry = []Descriptor{
-		{Name: "rewind", Hint: "[checkpoint] [both|conversation|workspace] [--on-conflict markers|--overwrite-mine] [--confirm token]",
+		{Name: "rewind", Hint: "[checkpoint] [both|conversation|workspace] [--confirm token]",
 			Description: "List checkpoints, or preview and confirm restoring the conversation and/or files to before a turn",
 			Example:     "/rewind cp2 both", Hosts: HostAll, Args: rewindArgs, Run: runRestore},
 		{Name: "undo", Hint: "[--confirm token]",

@@ -355,6 +355,8 @@ func (m *model) statusLine(w int) string {
 	in := m.info
 	var where string
 	switch {
+	case in.WorkspaceMode == "in-place":
+		where = "in place"
 	case in.Branch != "":
 		where = in.Branch
 	case in.Workspace:
@@ -492,6 +494,8 @@ func (m *model) welcomeLines(w, h int) []string {
 	}
 	row("Session", id, 0)
 	switch {
+	case in.WorkspaceMode == "in-place":
+		row("Branch", "in place: your checkout; a rewind undoes the agent's changes, never yours", 1)
 	case in.Branch != "":
 		row("Branch", in.Branch, 1)
 	case in.Workspace:
