@@ -296,6 +296,20 @@ func RemoveSession(ctx context.Context, dataDir, id string, force bool) (RemoveR
 			rep.ApplyRefs = kept
 		}
 	}
+	if ws.Kind == session.KindInPlace {
+		// Its snapshots are refs in the user's repository; nothing else of
+		// the checkout is the session's.
+		if st, err := os.Stat(ws.CommonDir); err == nil && st.IsDir() {
+			refs, err := snapshot.ListRefs(ctx, ws.CommonDir, id)
+			if err == nil {
+				_, err = snapshot.DeleteSessionRefs(ctx, ws.CommonDir, id)
+			}
+			if err != nil {
+				return rep, errors.Join(fmt.Errorf("delete the checkpoint refs of session %s in %s: %w", id, ws.RepoRoot, err), s.Close())
+			}
+			rep.Refs = refs
+		}
+	}
 	dir := s.Dir
 	if err := s.Close(); err != nil {
 		return rep, err
@@ -562,7 +576,81 @@ func PruneWorktrees(ctx context.Context, dataDir string, dryRun, force, spares b
 	if err != nil {
 		return PruneReport{}, err
 	}
-	return m.Prune(ctx, worktree.PruneOptions{DryRun: dryRun, Force: force, Spares: spares, Referenced: refd})
+	rep, err := m.Prune(ctx, worktree.PruneOptions{DryRun: dryRun, Force: force, Spares: spares, Referenced: refd})
+	if err != nil {
+		return rep, err
+	}
+	err = pruneInPlace(ctx, dataDir, dryRun, &rep)
+	return rep, err
+}
+
+// DefaultKeepDays is how long an in-place session's snapshot refs are kept
+// after its last use ([workspace] keep_days).
+const DefaultKeepDays = 30
+
+// pruneInPlace deletes the snapshot refs of in-place sessions whose
+// checkout is gone, or that were not used for [workspace] keep_days: their
+// conversations stay, their checkpoints become conversation only. A
+// session in use (its lock held) is left alone.
+func pruneInPlace(ctx context.Context, dataDir string, dryRun bool, rep *worktree.PruneReport) error {
+	keep := DefaultKeepDays
+	path := provider.DefaultSettingsPath(os.Getenv)
+	st, err := provider.LoadSettings(path)
+	if err != nil {
+		return err
+	}
+	if st.Workspace.KeepDays != nil {
+		if *st.Workspace.KeepDays < 1 {
+			return fmt.Errorf("settings %s: [workspace] keep_days = %d: want 1 or more days", path, *st.Workspace.KeepDays)
+		}
+		keep = *st.Workspace.KeepDays
+	}
+	list, err := search.Catalog(dataDir)
+	if err != nil {
+		return err
+	}
+	for _, e := range list {
+		w := e.Summary.Workspace
+		if w.Kind != session.KindInPlace || w.CommonDir == "" {
+			continue
+		}
+		if info, err := os.Stat(w.CommonDir); err != nil || !info.IsDir() {
+			continue // the repository is gone, and its refs with it
+		}
+		_, topErr := os.Stat(w.RepoRoot)
+		last := e.LastUsed
+		if last.IsZero() {
+			last = w.Updated
+		}
+		if topErr == nil && time.Since(last) < time.Duration(keep)*24*time.Hour {
+			continue
+		}
+		refs, err := snapshot.ListRefs(ctx, w.CommonDir, e.Summary.ID)
+		if err != nil {
+			rep.Errors = append(rep.Errors, fmt.Sprintf("in-place session %s: %v", e.Summary.ID, err))
+			continue
+		}
+		if len(refs) == 0 {
+			continue
+		}
+		if !dryRun {
+			s, err := session.Open(dataDir, e.Summary.ID)
+			if err != nil {
+				rep.Errors = append(rep.Errors, fmt.Sprintf("in-place session %s: %v", e.Summary.ID, err))
+				continue
+			}
+			_, derr := snapshot.DeleteSessionRefs(ctx, w.CommonDir, e.Summary.ID)
+			if err := errors.Join(derr, s.Close()); err != nil {
+				rep.Errors = append(rep.Errors, fmt.Sprintf("in-place session %s: %v", e.Summary.ID, err))
+				continue
+			}
+		}
+		if rep.RefsDeleted == nil {
+			rep.RefsDeleted = map[string][]string{}
+		}
+		rep.RefsDeleted[e.Summary.ID] = refs
+	}
+	return nil
 }
 
 // referenced reports whether a saved session refers to a worktree. A
