@@ -26,10 +26,10 @@ type CommitResult struct {
 	MovedFrom string `json:"moved_from,omitempty"`
 	// InPlace: the commit is on the user's own branch, of the paths an
 	// in-place session's turns changed.
-	InPlace bool `json:"in_place,omitempty"`
-	Commit    string `json:"commit"`
-	Files     int    `json:"files"`
-	Message   string `json:"message"`
+	InPlace bool   `json:"in_place,omitempty"`
+	Commit  string `json:"commit"`
+	Files   int    `json:"files"`
+	Message string `json:"message"`
 	// Notes are what the host must tell along with the commit (repairs
 	// made when the session was opened).
 	Notes []string `json:"notes,omitempty"`
