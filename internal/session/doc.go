@@ -12,7 +12,26 @@
 //	    summary.json                            0600  listing digest (Digest), derived
 //	    resume.bin                              0600  what opening needs (package app), derived
 //	    checkpoint-stats.json                   0600  owned by package checkpoint, derived
+//	    git-state.jsonl                         0600  in place: git's state around each turn (package app)
+//	    snapshot/                               0700  the snapshot engine's private git dir and index
 //	    <file>.corrupt-<UTC time>               0600  torn tails kept aside
+//
+// # Workspace kinds
+//
+// workspace.json's kind says where the session works, for its whole life:
+// "worktree" (a git worktree of its own; worktree.path/branch/base), "in-place"
+// (the user's checkout: repo_root is its top level, common_dir its
+// repository's common git dir; snapshots are refs in that repository, and a
+// restore undoes agent turns path by path) or "conversation" (no file
+// snapshots; no_workspace_reason says why). Listings and JSON call them
+// worktree, in-place and none (Mode). A session written with kind
+// "conversation" and reason "worktrees are off (--worktree off)" predates
+// in-place sessions and stays conversation only.
+//
+// In place, git-state.jsonl has one line per turn, appended after it ends:
+// {"turn":"cp3","head":"<commit HEAD was at when it started>","changed":[".git/hooks/pre-commit"]}.
+// It only informs previews (HEAD moved since a target, git files a turn
+// changed): a torn or missing line costs those notes, never a restore.
 //
 // The data dir is --data-dir, else $YOLOP_DATA_DIR, else
 // $XDG_DATA_HOME/yolop, else ~/.local/share/yolop. Session ids are "s_"
