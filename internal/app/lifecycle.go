@@ -353,6 +353,17 @@ func ForkSession(ctx context.Context, o Options, id string) (ForkReport, error) 
 	// `sessions show` find it there) and its worktree starts from the old
 	// worktree's current commit.
 	o.Dir, o.Base, o.WorkBase, o.Create, o.SessionID, o.Continue = ws.ActiveRoot, "", "", false, "", false
+	// A fork keeps its source's workspace mode: in place it works in the
+	// same checkout (whose files are the source's), conversation only
+	// stays conversation only.
+	switch ws.Kind {
+	case session.KindInPlace:
+		o.Workspace, o.WorkspaceExplicit, o.Dir = WorkspaceInPlace, true, ws.RepoRoot
+	case session.KindConversation:
+		o.Workspace = WorkspaceNone
+	default:
+		o.Workspace = WorkspaceWorktree
+	}
 	var (
 		src      string
 		snap     checkpoint.FilesSource // the files of a source whose worktree is missing
