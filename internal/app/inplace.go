@@ -47,8 +47,7 @@ func (p *Parts) holdCheckout(ctx context.Context, forTurn, wait bool, onUpdate f
 		return func() {}, nil
 	}
 	if err := land.CheckIdle(ctx, ws.RepoRoot, false); err != nil {
-		what := "turns and restores"
-		return nil, &checkpoint.Error{Code: CodeCheckoutBusy, Msg: fmt.Sprintf("%v: the agent works in your checkout, so %s wait until it is done", err, what), Err: err}
+		return nil, &checkpoint.Error{Code: CodeCheckoutBusy, Msg: fmt.Sprintf("%v; the session works in your checkout, so its turns and restores are refused until then (nothing ran)", err), Err: err}
 	}
 	h := p.checkout
 	h.mu.Lock()
