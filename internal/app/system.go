@@ -38,6 +38,8 @@ type systemFacts struct {
 	Sandbox string
 	// Submodules lists the submodules the worktree does not check out.
 	Submodules string
+	// InPlace: the session works in the user's own checkout.
+	InPlace bool
 }
 
 // systemPrompt renders the system prompt for a session opened now.
@@ -50,6 +52,7 @@ func systemPrompt(ws session.Workspace, status, noWorkspace, sandboxLevel string
 	case "strict":
 		f.Sandbox = "Shell commands run in a strict sandbox: they can write only in the worktree, in $TMPDIR and in the usual tool caches, and can open network connections only to the ports the user allowed; a refused write or connection is reported in the tool result."
 	}
+	f.InPlace = ws.Kind == session.KindInPlace && noWorkspace == ""
 	if ws.Kind == session.KindWorktree && ws.Worktree != nil {
 		f.Worktree, f.Branch, f.Checkout = ws.Worktree.Path, ws.Worktree.Branch, ws.RepoRoot
 		f.Base = ws.Worktree.Base
