@@ -529,7 +529,12 @@ func (m *model) previewContent(p *picker, w int) (out []string, fileAt []int) {
 		if len(pv.Paths) == 0 {
 			para("Files: none change (the workspace already matches).", plain)
 		} else {
-			para(fmt.Sprintf("Files that will change (%d):", len(pv.Paths)), plain)
+			if pv.InPlace {
+				para("In place: only the agent's own changes are undone; your edits stay, and a file no undone turn changed is never touched.", plain)
+				para(fmt.Sprintf("Files (%d):", len(pv.Paths)), plain)
+			} else {
+				para(fmt.Sprintf("Files that will change (%d):", len(pv.Paths)), plain)
+			}
 			for i, pc := range pv.Paths {
 				cur := "  "
 				if i == p.file {
@@ -538,6 +543,9 @@ func (m *model) previewContent(p *picker, w int) (out []string, fileAt []int) {
 				note := ""
 				if pc.Ignored {
 					note = "  (restored as an ignored file)"
+				}
+				if pv.InPlace {
+					note += "  — " + command.OutcomeText(pc)
 				}
 				line := ansi.Truncate(fmt.Sprintf("%s%-12s %s%s", cur, changeLabel(pc.Change), git.DisplayPath(pc.Path), note), w, "…")
 				fileAt = append(fileAt, len(out))
