@@ -73,7 +73,7 @@ func newRig(t testing.TB, o rigOpts) *rig {
 	}
 	r.opts = app.Options{DataDir: r.data, Dir: r.repo, Provider: app.ProviderConfig{Provider: app.ProviderSim}, Hooks: app.Hooks{System: "test", Runtime: o.runtime}, Sandbox: o.sandbox}
 	if o.noWorktree {
-		r.opts.Worktree = app.WorktreeOff
+		r.opts.Workspace = app.WorkspaceNone
 	}
 	first := r.opts
 	first.Create = true
