@@ -164,7 +164,7 @@ func applyOutcomes(pv *Preview, outs []snapshot.PathOutcome) {
 			continue
 		}
 		if o.Outcome == snapshot.Kept {
-			pc := NewPathChange(o.Path, "")
+			pc := NewPathChange(o.Path, string(o.Kind))
 			pc.Outcome, pc.Why = string(o.Outcome), o.Why
 			pv.Paths = append(pv.Paths, pc)
 		}

@@ -68,6 +68,9 @@ type PathOutcome struct {
 	Why string
 	// Changed says the result differs from the current file.
 	Changed bool
+	// Kind is the change the steps alone would make to the current file
+	// (for a kept path: what was not done).
+	Kind ChangeKind
 }
 
 // entry is a path's state in a tree: absent (mode "") or a blob.
@@ -161,13 +164,29 @@ func (e *Engine) Revert(ctx context.Context, current string, steps []Step, o Rev
 			state = now
 		}
 		final[p] = state
-		outcomes = append(outcomes, PathOutcome{Path: p, Outcome: out, Why: why, Changed: state != now})
+		steps := byPath[p]
+		outcomes = append(outcomes, PathOutcome{Path: p, Outcome: out, Why: why, Changed: state != now, Kind: wouldChange(now, steps[len(steps)-1].theirs)})
 	}
 	tree, err := e.editTree(ctx, current, cur, final)
 	if err != nil {
 		return "", nil, err
 	}
 	return tree, outcomes, nil
+}
+
+// wouldChange names the change from a to b.
+func wouldChange(a, b entry) ChangeKind {
+	switch {
+	case a.absent():
+		return Added
+	case b.absent():
+		return Deleted
+	case (a.mode == "120000") != (b.mode == "120000"):
+		return TypeChanged
+	case a.oid == b.oid && a.mode != b.mode:
+		return ModeChanged
+	}
+	return Modified
 }
 
 func normMode(m string) string {
