@@ -136,6 +136,9 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if err != nil {
 		return nil, err
 	}
+	// Last before the lock goes: nothing of this process's commands and
+	// MCP servers outlives the session, not even when a helper was killed.
+	p.onClose(func() error { return sweepLeftovers(sess) })
 	settings, err := toolSettings()
 	if err != nil {
 		return nil, err
@@ -307,7 +310,11 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		if ws.Worktree != nil {
 			root = ws.Worktree.Path
 		}
-		p.MCP = mcp.Start(ctx, o.MCP, root, mcpPrepare(sess.ID, p.Sandbox))
+		servers, err := mcpCallTimeouts(o.MCP, settings)
+		if err != nil {
+			return nil, err
+		}
+		p.MCP = mcp.Start(ctx, servers, root, mcpPrepare(sess, p.Sandbox))
 		p.onClose(p.MCP.Close)
 		p.Notices = append(p.Notices, p.MCP.Problems()...)
 		if o.ClientMCP && ws.Worktree != nil {

@@ -36,6 +36,20 @@ func reapSurvivors(sess *session.Session) ([]string, []spawn.Record, error) {
 	return notes, res.Left, nil
 }
 
+// sweepLeftovers ends, when the session closes, the processes its
+// ledger still lists as running: only a helper that was killed leaves
+// any. One that cannot be ended is reported; the next open tries again.
+func sweepLeftovers(sess *session.Session) error {
+	res, err := spawn.Sweep(sess.Path(spawn.LedgerFile), sess.ID)
+	if err != nil {
+		return err
+	}
+	if len(res.Left) > 0 {
+		return fmt.Errorf("could not end %d process(es) of this session: %s; end them (kill -9 PID) before you open it again", len(res.Left), describeProcs(res.Left))
+	}
+	return nil
+}
+
 func describeProcs(rs []spawn.Record) string {
 	var parts []string
 	for i, r := range rs {

@@ -36,7 +36,8 @@ type Policy struct {
 	ReadOnly []string `json:"read_only,omitempty"`
 }
 
-// execMain applies the policy in os.Args[2] and executes os.Args[3:].
+// execMain applies the policy in os.Args[2], drops the key-reading
+// capabilities and executes os.Args[3:].
 func execMain() int {
 	if len(os.Args) < 4 {
 		fmt.Fprintln(os.Stderr, "yolop sandbox: usage: "+ExecArg+" POLICY COMMAND...")
@@ -63,6 +64,13 @@ func execMain() int {
 			fmt.Fprintf(os.Stderr, "yolop sandbox: %v; the command did not run\n", err)
 			return 126
 		}
+	}
+	// Last (mounting the read-only paths needed CAP_SYS_ADMIN): a command
+	// running as root must not read the environment or memory of yolop
+	// and its helpers, which hold keys.
+	if err := dropCaps(); err != nil {
+		fmt.Fprintf(os.Stderr, "yolop sandbox: %v; the command did not run\n", err)
+		return 126
 	}
 	path, err := exec.LookPath(os.Args[3])
 	if err != nil {
