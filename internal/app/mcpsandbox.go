@@ -27,7 +27,7 @@ func mcpPrepare(sess *session.Session, sb sandbox.Status) func(*spawn.Spec) erro
 		spec.Env = append(spec.Env, spawn.SessionEnv+"="+sess.ID)
 		spec.Ledger = sess.Path(spawn.LedgerFile)
 		spec.Owner = os.Getpid()
-		spec.Sandbox = sb.Policy
+		spec.Sandbox, spec.Seal = sb.Policy, sb.Seals()
 		return nil
 	}
 }

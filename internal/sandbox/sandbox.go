@@ -188,6 +188,13 @@ type Status struct {
 	ReadOnly ReadOnly
 }
 
+// Seals reports whether commands run without the capabilities that read
+// other processes' environment and memory (CAP_SYS_ADMIN, CAP_PERFMON,
+// CAP_SYS_PTRACE; see spawn.Spec.Seal): whenever a level other than off
+// is configured, also when the kernel cannot apply it and commands run
+// unconfined.
+func (s Status) Seals() bool { return s.Requested == Write || s.Requested == Strict }
+
 // Warning is what the user must hear once per session about what is not
 // confined: the level, and read-only paths that are not enforced ("" when
 // the requested level is in force, it is not off, and every read-only path

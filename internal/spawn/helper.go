@@ -69,9 +69,10 @@ func helperMain() int {
 		return 2
 	}
 	argv := spec.Args
-	if spec.Sandbox != nil {
-		// The sandbox is applied by a second stage of this binary in the
-		// child itself, just before it executes the command.
+	if spec.Sandbox != nil || spec.Seal {
+		// The sandbox is applied, and the capabilities dropped, by a
+		// second stage of this binary in the child itself, just before it
+		// executes the command.
 		exe, err := os.Executable()
 		if err != nil {
 			endSelf()
@@ -101,8 +102,7 @@ func helperMain() int {
 		Files: []*os.File{stdin, os.Stdout, os.Stderr},
 		Sys:   stageAttr(spec.Sandbox),
 	})
-	// The command holds its own copy: the helper keeps no end of a pipe
-	// the command reads, so end of file reaches it when yolop closes it.
+	// The command has its own copy; the helper never reads it.
 	stdin.Close()
 	if err != nil {
 		endSelf()

@@ -63,6 +63,11 @@ type Spec struct {
 	Owner   int      `json:"owner,omitempty"`
 	// Sandbox, when set, confines the command (see Policy).
 	Sandbox *Policy `json:"sandbox,omitempty"`
+	// Seal runs the command without CAP_SYS_ADMIN, CAP_PERFMON and
+	// CAP_SYS_PTRACE (in every capability set, the bounding set included),
+	// so that even as root it cannot read the environment or memory of
+	// yolop and its helpers. A Sandbox implies it.
+	Seal bool `json:"seal,omitempty"`
 	// Stdin: the command reads the helper's stdin (set by StartIO); else
 	// /dev/null.
 	Stdin bool `json:"stdin,omitempty"`
