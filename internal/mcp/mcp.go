@@ -2,7 +2,10 @@
 // and streamable HTTP, through the official Go SDK) and offers their tools
 // to the model as mcp__<server>__<tool>. A server that does not start, or
 // fails later, costs only its own tools: the reason is reported once and
-// every turn goes on without it.
+// every turn goes on without it. A stdio server runs under the spawn
+// helper, like the tools' commands, so its whole process tree ends with
+// the session; a call that gets no answer within the server's call
+// timeout ends as a tool error, so a hung server costs that call.
 //
 // MCP tools act outside the workspace (a database, a browser, an API), so
 // their results are marked External: a rewind cannot undo what they did,

@@ -14,6 +14,17 @@
 // user's service manager) and UDP are not confined, and the worktree's own
 // .git link is writable (it is checked and repaired instead).
 //
+// What it does stop, also against a hostile command: reading yolop's keys
+// through another process. At every level but off (Status.Seals), also
+// when the kernel cannot apply it, a command runs without CAP_SYS_ADMIN,
+// CAP_PERFMON and CAP_SYS_PTRACE in any capability set (the bounding set
+// included), and yolop and its helpers are undumpable, so neither a
+// command running as the same user nor one running as root can read their
+// /proc/<pid>/environ or memory; the helpers run in the commands' filtered
+// environment. And MCP servers live under the same rules as commands: the
+// same sandbox and helper, so a daemon a server detaches ends with the
+// session, or at the next open when yolop was killed.
+//
 // Read-only paths. Layout.ReadOnly names paths that commands may read but
 // never write, even inside Top. A session that works in the user's own
 // checkout plans with
