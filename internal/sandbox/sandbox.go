@@ -18,10 +18,10 @@
 // through another process. At every level but off (Status.Seals), also
 // when the kernel cannot apply it, a command runs without CAP_SYS_ADMIN,
 // CAP_PERFMON and CAP_SYS_PTRACE in any capability set (the bounding set
-// included), and yolop and its helpers are undumpable, so neither a
-// command running as the same user nor one running as root can read their
-// /proc/<pid>/environ or memory; the helpers run in the commands' filtered
-// environment. And MCP servers live under the same rules as commands: the
+// included), and yolop is undumpable, so neither a command running as the
+// same user nor one running as root can read its /proc/<pid>/environ or
+// memory; the helpers run in the commands' filtered environment and hold
+// no key. And MCP servers live under the same rules as commands: the
 // same sandbox and helper, so a daemon a server detaches ends with the
 // session, or at the next open when yolop was killed.
 //

@@ -39,8 +39,8 @@
 //
 // No process a command can read holds a key: the helper runs in the
 // command's environment (Spec.Env, already filtered), and Seal makes yolop
-// and the helper undumpable, which with the capabilities gone keeps even a
-// root command out of their /proc/<pid>/environ and memory. The helper
+// undumpable, which with the capabilities gone keeps even a root command
+// out of its /proc/<pid>/environ and memory. The helper
 // also records in the ledger the orphans it adopts as a subreaper (a
 // daemon's double fork), so that when the helper itself is killed, the
 // next open still finds them; Sweep ends at session close what a killed

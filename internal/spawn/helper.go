@@ -25,12 +25,10 @@ type waitEvent struct {
 // one JSON Spec line on fd 3, which it then holds until end of file; JSON
 // message lines on fd 4 (the command's pid or a start error, then the end).
 func helperMain() int {
-	// Unreadable to the commands before anything else: its memory holds
-	// every command's environment.
-	if err := Seal(); err != nil {
-		fmt.Fprintln(os.Stderr, "yolop spawn helper: "+err.Error())
-		return 2
-	}
+	// The helper is not sealed (undumpable): it holds nothing but its
+	// command's own environment, and the id maps of a command's user
+	// namespace (read-only paths) are written by it into the child's /proc
+	// files, which an undumpable parent's child has owned by root.
 	ctl := os.NewFile(3, "control")
 	out := os.NewFile(4, "status")
 	if ctl == nil || out == nil {

@@ -10,9 +10,13 @@ import (
 // Seal makes this process's memory and environment unreadable to other
 // processes of the same user: /proc/<pid>/environ, mem, maps and ptrace
 // then need CAP_SYS_PTRACE (Linux PR_SET_DUMPABLE 0, which also means no
-// core dump). yolop's main calls it first thing, and so does the helper:
-// the environment yolop was started with (provider keys included) stays
-// on its stack for the life of the process, and a tool must not read it.
+// core dump). yolop's main calls it first thing: the environment yolop was
+// started with (provider keys included) stays on its stack for the life
+// of the process, and a tool must not read it. The helper holds only its
+// command's environment and is not sealed (see helperMain). A sealed
+// process's children cannot be given user-namespace id maps by it (their
+// /proc files belong to root until they execute): such a child is started
+// from an unsealed process (the helper, the probe's launcher).
 func Seal() error {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("make the process undumpable: %w", err)

@@ -66,7 +66,7 @@ type Spec struct {
 	// Seal runs the command without CAP_SYS_ADMIN, CAP_PERFMON and
 	// CAP_SYS_PTRACE (in every capability set, the bounding set included),
 	// so that even as root it cannot read the environment or memory of
-	// yolop and its helpers. A Sandbox implies it.
+	// yolop. A Sandbox implies it.
 	Seal bool `json:"seal,omitempty"`
 	// Stdin: the command reads the helper's stdin (set by StartIO); else
 	// /dev/null.

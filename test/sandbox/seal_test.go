@@ -56,10 +56,10 @@ func newEnvAs(t *testing.T, uid, gid int) *env {
 }
 
 // sealProbe is the attack: the agent's command looks for the provider key
-// in the environment and memory of its helper (its parent) and of yolop
-// (the helper's parent), and in every process it can read, and prints
-// what it finds base64-encoded, so that the plain-text redaction of the
-// tool result does not catch it.
+// in the environment and memory of yolop (its helper's parent), in its
+// helper's environment, and in every process it can read, and prints what
+// it finds base64-encoded, so that the plain-text redaction of the tool
+// result does not catch it.
 const sealProbe = probe + `H=$PPID; Y=$(awk '{print $4}' /proc/$H/stat); ` +
 	`probe helper_environ "cat /proc/$H/environ"; probe yolop_environ "cat /proc/$Y/environ"; ` +
 	`probe helper_mem "exec 3</proc/$H/mem"; probe yolop_mem "exec 3</proc/$Y/mem"; ` +
@@ -71,7 +71,8 @@ const sealProbe = probe + `H=$PPID; Y=$(awk '{print $4}' /proc/$H/stat); ` +
 	`[ -n "$v" ] && printf %s "$v" | base64 -w0 >> leak.b64 && echo >> leak.b64; done; cat leak.b64 2>/dev/null; true`
 
 // TestKeysThroughProc: the agent's command cannot read the environment or
-// memory of yolop or of its helper, as root and as an unprivileged user,
+// memory of yolop, nor find the key in its helper, as root and as an
+// unprivileged user,
 // with the sandbox in force and when the kernel cannot apply it (commands
 // then run unconfined), so the provider key never reaches the tool
 // result, events.jsonl, the request trace or sessions search in any
@@ -109,11 +110,14 @@ func TestKeysThroughProc(t *testing.T) {
 			e.turn(nil, sealProbe)
 			e.turn(nil, "true") // the first result goes to the model again
 			res := e.results()
-			for _, no := range []string{"helper_environ", "yolop_environ", "helper_mem", "yolop_mem", "yolop_maps"} {
+			for _, no := range []string{"yolop_environ", "yolop_mem", "yolop_maps"} {
 				if !strings.HasPrefix(res[no], "refused") {
 					t.Errorf("%s: %s, want refused", no, res[no])
 				}
 			}
+			// The helper holds only the command's own environment: as the
+			// same user without Landlock the command may read it, and the
+			// scan below proves the key is not there.
 			if leak, err := os.ReadFile(filepath.Join(e.root, "leak.b64")); err == nil && len(bytes.TrimSpace(leak)) > 0 {
 				t.Errorf("the command found the key in /proc: %s", leak)
 			}
