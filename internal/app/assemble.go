@@ -214,6 +214,18 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		if info.LinkRepaired {
 			linkNotes = append(linkNotes, "the worktree's .git file had been changed by a command; yolop pointed it back at the session's repository, and touched nothing else")
 		}
+		if linkRO == "" && (present || recreated) {
+			if recreated {
+				// git made a new administrative directory for it.
+				cp := *ws.Worktree
+				cp.GitDir, cp.Seal = "", nil
+				ws.Worktree = &cp
+			}
+			ro, _ := sess.ReadOnly()
+			if err := recordGitDirs(sess, &ws, !ro); err != nil && !errors.Is(err, git.ErrNoWorktreeRecord) {
+				return nil, err
+			}
+		}
 		if linkRO == "" {
 			budget, err := captureBudget()
 			if err != nil {
@@ -227,7 +239,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 						return nil, "", fmt.Errorf("worktree: %w", err)
 					}
 				}
-				eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, SeedSettled: ws.Recycled, KnownClean: o.knownClean, KnownWalk: o.knownWalk})
+				eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, GitDir: ws.Worktree.GitDir, Seal: gitSeal(ws.Worktree), SeedSettled: ws.Recycled, KnownClean: o.knownClean, KnownWalk: o.knownWalk})
 				if err != nil {
 					return nil, "workspace snapshots unavailable: " + err.Error(), nil
 				}

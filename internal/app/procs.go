@@ -124,7 +124,10 @@ func planSandbox(sess *session.Session, ws session.Workspace, level string, st p
 	if ws.Worktree != nil && ws.Worktree.Path != "" {
 		lay.Top = ws.Worktree.Path
 		lay.CommonDir = ws.CommonDir
-		lay.AdminDir = adminDir(ws.Worktree.Path, ws.CommonDir)
+		lay.AdminDir = ws.Worktree.GitDir
+		if lay.AdminDir == "" {
+			lay.AdminDir = adminDir(ws.Worktree.Path, ws.CommonDir)
+		}
 	}
 	if err := os.MkdirAll(lay.TmpDir, 0o700); err != nil {
 		return sandbox.Status{}, fmt.Errorf("create the commands' temporary directory: %w", err)
