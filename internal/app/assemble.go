@@ -241,6 +241,9 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 				}
 				eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, GitDir: ws.Worktree.GitDir, Seal: gitSeal(ws.Worktree), SeedSettled: ws.Recycled, KnownClean: o.knownClean, KnownWalk: o.knownWalk})
 				if err != nil {
+					if errors.Is(err, git.ErrConfigChanged) {
+						p.git.cause = err
+					}
 					return nil, "workspace snapshots unavailable: " + err.Error(), nil
 				}
 				return eng, "", nil

@@ -30,6 +30,9 @@ func (s *Session) landSession(ctx context.Context) (land.Session, error) {
 	if err != nil {
 		return ls, err
 	}
+	if eng == nil && p.git != nil && p.git.cause != nil {
+		return ls, p.git.cause
+	}
 	if ws.Worktree == nil || eng == nil {
 		return ls, nil // land explains: conversation only
 	}
