@@ -14,7 +14,7 @@ import (
 // CommitOptions configure Commit.
 type CommitOptions struct {
 	Message  string // "" = the session title and its turn prompts
-	NoVerify bool   // skip the pre-commit and commit-msg hooks
+	NoVerify bool   // run no hook at all
 }
 
 // CommitResult describes a commit on the session branch.
