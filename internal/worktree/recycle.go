@@ -180,14 +180,25 @@ func recycle(ctx context.Context, common, from, admin, to string) (newAdmin, hea
 	if err := os.WriteFile(filepath.Join(to, ".git"), []byte("gitdir: "+newAdmin+"\n"), 0o644); err != nil {
 		return "", "", fmt.Errorf("worktree: %w", err)
 	}
+	// What is left of the old directories may still be written by a
+	// process of the old session, so removing them can fail: the old
+	// worktree directory is first renamed out of the way (the next start's
+	// sweep retries its removal), and git's stale record, whose gitdir then
+	// names nothing, goes with `git worktree prune`.
 	if err := os.RemoveAll(admin); err != nil {
-		return "", "", fmt.Errorf("worktree: remove the old git record %s: %w", admin, err)
+		_, _ = git.New(common).Run(ctx, "worktree", "prune")
 	}
-	if err := os.RemoveAll(from); err != nil {
-		return "", "", fmt.Errorf("worktree: remove %s: %w", from, err)
+	trash := filepath.Join(filepath.Dir(from), trashPrefix+hex.EncodeToString(b[:]))
+	if err := os.Rename(from, trash); err != nil {
+		return "", "", fmt.Errorf("worktree: move %s out of the way: %w", from, err)
 	}
+	_ = os.RemoveAll(trash)
 	return newAdmin, head, nil
 }
+
+// trashPrefix names what is left of a recycled worktree's old directory
+// when it could not be removed at once; sweep removes it.
+const trashPrefix = ".trash-"
 
 // resetToKnown makes the recycled worktree at path (fresh administrative
 // directory admin) what a spare is: the index rebuilt from HEAD (no

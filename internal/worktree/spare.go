@@ -914,6 +914,8 @@ func (m *Manager) sweep(ctx context.Context, dir string) []string {
 			if _, err := os.Lstat(filepath.Join(dir, name+lockSuffix)); errors.Is(err, fs.ErrNotExist) {
 				_ = removeWorktreeDir(ctx, filepath.Join(dir, name))
 			}
+		case strings.HasPrefix(name, trashPrefix) && e.IsDir():
+			_ = os.RemoveAll(filepath.Join(dir, name))
 		case strings.HasSuffix(name, recordSuffix) && !e.IsDir():
 			// A parking record whose spare went (claimed, set aside or
 			// removed by an interrupted process).

@@ -65,18 +65,43 @@ func TestRecycledWorktreeOutOfReach(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitLog(t, shm, func(l string) bool { return l == "ok "+aRoot })
-	// The worst case: yolop, its helpers and every process the ledger
-	// knows are killed; only the escaped process lives on.
+	// The worst case: the helpers, every process the ledger knows and
+	// yolop are killed (the helpers first, so that none ends the escaped
+	// process on its way out); only the escaped process lives on.
 	ledger := filepath.Join(e.data, "sessions", e.sid, spawn.LedgerFile)
-	recs, _ := os.ReadFile(ledger)
+	raw, _ := os.ReadFile(ledger)
+	var recs []spawn.Record
+	for _, l := range strings.Split(string(raw), "\n") {
+		var r spawn.Record
+		if json.Unmarshal([]byte(l), &r) == nil && r.PID > 0 && r.Op == "start" {
+			recs = append(recs, r)
+		}
+	}
+	for _, helpers := range []bool{true, false} {
+		for _, r := range recs {
+			if (r.Role == spawn.RoleHelper) == helpers && spawn.Alive(r) {
+				_ = syscall.Kill(r.PID, syscall.SIGKILL)
+			}
+		}
+	}
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	for _, l := range strings.Split(string(recs), "\n") {
-		var r spawn.Record
-		if json.Unmarshal([]byte(l), &r) == nil && r.PID > 0 && spawn.Alive(r) {
-			_ = syscall.Kill(r.PID, syscall.SIGKILL)
+	// Killed processes linger until reaped; the park below rightly
+	// refuses while the ledger names a live one.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		var live []spawn.Record
+		for _, r := range recs {
+			if spawn.Alive(r) {
+				live = append(live, r)
+			}
+		}
+		if len(live) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("recorded processes still live: %+v", live)
 		}
 	}
 	pidb, err := os.ReadFile(filepath.Join(shm, "pid"))
