@@ -139,6 +139,9 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if err != nil {
 		return nil, err
 	}
+	// Last before the lock goes: nothing of this process's commands and
+	// MCP servers outlives the session, not even when a helper was killed.
+	p.onClose(func() error { return sweepLeftovers(sess) })
 	settings, err := toolSettings()
 	if err != nil {
 		return nil, err
@@ -214,6 +217,18 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		if info.LinkRepaired {
 			linkNotes = append(linkNotes, "the worktree's .git file had been changed by a command; yolop pointed it back at the session's repository, and touched nothing else")
 		}
+		if linkRO == "" && (present || recreated) {
+			if recreated {
+				// git made a new administrative directory for it.
+				cp := *ws.Worktree
+				cp.GitDir, cp.Seal = "", nil
+				ws.Worktree = &cp
+			}
+			ro, _ := sess.ReadOnly()
+			if err := recordGitDirs(sess, &ws, !ro); err != nil && !errors.Is(err, git.ErrNoWorktreeRecord) {
+				return nil, err
+			}
+		}
 		if linkRO == "" {
 			budget, err := captureBudget()
 			if err != nil {
@@ -227,8 +242,11 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 						return nil, "", fmt.Errorf("worktree: %w", err)
 					}
 				}
-				eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, SeedSettled: ws.Recycled, KnownClean: o.knownClean, KnownWalk: o.knownWalk})
+				eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, GitDir: ws.Worktree.GitDir, Seal: gitSeal(ws.Worktree), SeedSettled: ws.Recycled, KnownClean: o.knownClean, KnownWalk: o.knownWalk})
 				if err != nil {
+					if errors.Is(err, git.ErrConfigChanged) {
+						p.git.cause = err
+					}
 					return nil, "workspace snapshots unavailable: " + err.Error(), nil
 				}
 				return eng, "", nil
@@ -344,7 +362,11 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		if ws.Worktree != nil {
 			root = ws.Worktree.Path
 		}
-		p.MCP = mcp.Start(ctx, o.MCP, root, mcpPrepare(sess.ID, p.Sandbox))
+		servers, err := mcpCallTimeouts(o.MCP, settings)
+		if err != nil {
+			return nil, err
+		}
+		p.MCP = mcp.Start(ctx, servers, root, mcpPrepare(sess, p.Sandbox))
 		p.onClose(p.MCP.Close)
 		p.Notices = append(p.Notices, p.MCP.Problems()...)
 		if o.ClientMCP && ws.Worktree != nil {

@@ -22,6 +22,11 @@ type gitParts struct {
 	// not be opened (the session then runs conversation only).
 	open func(ctx context.Context) (eng *snapshot.Engine, noWS string, err error)
 
+	// cause is the error behind noWS when the landing commands must
+	// report it as such (the worktree's git configuration changed: code
+	// worktree_config_changed); set by open, read after it.
+	cause error
+
 	once sync.Once
 	mu   sync.Mutex // guards the results below
 	eng  *snapshot.Engine

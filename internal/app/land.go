@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/git"
@@ -29,6 +30,9 @@ func (s *Session) landSession(ctx context.Context) (land.Session, error) {
 	if err != nil {
 		return ls, err
 	}
+	if eng == nil && p.git != nil && p.git.cause != nil {
+		return ls, p.git.cause
+	}
 	if ws.Kind == session.KindInPlace && eng != nil {
 		return inPlaceLand(ctx, p, ls, eng)
 	}
@@ -36,6 +40,7 @@ func (s *Session) landSession(ctx context.Context) (land.Session, error) {
 		return ls, nil // land explains: conversation only
 	}
 	ls.Worktree, ls.Branch, ls.Base, ls.Engine = eng.Root(), ws.Worktree.Branch, ws.Worktree.Base, eng
+	ls.Confine = confineWith(p.Tasks)
 	if rows, err := p.Controller.List(ctx, false); err == nil {
 		for i := len(rows) - 1; i >= 0; i-- {
 			ls.Prompts = append(ls.Prompts, rows[i].Prompt)
@@ -158,17 +163,41 @@ func Peek(ctx context.Context, dataDir, id string) (land.Session, func(), error)
 	if ws.Worktree == nil {
 		return ls, func() {}, nil
 	}
+	// Pinned to the session's records like every other git process of
+	// the session: the agent may be rewriting the worktree's .git link
+	// (or its git configuration) while its turn runs.
+	if err := recordGitDirs(nil, &ws, false); err != nil {
+		return land.Session{}, nil, fmt.Errorf("read the files of session %s: %w", id, err)
+	}
 	state, err := os.MkdirTemp("", "yolop-peek-")
 	if err != nil {
 		return land.Session{}, nil, err
 	}
-	eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: id, StateDir: state})
+	eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: id, StateDir: state, CommonDir: ws.CommonDir, GitDir: ws.Worktree.GitDir, Seal: gitSeal(ws.Worktree)})
 	if err != nil {
 		os.RemoveAll(state)
 		return land.Session{}, nil, fmt.Errorf("read the files of session %s: %w", id, err)
 	}
 	ls.Worktree, ls.Branch, ls.Base, ls.Engine = eng.Root(), ws.Worktree.Branch, ws.Worktree.Base, eng
 	return ls, func() { eng.Wait(); os.RemoveAll(state) }, nil
+}
+
+// confineWith runs a commit's git processes through the session's command
+// runner: under the spawn helper and the session's sandbox.
+func confineWith(t *tools.Tasks) land.Confine {
+	if t == nil {
+		return nil
+	}
+	return func(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
+		res, err := t.RunConfined(ctx, dir, env, args...)
+		if err != nil {
+			return nil, err
+		}
+		if res.ExitCode != 0 {
+			return res.Stdout, &git.Error{Args: args[1:], ExitCode: res.ExitCode, Stderr: string(res.Stderr)}
+		}
+		return res.Stdout, nil
+	}
 }
 
 // repairApplies settles an interrupted apply or undo in the session's
@@ -356,6 +385,8 @@ func LandCode(err error) string {
 	switch {
 	case errors.As(err, &ce):
 		return string(ce.Code)
+	case errors.Is(err, git.ErrConfigChanged):
+		return "worktree_config_changed"
 	case errors.Is(err, land.ErrConflict):
 		return "conflict"
 	case errors.Is(err, land.ErrEditedSince):

@@ -708,9 +708,15 @@ type MCPServer = mcp.Server
 
 // MCPServers reads the MCP servers of the settings file.
 func MCPServers() ([]MCPServer, error) {
-	st, err := provider.LoadSettings(provider.DefaultSettingsPath(os.Getenv))
+	path := provider.DefaultSettingsPath(os.Getenv)
+	st, err := provider.LoadSettings(path)
 	if err != nil {
 		return nil, err
+	}
+	// A bad [mcp] call_timeout is reported here, before any session
+	// opens, also when only an editor configures servers.
+	if _, err := st.MCPCallTimeout("", path); err != nil {
+		return nil, fmt.Errorf("settings: %w", err)
 	}
 	names := make([]string, 0, len(st.MCP.Servers))
 	for n := range st.MCP.Servers {
@@ -721,6 +727,9 @@ func MCPServers() ([]MCPServer, error) {
 	for _, n := range names {
 		c := st.MCP.Servers[n]
 		s := MCPServer{Name: n, Command: c.Command, Args: c.Args, Env: c.Env, URL: c.URL, Headers: c.Headers}
+		if s.CallTimeout, err = st.MCPCallTimeout(n, path); err != nil {
+			return nil, fmt.Errorf("settings: %w", err)
+		}
 		if err := s.Validate(); err != nil {
 			return nil, fmt.Errorf("settings: %w", err)
 		}

@@ -1,42 +1,49 @@
 package app
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 
+	"github.com/yolop-dev/yolop/internal/mcp"
+	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/sandbox"
+	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
-// mcpPrepare readies a stdio MCP server's command under the session's
-// rules: its own process group with a parent-death signal, the session
-// marker that lets the next open find a survivor, and the session's write
-// sandbox (the second stage of this binary applies the Landlock policy,
-// then executes the server). A sandbox that cannot be applied while
-// unconfined commands are not allowed keeps the server from starting.
-func mcpPrepare(sessionID string, sb sandbox.Status) func(*exec.Cmd) error {
-	return func(cmd *exec.Cmd) error {
-		mcpProcess(cmd)
-		cmd.Env = append(cmd.Env, spawn.SessionEnv+"="+sessionID)
+// mcpPrepare readies a stdio MCP server's spec under the session's rules,
+// like a tool's command: recorded in the session's process ledger (so the
+// next open ends what a killed yolop left), the session marker in its
+// environment, and the session's write sandbox (the helper's second stage
+// applies it, then executes the server). A sandbox that cannot be applied
+// while unconfined commands are not allowed keeps the server from
+// starting.
+func mcpPrepare(sess *session.Session, sb sandbox.Status) func(*spawn.Spec) error {
+	return func(spec *spawn.Spec) error {
 		if sb.Refused != "" {
 			return errors.New(sb.Refused)
 		}
-		if sb.Policy == nil {
-			return nil
-		}
-		exe, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("find yolop's executable to sandbox the server: %w", err)
-		}
-		pol, err := json.Marshal(sb.Policy)
-		if err != nil {
-			return err
-		}
-		cmd.Args = append([]string{exe, spawn.ExecArg, string(pol)}, cmd.Args...)
-		cmd.Path = exe
+		spec.Env = append(spec.Env, spawn.SessionEnv+"="+sess.ID)
+		spec.Ledger = sess.Path(spawn.LedgerFile)
+		spec.Owner = os.Getpid()
+		spec.Sandbox, spec.Seal = sb.Policy, sb.Seals()
 		return nil
 	}
+}
+
+// mcpCallTimeouts gives the servers without a call timeout of their own
+// (those an editor configured) the settings' [mcp] call_timeout.
+func mcpCallTimeouts(servers []mcp.Server, st provider.Settings) ([]mcp.Server, error) {
+	d, err := st.MCPCallTimeout("", provider.DefaultSettingsPath(os.Getenv))
+	if err != nil {
+		return nil, fmt.Errorf("settings: %w", err)
+	}
+	out := append([]mcp.Server(nil), servers...)
+	for i := range out {
+		if out[i].CallTimeout == 0 {
+			out[i].CallTimeout = d
+		}
+	}
+	return out, nil
 }

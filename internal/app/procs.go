@@ -37,6 +37,20 @@ func reapSurvivors(sess *session.Session) ([]string, []spawn.Record, error) {
 	return notes, res.Left, nil
 }
 
+// sweepLeftovers ends, when the session closes, the processes its
+// ledger still lists as running: only a helper that was killed leaves
+// any. One that cannot be ended is reported; the next open tries again.
+func sweepLeftovers(sess *session.Session) error {
+	res, err := spawn.Sweep(sess.Path(spawn.LedgerFile), sess.ID)
+	if err != nil {
+		return err
+	}
+	if len(res.Left) > 0 {
+		return fmt.Errorf("could not end %d process(es) of this session: %s; end them (kill -9 PID) before you open it again", len(res.Left), describeProcs(res.Left))
+	}
+	return nil
+}
+
 func describeProcs(rs []spawn.Record) string {
 	var parts []string
 	for i, r := range rs {
@@ -111,7 +125,10 @@ func planSandbox(sess *session.Session, ws session.Workspace, level string, st p
 	if ws.Worktree != nil && ws.Worktree.Path != "" {
 		lay.Top = ws.Worktree.Path
 		lay.CommonDir = ws.CommonDir
-		lay.AdminDir = adminDir(ws.Worktree.Path, ws.CommonDir)
+		lay.AdminDir = ws.Worktree.GitDir
+		if lay.AdminDir == "" {
+			lay.AdminDir = adminDir(ws.Worktree.Path, ws.CommonDir)
+		}
 	}
 	if ws.Kind == session.KindInPlace {
 		// The agent writes the user's checkout, never its git state: the

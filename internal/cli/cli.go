@@ -18,6 +18,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/command"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
+	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
 // Version is set at build time with -ldflags "-X .../cli.Version=...".
@@ -70,6 +71,11 @@ type rootOptions struct {
 
 // Main runs yolop and returns the process exit code.
 func Main() int {
+	// The environment yolop was started with (its keys) stays in its
+	// memory: no command running as the same user may read it.
+	if err := spawn.Seal(); err != nil {
+		fmt.Fprintf(os.Stderr, "yolop: warning: %v; commands running as you can read yolop's environment and memory\n", err)
+	}
 	// A reader that goes away (yolop -p … | head -1, a closed terminal)
 	// must not kill a turn halfway: with SIGPIPE handled, a write to a
 	// closed stdout or stderr fails with EPIPE instead, and the turn runs

@@ -314,7 +314,7 @@ brings the work. SESSION defaults to the latest session of this repository.`,
 		RunE:              func(c *cobra.Command, args []string) error { return runCommit(c.Context(), opts, args) },
 	}
 	cmd.Flags().StringVarP(&opts.message, "message", "m", "", "the commit message (default: the session title and its turn prompts)")
-	cmd.Flags().BoolVar(&opts.noVerify, "no-verify", false, "skip the pre-commit and commit-msg hooks")
+	cmd.Flags().BoolVar(&opts.noVerify, "no-verify", false, "run no git hook at all (not only pre-commit and commit-msg)")
 	return cmd
 }
 

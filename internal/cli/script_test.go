@@ -44,6 +44,7 @@ func TestMain(m *testing.M) {
 			}
 			os.Exit(code)
 		},
+		"yolop-test-mcp": testMCPServer,
 	})
 }
 
@@ -81,6 +82,7 @@ func TestScripts(t *testing.T) {
 			"waitfor":   cmdWaitFor,
 			"waitglob":  cmdWaitGlob,
 			"count":     cmdCount,
+			"pidalive":  cmdPIDAlive,
 		},
 	})
 }

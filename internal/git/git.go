@@ -45,6 +45,23 @@ var clearedEnv = []string{
 	"GIT_ASKPASS", "SSH_ASKPASS", "GIT_QUARANTINE_PATH",
 }
 
+// Argv is the argument list the Runner gives git for args: the pinned
+// settings (with the repository's hooks on when userHooks), then args. A
+// caller that starts git another way (under the spawn helper) uses it with
+// PinnedEnv so the process is pinned the same way.
+func Argv(userHooks bool, args ...string) []string {
+	pins := pinned
+	if userHooks {
+		pins = pins[2:] // drop core.hooksPath=/dev/null
+	}
+	return append(append([]string{"git"}, pins...), args...)
+}
+
+// PinnedEnv are the variables Environ sets for every git process.
+func PinnedEnv() []string {
+	return []string{"GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "GIT_CONFIG_NOSYSTEM=1"}
+}
+
 // Error is a failed git invocation.
 type Error struct {
 	Args     []string
@@ -216,7 +233,7 @@ func Environ(extra ...string) []string {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "GIT_CONFIG_NOSYSTEM=1")
+	env = append(env, PinnedEnv()...)
 	return append(env, extra...)
 }
 

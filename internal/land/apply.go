@@ -428,17 +428,21 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		// A token confirms a previewed apply; this one is no preview.
 		res.Token = ""
 	}
-	theirs, err := normalize(ctx, s.Engine, s.Worktree, c.scratch, base, sess.Tree)
+	wt, err := s.worktreeGit(c.scratch)
 	if err != nil {
 		return nil, err
 	}
-	ours, err := normalize(ctx, c.eng, c.dir, c.scratch, base, userRaw.Tree)
+	theirs, err := normalize(ctx, s.Engine, wt, c.scratch, base, sess.Tree)
+	if err != nil {
+		return nil, err
+	}
+	ours, err := normalize(ctx, c.eng, git.New(c.dir), c.scratch, base, userRaw.Tree)
 	if err != nil {
 		return nil, err
 	}
 	// Submodules are not the session's to change: neither the gitlink
 	// its worktree lacks nor files written into the empty directory.
-	base, sides, subs, dropped, err := withoutSubmodules(ctx, c.eng, c.dir, c.scratch, base, theirs, ours)
+	base, sides, subs, dropped, err := withoutSubmodules(ctx, c.eng, git.New(c.dir), c.scratch, base, theirs, ours)
 	if err != nil {
 		return nil, err
 	}
@@ -571,7 +575,7 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 
 	// What to write: the checkout's raw capture with each merged path in
 	// the bytes git would check out.
-	conv, err := converts(ctx, c.dir, sortedKeys(set))
+	conv, err := converts(ctx, git.New(c.dir), sortedKeys(set))
 	if err != nil {
 		return nil, err
 	}
@@ -586,7 +590,7 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		}
 		edits = append(edits, edit{p, e})
 	}
-	written, err := editTree(ctx, c.dir, c.scratch, userRaw.Tree, edits)
+	written, err := editTree(ctx, git.New(c.dir), c.scratch, userRaw.Tree, edits)
 	if err != nil {
 		return nil, err
 	}
@@ -757,7 +761,7 @@ func renamedBase(ctx context.Context, r *git.Runner, dir, scratch, base, theirs 
 		}
 		edits = append(edits, edit{src, entry{}}, edit{dst, oldSide(gone)})
 	}
-	return editTree(ctx, dir, scratch, base, edits)
+	return editTree(ctx, git.New(dir), scratch, base, edits)
 }
 
 // conflict is one conflicting path of a merge with the entries of its
@@ -947,7 +951,7 @@ func dirFileConflicts(ctx context.Context, r *git.Runner, dir, scratch, baseTree
 	if len(edits) == 0 {
 		return tree, conflicts, nil
 	}
-	tree, err := editTree(ctx, dir, scratch, tree, edits)
+	tree, err := editTree(ctx, git.New(dir), scratch, tree, edits)
 	if err != nil {
 		return "", nil, err
 	}
@@ -1066,7 +1070,7 @@ func relabel(ctx context.Context, r *git.Runner, dir, scratch, tree string, conf
 		}
 		edits = append(edits, edit{c.path, entry{e.mode, git.Trim(h)}})
 	}
-	return editTree(ctx, dir, scratch, tree, edits)
+	return editTree(ctx, git.New(dir), scratch, tree, edits)
 }
 
 // lsTree returns the entry of path in tree (missing when absent).
@@ -1149,7 +1153,7 @@ func (c *checkout) settle(ctx context.Context, rec record) (string, error) {
 		}
 		edits = append(edits, edit{p, newSide(ch)})
 	}
-	target, err := editTree(ctx, c.dir, c.scratch, cur.Tree, edits)
+	target, err := editTree(ctx, git.New(c.dir), c.scratch, cur.Tree, edits)
 	if err != nil {
 		return "", err
 	}

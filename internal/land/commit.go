@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/yolop-dev/yolop/internal/git"
@@ -13,7 +14,7 @@ import (
 // CommitOptions configure Commit.
 type CommitOptions struct {
 	Message  string // "" = the session title and its turn prompts
-	NoVerify bool   // skip the pre-commit and commit-msg hooks
+	NoVerify bool   // run no hook at all
 }
 
 // CommitResult describes a commit on the session branch.
@@ -46,14 +47,30 @@ func (e *HookError) Error() string {
 // branch with the user's identity, running the user's hooks unless
 // NoVerify. Exactly the captured paths are staged: ignored and
 // write-blocklisted paths never are, nested repositories are left alone.
+//
+// Every git process runs pinned to the session's recorded git dirs. The
+// ones that write the index and the commit (and so run clean filters and
+// hooks) run through s.Confine, confined like the agent's commands: a hook
+// in a worktree-relative core.hooksPath (husky's .husky) is the agent's to
+// write. NoVerify runs no hook at all (core.hooksPath is an empty
+// directory of yolop's): not pre-commit and commit-msg only, but also
+// prepare-commit-msg, post-commit, reference-transaction and
+// post-index-change.
 func Commit(ctx context.Context, s Session, o CommitOptions) (*CommitResult, error) {
 	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if err := s.Engine.Guard(); err != nil {
 		return nil, err
 	}
 	if s.InPlace {
 		return commitInPlace(ctx, s, o)
 	}
 	r := git.New(s.Worktree)
+	d := s.Engine.Dirs()
+	if d.Set() {
+		r = d.Runner()
+	}
 	if err := identity(ctx, r); err != nil {
 		return nil, err
 	}
@@ -90,31 +107,64 @@ func Commit(ctx context.Context, s Session, o CommitOptions) (*CommitResult, err
 		}
 		paths = append(paths, c.Path)
 	}
+	// confined runs one command that writes the index or the commit.
+	confined := func(hooks bool, extra []string, args ...string) error {
+		if s.Confine == nil {
+			rr := r.With(extra...)
+			if hooks {
+				rr = r.WithUserHooks()
+			}
+			_, err := rr.Run(ctx, args...)
+			return err
+		}
+		if err := s.Engine.Guard(); err != nil {
+			return err
+		}
+		argv := git.Argv(hooks, args...)
+		env := git.PinnedEnv()
+		if d.Set() {
+			env = append(env, d.Env()...)
+		}
+		env = append(env, extra...)
+		_, err := s.Confine(ctx, s.Worktree, env, argv...)
+		return err
+	}
 	// The index holds exactly HEAD plus the captured paths: whatever was
 	// staged by other means (a shell `git add -f`) is not committed.
-	if _, err := r.Run(ctx, "reset", "-q", "--no-refresh"); err != nil {
+	if err := confined(false, nil, "reset", "-q", "--no-refresh"); err != nil {
 		return nil, fmt.Errorf("prepare the index of %s: %w", s.Worktree, err)
 	}
 	if len(paths) > 0 {
-		in := strings.Join(paths, "\x00") + "\x00"
-		lit := r.With("GIT_LITERAL_PATHSPECS=1")
-		if _, err := lit.RunInput(ctx, []byte(in), "add", "-A", "-f", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
+		list := filepath.Join(scratch, "paths")
+		if err := os.WriteFile(list, []byte(strings.Join(paths, "\x00")+"\x00"), 0o600); err != nil {
+			return nil, err
+		}
+		if err := confined(false, []string{"GIT_LITERAL_PATHSPECS=1"}, "add", "-A", "-f", "--pathspec-from-file="+list, "--pathspec-file-nul"); err != nil {
 			return nil, fmt.Errorf("stage the session's files: %w", err)
 		}
 	}
-	if out, err := r.Run(ctx, "diff", "--cached", "--quiet", "--exit-code"); err == nil {
-		_ = out
+	if _, err := r.Run(ctx, "diff", "--cached", "--quiet", "--exit-code"); err == nil {
 		return nil, fmt.Errorf("%w: the session's files equal %s's last commit", ErrNothingToCommit, branch)
 	}
 	msg := o.Message
 	if strings.TrimSpace(msg) == "" {
 		msg = defaultMessage(s)
 	}
-	args := []string{"commit", "-q", "--no-edit", "-F", "-"}
-	if o.NoVerify {
-		args = append(args, "--no-verify")
+	msgFile := filepath.Join(scratch, "message")
+	if err := os.WriteFile(msgFile, []byte(msg), 0o600); err != nil {
+		return nil, err
 	}
-	if _, err := r.WithUserHooks().RunInput(ctx, []byte(msg), args...); err != nil {
+	args := []string{"commit", "-q", "--no-edit", "-F", msgFile}
+	if o.NoVerify {
+		// No hook at all: an empty directory of yolop's own, which no
+		// command of the session can write.
+		none := filepath.Join(scratch, "no-hooks")
+		if err := os.Mkdir(none, 0o700); err != nil {
+			return nil, err
+		}
+		args = append([]string{"-c", "core.hooksPath=" + none}, append(args, "--no-verify")...)
+	}
+	if err := confined(!o.NoVerify, nil, args...); err != nil {
 		var ge *git.Error
 		if errors.As(err, &ge) && ge.ExitCode == 1 {
 			return nil, &HookError{Output: ge.Stderr}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/yolop-dev/yolop/internal/blocklist"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -59,7 +60,11 @@ func Diff(ctx context.Context, s Session, o DiffOptions) (*DiffResult, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(scratch)
-	r := runner(s.Worktree, scratch)
+	wt, err := s.worktreeGit(scratch)
+	if err != nil {
+		return nil, err
+	}
+	r := wt.With("GIT_INDEX_FILE=" + filepath.Join(scratch, "no-index"))
 	base, err := treeOf(ctx, r, s.Base)
 	if err != nil {
 		return nil, fmt.Errorf("the session's base commit %s: %w", short(s.Base), err)
@@ -90,12 +95,12 @@ func Diff(ctx context.Context, s Session, o DiffOptions) (*DiffResult, error) {
 		// A session worktree's base is a commit, stored converted: its
 		// captures are compared after the same conversion. In place the
 		// base is a capture itself (raw bytes).
-		if to, err = normalize(ctx, s.Engine, s.Worktree, scratch, base, cur.Tree); err != nil {
+		if to, err = normalize(ctx, s.Engine, wt, scratch, base, cur.Tree); err != nil {
 			return nil, err
 		}
 	}
 	if label != "base" && !s.InPlace {
-		if from, err = normalize(ctx, s.Engine, s.Worktree, scratch, base, from); err != nil {
+		if from, err = normalize(ctx, s.Engine, wt, scratch, base, from); err != nil {
 			return nil, err
 		}
 	}

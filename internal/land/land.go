@@ -57,7 +57,19 @@ type Session struct {
 	// turns changed); see inplace.go.
 	InPlace bool
 	Paths   []string
+	// Confine runs one git command of a commit the way the session's
+	// commands run: under the spawn helper, in the session's sandbox, with
+	// their environment plus env (see Confine). Nil runs it in this
+	// process (a session without tools).
+	Confine Confine `json:"-"`
 }
+
+// Confine runs git with args in dir, confined like the agent's commands,
+// and returns its stdout; a failure is a *git.Error. The hooks a commit
+// runs are files the agent could have written (a core.hooksPath such as
+// husky's .husky lies in the worktree), so they run with no more rights
+// than the agent's own commands.
+type Confine func(ctx context.Context, dir string, env []string, args ...string) ([]byte, error)
 
 func (s *Session) check() error {
 	if s.Engine == nil || s.Worktree == "" || s.Base == "" {
@@ -122,6 +134,40 @@ func runner(dir, scratch string) *git.Runner {
 	return git.New(dir).With("GIT_INDEX_FILE=" + filepath.Join(scratch, "no-index"))
 }
 
+// worktreeGit returns the runner for git processes on the session's
+// worktree that may run content filters (hash-object --path, attribute
+// lookups): pinned to the repository's common dir and the worktree as the
+// session recorded them (never the worktree's .git link), with a private
+// GIT_DIR under scratch in place of the worktree's administrative
+// directory. git then reads the user's configuration only (the
+// repository's config, the global and system files) and never the
+// worktree's config.worktree, where the agent's commands could define
+// filter drivers: a filter named in the session's .gitattributes runs only
+// when the user's own configuration defines it, as `git add` in the
+// user's checkout would. The worktree's index is read through
+// GIT_INDEX_FILE, never written. An engine opened without recorded dirs
+// (tests) falls back to plain discovery in the worktree.
+func (s *Session) worktreeGit(scratch string) (*git.Runner, error) {
+	var d git.Dirs
+	if s.Engine != nil {
+		d = s.Engine.Dirs()
+	}
+	if !d.Set() {
+		return git.New(s.Worktree), nil
+	}
+	if err := s.Engine.Guard(); err != nil {
+		return nil, err
+	}
+	priv := filepath.Join(scratch, "gitdir")
+	if err := os.MkdirAll(priv, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(priv, "HEAD"), []byte(s.Base+"\n"), 0o600); err != nil {
+		return nil, err
+	}
+	return git.New(d.WorkTree).With("GIT_DIR="+priv, "GIT_COMMON_DIR="+d.CommonDir, "GIT_WORK_TREE="+d.WorkTree, "GIT_INDEX_FILE="+filepath.Join(d.GitDir, "index")), nil
+}
+
 // edit is one change of editTree: set path to (mode, oid), or remove it.
 type edit struct {
 	path string
@@ -130,7 +176,7 @@ type edit struct {
 
 // editTree returns base with the edits applied, built in a private
 // temporary index under scratch (the real index is never touched).
-func editTree(ctx context.Context, dir, scratch, base string, edits []edit) (string, error) {
+func editTree(ctx context.Context, at *git.Runner, scratch, base string, edits []edit) (string, error) {
 	if len(edits) == 0 {
 		return base, nil
 	}
@@ -143,7 +189,7 @@ func editTree(ctx context.Context, dir, scratch, base string, edits []edit) (str
 	os.Remove(idx) // read-tree writes a fresh one
 	defer os.Remove(idx)
 	defer os.Remove(idx + ".lock")
-	r := git.New(dir).With("GIT_INDEX_FILE=" + idx)
+	r := at.With("GIT_INDEX_FILE=" + idx)
 	if _, err := r.Run(ctx, "read-tree", base); err != nil {
 		return "", fmt.Errorf("edit tree %s: %w", base, err)
 	}
@@ -171,15 +217,16 @@ func editTree(ctx context.Context, dir, scratch, base string, edits []edit) (str
 }
 
 // converts reports whether git may convert content between the disk and
-// the object store in dir (core.autocrlf, attributes files, or a
-// .gitattributes among the given paths or tracked in dir).
-func converts(ctx context.Context, dir string, paths []string) (bool, error) {
+// the object store in at's work tree (core.autocrlf, attributes files, or
+// a .gitattributes among the given paths or tracked there).
+func converts(ctx context.Context, at *git.Runner, paths []string) (bool, error) {
+	dir := at.Dir
 	for _, p := range paths {
 		if p == ".gitattributes" || strings.HasSuffix(p, "/.gitattributes") {
 			return true, nil
 		}
 	}
-	r := git.New(dir)
+	r := at
 	if out, err := r.Run(ctx, "config", "--get", "core.autocrlf"); err == nil {
 		if v := strings.ToLower(git.Trim(out)); v != "" && v != "false" {
 			return true, nil
@@ -214,8 +261,9 @@ func converts(ctx context.Context, dir string, paths []string) (bool, error) {
 
 // normalize returns raw with every regular file that differs from ref
 // re-hashed through git's clean filters (as `git add` would store it), run
-// in dir so that dir's attributes apply. Without conversion it returns raw.
-func normalize(ctx context.Context, eng *snapshot.Engine, dir, scratch, ref, raw string) (string, error) {
+// by at so that its work tree's attributes apply. Without conversion it
+// returns raw.
+func normalize(ctx context.Context, eng *snapshot.Engine, at *git.Runner, scratch, ref, raw string) (string, error) {
 	ch, err := eng.Diff(ctx, ref, raw)
 	if err != nil {
 		return "", err
@@ -224,11 +272,11 @@ func normalize(ctx context.Context, eng *snapshot.Engine, dir, scratch, ref, raw
 	for i, c := range ch {
 		paths[i] = c.Path
 	}
-	conv, err := converts(ctx, dir, paths)
+	conv, err := converts(ctx, at, paths)
 	if err != nil || !conv {
 		return raw, err
 	}
-	r := runner(dir, scratch)
+	r := at.With("GIT_INDEX_FILE=" + filepath.Join(scratch, "no-index"))
 	var edits []edit
 	for _, c := range ch {
 		if c.NewOID == "" || c.NewMode == "120000" {
@@ -246,7 +294,7 @@ func normalize(ctx context.Context, eng *snapshot.Engine, dir, scratch, ref, raw
 			edits = append(edits, edit{c.Path, entry{c.NewMode, oid}})
 		}
 	}
-	return editTree(ctx, dir, scratch, raw, edits)
+	return editTree(ctx, at, scratch, raw, edits)
 }
 
 // smudge returns the object holding the bytes git would write to dir's
@@ -348,7 +396,7 @@ func capList(list []string, n int) []string {
 // written into the empty directory belong to no repository the checkout
 // would take them into. It returns the edited trees, the submodules and
 // the paths dropped from the first capture (the session's).
-func withoutSubmodules(ctx context.Context, eng *snapshot.Engine, dir, scratch, base string, captures ...string) (string, []string, []string, []string, error) {
+func withoutSubmodules(ctx context.Context, eng *snapshot.Engine, at *git.Runner, scratch, base string, captures ...string) (string, []string, []string, []string, error) {
 	ch, err := eng.Diff(ctx, base, captures[0])
 	if err != nil {
 		return "", nil, nil, nil, err
@@ -361,7 +409,7 @@ func withoutSubmodules(ctx context.Context, eng *snapshot.Engine, dir, scratch, 
 	for _, s := range subs {
 		baseEdits = append(baseEdits, edit{s, entry{}})
 	}
-	newBase, err := editTree(ctx, dir, scratch, base, baseEdits)
+	newBase, err := editTree(ctx, at, scratch, base, baseEdits)
 	if err != nil {
 		return "", nil, nil, nil, err
 	}
@@ -382,7 +430,7 @@ func withoutSubmodules(ctx context.Context, eng *snapshot.Engine, dir, scratch, 
 				}
 			}
 		}
-		if out[i], err = editTree(ctx, dir, scratch, tree, edits); err != nil {
+		if out[i], err = editTree(ctx, at, scratch, tree, edits); err != nil {
 			return "", nil, nil, nil, err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 )
 
@@ -118,7 +119,7 @@ func TestUndoSkipsPathsInNestedRepositories(t *testing.T) {
 		t.Fatal("no apply journaled")
 	}
 	rec.Paths = append(rec.Paths, "mods/sub/new.txt")
-	rec.After, err = editTree(ctx, r.checkout, c.scratch, rec.After, []edit{{"mods/sub/new.txt", entry{"100644", gittest.Git(t, r.checkout, "hash-object", "-w", "README.md")}}})
+	rec.After, err = editTree(ctx, git.New(r.checkout), c.scratch, rec.After, []edit{{"mods/sub/new.txt", entry{"100644", gittest.Git(t, r.checkout, "hash-object", "-w", "README.md")}}})
 	if err != nil {
 		t.Fatal(err)
 	}

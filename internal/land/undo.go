@@ -124,7 +124,7 @@ func Undo(ctx context.Context, s Session, o UndoOptions) (*UndoResult, error) {
 			return nil, fmt.Errorf("keep the edited files at %s: %w", res.SavedRef, err)
 		}
 	}
-	goal, err := editTree(ctx, c.dir, c.scratch, cur.Tree, edits)
+	goal, err := editTree(ctx, git.New(c.dir), c.scratch, cur.Tree, edits)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,10 @@
 // and streamable HTTP, through the official Go SDK) and offers their tools
 // to the model as mcp__<server>__<tool>. A server that does not start, or
 // fails later, costs only its own tools: the reason is reported once and
-// every turn goes on without it.
+// every turn goes on without it. A stdio server runs under the spawn
+// helper, like the tools' commands, so its whole process tree ends with
+// the session; a call that gets no answer within the server's call
+// timeout ends as a tool error, so a hung server costs that call.
 //
 // MCP tools act outside the workspace (a database, a browser, an API), so
 // their results are marked External: a rewind cannot undo what they did,
@@ -16,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -28,6 +32,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/yolop-dev/yolop/internal/agent/tools"
+	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
 // Server configures one MCP server: a command (stdio) or a URL
@@ -42,6 +47,9 @@ type Server struct {
 	Env     map[string]string
 	URL     string
 	Headers map[string]string
+	// CallTimeout bounds one call of the server's tools: 0 means
+	// DefaultCallTimeout, a negative value no limit.
+	CallTimeout time.Duration
 }
 
 // Validate reports a configuration that cannot work.
@@ -60,6 +68,17 @@ func (s Server) Validate() error {
 // StartTimeout bounds connecting to a server and listing its tools.
 const StartTimeout = 30 * time.Second
 
+// DefaultCallTimeout bounds one tool call of a server whose settings name
+// no timeout: a server that never answers costs that call, not the turn.
+const DefaultCallTimeout = 120 * time.Second
+
+// stopWait is how long a stdio server may take to exit once its stdin is
+// closed; then it is killed with everything it started.
+const stopWait = 2 * time.Second
+
+// killWait bounds the wait for a killed server's processes to be gone.
+const killWait = 10 * time.Second
+
 // Manager holds the session's connections.
 type Manager struct {
 	mu       sync.Mutex
@@ -69,11 +88,13 @@ type Manager struct {
 }
 
 // Start connects to every server and lists its tools. Root is the session
-// worktree, given to servers as their root. prepare, when non-nil, is
-// applied to each stdio server's command before it starts (process
-// lifetime rules, the sandbox); an error keeps that server from starting.
-// Start never fails as a whole: see Problems.
-func Start(ctx context.Context, servers []Server, root string, prepare func(*exec.Cmd) error) *Manager {
+// worktree, given to servers as their root. A stdio server runs under the
+// spawn helper, like the tools' commands (a subreaper that ends its whole
+// process tree when the server exits, is stopped, or yolop dies); prepare,
+// when non-nil, completes its spec before it starts (the session's
+// process ledger, marker and sandbox), and an error keeps that server
+// from starting. Start never fails as a whole: see Problems.
+func Start(ctx context.Context, servers []Server, root string, prepare func(*spawn.Spec) error) *Manager {
 	m := &Manager{}
 	used := map[string]bool{}
 	for _, s := range servers {
@@ -96,13 +117,17 @@ func Start(ctx context.Context, servers []Server, root string, prepare func(*exe
 			}
 			name := ToolName(s.Name, t.Name, used)
 			used[name] = true
-			m.tools = append(m.tools, &tool{server: s.Name, remote: t, name: name, cs: cs})
+			timeout := s.CallTimeout
+			if timeout == 0 {
+				timeout = DefaultCallTimeout
+			}
+			m.tools = append(m.tools, &tool{server: s.Name, remote: t, name: name, cs: cs, timeout: timeout})
 		}
 	}
 	return m
 }
 
-func connect(ctx context.Context, s Server, root string, prepare func(*exec.Cmd) error) (*sdk.ClientSession, []*sdk.Tool, error) {
+func connect(ctx context.Context, s Server, root string, prepare func(*spawn.Spec) error) (*sdk.ClientSession, []*sdk.Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
 	defer cancel()
 	client := sdk.NewClient(&sdk.Implementation{Name: "yolop", Version: "1"}, nil)
@@ -128,19 +153,26 @@ func connect(ctx context.Context, s Server, root string, prepare func(*exec.Cmd)
 				return nil, nil, fmt.Errorf("its command cannot be run: %w", err)
 			}
 		}
-		cmd := exec.Command(s.Command, s.Args...)
-		cmd.Env = serverEnv(s.Env)
-		cmd.Dir = root
-		cmd.Stderr = nil // a server's stderr is its own log; it never reaches the terminal UI
+		spec := spawn.Spec{
+			Args: append([]string{s.Command}, s.Args...), Dir: root, Env: serverEnv(s.Env),
+			Task: "mcp:" + s.Name, Command: strings.Join(append([]string{"MCP server " + s.Name + ":", s.Command}, s.Args...), " "),
+		}
 		if prepare != nil {
-			if err := prepare(cmd); err != nil {
+			if err := prepare(&spec); err != nil {
 				return nil, nil, err
 			}
 		}
-		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+		srv, err := startServer(spec)
+		if err != nil {
+			return nil, nil, err
+		}
+		t = srv
 	}
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
+		if srv, ok := t.(*stdioServer); ok {
+			err = errors.Join(err, srv.Close())
+		}
 		return nil, nil, err
 	}
 	var list []*sdk.Tool
@@ -189,6 +221,66 @@ func serverEnv(extra map[string]string) []string {
 		env = append(env, k+"="+extra[k])
 	}
 	return env
+}
+
+// stdioServer is a stdio server running under the spawn helper, and the
+// transport to it: its stdin and stdout are pipes.
+type stdioServer struct {
+	proc    *spawn.Proc
+	in, out *os.File // our ends: the server's stdin, its stdout
+	once    sync.Once
+	err     error
+}
+
+func startServer(spec spawn.Spec) (*stdioServer, error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	// A server's stderr is its own log; it never reaches the terminal UI.
+	proc, err := spawn.StartIO(spec, inR, outW, nil)
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, err
+	}
+	return &stdioServer{proc: proc, in: inW, out: outR}, nil
+}
+
+// Connect implements sdk.Transport.
+func (s *stdioServer) Connect(ctx context.Context) (sdk.Connection, error) {
+	return (&sdk.IOTransport{Reader: io.NopCloser(s.out), Writer: s}).Connect(ctx)
+}
+
+func (s *stdioServer) Write(p []byte) (int, error) { return s.in.Write(p) }
+
+// Close ends the server as the protocol asks (its stdin closed, then a
+// wait for it to exit) and then its helper ends whatever it left
+// running; a server that does not exit is killed with its whole tree.
+func (s *stdioServer) Close() error {
+	s.once.Do(func() {
+		s.in.Close()
+		select {
+		case <-s.proc.Done():
+		case <-time.After(stopWait):
+			s.proc.Kill()
+			select {
+			case <-s.proc.Done():
+			case <-time.After(killWait):
+				s.err = fmt.Errorf("MCP server (pid %d) did not exit within %s of SIGKILL; it may be stuck in the kernel", s.proc.PID, killWait)
+			}
+		}
+		s.out.Close()
+	})
+	return s.err
 }
 
 type headerTransport struct {
@@ -254,10 +346,11 @@ func ToolName(server, tool string, taken map[string]bool) string {
 
 // tool is one server tool offered to the model.
 type tool struct {
-	server string
-	remote *sdk.Tool
-	name   string
-	cs     *sdk.ClientSession
+	server  string
+	remote  *sdk.Tool
+	name    string
+	cs      *sdk.ClientSession
+	timeout time.Duration // < 0: none
 }
 
 func (t *tool) Kind() string { return tools.KindOther }
@@ -280,10 +373,22 @@ func (t *tool) Run(ctx context.Context, args json.RawMessage) (tools.Result, err
 	if err := json.Unmarshal(args, &a); err != nil {
 		return tools.Result{Content: "arguments must be a JSON object: " + err.Error(), IsError: true, Display: disp, External: true}, nil
 	}
-	res, err := t.cs.CallTool(ctx, &sdk.CallToolParams{Name: t.remote.Name, Arguments: a})
+	call := ctx
+	if t.timeout > 0 {
+		var cancel context.CancelFunc
+		call, cancel = context.WithTimeout(ctx, t.timeout)
+		defer cancel()
+	}
+	res, err := t.cs.CallTool(call, &sdk.CallToolParams{Name: t.remote.Name, Arguments: a})
 	if err != nil {
 		if ctx.Err() != nil {
+			// The turn was cancelled (Ctrl+C, an editor's cancel).
 			return tools.Result{}, ctx.Err()
+		}
+		if call.Err() != nil {
+			// Only the call ends: the model reads why and goes on; the
+			// server was told to cancel the request.
+			return tools.Result{Content: fmt.Sprintf("the MCP server %s did not answer %s within %s; the call was abandoned (the limit is timeout in [mcp.servers.%s] or [mcp] call_timeout in yolop's settings.toml)", t.server, t.remote.Name, t.timeout, t.server), IsError: true, Display: disp, External: true}, nil
 		}
 		// A server that crashed or answered nonsense costs this call, not
 		// the turn: the model reads why and can go on without it.

@@ -3,16 +3,24 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/yolop-dev/yolop/internal/agent/tools"
+	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
 // The test binary doubles as a stdio MCP server process (a real process
@@ -36,8 +44,10 @@ type echoIn struct {
 	Message string `json:"message"`
 }
 
-// testServer offers echo, env (reports a variable) and crash (exits the
-// process mid-call).
+// testServer offers echo, env (reports a variable), crash (exits the
+// process mid-call), hang (answers only when the call is cancelled) and
+// daemon (starts a detached process that leaves the session, writing its
+// pid to the given file).
 func testServer(mode string) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "test-" + mode, Version: "1"}, nil)
 	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "Echo a message"}, func(ctx context.Context, req *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
@@ -49,6 +59,19 @@ func testServer(mode string) *sdk.Server {
 	sdk.AddTool(s, &sdk.Tool{Name: "crash", Description: "Exit mid-call"}, func(ctx context.Context, req *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
 		os.Exit(3)
 		return nil, nil, nil
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "hang", Description: "Never answer"}, func(ctx context.Context, req *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
+		<-ctx.Done()
+		return nil, nil, ctx.Err()
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "daemon", Description: "Start a daemon"}, func(ctx context.Context, req *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
+		// setsid and a double fork: the daemon is nobody's child but the
+		// helper's, in a session of its own, without the session marker.
+		c := exec.Command("sh", "-c", `env -u YOLOP_SESSION_ID setsid sh -c 'echo $$ > "$0"; exec sleep 300' "$1" >/dev/null 2>&1 &`, "sh", in.Message)
+		if err := c.Run(); err != nil {
+			return nil, nil, err
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "started"}}}, nil, nil
 	})
 	return s
 }
@@ -80,7 +103,7 @@ func TestStdioServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := Start(context.Background(), []Server{{Name: "local", Command: exe, Env: map[string]string{serverEnvVar: "stdio", "SERVER_TOKEN": "s3cret"}}}, t.TempDir(), func(c *exec.Cmd) error { return nil })
+	m := Start(context.Background(), []Server{{Name: "local", Command: exe, Env: map[string]string{serverEnvVar: "stdio", "SERVER_TOKEN": "s3cret"}}}, t.TempDir(), func(*spawn.Spec) error { return nil })
 	defer m.Close()
 	if p := m.Problems(); len(p) > 0 {
 		t.Fatal(p)
@@ -185,6 +208,74 @@ func TestBadSchema(t *testing.T) {
 		}
 		if got := badSchema(v) != ""; got != bad {
 			t.Errorf("badSchema(%s) = %v, want %v", schema, got, bad)
+		}
+	}
+}
+
+// TestCallTimeout: a call the server never answers ends at the server's
+// call timeout as a tool error the model reads, and the server stays
+// usable; a cancelled turn still ends as cancelled, not as a tool error.
+func TestCallTimeout(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Start(context.Background(), []Server{{Name: "slow", Command: exe, Env: map[string]string{serverEnvVar: "stdio"}, CallTimeout: 300 * time.Millisecond}}, t.TempDir(), nil)
+	defer m.Close()
+	if p := m.Problems(); len(p) > 0 {
+		t.Fatal(p)
+	}
+	out, isErr, _ := find(t, m, "mcp__slow__hang")(`{"message":""}`)
+	if !isErr || !strings.Contains(out, "the MCP server slow did not answer hang within 300ms") || !strings.Contains(out, "[mcp.servers.slow]") {
+		t.Fatalf("hang: %q err=%v", out, isErr)
+	}
+	if out, isErr, _ := find(t, m, "mcp__slow__echo")(`{"message":"still here"}`); isErr || out != "echo: still here" {
+		t.Fatalf("after the timeout: %q err=%v", out, isErr)
+	}
+	var hang tools.Tool
+	for _, tl := range m.Tools() {
+		if tl.Spec().Name == "mcp__slow__hang" {
+			hang = tl
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := hang.Run(ctx, json.RawMessage(`{"message":""}`)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled call returned %v, want context.Canceled (the turn is cancelled)", err)
+	}
+}
+
+// TestServerTreeEndsWithClose: a daemon that a stdio server detached
+// (setsid, a double fork, the session marker dropped) is ended when the
+// manager closes.
+func TestServerTreeEndsWithClose(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	m := Start(context.Background(), []Server{{Name: "d", Command: exe, Env: map[string]string{serverEnvVar: "stdio"}}}, dir, nil)
+	pidFile := filepath.Join(dir, "daemon.pid")
+	if out, isErr, _ := find(t, m, "mcp__d__daemon")(`{"message":"` + pidFile + `"}`); isErr {
+		t.Fatalf("daemon: %s", out)
+	}
+	var pid int
+	for pid == 0 {
+		b, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		if pid == 0 {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		if st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); !strings.Contains(string(st), ") Z ") {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the server's daemon (pid %d) outlived the session's MCP servers", pid)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
@@ -77,8 +78,13 @@ type WorkspaceSection struct {
 //	[mcp.servers.remote]
 //	url = "http://localhost:3001/mcp"
 //	headers = { Authorization = "Bearer …" }
+//	timeout = "10m"             # one tool call of this server; "0": no limit
+//
+//	[mcp]
+//	call_timeout = "120s"       # one tool call of every other server (the default)
 type MCPSection struct {
-	Servers map[string]MCPServer `toml:"servers"`
+	CallTimeout string               `toml:"call_timeout"`
+	Servers     map[string]MCPServer `toml:"servers"`
 }
 
 // MCPServer is one MCP server's settings.
@@ -88,6 +94,31 @@ type MCPServer struct {
 	Env     map[string]string `toml:"env"`
 	URL     string            `toml:"url"`
 	Headers map[string]string `toml:"headers"`
+	Timeout string            `toml:"timeout"`
+}
+
+// MCPCallTimeout is how long one tool call of MCP server name may take:
+// its own timeout, else [mcp] call_timeout, else 0 (the caller's default);
+// negative when the setting is "0" (no limit). name "" (a server an editor
+// configured) reads only [mcp] call_timeout. settingsPath names the file
+// in errors.
+func (s Settings) MCPCallTimeout(name, settingsPath string) (time.Duration, error) {
+	v, key := s.MCP.CallTimeout, "[mcp] call_timeout"
+	if own := s.MCP.Servers[name].Timeout; name != "" && strings.TrimSpace(own) != "" {
+		v, key = own, fmt.Sprintf("[mcp.servers.%s] timeout", name)
+	}
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, nil
+	}
+	if v == "0" {
+		return -1, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s in %s: %q is not a duration; write it like \"120s\" or \"10m\", or \"0\" for no limit", key, settingsName(settingsPath), v)
+	}
+	return d, nil
 }
 
 // WorktreeSection holds the settings of session worktrees.
@@ -170,7 +201,7 @@ func LoadSettings(path string) (Settings, error) {
 			keys[i] = k.String()
 		}
 		sort.Strings(keys)
-		return Settings{}, fmt.Errorf("settings %s: unknown key(s) %s (known: provider, model, [openai]/[anthropic] api_key, base_url, model, thinking_budget, context_window; [timeouts] connect, first_byte, idle; [mcp.servers.NAME] command, args, env, url, headers; [worktree] spares, spare_keeps; [tools] pass_env; [sandbox] level, caches, extra_caches, ports, allow_unconfined)", path, strings.Join(keys, ", "))
+		return Settings{}, fmt.Errorf("settings %s: unknown key(s) %s (known: provider, model, [openai]/[anthropic] api_key, base_url, model, thinking_budget, context_window; [timeouts] connect, first_byte, idle; [mcp] call_timeout; [mcp.servers.NAME] command, args, env, url, headers, timeout; [worktree] spares, spare_keeps; [tools] pass_env; [sandbox] level, caches, extra_caches, ports, allow_unconfined)", path, strings.Join(keys, ", "))
 	}
 	return s, nil
 }

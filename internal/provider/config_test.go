@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestResolve(t *testing.T) {
@@ -109,5 +110,35 @@ func TestRedactURL(t *testing.T) {
 	t.Parallel()
 	if got := redactURL("https://user:pw@host/v1/chat?api-key=secret#f"); got != "https://host/v1/chat" {
 		t.Fatal(got)
+	}
+}
+
+// TestMCPCallTimeout: a server's own timeout wins over [mcp] call_timeout,
+// "0" means no limit (negative), nothing set is 0 (the default), and a
+// value that is not a positive duration names its key and the file.
+func TestMCPCallTimeout(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "settings.toml")
+	if err := os.WriteFile(path, []byte("[mcp]\ncall_timeout = \"90s\"\n[mcp.servers.own]\ncommand = \"x\"\ntimeout = \"10m\"\n[mcp.servers.none]\ncommand = \"x\"\ntimeout = \"0\"\n[mcp.servers.plain]\ncommand = \"x\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := LoadSettings(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]time.Duration{"own": 10 * time.Minute, "none": -1, "plain": 90 * time.Second, "": 90 * time.Second} {
+		if got, err := st.MCPCallTimeout(name, path); err != nil || got != want {
+			t.Errorf("%q: %v %v, want %v", name, got, err, want)
+		}
+	}
+	if got, err := (Settings{}).MCPCallTimeout("x", path); err != nil || got != 0 {
+		t.Errorf("unset: %v %v, want 0 (the default)", got, err)
+	}
+	for _, bad := range []string{"soon", "-5s"} {
+		st := Settings{MCP: MCPSection{CallTimeout: bad}}
+		_, err := st.MCPCallTimeout("", path)
+		if err == nil || !strings.Contains(err.Error(), "[mcp] call_timeout in "+path+": \""+bad+"\" is not a duration") {
+			t.Errorf("%q: %v", bad, err)
+		}
 	}
 }

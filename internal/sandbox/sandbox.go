@@ -14,6 +14,17 @@
 // user's service manager) and UDP are not confined, and the worktree's own
 // .git link is writable (it is checked and repaired instead).
 //
+// What it does stop, also against a hostile command: reading yolop's keys
+// through another process. At every level but off (Status.Seals), also
+// when the kernel cannot apply it, a command runs without CAP_SYS_ADMIN,
+// CAP_PERFMON and CAP_SYS_PTRACE in any capability set (the bounding set
+// included), and yolop is undumpable, so neither a command running as the
+// same user nor one running as root can read its /proc/<pid>/environ or
+// memory; the helpers run in the commands' filtered environment and hold
+// no key. And MCP servers live under the same rules as commands: the
+// same sandbox and helper, so a daemon a server detaches ends with the
+// session, or at the next open when yolop was killed.
+//
 // Read-only paths. Layout.ReadOnly names paths that commands may read but
 // never write, even inside Top. A session that works in the user's own
 // checkout plans with
@@ -187,6 +198,13 @@ type Status struct {
 	// ReadOnly is whether Layout.ReadOnly is enforced, and why not.
 	ReadOnly ReadOnly
 }
+
+// Seals reports whether commands run without the capabilities that read
+// other processes' environment and memory (CAP_SYS_ADMIN, CAP_PERFMON,
+// CAP_SYS_PTRACE; see spawn.Spec.Seal): whenever a level other than off
+// is configured, also when the kernel cannot apply it and commands run
+// unconfined.
+func (s Status) Seals() bool { return s.Requested == Write || s.Requested == Strict }
 
 // Warning is what the user must hear once per session about what is not
 // confined: the level, and read-only paths that are not enforced ("" when

@@ -79,6 +79,24 @@ type Worktree struct {
 	Path   string `json:"path"`
 	Branch string `json:"branch"`
 	Base   string `json:"base"` // commit the branch started from
+	// GitDir is the worktree's administrative directory in the repository
+	// (<common-dir>/worktrees/<id>), recorded when the worktree was made or
+	// claimed: every git process yolop runs for the session is pinned to
+	// it and to the common dir, never led by the worktree's .git link. ""
+	// in sessions made before it was recorded (found from the
+	// repository's records at the next open, then recorded).
+	GitDir string `json:"git_dir,omitempty"`
+	// Seal is what the worktree's config.worktree and info/sparse-checkout
+	// held then (nil: not recorded yet).
+	Seal *Seal `json:"seal,omitempty"`
+}
+
+// Seal is the sha256 of a worktree's config.worktree and
+// info/sparse-checkout when recorded, "" for a file that did not exist
+// (the same fields as git.Seal).
+type Seal struct {
+	ConfigWorktree string `json:"config_worktree"`
+	SparseCheckout string `json:"sparse_checkout"`
 }
 
 // Workspace is workspace.json: what the session works on.

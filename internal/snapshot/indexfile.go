@@ -139,3 +139,22 @@ func (e *Engine) hashSize() int {
 	}
 	return 0
 }
+
+// FlaggedEntries returns the paths of the entries of the git index at path
+// that carry the assume-unchanged or the skip-worktree flag: entries whose
+// files git no longer compares with the index, so a status or a checkout
+// does not see or undo an edit of them. hashSize is 20 for SHA-1, 32 for
+// SHA-256. A split index, or one this reader does not handle, is an error.
+func FlaggedEntries(path string, hashSize int) ([]string, error) {
+	entries, err := readIndexFile(path, hashSize)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.assumed || e.skipWorktree {
+			out = append(out, e.path)
+		}
+	}
+	return out, nil
+}

@@ -69,6 +69,17 @@ type Options struct {
 	// parked: the first capture then looks only at the files whose inode
 	// changed since, instead of walking the whole tree again.
 	KnownWalk *Walk
+	// GitDir, with CommonDir, is the worktree's administrative directory
+	// as the session recorded it: every git process of the engine on the
+	// repository is pinned to it (git.Dirs), whatever the worktree's .git
+	// link says.
+	GitDir string
+	// Seal, when set, is what the administrative directory's
+	// config.worktree and info/sparse-checkout held when recorded: every
+	// call first checks they still do and fails with a
+	// *git.ConfigChangedError otherwise (a command may have planted
+	// filters or hooks there that git would run).
+	Seal *git.Seal
 }
 
 // Snapshot is a captured tree and the ref anchoring it ("" when unnamed).
@@ -138,6 +149,11 @@ type Engine struct {
 	notesMu   sync.Mutex // guards linkNotes
 	linkNotes []string   // link repairs not yet reported
 
+	// dirs pins the real repository's git processes (Options.GitDir);
+	// zero when the engine finds them through the worktree's .git.
+	dirs git.Dirs
+	seal *git.Seal // Options.Seal
+
 	repo *git.Runner // real repository, worktree as cwd
 	priv *git.Runner // private GIT_DIR / index / work tree
 
@@ -168,6 +184,11 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 		return nil, &CaptureError{Reason: "worktree is missing", Err: err}
 	}
 	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, failpointFn: o.Failpoint, seedSettled: o.SeedSettled, knownClean: o.KnownClean, knownWalk: o.KnownWalk, repo: git.New(root)}
+	if o.CommonDir != "" && o.GitDir != "" {
+		e.dirs = git.Dirs{GitDir: o.GitDir, CommonDir: o.CommonDir, WorkTree: root}
+		e.repo = e.dirs.Runner()
+		e.seal = o.Seal
+	}
 	if o.CommonDir != "" {
 		e.linked, e.commonDir = true, o.CommonDir
 		if err := e.guardLink(); err != nil {
@@ -397,6 +418,15 @@ func writeIfChanged(path string, content []byte) error {
 
 // Root returns the worktree top level the engine operates on.
 func (e *Engine) Root() string { return e.root }
+
+// Dirs are the directories the engine's git processes are pinned to
+// (Options.GitDir), zero when it was opened without them.
+func (e *Engine) Dirs() git.Dirs { return e.dirs }
+
+// Guard runs the checks every call of the engine starts with (the seal of
+// the worktree's git configuration, the .git link), for a caller about to
+// run git on the worktree itself.
+func (e *Engine) Guard() error { return e.guardLink() }
 
 // RefName returns the full ref name of the snapshot called name.
 func (e *Engine) RefName(name string) string { return RefPrefix + e.sessionID + "/" + name }

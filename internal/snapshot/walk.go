@@ -540,6 +540,11 @@ func (e *Engine) modesRef(name string) string { return ModesRefPrefix + e.sessio
 // worktree (git.CheckWorktreeLink); when that is impossible the call fails
 // with the reason and changes nothing.
 func (e *Engine) guardLink() error {
+	if e.seal != nil {
+		if err := git.CheckSeal(e.dirs.GitDir, *e.seal); err != nil {
+			return &CaptureError{Reason: "the worktree's git configuration changed", Err: err}
+		}
+	}
 	if !e.linked {
 		return nil
 	}

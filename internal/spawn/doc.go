@@ -28,13 +28,24 @@
 // recorded processes that still live, their descendants and every process of
 // the user's whose initial environment names the session.
 //
-// With a Policy, the command is started through a second stage of the same
-// binary (ExecArg) that applies the Landlock sandbox to itself and then
-// executes the command, so the helper itself stays unconfined. With
-// Policy.ReadOnly, that stage is started in a new mount namespace (and a
-// user namespace when yolop is not root) and makes the paths read-only
-// bind mounts before Landlock; see readonly_linux.go and
+// With a Policy (or Seal), the command is started through a second stage of
+// the same binary (ExecArg) that applies the Landlock sandbox to itself,
+// drops CAP_SYS_ADMIN, CAP_PERFMON and CAP_SYS_PTRACE from every capability
+// set and then executes the command, so the helper itself stays
+// unconfined. With Policy.ReadOnly, that stage is started in a new mount
+// namespace (and a user namespace when yolop is not root) and makes the
+// paths read-only bind mounts before Landlock; see readonly_linux.go and
 // ReadOnlyAvailable.
+//
+// No process a command can read holds a key: the helper runs in the
+// command's environment (Spec.Env, already filtered), and Seal makes yolop
+// undumpable, which with the capabilities gone keeps even a root command
+// out of its /proc/<pid>/environ and memory. The helper
+// also records in the ledger the orphans it adopts as a subreaper (a
+// daemon's double fork), so that when the helper itself is killed, the
+// next open still finds them; Sweep ends at session close what a killed
+// helper left. StartIO gives the command a stdin pipe: MCP servers run
+// under the helper too.
 //
 // Off Linux there is no subreaper and no /proc: the helper starts the command
 // in its own process group and kills that group, so a process that leaves

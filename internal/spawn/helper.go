@@ -10,7 +10,11 @@ import (
 	"os/exec"
 	"os/signal"
 	"syscall"
+	"time"
 )
+
+// adoptScan is how often the helper looks for orphans re-parented to it.
+const adoptScan = 500 * time.Millisecond
 
 type waitEvent struct {
 	pid int
@@ -21,6 +25,10 @@ type waitEvent struct {
 // one JSON Spec line on fd 3, which it then holds until end of file; JSON
 // message lines on fd 4 (the command's pid or a start error, then the end).
 func helperMain() int {
+	// The helper is not sealed (undumpable): it holds nothing but its
+	// command's own environment, and the id maps of a command's user
+	// namespace (read-only paths) are written by it into the child's /proc
+	// files, which an undumpable parent's child has owned by root.
 	ctl := os.NewFile(3, "control")
 	out := os.NewFile(4, "status")
 	if ctl == nil || out == nil {
@@ -59,9 +67,10 @@ func helperMain() int {
 		return 2
 	}
 	argv := spec.Args
-	if spec.Sandbox != nil {
-		// The sandbox is applied by a second stage of this binary in the
-		// child itself, just before it executes the command.
+	if spec.Sandbox != nil || spec.Seal {
+		// The sandbox is applied, and the capabilities dropped, by a
+		// second stage of this binary in the child itself, just before it
+		// executes the command.
 		exe, err := os.Executable()
 		if err != nil {
 			endSelf()
@@ -77,19 +86,22 @@ func helperMain() int {
 		say(message{Error: fmt.Sprintf("start %s: %v", argv[0], err)})
 		return 2
 	}
-	devnull, err := os.Open(os.DevNull)
-	if err != nil {
-		endSelf()
-		say(message{Error: "spawn helper: " + err.Error()})
-		return 2
+	stdin := os.Stdin
+	if !spec.Stdin {
+		if stdin, err = os.Open(os.DevNull); err != nil {
+			endSelf()
+			say(message{Error: "spawn helper: " + err.Error()})
+			return 2
+		}
 	}
 	proc, err := os.StartProcess(path, argv, &os.ProcAttr{
 		Dir:   spec.Dir,
 		Env:   spec.Env,
-		Files: []*os.File{devnull, os.Stdout, os.Stderr},
+		Files: []*os.File{stdin, os.Stdout, os.Stderr},
 		Sys:   stageAttr(spec.Sandbox),
 	})
-	devnull.Close()
+	// The command has its own copy; the helper never reads it.
+	stdin.Close()
 	if err != nil {
 		endSelf()
 		say(message{Error: fmt.Sprintf("start %s: %v", argv[0], err)})
@@ -122,14 +134,37 @@ func helperMain() int {
 		}
 	}()
 
+	// Orphans re-parented to the helper (a daemon's double fork) are
+	// recorded too: if the helper itself is killed they are no longer
+	// anybody's descendants, and only the ledger lets the next open end
+	// them.
+	adopted := map[int]Record{}
+	scan := time.NewTicker(adoptScan)
+	defer scan.Stop()
 	end := message{Done: true}
 	exited := false
 	for events != nil {
 		select {
+		case <-scan.C:
+			for _, pid := range childrenOf(self.PID) {
+				if _, ok := adopted[pid]; ok || pid == cmdPID {
+					continue
+				}
+				r, err := Identify(pid)
+				if err != nil {
+					continue
+				}
+				adopted[pid] = r
+				led.add(Record{Op: "start", PID: r.PID, Start: r.Start, Boot: r.Boot, Role: RoleAdopted, Task: spec.Task, Command: cmdline(pid), Owner: spec.Owner})
+			}
 		case ev, ok := <-events:
 			if !ok {
 				events = nil
 				continue
+			}
+			if r, ok := adopted[ev.pid]; ok {
+				led.add(Record{Op: "end", PID: r.PID, Start: r.Start, Boot: r.Boot})
+				delete(adopted, ev.pid)
 			}
 			if ev.pid != cmdPID {
 				continue
@@ -151,6 +186,9 @@ func helperMain() int {
 			end.Killed = !exited
 			killTree(cmdPID)
 		}
+	}
+	for _, r := range adopted {
+		led.add(Record{Op: "end", PID: r.PID, Start: r.Start, Boot: r.Boot})
 	}
 	led.add(Record{Op: "end", PID: cmdPID, Start: cmdRec.Start, Boot: cmdRec.Boot})
 	endSelf()

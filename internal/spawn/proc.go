@@ -8,7 +8,7 @@ type Record struct {
 	PID     int    `json:"pid"`
 	Start   uint64 `json:"start"`
 	Boot    string `json:"boot"`
-	Role    string `json:"role,omitempty"` // RoleHelper or RoleCommand
+	Role    string `json:"role,omitempty"` // RoleHelper, RoleCommand or RoleAdopted
 	Task    string `json:"task,omitempty"`
 	Command string `json:"command,omitempty"`
 	Owner   int    `json:"owner,omitempty"` // pid of the yolop process
@@ -18,4 +18,7 @@ type Record struct {
 const (
 	RoleHelper  = "helper"
 	RoleCommand = "command"
+	// RoleAdopted is a process the helper inherited as a subreaper (its
+	// parent, a descendant of the command, exited first).
+	RoleAdopted = "adopted"
 )

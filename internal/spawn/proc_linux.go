@@ -162,3 +162,14 @@ func ancestors() map[int]bool {
 	}
 	return m
 }
+
+// childrenOf lists the live children of pid.
+func childrenOf(pid int) []int {
+	var out []int
+	for _, p := range pids() {
+		if st, err := readStat(p); err == nil && st.ppid == pid && st.state != 'Z' && st.state != 'X' {
+			out = append(out, p)
+		}
+	}
+	return out
+}

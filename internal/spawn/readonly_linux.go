@@ -171,19 +171,45 @@ func runProbe() error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	// Through a launcher (probeMain without "inner"): this process is
+	// undumpable (Seal), so the id maps of a user namespace, which the
+	// parent writes into the child's /proc files, cannot come from it.
+	// Neither process needs, or gets, yolop's environment (its keys).
 	cmd := exec.Command(exe, ProbeArg, dir)
-	cmd.Env = append(os.Environ(), helperEnv+"=1")
-	cmd.SysProcAttr = stageAttr(&Policy{ReadOnly: []string{dir}})
+	cmd.Env = []string{helperEnv + "=1"}
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		return nil
 	}
 	msg := strings.TrimSpace(string(out))
 	if msg == "" {
+		msg = fmt.Sprintf("the read-only paths probe failed: %v", err)
+	}
+	return errors.New(msg)
+}
+
+// probeLaunch is the probe's launcher: it starts the probe itself in the
+// namespaces a command's stage gets.
+func probeLaunch(dir string) int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "find own executable: %v\n", err)
+		return 1
+	}
+	cmd := exec.Command(exe, ProbeArg, dir, "inner")
+	cmd.Env = os.Environ()
+	cmd.SysProcAttr = stageAttr(&Policy{ReadOnly: []string{dir}})
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return 0
+	}
+	msg := strings.TrimSpace(string(out))
+	if msg == "" {
 		// The start itself failed: the namespaces were refused.
 		msg = nsRefusal(err, cmd.SysProcAttr.Cloneflags)
 	}
-	return errors.New(msg)
+	fmt.Fprintln(os.Stderr, msg)
+	return 1
 }
 
 // nsRefusal explains a refused clone into new namespaces.
@@ -214,13 +240,17 @@ func unwrapStart(err error) error {
 }
 
 // probeMain is the probe's child: make os.Args[2] read-only as a command's
-// stage would, and check that a write there is refused.
+// stage would, and check that a write there is refused. Without "inner"
+// after the directory it is the launcher (probeLaunch).
 func probeMain() int {
 	if len(os.Args) < 3 {
 		fmt.Fprintln(os.Stderr, "yolop sandbox probe: usage: "+ProbeArg+" DIR")
 		return 2
 	}
 	dir := os.Args[2]
+	if len(os.Args) < 4 || os.Args[3] != "inner" {
+		return probeLaunch(dir)
+	}
 	if err := mountReadOnly([]string{dir}); err != nil {
 		fmt.Fprintf(os.Stderr, "mount namespaces are unavailable for commands: %v\n", err)
 		return 1

@@ -103,3 +103,16 @@ func Reap(ledgerPath, session string) (Reaped, error) {
 	sort.Slice(res.Ended, func(i, j int) bool { return res.Ended[i].PID < res.Ended[j].PID })
 	return res, rewriteLedger(ledgerPath, res.Left)
 }
+
+// Sweep is Reap for the end of a session, run by the process that owns
+// its lock once its own commands are stopped: it costs nothing when every
+// recorded process ended (each helper records the end of what it
+// started), and ends what is left when a helper was killed before it
+// could.
+func Sweep(ledgerPath, session string) (Reaped, error) {
+	recs, err := readLedger(ledgerPath)
+	if err != nil || len(recs) == 0 {
+		return Reaped{}, err
+	}
+	return Reap(ledgerPath, session)
+}

@@ -36,17 +36,43 @@ type Policy struct {
 	ReadOnly []string `json:"read_only,omitempty"`
 }
 
-// execMain applies the policy in os.Args[2] and executes os.Args[3:].
+// execMain applies the policy in os.Args[2] (see confine), drops the
+// key-reading capabilities and executes os.Args[3:].
 func execMain() int {
 	if len(os.Args) < 4 {
 		fmt.Fprintln(os.Stderr, "yolop sandbox: usage: "+ExecArg+" POLICY COMMAND...")
 		return 126
 	}
-	var p Policy
+	var p *Policy // null: the kernel cannot apply the level, only the capabilities go
 	if err := json.Unmarshal([]byte(os.Args[2]), &p); err != nil {
 		fmt.Fprintf(os.Stderr, "yolop sandbox: bad policy: %v\n", err)
 		return 126
 	}
+	if p != nil {
+		if code := confine(*p); code != 0 {
+			return code
+		}
+	}
+	// Last (mounting the read-only paths needed CAP_SYS_ADMIN): a command
+	// running as root must not read the environment or memory of yolop
+	// and its helpers, which hold keys.
+	if err := dropCaps(); err != nil {
+		fmt.Fprintf(os.Stderr, "yolop sandbox: %v; the command did not run\n", err)
+		return 126
+	}
+	path, err := exec.LookPath(os.Args[3])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "yolop sandbox: %v\n", err)
+		return 127
+	}
+	err = syscall.Exec(path, os.Args[3:], os.Environ())
+	fmt.Fprintf(os.Stderr, "yolop sandbox: exec %s: %v\n", path, err)
+	return 126
+}
+
+// confine applies p to this process: the read-only paths, then Landlock.
+// It returns the stage's exit code on failure, 0 on success.
+func confine(p Policy) int {
 	if len(p.ReadOnly) > 0 {
 		// Before Landlock, which forbids mounting.
 		if err := mountReadOnly(p.ReadOnly); err != nil {
@@ -64,12 +90,5 @@ func execMain() int {
 			return 126
 		}
 	}
-	path, err := exec.LookPath(os.Args[3])
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "yolop sandbox: %v\n", err)
-		return 127
-	}
-	err = syscall.Exec(path, os.Args[3:], os.Environ())
-	fmt.Fprintf(os.Stderr, "yolop sandbox: exec %s: %v\n", path, err)
-	return 126
+	return 0
 }

@@ -52,8 +52,10 @@ func init() { Main() }
 
 // Spec is a command to run through the helper.
 type Spec struct {
-	Args    []string `json:"args"` // argv; Args[0] is looked up in PATH
-	Dir     string   `json:"dir"`
+	Args []string `json:"args"` // argv; Args[0] is looked up in PATH
+	Dir  string   `json:"dir"`
+	// Env is the command's whole environment, and the helper's: it must
+	// already be filtered (no keys), since the helper runs in it too.
 	Env     []string `json:"env"`
 	Ledger  string   `json:"ledger,omitempty"` // the session's LedgerFile, "" for none
 	Task    string   `json:"task,omitempty"`   // recorded in the ledger
@@ -61,6 +63,14 @@ type Spec struct {
 	Owner   int      `json:"owner,omitempty"`
 	// Sandbox, when set, confines the command (see Policy).
 	Sandbox *Policy `json:"sandbox,omitempty"`
+	// Seal runs the command without CAP_SYS_ADMIN, CAP_PERFMON and
+	// CAP_SYS_PTRACE (in every capability set, the bounding set included),
+	// so that even as root it cannot read the environment or memory of
+	// yolop. A Sandbox implies it.
+	Seal bool `json:"seal,omitempty"`
+	// Stdin: the command reads the helper's stdin (set by StartIO); else
+	// /dev/null.
+	Stdin bool `json:"stdin,omitempty"`
 }
 
 // Status is how a command ended.
@@ -101,6 +111,14 @@ type Proc struct {
 // stdout and stderr, and returns once the command runs (or failed to
 // start: then the error says why, e.g. the sandbox could not be applied).
 func Start(spec Spec, stdout, stderr *os.File) (*Proc, error) {
+	return StartIO(spec, nil, stdout, stderr)
+}
+
+// StartIO is Start with the command's stdin read from stdin (nil:
+// /dev/null): a server that talks over its standard streams (an MCP
+// server) runs under a helper like any command.
+func StartIO(spec Spec, stdin, stdout, stderr *os.File) (*Proc, error) {
+	spec.Stdin = stdin != nil
 	if os.Getenv(helperEnv) != "" {
 		return nil, ErrNotHelper
 	}
@@ -119,8 +137,13 @@ func Start(spec Spec, stdout, stderr *os.File) (*Proc, error) {
 		return nil, fmt.Errorf("spawn: pipe: %w", err)
 	}
 	cmd := exec.Command(exe, HelperArg)
-	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	// The command's environment, not yolop's: the helper is a process a
+	// command could read, and yolop's environment holds its keys.
+	cmd.Env = append(append(make([]string, 0, len(spec.Env)+1), spec.Env...), helperEnv+"=1")
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
 	cmd.ExtraFiles = []*os.File{ctlR, stW}
 	// Its own process group: a terminal's Ctrl+C reaches yolop, which
 	// decides what to stop, not the helper.

@@ -1,6 +1,7 @@
 package spawn
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -279,5 +280,55 @@ func BenchmarkStart(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// TestHelperEnvironment: the helper runs in the command's environment,
+// not in its owner's, which holds the keys.
+func TestHelperEnvironment(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	t.Setenv("SPAWN_TEST_OWNER_KEY", "sk-owner-only-0123456789")
+	p, err := Start(Spec{Args: []string{"sleep", "30"}, Dir: t.TempDir(), Env: []string{"PATH=" + os.Getenv("PATH")}}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { p.Kill(); p.Status() }()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.HelperPID) + "/environ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "SPAWN_TEST_OWNER_KEY") {
+		t.Fatalf("the helper got its owner's environment: %q", b)
+	}
+}
+
+// TestStartIO: the command reads the stdin it is given and sees its end.
+func TestStartIO(t *testing.T) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := StartIO(Spec{Args: []string{"cat"}, Dir: t.TempDir(), Env: []string{"PATH=" + os.Getenv("PATH")}}, inR, outW, nil)
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inW.WriteString("over the pipe\n"); err != nil {
+		t.Fatal(err)
+	}
+	inW.Close()
+	got, err := io.ReadAll(outR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := p.Status(); string(got) != "over the pipe\n" || st.ExitCode != 0 {
+		t.Fatalf("cat read %q, status %+v", got, st)
 	}
 }

@@ -75,7 +75,7 @@ func (m *Manager) List(ctx context.Context) ([]Entry, error) {
 			return nil, fmt.Errorf("worktree: read %s: %w", dir, err)
 		}
 		for _, sd := range sessions {
-			if !sd.IsDir() {
+			if !sd.IsDir() || strings.HasPrefix(sd.Name(), trashPrefix) {
 				continue
 			}
 			if err := ctx.Err(); err != nil {

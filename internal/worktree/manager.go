@@ -33,6 +33,11 @@ type Info struct {
 	Base      string // the commit the branch started from
 	RepoRoot  string // the user's checkout the session was started from
 	CommonDir string // the repository's common git directory
+	// GitDir is the worktree's administrative directory in the repository
+	// and Seal what its config.worktree and info/sparse-checkout held, as
+	// Start found them (a session records both; see git.Dirs, git.Seal).
+	GitDir string
+	Seal   *git.Seal
 	// LinkRepaired is set by Ensure when the worktree's .git file had been
 	// changed and was pointed back at the repository.
 	LinkRepaired bool

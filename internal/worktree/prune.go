@@ -283,6 +283,9 @@ func (m *Manager) free(ctx context.Context, e Entry, force, park bool) (refs []s
 		if err != nil || parked != "" {
 			return refs, parked, err
 		}
+		if _, err := os.Lstat(e.Path); errors.Is(err, fs.ErrNotExist) {
+			return refs, "", nil // a failed recycle already removed it
+		}
 	}
 	if e.Missing {
 		// git no longer knows this directory as a worktree; it is only files.

@@ -19,7 +19,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/yolop-dev/yolop/internal/blocklist"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 )
@@ -35,13 +34,6 @@ const (
 	newPrefix     = ".new-"     // a lock file being created (see createLocked)
 	lockSuffix    = ".lock"
 	repoLockName  = ".lock" // serializes claims and parking in one repository
-	// spareNote, in git's administrative directory of a spare, names the
-	// session the worktree was parked from ("" for a prepared one).
-	spareNote = "yolop-spare"
-	// walkNote, beside it, is the snapshot walk made when the spare was
-	// parked or prepared (snapshot.Walk as JSON), so that the first
-	// capture of the session that claims it need not walk the tree.
-	walkNote = "yolop-spare-walk"
 )
 
 // hit calls m.Failpoint at a named step.
@@ -200,12 +192,34 @@ func (m *Manager) start(ctx context.Context, repo *Repo, sessionID, title string
 			return st.record(pendingRecord{Branch: branch, Base: repo.Head})
 		})
 	}
+	if err == nil {
+		err = sealInfo(&info)
+	}
 	if err != nil {
 		st.Done()
 		return nil, err
 	}
 	st.Info = info
 	return st, nil
+}
+
+// sealInfo records in info the administrative directory of its fresh
+// worktree, from the repository's records, and the seal of its git
+// configuration.
+func sealInfo(info *Info) error {
+	if info.GitDir == "" {
+		admin, err := git.AdminDirOf(info.Path, info.CommonDir)
+		if err != nil {
+			return fmt.Errorf("worktree: %w", err)
+		}
+		info.GitDir = admin
+	}
+	seal, err := git.ReadSeal(info.GitDir)
+	if err != nil {
+		return fmt.Errorf("worktree: record the git configuration of %s: %w", info.Path, err)
+	}
+	info.Seal = &seal
+	return nil
 }
 
 // spareLimit is the number of spares kept per repository.
@@ -495,14 +509,20 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 		unlock()
 		return Info{}, false, nil, err
 	}
+	var rec parkRecord
 	for _, sp := range list {
-		admin, common, err := adminDir(sp)
+		r, err := readRecord(sp)
 		if err != nil {
 			notes = append(notes, m.setAside(ctx, dir, sp, err.Error()))
 			continue
 		}
-		if common != repo.CommonDir {
-			notes = append(notes, m.setAside(ctx, dir, sp, "it belongs to the repository "+common))
+		admin, common := r.GitDir, repo.CommonDir
+		if !samePath(filepath.Dir(admin), filepath.Join(common, "worktrees")) {
+			notes = append(notes, m.setAside(ctx, dir, sp, "its git record "+admin+" is not one of the repository "+common))
+			continue
+		}
+		if c, err := linkedRepo(sp); err == nil && c != common {
+			notes = append(notes, m.setAside(ctx, dir, sp, "it belongs to the repository "+c))
 			continue
 		}
 		if err := repairLink(ctx, admin, common, sp); err != nil {
@@ -517,7 +537,9 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 			notes = append(notes, m.setAside(ctx, dir, sp, err.Error()))
 			continue
 		}
-		claimed = sp
+		// The record was read; a new spare of that name gets its own.
+		_ = os.Remove(sp + recordSuffix)
+		claimed, rec = sp, r
 		break
 	}
 	unlock()
@@ -525,32 +547,30 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 		return Info{}, false, notes, nil
 	}
 	m.hit("spare.claim_after_move")
-	if why := spareProblem(ctx, path, repo.CommonDir); why != "" {
+	if why := spareProblem(ctx, path, repo.CommonDir, rec, m.SpareKeeps == KeepNothing); why != "" {
 		return Info{}, false, append(notes, m.setAside(ctx, dir, path, why)), nil
 	}
-	from, err := detachedHead(path)
-	if err != nil {
-		return Info{}, false, append(notes, m.setAside(ctx, dir, path, err.Error())), nil
-	}
+	d := dirsOf(path, rec.GitDir, repo.CommonDir)
+	from := rec.Head
+	info := Info{Path: path, Base: repo.Head, RepoRoot: repo.Root, CommonDir: repo.CommonDir, GitDir: rec.GitDir}
+	seal := rec.Seal
+	info.Seal = &seal
 	if detached {
-		if err := switchTo(ctx, path, from, repo.Head, ""); err != nil {
+		if err := switchTo(ctx, d, from, repo.Head, ""); err != nil {
 			notes = append(notes, fmt.Sprintf("could not move the spare worktree to %s (%v); it was removed and a fresh worktree is made instead", short(repo.Head), err))
 			return Info{}, false, notes, m.discardClaim(ctx, repo, path, "", nil)
 		}
 		m.hit("spare.claim_after_reset")
-		if admin, _, err := adminDir(path); err == nil {
-			takeWalkNote(admin)
-		}
-		return Info{Path: path, Base: repo.Head, RepoRoot: repo.Root, CommonDir: repo.CommonDir}, true, notes, nil
+		return info, true, notes, nil
 	}
-	branch, err := pickBranch(ctx, git.New(path), title, sessionID)
+	branch, err := pickBranch(ctx, d.Runner(), title, sessionID)
 	if err != nil {
 		return Info{}, false, notes, m.discardClaim(ctx, repo, path, "", err)
 	}
 	if err := st.record(pendingRecord{Branch: branch, Base: repo.Head}); err != nil {
 		return Info{}, false, notes, m.discardClaim(ctx, repo, path, "", fmt.Errorf("worktree: record the start of session %s: %w", sessionID, err))
 	}
-	if err := switchTo(ctx, path, from, repo.Head, branch); err != nil {
+	if err := switchTo(ctx, d, from, repo.Head, branch); err != nil {
 		// A failed switch may have written part of the tree; the
 		// worktree was clean and holds nothing of the user's.
 		notes = append(notes, fmt.Sprintf("could not move the spare worktree to %s (%v); it was removed and a fresh worktree is made instead", short(repo.Head), err))
@@ -558,19 +578,16 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 	}
 	m.hit("spare.claim_after_reset")
 	st.KnownClean = true
-	if admin, _, err := adminDir(path); err == nil {
-		_ = os.Remove(filepath.Join(admin, spareNote))
-		st.Walk = takeWalkNote(admin)
+	if rec.Walk != nil && !rec.Walk.At.IsZero() {
+		st.Walk = rec.Walk
 	}
-	return Info{Path: path, Branch: branch, Base: repo.Head, RepoRoot: repo.Root, CommonDir: repo.CommonDir}, true, notes, nil
+	info.Branch = branch
+	return info, true, notes, nil
 }
 
-// detachedHead returns the commit a detached worktree's HEAD points at.
-func detachedHead(path string) (string, error) {
-	admin, _, err := adminDir(path)
-	if err != nil {
-		return "", err
-	}
+// detachedHead returns the commit a detached worktree's HEAD points at
+// (admin is its administrative directory).
+func detachedHead(admin string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(admin, "HEAD"))
 	if err != nil {
 		return "", fmt.Errorf("its HEAD cannot be read: %w", err)
@@ -588,8 +605,8 @@ func detachedHead(path string) (string, error) {
 // which writes only the paths that differ and, unlike `checkout`, does not
 // lstat every file of the tree; at the same commit nothing but HEAD and the
 // branch is written.
-func switchTo(ctx context.Context, path, from, to, branch string) error {
-	r := git.New(path)
+func switchTo(ctx context.Context, d git.Dirs, from, to, branch string) error {
+	r := d.Runner()
 	if from != to {
 		if _, err := r.Run(ctx, "read-tree", "-m", "-u", from, to); err != nil {
 			return err
@@ -630,7 +647,11 @@ func (s *Started) MakeBranch(ctx context.Context, title, sessionID, commit strin
 	if s.Info.Branch != "" {
 		return nil
 	}
+	d := git.Dirs{GitDir: s.Info.GitDir, CommonDir: s.Info.CommonDir, WorkTree: s.Path}
 	r := git.New(s.Path)
+	if d.Set() {
+		r = d.Runner()
+	}
 	branch, err := pickBranch(ctx, r, title, sessionID)
 	if err != nil {
 		return err
@@ -640,11 +661,14 @@ func (s *Started) MakeBranch(ctx context.Context, title, sessionID, commit strin
 			return fmt.Errorf("worktree: record the start of session %s: %w", sessionID, err)
 		}
 	}
-	from, err := detachedHead(s.Path)
+	from, err := detachedHead(s.Info.GitDir)
 	if err != nil {
 		return fmt.Errorf("worktree: make the session branch in %s: %w", s.Path, err)
 	}
-	if err := switchTo(ctx, s.Path, from, commit, branch); err != nil {
+	if err := git.CheckSeal(s.Info.GitDir, sealOrEmpty(s.Info.Seal)); err != nil {
+		return fmt.Errorf("worktree: make the session branch in %s: %w", s.Path, err)
+	}
+	if err := switchTo(ctx, d, from, commit, branch); err != nil {
 		return fmt.Errorf("worktree: make the session branch %s in %s: %w", branch, s.Path, err)
 	}
 	s.Info.Branch, s.Info.Base = branch, commit
@@ -702,17 +726,26 @@ func (m *Manager) discardClaim(ctx context.Context, repo *Repo, path, branch str
 	return err
 }
 
-// spareProblem says why the worktree at path is not as parking leaves a
-// spare ("" when it is): a broken or foreign link, a lock, an operation in
-// progress, a branch checked out, checkpoint refs of the session it was
-// parked from, or any uncommitted change, tracked or untracked.
-func spareProblem(ctx context.Context, path, commonDir string) string {
-	admin, common, err := adminDir(path)
+// spareProblem says why the worktree at path is not as parking left it
+// (rec is its parking record; "" when it is): a foreign or broken link,
+// anything but git's own files in its administrative directory (a lock,
+// an operation in progress, config.worktree, sparse-checkout patterns,
+// hooks), a HEAD other than the recorded commit, an index entry flagged
+// skip-worktree or assume-unchanged, checkpoint refs of the session it was
+// parked from, or any uncommitted change: tracked, untracked, or ignored
+// outside the kept dependency directories. Apart from the one status every
+// claim runs, it reads files only.
+func spareProblem(ctx context.Context, path, commonDir string, rec parkRecord, keepNothing bool) string {
+	admin := rec.GitDir
+	b, err := os.ReadFile(filepath.Join(admin, "gitdir"))
 	if err != nil {
-		return err.Error()
+		return "its git record " + admin + " cannot be read: " + err.Error()
 	}
-	if common != commonDir {
-		return "it belongs to the repository " + common
+	if back, ok := parseGitdirLine(b, admin); !ok || !samePath(back, filepath.Join(path, ".git")) {
+		return "its git record " + admin + " names another directory"
+	}
+	if b, err := os.ReadFile(filepath.Join(path, ".git")); err != nil || strings.TrimRight(string(b), "\r\n") != "gitdir: "+admin {
+		return "its .git link was changed"
 	}
 	if _, err := os.Lstat(filepath.Join(admin, "locked")); err == nil {
 		return "it is locked (git worktree lock)"
@@ -720,24 +753,35 @@ func spareProblem(ctx context.Context, path, commonDir string) string {
 	if op := opInProgress(admin); op != "" {
 		return "a git operation is in progress in it (" + op + ")"
 	}
-	head, err := os.ReadFile(filepath.Join(admin, "HEAD"))
-	if err != nil {
-		return "its HEAD cannot be read: " + err.Error()
-	}
-	if !hexOID.MatchString(strings.TrimSpace(string(head))) {
-		return "a branch is checked out in it (" + strings.TrimSpace(string(head)) + ")"
-	}
 	if _, err := os.Lstat(filepath.Join(admin, "index.lock")); err == nil {
-		// A status could not refresh the index, and a git process may
-		// be writing it.
+		// A git process may be writing the index.
 		return "its index is locked (index.lock)"
 	}
-	note, err := os.ReadFile(filepath.Join(admin, spareNote))
-	if err != nil {
-		return "it was not parked by yolop (no " + spareNote + " note)"
+	if f, err := foreignAdminFile(admin); err != nil {
+		return "its git directory cannot be read: " + err.Error()
+	} else if f != "" {
+		return fmt.Sprintf("its git directory %s holds %s, which parking does not leave there", admin, f)
 	}
-	if old := strings.TrimSpace(string(note)); old != "" {
-		refs, err := sessionRefs(ctx, common, old)
+	if head, err := os.ReadFile(filepath.Join(admin, "HEAD")); err != nil {
+		return "its HEAD cannot be read: " + err.Error()
+	} else if h := strings.TrimSpace(string(head)); h != rec.Head {
+		if !hexOID.MatchString(h) {
+			return "a branch is checked out in it (" + h + ")"
+		}
+		return "its HEAD is not the commit it was parked at"
+	}
+	if err := git.CheckSeal(admin, rec.Seal); err != nil {
+		return err.Error()
+	}
+	flagged, err := flaggedEntries(admin)
+	if err != nil {
+		return "its index cannot be read: " + err.Error()
+	}
+	if len(flagged) > 0 {
+		return fmt.Sprintf("%d index entries are flagged skip-worktree or assume-unchanged (e.g. %s), so git would not see their files' edits", len(flagged), flagged[0])
+	}
+	if old := rec.From; old != "" {
+		refs, err := sessionRefs(ctx, commonDir, old)
 		if err != nil {
 			return "its earlier session's refs cannot be listed: " + err.Error()
 		}
@@ -747,15 +791,60 @@ func spareProblem(ctx context.Context, path, commonDir string) string {
 	}
 	// A plain status: it also refreshes (and writes) the index, so entries
 	// left racily clean by parking are hashed once here, not at every
-	// capture of the session.
-	out, err := git.New(path).Run(ctx, "status", "--porcelain", "-z", "--untracked-files=all")
+	// capture of the session. Ignored entries are listed without
+	// descending into ignored directories (--ignored=matching).
+	out, err := dirsOf(path, admin, commonDir).Runner().Run(ctx, "status", "--porcelain", "-z", "--untracked-files=all", "--ignored=matching")
 	if err != nil {
 		return "its status cannot be read: " + err.Error()
 	}
-	if paths := git.SplitZ(out); len(paths) > 0 {
-		return fmt.Sprintf("it has changes made outside yolop (%d paths, e.g. %s)", len(paths), strings.TrimSpace(paths[0][2:]))
+	var changed []string
+	for _, p := range git.SplitZ(out) {
+		if len(p) < 4 {
+			continue
+		}
+		if (p[:2] == "!!" || p[:2] == "??") && keptCache(p[3:], keepNothing) {
+			continue
+		}
+		changed = append(changed, p)
+	}
+	if len(changed) > 0 {
+		return fmt.Sprintf("it has changes made outside yolop (%d paths, e.g. %s)", len(changed), strings.TrimSpace(changed[0][2:]))
 	}
 	return ""
+}
+
+func sealOrEmpty(s *git.Seal) git.Seal {
+	if s == nil {
+		return git.Seal{}
+	}
+	return *s
+}
+
+// parseGitdirLine reads the single path line of an admin entry's gitdir
+// file (relative paths are relative to the admin directory).
+func parseGitdirLine(b []byte, base string) (string, bool) {
+	s := strings.TrimRight(string(b), "\r\n")
+	if s == "" || strings.ContainsAny(s, "\n\x00") {
+		return "", false
+	}
+	if !filepath.IsAbs(s) {
+		s = filepath.Join(base, s)
+	}
+	return filepath.Clean(s), true
+}
+
+// samePath compares two paths after resolving symlinks in their parents.
+func samePath(a, b string) bool {
+	if a == b {
+		return true
+	}
+	resolve := func(p string) (string, error) {
+		d, err := filepath.EvalSymlinks(filepath.Dir(p))
+		return filepath.Join(d, filepath.Base(p)), err
+	}
+	ra, err1 := resolve(a)
+	rb, err2 := resolve(b)
+	return err1 == nil && err2 == nil && ra == rb
 }
 
 // setAside renames a spare that cannot be used to .stale-<n>, where it is
@@ -775,6 +864,7 @@ func (m *Manager) setAside(ctx context.Context, dir, path, why string) string {
 			_, _ = git.New(common).Run(ctx, "worktree", "repair", to)
 		}
 	}
+	_ = os.Remove(path + recordSuffix)
 	if err != nil {
 		return fmt.Sprintf("spare worktree %s was not used (%s) and could not be set aside: %v", path, why, err)
 	}
@@ -823,6 +913,14 @@ func (m *Manager) sweep(ctx context.Context, dir string) []string {
 			// lock file is a leftover whose lock was already cleaned.
 			if _, err := os.Lstat(filepath.Join(dir, name+lockSuffix)); errors.Is(err, fs.ErrNotExist) {
 				_ = removeWorktreeDir(ctx, filepath.Join(dir, name))
+			}
+		case strings.HasPrefix(name, trashPrefix) && e.IsDir():
+			_ = os.RemoveAll(filepath.Join(dir, name))
+		case strings.HasSuffix(name, recordSuffix) && !e.IsDir():
+			// A parking record whose spare went (claimed, set aside or
+			// removed by an interrupted process).
+			if _, err := os.Lstat(filepath.Join(dir, strings.TrimSuffix(name, recordSuffix))); errors.Is(err, fs.ErrNotExist) {
+				_ = os.Remove(filepath.Join(dir, name))
 			}
 		case strings.HasPrefix(name, pendingPrefix) && strings.HasSuffix(name, lockSuffix):
 			sid := strings.TrimSuffix(strings.TrimPrefix(name, pendingPrefix), lockSuffix)
@@ -946,19 +1044,28 @@ func removeWorktreeDir(ctx context.Context, path string) error {
 	return nil
 }
 
-// park cleans the worktree at path and makes it the spare .spare-<n> of its
-// repository when the repository has fewer spares than its limit. It
-// returns "" (and changes nothing) when the repository has its spares or the
-// worktree cannot be moved (a locked worktree, one with submodules); the
-// caller then removes it as before. fromSession names the session the
-// worktree belonged to; its checkpoint refs must be gone already.
+// park resets the worktree at path to a known state and makes it the spare
+// .spare-<n> of its repository when the repository has fewer spares than
+// its limit. It returns "" (and changes nothing) when the repository has
+// its spares, the worktree cannot be recycled (a locked worktree, one
+// with submodules or an operation in progress), or a process started for
+// fromSession still runs; the caller then removes it as before.
+// fromSession names the session the worktree belonged to; its checkpoint
+// refs must be gone already.
+//
+// Recycling moves the files into a new directory with a new
+// administrative directory (see recycle), so no process of the old
+// session can write the spare; the reset rebuilds the index from HEAD and
+// removes every untracked and ignored file but the kept dependency
+// directories (resetToKnown); the parking record goes beside the spare in
+// the data directory.
 func (m *Manager) park(ctx context.Context, path, fromSession string) (string, error) {
 	dir := filepath.Dir(path)
 	common, err := linkedRepo(path)
 	if err != nil {
 		return "", nil
 	}
-	admin, _, err := adminDir(path)
+	admin, err := git.AdminDirOf(path, common)
 	if err != nil {
 		return "", nil
 	}
@@ -966,6 +1073,9 @@ func (m *Manager) park(ctx context.Context, path, fromSession string) (string, e
 		return "", nil
 	}
 	if op := opInProgress(admin); op != "" {
+		return "", nil
+	}
+	if why := m.busy(fromSession); why != "" {
 		return "", nil
 	}
 	unlock, err := repoLock(ctx, dir)
@@ -982,22 +1092,53 @@ func (m *Manager) park(ctx context.Context, path, fromSession string) (string, e
 		unlock()
 		return "", err
 	}
-	if err := move(ctx, common, path, tmp.path); err != nil {
-		unlock()
+	newAdmin, head, err := recycle(ctx, common, path, admin, tmp.path)
+	unlock()
+	if err != nil {
+		// Part of the files may be in either place; the worktree was
+		// being discarded, and both go.
+		_ = os.RemoveAll(tmp.path)
+		_ = os.RemoveAll(path)
+		if newAdmin != "" {
+			_ = os.RemoveAll(newAdmin)
+		}
+		_, _ = git.New(common).Run(context.WithoutCancel(ctx), "worktree", "prune")
 		tmp.release()
 		return "", nil
 	}
-	unlock()
 	// From here on an interruption leaves a .tmp- worktree that the next
 	// start removes; the session's worktree was being discarded anyway.
 	m.hit("spare.park_after_move")
-	if err := m.clean(ctx, tmp.path, fromSession); err != nil {
+	if err := m.settle(ctx, tmp.path, newAdmin, common, head, fromSession, true); err != nil {
 		_ = removeWorktreeDir(ctx, tmp.path)
 		tmp.release()
 		return "", fmt.Errorf("worktree: clean %s for reuse: %w", path, err)
 	}
 	m.hit("spare.park_after_reset")
 	return m.promote(ctx, dir, common, tmp)
+}
+
+// settle resets a spare being parked (reset) or prepared to its known
+// state and writes its parking record beside it.
+func (m *Manager) settle(ctx context.Context, path, admin, common, head, fromSession string, reset bool) error {
+	if reset {
+		if err := resetToKnown(ctx, path, admin, common, m.SpareKeeps == KeepNothing); err != nil {
+			return err
+		}
+	}
+	if head == "" {
+		h, err := detachedHead(admin)
+		if err != nil {
+			return err
+		}
+		head = h
+	}
+	seal, err := git.ReadSeal(admin)
+	if err != nil {
+		return err
+	}
+	w := snapshot.WalkTree(path)
+	return writeRecord(path, parkRecord{From: fromSession, Head: head, GitDir: admin, Seal: seal, Walk: &w})
 }
 
 // promote renames a clean worktree being prepared or parked to the next free
@@ -1016,75 +1157,21 @@ func (m *Manager) promote(ctx context.Context, dir, common string, tmp *tmpWorkt
 	}
 	to := freeName(dir, sparePrefix)
 	err = move(ctx, common, tmp.path, to)
+	if err == nil {
+		if err = moveRecord(tmp.path, to); err != nil {
+			unlock()
+			_ = removeWorktreeDir(ctx, to)
+			return "", err
+		}
+	}
 	unlock()
 	if err != nil {
 		_ = removeWorktreeDir(ctx, tmp.path)
+		_ = os.Remove(tmp.path + recordSuffix)
 		return "", err
 	}
 	m.hit("spare.park_after_rename")
 	return to, nil
-}
-
-// clean makes the worktree at path what a spare is: HEAD detached at its
-// commit, no uncommitted change, no untracked file, no ignored file except
-// the write-blocklisted dependency and build directories (unless
-// SpareKeeps is KeepNothing), and a note naming the session it came from.
-func (m *Manager) clean(ctx context.Context, path, fromSession string) error {
-	r := git.New(path)
-	if _, err := r.Run(ctx, "checkout", "--quiet", "--detach"); err != nil {
-		return err
-	}
-	if _, err := r.Run(ctx, "reset", "--quiet", "--hard"); err != nil {
-		return err
-	}
-	args := []string{"clean", "-ffdxq"}
-	if m.SpareKeeps != KeepNothing {
-		for _, b := range blocklist.Dirs {
-			if b != ".git" {
-				args = append(args, "-e", b)
-			}
-		}
-	}
-	if _, err := r.Run(ctx, args...); err != nil {
-		return err
-	}
-	admin, _, err := adminDir(path)
-	if err != nil {
-		return err
-	}
-	if err := writeWalkNote(admin, path); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(admin, spareNote), []byte(fromSession+"\n"), 0o600)
-}
-
-// writeWalkNote walks the spare at path as a capture would and keeps the
-// result in its administrative directory.
-func writeWalkNote(admin, path string) error {
-	b, err := json.Marshal(snapshot.WalkTree(path))
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(admin, walkNote), b, 0o600); err != nil {
-		return fmt.Errorf("worktree: write %s: %w", walkNote, err)
-	}
-	return nil
-}
-
-// takeWalkNote reads and removes the walk note of a claimed spare; nil
-// when there is none or it cannot be read (the first capture then walks).
-func takeWalkNote(admin string) *snapshot.Walk {
-	p := filepath.Join(admin, walkNote)
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return nil
-	}
-	_ = os.Remove(p)
-	var w snapshot.Walk
-	if json.Unmarshal(b, &w) != nil || w.At.IsZero() {
-		return nil
-	}
-	return &w
 }
 
 // PrepareSpare makes a spare for the repository in the background's place:
@@ -1145,12 +1232,9 @@ func (m *Manager) prepareSpare(ctx context.Context, repo *Repo, dir, commit stri
 		tmp.release()
 		return "", err
 	}
-	admin, _, err := adminDir(tmp.path)
+	admin, err := git.AdminDirOf(tmp.path, repo.CommonDir)
 	if err == nil {
-		err = writeWalkNote(admin, tmp.path)
-	}
-	if err == nil {
-		err = os.WriteFile(filepath.Join(admin, spareNote), []byte("\n"), 0o600)
+		err = m.settle(ctx, tmp.path, admin, repo.CommonDir, "", "", false)
 	}
 	if err != nil {
 		_ = removeWorktreeDir(context.WithoutCancel(ctx), tmp.path)

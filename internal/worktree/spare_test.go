@@ -203,8 +203,8 @@ func TestSpareBehindMovesOnlyTheDiff(t *testing.T) {
 	if !st.KnownClean || st.Walk == nil || st.Walk.At.IsZero() {
 		t.Fatalf("claimed spare: KnownClean %v, walk %+v", st.KnownClean, st.Walk)
 	}
-	if admin, _, err := adminDir(st.Path); err != nil || exists(filepath.Join(admin, walkNote)) {
-		t.Fatalf("the walk note stays with the session's worktree (%v)", err)
+	if m, _ := filepath.Glob(filepath.Join(filepath.Dir(st.Path), "*"+recordSuffix)); len(m) > 0 {
+		t.Fatalf("the parking record stays after the claim: %v", m)
 	}
 	if headTree(t, st.Path) != headTree(t, r.repo) || exists(filepath.Join(st.Path, "src/a.txt")) {
 		t.Fatal("claimed worktree is not at the user's HEAD")
@@ -239,11 +239,12 @@ func TestUnusableSparesAreSetAside(t *testing.T) {
 		}, "locked"},
 		{"leftover refs", func(t *testing.T, r *spareRig, spare string) {
 			addCheckpointRef(t, r.repo, "s_old", "cp1")
-			admin, _, err := adminDir(spare)
+			rec, err := readRecord(spare)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(admin, spareNote), []byte("s_old\n"), 0o600); err != nil {
+			rec.From = "s_old"
+			if err := writeRecord(spare, rec); err != nil {
 				t.Fatal(err)
 			}
 		}, "checkpoint refs of its earlier session"},

@@ -34,6 +34,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(mcpServerEnv) != "" {
+		os.Exit(mcpServer())
+	}
 	os.Exit(run(m))
 }
 
@@ -88,6 +91,8 @@ type env struct {
 	data string
 	sid  string
 	root string // the session worktree
+	// extra is added to every yolop process's environment.
+	extra []string
 }
 
 type result struct {
@@ -100,7 +105,7 @@ func (e *env) yolop(fp string, args ...string) result {
 	e.t.Helper()
 	cmd := exec.Command(bin, append([]string{"--provider", "sim", "--output-format", "json"}, args...)...)
 	cmd.Dir = e.repo
-	cmd.Env = append(append([]string(nil), baseEnv...), "YOLOP_DATA_DIR="+e.data)
+	cmd.Env = append(append(append([]string(nil), baseEnv...), "YOLOP_DATA_DIR="+e.data), e.extra...)
 	if fp != "" {
 		cmd.Env = append(cmd.Env, failpoint.Env+"="+fp)
 	}

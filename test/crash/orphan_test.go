@@ -23,7 +23,7 @@ func (e *env) startTurn(prompt string) *exec.Cmd {
 	e.t.Helper()
 	cmd := exec.Command(bin, "--provider", "sim", "--output-format", "json", "--session", e.sid, "-p", prompt)
 	cmd.Dir = e.repo
-	cmd.Env = append(append([]string(nil), baseEnv...), "YOLOP_DATA_DIR="+e.data)
+	cmd.Env = append(append(append([]string(nil), baseEnv...), "YOLOP_DATA_DIR="+e.data), e.extra...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

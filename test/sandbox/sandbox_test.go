@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/yolop-dev/yolop/internal/git/gittest"
@@ -73,6 +74,10 @@ type env struct {
 	home, repo, data, root string
 	sid                    string
 	extra                  []string
+	// bin and cred, when set, run another copy of the binary as another
+	// user (see newEnvAs).
+	bin  string
+	cred *syscall.Credential
 }
 
 func newEnv(t *testing.T, settings string) *env {
@@ -103,9 +108,16 @@ func (e *env) environ() []string {
 // yolop runs the binary and decodes its JSON object.
 func (e *env) yolop(args ...string) map[string]json.RawMessage {
 	e.t.Helper()
-	cmd := exec.Command(bin, append([]string{"--provider", "sim", "--output-format", "json"}, args...)...)
+	b := bin
+	if e.bin != "" {
+		b = e.bin
+	}
+	cmd := exec.Command(b, append([]string{"--provider", "sim", "--output-format", "json"}, args...)...)
 	cmd.Dir = e.repo
 	cmd.Env = e.environ()
+	if e.cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: e.cred}
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {

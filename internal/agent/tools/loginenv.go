@@ -107,7 +107,7 @@ func (t *Tasks) runLoginEnv(dir string, base []string) loginEnv {
 	p, err := spawn.Start(spawn.Spec{
 		Args: []string{"bash", "-lc", "env -0"}, Dir: dir, Env: base,
 		Ledger: t.opts.Ledger, Task: "login-env", Command: "bash -lc 'env -0' (reading the login environment)", Owner: os.Getpid(),
-		Sandbox: t.opts.Sandbox.Policy,
+		Sandbox: t.opts.Sandbox.Policy, Seal: t.opts.Sandbox.Seals(),
 	}, out, null)
 	if err != nil {
 		return loginEnv{note: fmt.Sprintf("your login shell could not be started (%v)", err)}

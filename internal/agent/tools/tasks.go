@@ -372,7 +372,7 @@ func (t *Tasks) start(kind, command, dir string, stdout, stderr *os.File, logPat
 	spec := spawn.Spec{
 		Args: []string{"bash", "-c", command}, Dir: dir, Env: t.commandEnv(dir),
 		Ledger: t.opts.Ledger, Task: tk.w.ID, Command: command, Owner: os.Getpid(),
-		Sandbox: t.opts.Sandbox.Policy,
+		Sandbox: t.opts.Sandbox.Policy, Seal: t.opts.Sandbox.Seals(),
 	}
 	if t.opts.TmpDir != "" {
 		if err := os.MkdirAll(t.opts.TmpDir, 0o700); err != nil {
