@@ -1,24 +1,40 @@
 // Package secret keeps yolop's credentials away from the tools and out of
-// everything recorded or sent: it says which environment variables look
-// like secrets, filters the tools' environment, and redacts known secret
-// values from text.
+// everything recorded or sent: it says which environment variables and
+// HTTP headers look like secrets, filters the tools' environment, and
+// redacts known secret values from text.
 //
 // The known values are process-wide: the values of every variable in
-// yolop's own environment whose name looks like a secret, and the
-// provider keys from the settings file and flags (registered with Add
-// when the provider configuration is resolved). Values shorter than
-// MinLen are never redacted: replacing "1" or "true" everywhere would
-// mangle output and protect nothing.
+// yolop's own environment whose name looks like a secret, the passwords of
+// URLs in its environment, and what the settings file holds (provider
+// keys, MCP servers' secret variables and headers, passwords in URLs),
+// registered with Add, AddHeader and AddURLs when the settings are read.
+// Values shorter than MinLen are never redacted: replacing "1" or "true"
+// everywhere would mangle output and protect nothing.
+//
+// A known value is also found when it was encoded (base64, standard or
+// URL alphabet, at any of the three byte alignments a value can have
+// inside a longer encoded text; hex, lower or upper case; percent
+// encoding) and when any of these is broken over lines or spaced out
+// (base64 -w, xxd -p, fold, JSON's \n escapes). Redact compacts the text
+// once (separators dropped, positions kept) and searches it for each
+// form, so its cost is linear in the text's length times the number of
+// forms (about ten per value); see BenchmarkRedact.
 package secret
 
 import (
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
 )
 
-// MinLen is the shortest value that is redacted.
+// MinLen is the shortest value that is redacted, and the shortest encoded
+// form of a value that is searched for.
 const MinLen = 8
 
 // Credentials are the variables that hold yolop's own provider keys.
@@ -37,9 +53,28 @@ func LooksSecret(name string) bool {
 	return strings.Contains(n, "PASSWORD") || strings.Contains(n, "PASSWD")
 }
 
+// HeaderLooksSecret reports whether an HTTP header carries a credential:
+// Authorization, Proxy-Authorization, Cookie, and *-Key, *-Token,
+// *-Secret (X-Api-Key, X-Auth-Token); case-insensitive.
+func HeaderLooksSecret(name string) bool {
+	n := strings.ToLower(strings.TrimSpace(name))
+	switch n {
+	case "authorization", "proxy-authorization", "cookie", "key", "token", "secret", "apikey", "api-key":
+		return true
+	}
+	for _, suf := range []string{"-key", "-token", "-secret", "_key", "_token"} {
+		if strings.HasSuffix(n, suf) {
+			return true
+		}
+	}
+	return false
+}
+
 // FilterEnv returns environ without yolop's credentials and without
 // variables whose names look like secrets, except those named in pass
-// (exact names), and the names it withheld, sorted.
+// (exact names), and the names it withheld, sorted. The values of the
+// secret-looking variables, withheld or passed, and the passwords of URLs
+// in any value become known.
 func FilterEnv(environ, pass []string) (kept, withheld []string) {
 	allow := map[string]bool{}
 	for _, p := range pass {
@@ -51,6 +86,7 @@ func FilterEnv(environ, pass []string) (kept, withheld []string) {
 	}
 	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
+		AddURLs(k, v)
 		if creds[k] || LooksSecret(k) {
 			Add(k, v)
 			if !allow[k] {
@@ -64,11 +100,15 @@ func FilterEnv(environ, pass []string) (kept, withheld []string) {
 	return kept, withheld
 }
 
-type value struct{ name, v string }
+// value is one known secret and the compacted forms searched for.
+type value struct {
+	name, v string
+	forms   []string
+}
 
 var (
 	mu      sync.RWMutex
-	known   []value
+	known   []value // guarded by mu
 	envOnce sync.Once
 )
 
@@ -86,9 +126,199 @@ func Add(name, v string) {
 			return
 		}
 	}
-	known = append(known, value{name, v})
-	// Longest first: a key that contains another is replaced whole.
-	sort.SliceStable(known, func(i, j int) bool { return len(known[i].v) > len(known[j].v) })
+	known = append(known, value{name: markerName(name), v: v, forms: forms(v)})
+	match = buildMatcher(known)
+}
+
+// AddHeader makes an HTTP header's value known when the header carries a
+// credential (HeaderLooksSecret): the whole value, the credentials after
+// an authorization scheme ("Bearer <token>"), and for Basic the decoded
+// user:password and the password.
+func AddHeader(name, header, v string) {
+	if !HeaderLooksSecret(header) {
+		AddURLs(name, v)
+		return
+	}
+	v = strings.TrimSpace(v)
+	Add(name, v)
+	scheme, cred, ok := strings.Cut(v, " ")
+	if !ok {
+		return
+	}
+	cred = strings.TrimSpace(cred)
+	Add(name, cred)
+	if strings.EqualFold(scheme, "basic") {
+		if dec, err := base64.StdEncoding.DecodeString(cred); err == nil {
+			Add(name, string(dec))
+			if _, pw, ok := strings.Cut(string(dec), ":"); ok {
+				Add(name, pw)
+			}
+		}
+	}
+}
+
+// urlCreds finds the user-info of URLs (scheme://user:password@host) in a
+// text.
+var urlCreds = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://([^\s/?#@:"'<>]*):([^\s/?#@"'<>]+)@`)
+
+// AddURLs makes known the passwords of every URL in v
+// (scheme://user:password@host, decoded and as written) and the values
+// of its query parameters whose names look like secrets (?api_key=…).
+func AddURLs(name, v string) {
+	if !strings.Contains(v, "://") {
+		return
+	}
+	for _, m := range urlCreds.FindAllStringSubmatch(v, -1) {
+		Add(name+" password", m[2])
+		if dec, err := url.PathUnescape(m[2]); err == nil {
+			Add(name+" password", dec)
+		}
+	}
+	for _, f := range strings.Fields(v) {
+		_, rest, ok := strings.Cut(f, "://")
+		if !ok {
+			continue
+		}
+		_, query, ok := strings.Cut(rest, "?")
+		if !ok {
+			continue
+		}
+		q, err := url.ParseQuery(strings.SplitN(query, "#", 2)[0])
+		if err != nil {
+			continue
+		}
+		for k, vs := range q {
+			if LooksSecret(k) || HeaderLooksSecret(k) || strings.EqualFold(k, "password") || strings.EqualFold(k, "access_token") {
+				for _, qv := range vs {
+					Add(name+" "+k, qv)
+				}
+			}
+		}
+	}
+}
+
+// markerName keeps a marker's name to characters that are safe inside a
+// JSON string and a shell line.
+func markerName(name string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune("._-: ", r):
+			return r
+		}
+		return '_'
+	}, name)
+}
+
+// forms are the compacted forms of v that Redact searches for: v itself,
+// its percent encodings, its hex in both cases, and the part of its
+// base64 (both alphabets) that depends on v alone at each alignment.
+func forms(v string) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(f string) {
+		f = compactString(f)
+		if len(f) >= MinLen && !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	add(v)
+	add(url.QueryEscape(v))
+	add(url.PathEscape(v))
+	h := hex.EncodeToString([]byte(v))
+	add(h)
+	add(strings.ToUpper(h))
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		for pad := 0; pad < 3; pad++ {
+			add(base64Core(enc, v, pad))
+		}
+	}
+	return out
+}
+
+// base64Core is the part of the base64 of v, preceded by pad bytes of
+// anything, that does not depend on the bytes around v: the characters
+// that mix in a preceding byte (the first pad+1 of them when pad > 0)
+// and those that mix in a following one (the last, unless v ends a
+// 3-byte group) are left out.
+func base64Core(enc *base64.Encoding, v string, pad int) string {
+	b := make([]byte, pad+len(v))
+	copy(b[pad:], v)
+	s := enc.WithPadding(base64.NoPadding).EncodeToString(b)
+	// Characters 0..: each holds 6 bits; bits of v start at bit 8*pad.
+	start := (8*pad + 5) / 6 // first character made of v's bits only
+	total := 8 * (pad + len(v))
+	end := total / 6 // characters wholly inside
+	if start >= end || end > len(s) {
+		return ""
+	}
+	return s[start:end]
+}
+
+// sepLen is the length of the separator at s[i] (0 when there is none):
+// the compacted text drops whitespace and the JSON escapes \n, \r, \t.
+func sepLen(s string, i int) int {
+	switch s[i] {
+	case ' ', '\t', '\r', '\n':
+		return 1
+	case '\\':
+		if i+1 < len(s) && (s[i+1] == 'n' || s[i+1] == 'r' || s[i+1] == 't') {
+			return 2
+		}
+	}
+	return 0
+}
+
+func compactString(s string) string {
+	c, _ := compact(s)
+	return c
+}
+
+// seg maps a run of the compacted text back to the original: compacted
+// index c is original index o, and so on up to the next seg.
+type seg struct{ c, o int }
+
+// compact drops the separators of s, and returns the result and where
+// each of its runs starts in s.
+func compact(s string) (string, []seg) {
+	i := nextSep(s, 0)
+	if i == len(s) {
+		return s, []seg{{0, 0}}
+	}
+	b := make([]byte, 0, len(s))
+	b = append(b, s[:i]...)
+	segs := []seg{{0, 0}}
+	for i < len(s) {
+		if n := sepLen(s, i); n > 0 {
+			i += n
+			continue
+		}
+		j := nextSep(s, i+1)
+		segs = append(segs, seg{len(b), i})
+		b = append(b, s[i:j]...)
+		i = j
+	}
+	return string(b), segs
+}
+
+// sepStart marks the bytes a separator can start with.
+var sepStart = [256]bool{' ': true, '\t': true, '\r': true, '\n': true, '\\': true}
+
+// nextSep is the index of the first separator in s at or after i
+// (len(s) when there is none).
+func nextSep(s string, i int) int {
+	for ; i < len(s); i++ {
+		if sepStart[s[i]] && sepLen(s, i) > 0 {
+			return i
+		}
+	}
+	return i
+}
+
+// orig is where compacted index c is in the original text.
+func orig(segs []seg, c int) int {
+	k := sort.Search(len(segs), func(i int) bool { return segs[i].c > c }) - 1
+	return segs[k].o + c - segs[k].c
 }
 
 func loadEnv() {
@@ -98,41 +328,167 @@ func loadEnv() {
 			if LooksSecret(k) {
 				Add(k, v)
 			}
+			AddURLs(k, v)
 		}
 	})
 }
 
 // Marker is what replaces a secret named name.
-func Marker(name string) string { return "[redacted " + name + "]" }
+func Marker(name string) string { return "[redacted " + markerName(name) + "]" }
 
-// Redact replaces every known secret value in s.
-func Redact(s string) string {
-	loadEnv()
-	mu.RLock()
-	defer mu.RUnlock()
-	for _, k := range known {
-		if strings.Contains(s, k.v) {
-			s = strings.ReplaceAll(s, k.v, Marker(k.name))
+type span struct {
+	start, end int // in the original text
+	name       string
+	width      int // length of the matched form
+}
+
+// matcher finds the forms of every known value in one pass over a
+// compacted text: a window of 8 bytes at each position is hashed into a
+// 64 Kibit filter, and only where the filter says a form may start is the
+// form compared. Rebuilt by Add.
+type matcher struct {
+	filter []uint64          // 1<<16 bits
+	starts map[uint64][]form // first 8 bytes -> the forms that begin so
+}
+
+type form struct {
+	text, name string
+}
+
+var match *matcher // guarded by mu
+
+func (m *matcher) hash(x uint64) uint64 { return (x * 0x9E3779B97F4A7C15) >> 48 }
+
+func buildMatcher(vals []value) *matcher {
+	m := &matcher{filter: make([]uint64, 1<<16/64), starts: map[uint64][]form{}}
+	for _, v := range vals {
+		for _, f := range v.forms {
+			x := le64(f, 0)
+			h := m.hash(x)
+			m.filter[h/64] |= 1 << (h % 64)
+			m.starts[x] = append(m.starts[x], form{f, v.name})
 		}
 	}
-	return s
+	return m
+}
+
+// le64 reads 8 bytes of s at i as a little-endian number.
+func le64(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// matches finds every known secret in s, in any of its forms.
+func matches(s string) []span {
+	loadEnv()
+	mu.RLock()
+	m := match
+	mu.RUnlock()
+	if m == nil || len(s) < MinLen {
+		return nil
+	}
+	c, segs := compact(s)
+	var out []span
+	for i := 0; i+8 <= len(c); i++ {
+		x := le64(c, i)
+		h := m.hash(x)
+		if m.filter[h/64]&(1<<(h%64)) == 0 {
+			continue
+		}
+		for _, f := range m.starts[x] {
+			if strings.HasPrefix(c[i:], f.text) {
+				out = append(out, span{orig(segs, i), orig(segs, i+len(f.text)-1) + 1, f.name, len(f.text)})
+			}
+		}
+	}
+	return out
+}
+
+// Redact replaces every known secret value in s, in any of its forms.
+func Redact(s string) string {
+	spans := matches(s)
+	if len(spans) == 0 {
+		return s
+	}
+	// Overlapping matches are replaced as one, named after the widest.
+	sort.Slice(spans, func(i, j int) bool {
+		if spans[i].start != spans[j].start {
+			return spans[i].start < spans[j].start
+		}
+		return spans[i].width > spans[j].width
+	})
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(spans); {
+		cur := spans[i]
+		for i++; i < len(spans) && spans[i].start < cur.end; i++ {
+			if spans[i].end > cur.end {
+				cur.end = spans[i].end
+			}
+			if spans[i].width > cur.width {
+				cur.name, cur.width = spans[i].name, spans[i].width
+			}
+		}
+		b.WriteString(s[last:cur.start])
+		b.WriteString(Marker(cur.name))
+		last = cur.end
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // RedactBytes is Redact for byte slices; it returns b itself when nothing
 // matched.
 func RedactBytes(b []byte) []byte {
-	loadEnv()
-	mu.RLock()
-	hit := false
-	for _, k := range known {
-		if strings.Contains(string(b), k.v) {
-			hit = true
-			break
-		}
-	}
-	mu.RUnlock()
-	if !hit {
+	if len(matches(string(b))) == 0 {
 		return b
 	}
 	return []byte(Redact(string(b)))
+}
+
+// RedactJSON redacts a JSON document and keeps it valid JSON: it returns
+// raw itself when nothing matched, and when replacing the matches in the
+// text would break the document (a secret that is a number, or an escape
+// inside a value), it replaces them in every string of the decoded value
+// instead.
+func RedactJSON(raw []byte) []byte {
+	out := RedactBytes(raw)
+	if string(out) == string(raw) || json.Valid(out) {
+		return out
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return out
+	}
+	b, err := json.Marshal(redactValue(v))
+	if err != nil {
+		return out
+	}
+	return b
+}
+
+func redactValue(v any) any {
+	switch x := v.(type) {
+	case string:
+		return Redact(x)
+	case []any:
+		for i := range x {
+			x[i] = redactValue(x[i])
+		}
+	case map[string]any:
+		for k, e := range x {
+			x[k] = redactValue(e)
+		}
+	case float64:
+		if s := Redact(jsonNumber(x)); s != jsonNumber(x) {
+			return s
+		}
+	}
+	return v
+}
+
+func jsonNumber(f float64) string {
+	b, _ := json.Marshal(f)
+	return string(b)
 }
