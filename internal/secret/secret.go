@@ -492,3 +492,25 @@ func jsonNumber(f float64) string {
 	b, _ := json.Marshal(f)
 	return string(b)
 }
+
+// Error is err with every known secret redacted from its message; it
+// unwraps to err, so errors.Is and errors.As see through it. nil stays
+// nil.
+func Error(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if red := Redact(msg); red != msg {
+		return &redacted{msg: red, err: err}
+	}
+	return err
+}
+
+type redacted struct {
+	msg string
+	err error
+}
+
+func (r *redacted) Error() string { return r.msg }
+func (r *redacted) Unwrap() error { return r.err }
