@@ -79,7 +79,8 @@ type Parts struct {
 	// lock (Persist).
 	resumeAt *resumeMarks
 
-	contextWindow int // the model's context window, 0 when unknown
+	contextWindow int    // the model's context window, 0 when unknown
+	setup         string // the settings' [worktree] setup command
 	cleanups      []func() error
 }
 
@@ -142,6 +143,11 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	settings, err := toolSettings()
 	if err != nil {
 		return nil, err
+	}
+	if strings.TrimSpace(settings.Worktree.Setup) != "" {
+		// The setup command writes the worktree before the first
+		// capture: a claim's proof that it is clean no longer holds.
+		o.knownClean, o.knownWalk = false, nil
 	}
 	hit := h.Failpoint
 	if hit == nil {
@@ -298,6 +304,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		return nil, err
 	}
 	p.Tasks = newTasks(sess, spill, settings, p.Sandbox)
+	p.setup = strings.TrimSpace(settings.Worktree.Setup)
 	p.Tasks.AddSurvivors(survivors)
 	p.onClose(func() error {
 		// Background tasks do not outlive the process that started them:
@@ -346,10 +353,10 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	// session must not pay.
 	var systemFunc func() (string, error)
 	if h.System == "" {
-		noWS, level, opened := p.NoWorkspace, p.Sandbox.InForce, time.Now()
+		noWS, level, opened, shellEnv := p.NoWorkspace, p.Sandbox.InForce, time.Now(), p.Tasks.EnvPlan().Describe()
 		systemFunc = func() (string, error) {
 			eng, _ := p.engine(context.Background())
-			return systemPrompt(ws, workspaceStatus(context.Background(), eng, ws, lastEnd), noWS, level, opened)
+			return systemPrompt(ws, workspaceStatus(context.Background(), eng, ws, lastEnd), noWS, level, shellEnv, opened)
 		}
 	}
 	compact, err := compactAt()

@@ -21,9 +21,12 @@ type Info struct {
 	BranchNote string `json:"branch_note,omitempty"`
 	// Recycled: the session's worktree was a parked spare, not a fresh
 	// checkout.
-	Recycled        bool   `json:"recycled"`
-	Provider        string `json:"provider"`
-	Model           string `json:"model"`
+	Recycled bool   `json:"recycled"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// ProviderNotice says why the offline sim provider answers when no
+	// provider was chosen and no API key was found ("" otherwise).
+	ProviderNotice  string `json:"provider_notice,omitempty"`
 	Workspace       bool   `json:"workspace"`        // workspace snapshots available
 	WorkspaceReason string `json:"workspace_reason"` // why not, when unavailable
 	ReadOnly        bool   `json:"read_only"`

@@ -39,6 +39,17 @@ func (t *turnOut) update(u agent.Update) {
 	switch u.Kind {
 	case agent.UpdateError:
 		t.sawError = true
+	case agent.UpdateSetup:
+		// The worktree's setup command is shown as a command: its first
+		// update starts the call, later ones update it.
+		if u.Tool == nil {
+			return
+		}
+		u.Kind = agent.UpdateToolEnd
+		if !t.started[u.Tool.ID] {
+			u.Kind = agent.UpdateToolStart
+			t.started[u.Tool.ID] = true
+		}
 	case agent.UpdateToolStart:
 		if u.Tool != nil {
 			t.started[u.Tool.ID] = true
