@@ -19,6 +19,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/sandbox"
+	"github.com/yolop-dev/yolop/internal/secret"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/timeline"
@@ -332,13 +333,21 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		if ws.Worktree != nil {
 			root = ws.Worktree.Path
 		}
+		for _, srv := range o.MCP {
+			// An editor's servers too: their tokens are redacted like
+			// the settings'.
+			provider.AddMCPSecrets("mcp.servers."+srv.Name, srv.Env, nil, srv.Headers, srv.URL, srv.Args)
+		}
 		servers, err := mcpCallTimeouts(o.MCP, settings)
 		if err != nil {
 			return nil, err
 		}
 		p.MCP = mcp.Start(ctx, servers, root, mcpPrepare(sess, p.Sandbox))
 		p.onClose(p.MCP.Close)
-		p.Notices = append(p.Notices, p.MCP.Problems()...)
+		for _, why := range p.MCP.Problems() {
+			// A server's error can quote its URL or arguments.
+			p.Notices = append(p.Notices, secret.Redact(why))
+		}
 		if o.ClientMCP && ws.Worktree != nil {
 			p.Notices = append(p.Notices, mcpWorktreeNote)
 		}
