@@ -271,35 +271,40 @@ func sepLen(s string, i int) int {
 }
 
 func compactString(s string) string {
-	c, _ := compact(s)
-	return c
+	var sc scratch
+	sc.compact(s)
+	return string(sc.c)
 }
 
 // seg maps a run of the compacted text back to the original: compacted
 // index c is original index o, and so on up to the next seg.
 type seg struct{ c, o int }
 
-// compact drops the separators of s, and returns the result and where
+// scratch is a compacted text and its segs, reused between calls (most
+// texts hold no secret, and then Redact allocates nothing).
+type scratch struct {
+	c    []byte
+	segs []seg
+}
+
+var scratches = sync.Pool{New: func() any { return new(scratch) }}
+
+// compact drops the separators of s, keeping in sc the result and where
 // each of its runs starts in s.
-func compact(s string) (string, []seg) {
+func (sc *scratch) compact(s string) {
+	sc.c, sc.segs = sc.c[:0], append(sc.segs[:0], seg{0, 0})
 	i := nextSep(s, 0)
-	if i == len(s) {
-		return s, []seg{{0, 0}}
-	}
-	b := make([]byte, 0, len(s))
-	b = append(b, s[:i]...)
-	segs := []seg{{0, 0}}
+	sc.c = append(sc.c, s[:i]...)
 	for i < len(s) {
 		if n := sepLen(s, i); n > 0 {
 			i += n
 			continue
 		}
 		j := nextSep(s, i+1)
-		segs = append(segs, seg{len(b), i})
-		b = append(b, s[i:j]...)
+		sc.segs = append(sc.segs, seg{len(sc.c), i})
+		sc.c = append(sc.c, s[i:j]...)
 		i = j
 	}
-	return string(b), segs
 }
 
 // sepStart marks the bytes a separator can start with.
@@ -389,7 +394,7 @@ func buildMatcher(vals []value) *matcher {
 }
 
 // le32 reads 4 bytes of s at i as a little-endian number.
-func le32(s string, i int) uint32 {
+func le32[T string | []byte](s T, i int) uint32 {
 	_ = s[i+3]
 	return uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24
 }
@@ -403,9 +408,12 @@ func matches(s string) []span {
 	if m == nil || len(s) < MinLen {
 		return nil
 	}
-	c, segs := compact(s)
+	sc := scratches.Get().(*scratch)
+	defer scratches.Put(sc)
+	sc.compact(s)
+	c, segs := sc.c, sc.segs
 	var out []span
-	seen := map[[2]int]bool{}
+	var seen map[[2]int]bool
 	for i := 0; i+4 <= len(c); i += stride {
 		x := le32(c, i)
 		h := hash4(x)
@@ -414,13 +422,16 @@ func matches(s string) []span {
 		}
 		for _, g := range m.grams[x] {
 			start := i - g.at
-			if start < 0 || start+len(g.form.text) > len(c) || c[start:start+len(g.form.text)] != g.form.text {
+			if start < 0 || start+len(g.form.text) > len(c) || string(c[start:start+len(g.form.text)]) != g.form.text {
 				continue
 			}
 			// A form is seen from each of its windows at the stride.
 			key := [2]int{start, len(g.form.text)}
 			if seen[key] {
 				continue
+			}
+			if seen == nil {
+				seen = map[[2]int]bool{}
 			}
 			seen[key] = true
 			out = append(out, span{orig(segs, start), orig(segs, start+len(g.form.text)-1) + 1, g.form.name, len(g.form.text)})
