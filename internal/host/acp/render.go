@@ -187,8 +187,13 @@ func toolKind(k string) sdk.ToolKind {
 }
 
 func finalStatus(ti *agent.ToolInfo) sdk.ToolCallStatus {
-	if ti.IsError || ti.Status == string(sdk.ToolCallStatusFailed) {
+	switch {
+	case ti.IsError || ti.Status == string(sdk.ToolCallStatusFailed):
 		return sdk.ToolCallStatusFailed
+	case ti.Status == string(sdk.ToolCallStatusInProgress):
+		// A call still running whose output so far is shown (the
+		// worktree's setup command).
+		return sdk.ToolCallStatusInProgress
 	}
 	return sdk.ToolCallStatusCompleted
 }
