@@ -15,6 +15,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/failpoint"
 	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/secret"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/timeline"
 )
@@ -423,6 +424,9 @@ func (a *Agent) runTurn(ctx context.Context, turnID, prompt string, onUpdate fun
 		return Outcome{Status: StatusFailed, Err: fmt.Errorf("record prompt: %w", err)}
 	}
 	fail := func(status string, err error) Outcome {
+		// A provider's error can quote a request: no key reaches the
+		// log, the hosts or the caller.
+		err = secret.Error(err)
 		msg := err.Error()
 		if status == StatusCancelled {
 			msg = "cancelled by the user"

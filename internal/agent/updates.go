@@ -15,7 +15,12 @@ const (
 	// does not see); it is sent before the turn runs, and not repeated
 	// in the turn's result.
 	UpdateWarning UpdateKind = "warning"
-	UpdateError   UpdateKind = "error" // the turn failed
+	// UpdateSetup is the worktree's setup command ([worktree] setup),
+	// run before a new session's first turn: Tool describes it like a
+	// command the agent ran (in progress with the output so far, then
+	// completed or failed), Text is the output that just arrived.
+	UpdateSetup UpdateKind = "setup"
+	UpdateError UpdateKind = "error" // the turn failed
 )
 
 // Update is one live event of a running turn, for hosts to render.

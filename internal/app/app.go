@@ -645,8 +645,15 @@ func (s *Session) Parts() *Parts {
 func (s *Session) Info() Info {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.state.info(s.prov)
+	in := s.state.info(s.prov)
+	if s.opts.Provider.NoKey && in.Provider == provider.NameSim {
+		in.ProviderNotice = NoKeyNotice
+	}
+	return in
 }
+
+// NoKeyNotice tells a user who set no provider and no key who answers.
+const NoKeyNotice = "no API key set: the offline sim provider answers (set ANTHROPIC_API_KEY or OPENAI_API_KEY, or an api_key in settings.toml; --provider sim says you mean it)"
 
 // MaxPromptBytes is the largest prompt a turn takes. Every prompt is
 // recorded whole in the event log and sent whole to the model, so one far
@@ -722,6 +729,24 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 			} else {
 				early = append(early, w)
 			}
+		}
+	}
+	if setupPending(p) {
+		// Before the first checkpoint: what the setup installs is the
+		// session's starting point, not a change of its first turn.
+		w, err := runSetup(ctx, p, onUpdate)
+		if w != "" {
+			if onUpdate != nil {
+				onUpdate(agent.Update{Kind: agent.UpdateWarning, Text: w})
+			} else {
+				early = append(early, w)
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return TurnResult{}, fmt.Errorf("the worktree's setup command was interrupted, so the turn did not run (the setup is not run again; send the prompt again to start the turn): %w", err)
+			}
+			return TurnResult{}, err
 		}
 	}
 	ws := p.Session.Workspace()

@@ -19,6 +19,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/sandbox"
+	"github.com/yolop-dev/yolop/internal/secret"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/timeline"
@@ -79,7 +80,8 @@ type Parts struct {
 	// lock (Persist).
 	resumeAt *resumeMarks
 
-	contextWindow int // the model's context window, 0 when unknown
+	contextWindow int    // the model's context window, 0 when unknown
+	setup         string // the settings' [worktree] setup command
 	cleanups      []func() error
 	// checkout is an in-place session's hold on its checkout's lock (nil
 	// for other sessions).
@@ -145,6 +147,11 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	settings, err := toolSettings()
 	if err != nil {
 		return nil, err
+	}
+	if strings.TrimSpace(settings.Worktree.Setup) != "" {
+		// The setup command writes the worktree before the first
+		// capture: a claim's proof that it is clean no longer holds.
+		o.knownClean, o.knownWalk = false, nil
 	}
 	hit := h.Failpoint
 	if hit == nil {
@@ -335,6 +342,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		return nil, err
 	}
 	p.Tasks = newTasks(sess, spill, settings, p.Sandbox)
+	p.setup = strings.TrimSpace(settings.Worktree.Setup)
 	p.Tasks.AddSurvivors(survivors)
 	p.onClose(func() error {
 		// Background tasks do not outlive the process that started them:
@@ -362,13 +370,21 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		if ws.Worktree != nil {
 			root = ws.Worktree.Path
 		}
+		for _, srv := range o.MCP {
+			// An editor's servers too: their tokens are redacted like
+			// the settings'.
+			provider.AddMCPSecrets("mcp.servers."+srv.Name, srv.Env, nil, srv.Headers, srv.URL, srv.Args)
+		}
 		servers, err := mcpCallTimeouts(o.MCP, settings)
 		if err != nil {
 			return nil, err
 		}
 		p.MCP = mcp.Start(ctx, servers, root, mcpPrepare(sess, p.Sandbox))
 		p.onClose(p.MCP.Close)
-		p.Notices = append(p.Notices, p.MCP.Problems()...)
+		for _, why := range p.MCP.Problems() {
+			// A server's error can quote its URL or arguments.
+			p.Notices = append(p.Notices, secret.Redact(why))
+		}
 		if o.ClientMCP && ws.Worktree != nil {
 			p.Notices = append(p.Notices, mcpWorktreeNote)
 		}
@@ -383,10 +399,10 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	// session must not pay.
 	var systemFunc func() (string, error)
 	if h.System == "" {
-		noWS, level, opened := p.NoWorkspace, p.Sandbox.InForce, time.Now()
+		noWS, level, opened, shellEnv := p.NoWorkspace, p.Sandbox.InForce, time.Now(), p.Tasks.EnvPlan().Describe()
 		systemFunc = func() (string, error) {
 			eng, _ := p.engine(context.Background())
-			return systemPrompt(ws, workspaceStatus(context.Background(), eng, ws, lastEnd), noWS, level, opened)
+			return systemPrompt(ws, workspaceStatus(context.Background(), eng, ws, lastEnd), noWS, level, shellEnv, opened)
 		}
 	}
 	compact, err := compactAt()

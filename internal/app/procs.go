@@ -85,11 +85,12 @@ func newTasks(sess *session.Session, spill string, st provider.Settings, sbx san
 		Session: sess.ID,
 		Ledger:  sess.Path(spawn.LedgerFile),
 		PassEnv: st.Tools.PassEnv,
+		Env:     st.Tools.Env,
 		Sandbox: sbx,
 		TmpDir:  sess.Path("tmp"),
-		// A profile that hangs is remembered for the session's later
-		// processes.
-		LoginCache: sess.Path("login-env.failed"),
+		// The login environment (or a profile that hangs) is remembered
+		// for the session's later processes.
+		LoginCache: sess.Path("login-env.json"),
 	})
 }
 
@@ -104,6 +105,16 @@ func SandboxConfig(level string, st provider.Settings) sandbox.Config {
 		cfg.AllowUnconfined = *st.Sandbox.AllowUnconfined
 	}
 	return cfg
+}
+
+// ToolsEnv says where the tools' commands would get their environment
+// from in this process, for `yolop version --verbose`.
+func ToolsEnv() (tools.EnvPlan, error) {
+	st, err := toolSettings()
+	if err != nil {
+		return tools.EnvPlan{}, err
+	}
+	return tools.PlanEnv(st.Tools.Env, os.Environ()), nil
 }
 
 // SandboxStatus is the sandbox commands would run under here, for

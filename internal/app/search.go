@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/yolop-dev/yolop/internal/search"
+	"github.com/yolop-dev/yolop/internal/secret"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
@@ -70,9 +71,20 @@ func SearchSessions(ctx context.Context, o SearchOptions) (res *SearchResult, sc
 			return nil, "", badQuery("--repo: %v; use --all to search every session", err)
 		}
 	}
+	// The settings' secrets become known, so that a session recorded
+	// before a key was (or with a key a command encoded) shows none.
+	if _, err := toolSettings(); err != nil {
+		return nil, "", err
+	}
 	res, err = search.Search(opts)
 	if errors.Is(err, search.ErrEmptyQuery) || errors.Is(err, search.ErrQueryTooLong) || errors.Is(err, search.ErrBadRegex) {
 		err = &BadQueryError{Err: err}
+	}
+	if res != nil {
+		for i := range res.Hits {
+			res.Hits[i].Snippet = secret.Redact(res.Hits[i].Snippet)
+		}
+		res.Query = secret.Redact(res.Query)
 	}
 	return res, opts.Repo, err
 }

@@ -43,9 +43,9 @@ type systemFacts struct {
 }
 
 // systemPrompt renders the system prompt for a session opened now.
-func systemPrompt(ws session.Workspace, status, noWorkspace, sandboxLevel string, now time.Time) (string, error) {
+func systemPrompt(ws session.Workspace, status, noWorkspace, sandboxLevel, shellEnv string, now time.Time) (string, error) {
 	f := systemFacts{Root: ws.ActiveRoot, Date: now.Format("Monday, 2 January 2006"), OS: runtime.GOOS + "/" + runtime.GOARCH,
-		Shell: "bash (bash -c, in the environment of the user's login shell)", NoWorkspace: noWorkspace, Blocklist: strings.Join(blocklist.Dirs, ", "), Status: status}
+		Shell: "bash (bash -c, in " + shellEnv + ")", NoWorkspace: noWorkspace, Blocklist: strings.Join(blocklist.Dirs, ", "), Status: status}
 	switch sandboxLevel {
 	case "write":
 		f.Sandbox = "Shell commands run in a write sandbox: they can write only in the worktree, in $TMPDIR and in the usual tool caches (Go, npm, pip, cargo…); a write elsewhere is refused and the tool result says where. Reading is not limited."

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/session"
 )
 
@@ -18,14 +19,15 @@ func TestSystemPromptSize(t *testing.T) {
 			Worktree: &session.Worktree{Path: long + "wt", Branch: "yolop/some-task-abc123", Base: strings.Repeat("a", 40)}},
 		{Kind: session.KindConversation, ActiveRoot: long + "plain", NoWorkspaceReason: "not a git repository"},
 	} {
-		s, err := systemPrompt(ws, "no turns yet; the worktree holds the files of its base commit", ws.NoWorkspaceReason, "strict", time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+		plan := tools.EnvPlan{Source: tools.EnvLogin, Fallback: "yolop was started with an empty PATH"}
+		s, err := systemPrompt(ws, "no turns yet; the worktree holds the files of its base commit", ws.NoWorkspaceReason, "strict", plan.Describe(), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(s) > MaxSystemPrompt {
 			t.Errorf("system prompt is %d bytes, over its %d-byte budget", len(s), MaxSystemPrompt)
 		}
-		for _, want := range []string{"Tuesday, 1 December 2026", "linux/", "bash", ws.ActiveRoot, "strict sandbox"} {
+		for _, want := range []string{"Tuesday, 1 December 2026", "linux/", "bash", ws.ActiveRoot, "strict sandbox", "login shell's environment", "empty PATH"} {
 			if !strings.Contains(s, want) {
 				t.Errorf("system prompt lacks %q:\n%s", want, s)
 			}

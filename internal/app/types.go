@@ -26,7 +26,10 @@ type Info struct {
 	Model    string `json:"model"`
 	// WorkspaceMode is where the session works: worktree, in-place or
 	// none.
-	WorkspaceMode   string `json:"workspace_mode"`
+	WorkspaceMode string `json:"workspace_mode"`
+	// ProviderNotice says why the offline sim provider answers when no
+	// provider was chosen and no API key was found ("" otherwise).
+	ProviderNotice  string `json:"provider_notice,omitempty"`
 	Workspace       bool   `json:"workspace"`        // workspace snapshots available
 	WorkspaceReason string `json:"workspace_reason"` // why not, when unavailable
 	ReadOnly        bool   `json:"read_only"`

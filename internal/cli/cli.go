@@ -538,7 +538,7 @@ func newVersionCmd(o *rootOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "version",
 		Example: "  yolop version\n  yolop version --verbose --sandbox strict",
-		Short:   "Print yolop's version (--verbose: and the sandbox level in force, and why)",
+		Short:   "Print yolop's version (--verbose: and the sandbox level in force, and why, and where commands get their environment)",
 		Args:    noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if !verbose {
@@ -555,29 +555,42 @@ func newVersionCmd(o *rootOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			env, err := app.ToolsEnv()
+			if err != nil {
+				return err
+			}
 			if o.outputFormat == "json" {
 				return writeJSON(o, versionJSON{Version: Version, Sandbox: &sandboxJSON{
 					Requested: st.Requested, InForce: st.InForce, LandlockABI: st.ABI, Why: st.Why,
 					Refused: st.Refused, Caches: nonNil(st.Caches), Ports: nonNil(st.Ports), Warning: st.Warning(),
-				}})
+				}, ToolsEnv: &toolsEnvJSON{Source: env.Source, Fallback: env.Fallback, Bash: env.Bash}})
 			}
 			fmt.Fprintln(o.io.Out, "yolop", Version)
 			fmt.Fprintln(o.io.Out, st.Describe())
+			fmt.Fprintln(o.io.Out, "Commands run in "+env.Describe()+".")
 			if w := st.Warning(); w != "" {
 				fmt.Fprintln(o.io.Out, "warning:", w)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&verbose, "verbose", false, "also report the sandbox level in force and why")
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "also report the sandbox level in force and why, and where the tools' commands get their environment")
 	return cmd
 }
 
 // versionJSON is `yolop version --output-format json`; sandbox only with
 // --verbose.
 type versionJSON struct {
-	Version string       `json:"version"`
-	Sandbox *sandboxJSON `json:"sandbox,omitempty"`
+	Version  string        `json:"version"`
+	Sandbox  *sandboxJSON  `json:"sandbox,omitempty"`
+	ToolsEnv *toolsEnvJSON `json:"tools_env,omitempty"`
+}
+
+// toolsEnvJSON is where the tools' commands get their environment.
+type toolsEnvJSON struct {
+	Source   string `json:"source"`             // inherit or login
+	Fallback string `json:"fallback,omitempty"` // why login although inherit was asked for
+	Bash     string `json:"bash"`
 }
 
 type sandboxJSON struct {

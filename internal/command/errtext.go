@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/yolop-dev/yolop/internal/secret"
 )
 
 // sentinelPrefix matches the package prefix of a sentinel error
@@ -16,7 +18,7 @@ var sentinelPrefix = regexp.MustCompile(`^[a-z]+: `)
 // of the message is. git's own prefix is kept: it names the program that
 // failed.
 func ErrorText(err error) string {
-	msg := err.Error()
+	msg := secret.Redact(err.Error())
 	for _, s := range sentinels(err) {
 		text := s.Error()
 		p := sentinelPrefix.FindString(text)

@@ -40,6 +40,7 @@ const (
 //	[worktree]
 //	spares = 1                  # parked worktrees kept per repository (0: none)
 //	spare_keeps = "dependencies" # or "nothing": recycled worktrees fully clean
+//	setup = "npm ci"            # run once in a new session's worktree, before its first turn
 //
 //	[timeouts]          # Go durations; "0" disables one
 //	connect = "30s"     # TCP connect and TLS handshake
@@ -74,6 +75,7 @@ type WorkspaceSection struct {
 //	command = "npx"
 //	args = ["-y", "@modelcontextprotocol/server-everything"]
 //	env = { API_TOKEN = "…" }   # the server's whole environment besides PATH, HOME, TMPDIR, LANG, USER
+//	secret_env = ["DB_URL"]     # env values redacted although their names do not look secret
 //
 //	[mcp.servers.remote]
 //	url = "http://localhost:3001/mcp"
@@ -95,6 +97,10 @@ type MCPServer struct {
 	URL     string            `toml:"url"`
 	Headers map[string]string `toml:"headers"`
 	Timeout string            `toml:"timeout"`
+	// SecretEnv names Env variables whose values are secrets although
+	// their names do not look like it (secret.LooksSecret): they are
+	// redacted like the others.
+	SecretEnv []string `toml:"secret_env"`
 }
 
 // MCPCallTimeout is how long one tool call of MCP server name may take:
@@ -130,15 +136,28 @@ type WorktreeSection struct {
 	// "dependencies" (write-blocklisted dependency and build directories,
 	// the default) or "nothing".
 	SpareKeeps string `toml:"spare_keeps"`
+	// Setup is a shell command run once in a new session's worktree,
+	// before its first turn (installing dependencies); "" runs nothing.
+	Setup string `toml:"setup"`
 }
 
 // ToolsSection configures the tools' commands.
 //
 //	[tools]
 //	pass_env = ["GITHUB_TOKEN"] # secret-looking variables the commands still get
+//	env = "inherit"             # or "login": the environment of a login shell (bash -l)
 type ToolsSection struct {
 	PassEnv []string `toml:"pass_env"`
+	// Env is where the commands' environment comes from: EnvInherit (""
+	// too: the environment yolop was started with) or EnvLogin.
+	Env string `toml:"env"`
 }
+
+// The values of [tools] env.
+const (
+	EnvInherit = "inherit"
+	EnvLogin   = "login"
+)
 
 // SandboxSection configures the tools' write sandbox.
 //
@@ -201,9 +220,63 @@ func LoadSettings(path string) (Settings, error) {
 			keys[i] = k.String()
 		}
 		sort.Strings(keys)
-		return Settings{}, fmt.Errorf("settings %s: unknown key(s) %s (known: provider, model, [openai]/[anthropic] api_key, base_url, model, thinking_budget, context_window; [timeouts] connect, first_byte, idle; [mcp] call_timeout; [mcp.servers.NAME] command, args, env, url, headers, timeout; [worktree] spares, spare_keeps; [tools] pass_env; [sandbox] level, caches, extra_caches, ports, allow_unconfined)", path, strings.Join(keys, ", "))
+		return Settings{}, fmt.Errorf("settings %s: unknown key(s) %s (known: provider, model, [openai]/[anthropic] api_key, base_url, model, thinking_budget, context_window; [timeouts] connect, first_byte, idle; [mcp] call_timeout; [mcp.servers.NAME] command, args, env, secret_env, url, headers, timeout; [worktree] spares, spare_keeps, setup; [tools] pass_env, env; [sandbox] level, caches, extra_caches, ports, allow_unconfined)", path, strings.Join(keys, ", "))
+	}
+	// Whatever the settings hold that is secret is redacted from then on,
+	// whether or not this process uses it.
+	s.addSecrets()
+	switch s.Tools.Env {
+	case "", EnvInherit, EnvLogin:
+	default:
+		return Settings{}, fmt.Errorf("settings %s: [tools] env = %q: use \"inherit\" (the environment yolop was started with, the default) or \"login\" (a login shell's, bash -l)", path, s.Tools.Env)
+	}
+	for name, srv := range s.MCP.Servers {
+		for _, k := range srv.SecretEnv {
+			if _, ok := srv.Env[k]; !ok {
+				return Settings{}, fmt.Errorf("settings %s: [mcp.servers.%s] secret_env names %s, which its env does not set; list only variables of its env", path, name, k)
+			}
+		}
 	}
 	return s, nil
+}
+
+// addSecrets makes the settings' secrets known to the redaction: provider
+// keys, passwords in URLs, MCP servers' secret variables (by name, or
+// listed in secret_env) and credential headers, and passwords in their
+// URLs, arguments and variables.
+func (s Settings) addSecrets() {
+	secret.Add("openai.api_key", s.OpenAI.APIKey)
+	secret.Add("anthropic.api_key", s.Anthropic.APIKey)
+	secret.AddURLs("openai.base_url", s.OpenAI.BaseURL)
+	secret.AddURLs("anthropic.base_url", s.Anthropic.BaseURL)
+	for name, srv := range s.MCP.Servers {
+		AddMCPSecrets("mcp.servers."+name, srv.Env, srv.SecretEnv, srv.Headers, srv.URL, srv.Args)
+	}
+}
+
+// AddMCPSecrets makes an MCP server's secrets known to the redaction
+// (prefix names them in the marker): the values of env variables whose
+// names look secret or are listed in secretEnv, credential headers
+// (secret.HeaderLooksSecret), and the passwords of URLs in its url,
+// arguments, variables and headers.
+func AddMCPSecrets(prefix string, env map[string]string, secretEnv []string, headers map[string]string, url string, args []string) {
+	listed := map[string]bool{}
+	for _, k := range secretEnv {
+		listed[k] = true
+	}
+	for k, v := range env {
+		if listed[k] || secret.LooksSecret(k) {
+			secret.Add(prefix+".env."+k, v)
+		}
+		secret.AddURLs(prefix+".env."+k, v)
+	}
+	for k, v := range headers {
+		secret.AddHeader(prefix+".headers."+k, k, v)
+	}
+	secret.AddURLs(prefix+".url", url)
+	for _, a := range args {
+		secret.AddURLs(prefix+".args", a)
+	}
 }
 
 // Resolve merges flags, environment and the settings file, in that order of
@@ -228,9 +301,9 @@ func Resolve(flags Config, env func(string) string, settingsPath string) (Config
 	// whichever provider is in use.
 	secret.Add("OPENAI_API_KEY", env("OPENAI_API_KEY"))
 	secret.Add("ANTHROPIC_API_KEY", env("ANTHROPIC_API_KEY"))
-	secret.Add("openai.api_key", s.OpenAI.APIKey)
-	secret.Add("anthropic.api_key", s.Anthropic.APIKey)
 	secret.Add("--api-key", flags.APIKey)
+	secret.AddURLs("OPENAI_BASE_URL", env("OPENAI_BASE_URL"))
+	secret.AddURLs("--base-url", flags.BaseURL)
 	section := func(name string) ProviderSection {
 		switch name {
 		case NameOpenAI:
@@ -277,7 +350,7 @@ func Resolve(flags Config, env func(string) string, settingsPath string) (Config
 		case keyFor(NameOpenAI) != "" || baseFor(NameOpenAI) != "":
 			out.Provider = NameOpenAI
 		default:
-			out.Provider = NameSim
+			out.Provider, out.NoKey = NameSim, true
 		}
 	}
 	if !knownName(out.Provider) {

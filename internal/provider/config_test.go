@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/yolop-dev/yolop/internal/secret"
 )
 
 func TestResolve(t *testing.T) {
@@ -28,7 +30,7 @@ thinking_budget = 2048
 		want     Config
 		errHas   string
 	}{
-		{name: "nothing configured is sim", want: Config{Provider: "sim", Model: "sim", ContextWindow: 200_000}},
+		{name: "nothing configured is sim", want: Config{Provider: "sim", Model: "sim", ContextWindow: 200_000, NoKey: true}},
 		{name: "anthropic key in env selects anthropic", env: map[string]string{"ANTHROPIC_API_KEY": "ak"},
 			want: Config{Provider: "anthropic", Model: DefaultAnthropicModel, APIKey: "ak", ContextWindow: 200_000}},
 		{name: "openai key in env selects openai", env: map[string]string{"OPENAI_API_KEY": "ok", "OPENAI_BASE_URL": "http://env/v1"},
@@ -139,6 +141,57 @@ func TestMCPCallTimeout(t *testing.T) {
 		_, err := st.MCPCallTimeout("", path)
 		if err == nil || !strings.Contains(err.Error(), "[mcp] call_timeout in "+path+": \""+bad+"\" is not a duration") {
 			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+// Every secret the settings hold is redacted once they are read: MCP
+// variables by name or by secret_env, credential headers, passwords in
+// URLs, arguments and variables; other values are not.
+func TestSettingsSecretsAreRedacted(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "settings.toml")
+	body := `[openai]
+base_url = "https://u:base-pass-0011223344@llm.example/v1"
+[mcp.servers.db]
+command = "db-mcp"
+args = ["postgres://app:arg-pass-5566778899@db/app"]
+env = { GH_TOKEN = "gh-tok-0099887766", DSN = "dsn-value-1122334455", PLAIN = "plain-value-kept-123" }
+secret_env = ["DSN"]
+[mcp.servers.web]
+url = "https://x:url-pass-6655443322@mcp.example/mcp"
+headers = { Authorization = "Bearer bearer-tok-7788990011", Accept = "text/event-stream-kept" }
+`
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadSettings(path); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"base-pass-0011223344", "arg-pass-5566778899", "gh-tok-0099887766", "dsn-value-1122334455", "url-pass-6655443322", "bearer-tok-7788990011"} {
+		if got := secret.Redact("x " + v + " y"); strings.Contains(got, v) {
+			t.Errorf("%s is not redacted: %s", v, got)
+		}
+	}
+	for _, v := range []string{"plain-value-kept-123", "text/event-stream-kept"} {
+		if got := secret.Redact(v); got != v {
+			t.Errorf("%s was redacted: %s", v, got)
+		}
+	}
+}
+
+func TestSettingsErrors(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]string{
+		"[tools]\nenv = \"zsh\"\n":                                    `[tools] env = "zsh": use "inherit"`,
+		"[mcp.servers.a]\ncommand = \"x\"\nsecret_env = [\"NOPE\"]\n": "secret_env names NOPE, which its env does not set",
+	} {
+		path := filepath.Join(t.TempDir(), "settings.toml")
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadSettings(path); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", body, err, want)
 		}
 	}
 }

@@ -153,6 +153,9 @@ type Config struct {
 	ContextWindow int
 	// Timeouts bounds the waits on the network (zero fields: defaults).
 	Timeouts Timeouts
+	// NoKey says that no provider was named (flag, environment or
+	// settings) and no API key was found, so the offline sim answers.
+	NoKey bool
 }
 
 // Stop reasons, normalized across providers. The agent loop should still

@@ -71,7 +71,7 @@ func (t *Trace) Append(providerName, op, rawURL string, body []byte) error {
 	}
 	// A tool result or a pasted file can carry a key; the trace is
 	// documented as never holding one.
-	line = append(secret.RedactBytes(line), '\n')
+	line = append(secret.RedactJSON(line), '\n')
 
 	traceMu.Lock()
 	defer traceMu.Unlock()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/yolop-dev/yolop/internal/secret"
 	"github.com/yolop-dev/yolop/internal/session/jsonl"
 )
 
@@ -790,6 +791,9 @@ func (s *Session) Append(typ, turn string, data any) (Event, error) {
 		}
 		raw = b
 	}
+	// No known secret is recorded, whoever wrote the event: a prompt
+	// that quotes a key, a provider error, a notice.
+	raw = secret.RedactJSON(raw)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.writable(); err != nil {

@@ -1,6 +1,7 @@
 package spawn
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -23,6 +24,13 @@ func setSubreaper() error {
 // orphan below it, so walking down from its own pid finds them all; a
 // process forked during a pass is found by the next.
 func killTree(int) bool {
+	if !hasChildren() {
+		// Every living descendant has a child of the helper among its
+		// ancestors: with none, there is nothing to walk /proc for (the
+		// walk reads every process's stat, and most commands leave
+		// nothing behind).
+		return false
+	}
 	self := os.Getpid()
 	any := false
 	for i := 0; ; i++ {
@@ -35,5 +43,18 @@ func killTree(int) bool {
 			_ = syscall.Kill(pid, syscall.SIGKILL) // ESRCH: already gone
 		}
 		time.Sleep(time.Duration(min(1<<i, 50)) * time.Millisecond)
+	}
+}
+
+// hasChildren reports whether the helper has a child process, running,
+// stopped or a zombie, without reaping any.
+func hasChildren() bool {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WSTOPPED|unix.WCONTINUED|unix.WNOHANG|unix.WNOWAIT, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		return !errors.Is(err, unix.ECHILD)
 	}
 }

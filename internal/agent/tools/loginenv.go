@@ -2,8 +2,12 @@ package tools
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +15,7 @@ import (
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/fsutil"
+	"github.com/yolop-dev/yolop/internal/secret"
 	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
@@ -18,17 +23,19 @@ import (
 // give its environment.
 const loginEnvTimeout = 15 * time.Second
 
-// loginEnv is the environment of the user's login shell, read once per
-// session: `bash -lc 'env -0'`, run like a command (through the spawn
-// helper, confined by the sandbox) with its own output thrown away.
-// Commands then run as `bash -c` in that environment, so that they get
-// what the profile sets (PATH additions of version managers and
-// toolchains, which an editor that started yolop may not have passed on)
-// while a profile's noise — a version manager that cannot rehash inside
-// the sandbox, a banner — is neither in every command's output nor taken
-// for a write the command itself attempted, and a slow profile is paid
-// once. When the profile fails or hangs, commands run in yolop's own
-// environment and the first one says so.
+// loginEnv is the environment of the user's login shell ([tools] env =
+// "login", or the fallback of a yolop started without a usable PATH; see
+// PlanEnv), read once per session: `bash -lc 'env -0'`, run like a
+// command (through the spawn helper, confined by the sandbox) with its
+// own output thrown away. Commands then run as `bash -c` in that
+// environment, so that they get what the profile sets (PATH additions of
+// version managers and toolchains, which a desktop launcher that started
+// yolop may not have passed on) while a profile's noise — a version
+// manager that cannot rehash inside the sandbox, a banner — is neither in
+// every command's output nor taken for a write the command itself
+// attempted, and a slow profile is paid once per session. When the
+// profile fails or hangs, commands run in yolop's own environment and the
+// first one says so.
 type loginEnv struct {
 	env  []string // "K=V", nil when the profile gave nothing usable
 	note string   // why env is nil, told once
@@ -60,27 +67,65 @@ func profileStamp(base []string) string {
 	return b.String()
 }
 
-// readLoginEnv reads the login environment, unless an earlier process of
-// the session found that the profile hangs and the profile files have not
-// changed since (t.opts.LoginCache): waiting again in every process would
-// cost every print-mode turn the whole timeout.
+// loginRecord is what LoginCache holds: the login environment an earlier
+// process of the session read (secret-looking variables already withheld,
+// so the file holds no more than the commands get), or why it could not
+// be read when the profile hung, with the stamp of what it was read for.
+type loginRecord struct {
+	Stamp string   `json:"stamp"`
+	Env   []string `json:"env,omitempty"`
+	Note  string   `json:"note,omitempty"`
+}
+
+// loginStamp identifies what a login environment is read from: the
+// profile files (their paths name HOME) and the variables passed through
+// although secret. The environment yolop was started with is left out:
+// it changes from one process to the next (a terminal's, a variable
+// exported since), while the session keeps the environment it read.
+func loginStamp(base, pass []string) string {
+	h := sha256.New()
+	io.WriteString(h, profileStamp(base))
+	io.WriteString(h, "pass\x00"+strings.Join(pass, "\x00"))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// readLoginEnv reads the login environment, once per session: a later
+// process of the session takes what an earlier one read (t.opts.
+// LoginCache) while the profile files are unchanged, and also remembers
+// a profile that hangs (waiting again
+// in every process would cost every print-mode turn the whole timeout).
 func (t *Tasks) readLoginEnv(dir string, base []string) loginEnv {
-	stamp := profileStamp(base)
+	stamp := loginStamp(base, t.opts.PassEnv)
 	if t.opts.LoginCache != "" {
 		if b, err := os.ReadFile(t.opts.LoginCache); err == nil {
-			if st, note, ok := strings.Cut(string(b), "\x00"); ok && st == stamp && note != "" {
-				return loginEnv{note: note + " (remembered from an earlier yolop process; it is tried again when a profile file changes)"}
+			var rec loginRecord
+			if json.Unmarshal(b, &rec) == nil && rec.Stamp == stamp {
+				if len(rec.Env) > 0 {
+					return loginEnv{env: rec.Env}
+				}
+				if rec.Note != "" {
+					return loginEnv{note: rec.Note + " (remembered from an earlier yolop process; it is tried again when a profile file changes)"}
+				}
 			}
 		}
 	}
 	le := t.runLoginEnv(dir, base)
 	if t.opts.LoginCache != "" {
-		if le.hung {
-			if err := fsutil.WriteFileAtomic(t.opts.LoginCache, []byte(stamp+"\x00"+le.note), 0o600); err != nil {
-				le.note += fmt.Sprintf(" (and it could not be remembered for the next process: %v)", err)
+		rec := loginRecord{Stamp: stamp}
+		switch {
+		case le.env != nil:
+			rec.Env, _ = secret.FilterEnv(le.env, t.opts.PassEnv)
+		case le.hung:
+			rec.Note = le.note
+		}
+		if rec.Env == nil && rec.Note == "" {
+			if err := os.Remove(t.opts.LoginCache); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				le.note = strings.TrimSpace(le.note + fmt.Sprintf(" (a stale record %s could not be removed: %v)", t.opts.LoginCache, err))
 			}
-		} else if err := os.Remove(t.opts.LoginCache); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			le.note = strings.TrimSpace(le.note + fmt.Sprintf(" (a stale record %s could not be removed: %v)", t.opts.LoginCache, err))
+		} else if b, err := json.Marshal(rec); err != nil {
+			le.note = strings.TrimSpace(le.note + fmt.Sprintf(" (it could not be remembered for the session's next process: %v)", err))
+		} else if err := fsutil.WriteFileAtomic(t.opts.LoginCache, b, 0o600); err != nil {
+			le.note = strings.TrimSpace(le.note + fmt.Sprintf(" (it could not be remembered for the session's next process: %v)", err))
 		}
 	}
 	return le
@@ -105,7 +150,7 @@ func (t *Tasks) runLoginEnv(dir string, base []string) loginEnv {
 	}
 	defer null.Close()
 	p, err := spawn.Start(spawn.Spec{
-		Args: []string{"bash", "-lc", "env -0"}, Dir: dir, Env: base,
+		Args: []string{t.plan.Bash, "-lc", "env -0"}, Dir: dir, Env: base,
 		Ledger: t.opts.Ledger, Task: "login-env", Command: "bash -lc 'env -0' (reading the login environment)", Owner: os.Getpid(),
 		Sandbox: t.opts.Sandbox.Policy, Seal: t.opts.Sandbox.Seals(),
 	}, out, null)

@@ -8,7 +8,15 @@ import (
 	"time"
 )
 
-// Commands get what the user's login profile sets (PATH, variables), the
+// loginTasks gives a tool set commands in the login shell's environment,
+// remembered in cache ("" for none).
+func loginTasks(cache string) func(*Env) {
+	return func(e *Env) {
+		e.Tasks = NewSessionTasks(e.SpillDir, TaskOptions{Env: EnvLogin, LoginCache: cache})
+	}
+}
+
+// With env = "login", commands get what the user's login profile sets (PATH, variables), the
 // profile runs once per session, its output and the writes it attempts
 // outside the sandbox never appear in a command's result (nor as a
 // sandbox refusal), and a secret it exports is withheld like any other.
@@ -33,7 +41,7 @@ func TestCommandsRunInTheLoginEnvironment(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, ".bash_profile"), []byte(profile), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, _ := newSet(t)
+	s, _ := newSet(t, loginTasks(""))
 	for i := 0; i < 2; i++ {
 		r := mustOK(t, call(t, s, "bash", map[string]any{"command": "echo \"from=$FROM_PROFILE\"; mytool; echo \"key=${OPENAI_API_KEY:-none}\""}))
 		for _, want := range []string{"from=yes", "mytool-ran", "key=none"} {
@@ -60,7 +68,7 @@ func TestBrokenLoginProfileIsToldOnce(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, ".bash_profile"), []byte("exit 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, _ := newSet(t)
+	s, _ := newSet(t, loginTasks(""))
 	first := mustOK(t, call(t, s, "bash", map[string]any{"command": "echo one"}))
 	second := mustOK(t, call(t, s, "bash", map[string]any{"command": "echo two"}))
 	if !strings.Contains(first.Content, "login shell's profile failed (exit code 3)") {
@@ -73,7 +81,8 @@ func TestBrokenLoginProfileIsToldOnce(t *testing.T) {
 
 // A profile that hangs is given up on after the timeout, and remembered:
 // a later process of the session does not wait for it again until a
-// profile file changes.
+// profile file changes; then the environment it gives is remembered
+// instead.
 func TestHangingLoginProfileIsRemembered(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
@@ -85,7 +94,7 @@ func TestHangingLoginProfileIsRemembered(t *testing.T) {
 	run := func(timeout time.Duration) string {
 		root := t.TempDir()
 		spill := t.TempDir()
-		s, err := New(Env{Root: root, SpillDir: spill, Tasks: NewSessionTasks(spill, TaskOptions{LoginCache: cache, LoginTimeout: timeout})})
+		s, err := New(Env{Root: root, SpillDir: spill, Tasks: NewSessionTasks(spill, TaskOptions{Env: EnvLogin, LoginCache: cache, LoginTimeout: timeout})})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +124,109 @@ func TestHangingLoginProfileIsRemembered(t *testing.T) {
 	if strings.Contains(third, "profile") {
 		t.Fatalf("the fixed profile still reports a problem:\n%s", third)
 	}
-	if _, err := os.Stat(cache); !os.IsNotExist(err) {
-		t.Fatalf("the record of the hang is still there (%v)", err)
+	// The record now holds the environment the fixed profile gave.
+	if b, err := os.ReadFile(cache); err != nil || strings.Contains(string(b), "did not finish") || !strings.Contains(string(b), "FIXED=1") {
+		t.Fatalf("the record (%v) still holds the hang:\n%s", err, b)
+	}
+}
+
+// By default commands inherit the environment yolop was started with: an
+// activated virtualenv's bin/ on PATH reaches them (and VIRTUAL_ENV with
+// it), a secret-looking variable does not, and the login profile is not
+// run at all.
+func TestCommandsInheritTheLaunchingEnvironment(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	count := filepath.Join(t.TempDir(), "profile-runs")
+	if err := os.WriteFile(filepath.Join(home, ".bash_profile"), []byte("echo x >> "+count+"\nexport PATH=/nowhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	venv := filepath.Join(t.TempDir(), ".venv")
+	if err := os.MkdirAll(filepath.Join(venv, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(venv, "bin", "python"), []byte("#!/bin/sh\necho venv-python\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", filepath.Join(venv, "bin")+":"+os.Getenv("PATH"))
+	t.Setenv("VIRTUAL_ENV", venv)
+	t.Setenv("SERVICE_TOKEN", "svc-token-0123456789")
+	s, _ := newSet(t)
+	if p := s.Tasks().EnvPlan(); p.Source != EnvInherit || p.Fallback != "" {
+		t.Fatalf("plan %+v", p)
+	}
+	r := mustOK(t, call(t, s, "bash", map[string]any{"command": "which python; python; echo \"venv=$VIRTUAL_ENV\"; echo \"token=${SERVICE_TOKEN:-none}\""}))
+	for _, want := range []string{filepath.Join(venv, "bin", "python"), "venv-python", "venv=" + venv, "token=none"} {
+		if !strings.Contains(r.Content, want) {
+			t.Errorf("%q missing:\n%s", want, r.Content)
+		}
+	}
+	if _, err := os.Stat(count); err == nil {
+		t.Errorf("the login profile ran")
+	}
+}
+
+// Without a usable PATH (a desktop launcher), commands get the login
+// shell's environment, and the plan says why.
+func TestNoPathFallsBackToTheLoginShell(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	bin := filepath.Join(home, "tools-bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "mytool"), []byte("#!/bin/sh\necho mytool-ran\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".bash_profile"), []byte("export PATH=\"$HOME/tools-bin:/usr/bin:/bin\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"", "/nonexistent-dir"} {
+		t.Setenv("PATH", path)
+		s, _ := newSet(t)
+		p := s.Tasks().EnvPlan()
+		if p.Source != EnvLogin || p.Fallback == "" || !strings.Contains(p.Describe(), p.Fallback) {
+			t.Fatalf("PATH=%q: plan %+v", path, p)
+		}
+		r := mustOK(t, call(t, s, "bash", map[string]any{"command": "mytool"}))
+		if !strings.Contains(r.Content, "mytool-ran") {
+			t.Errorf("PATH=%q: the login PATH did not reach the command:\n%s", path, r.Content)
+		}
+	}
+}
+
+// The login environment is read once per session: a later process of the
+// session (a new Tasks with the same cache) takes it from the record,
+// until a profile file changes. The record holds no secret.
+func TestLoginEnvIsReadOncePerSession(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	count := filepath.Join(t.TempDir(), "profile-runs")
+	profile := filepath.Join(home, ".bash_profile")
+	write := func(v string) {
+		if err := os.WriteFile(profile, []byte("echo x >> "+count+"\nexport FROM_PROFILE="+v+"\nexport DEPLOY_TOKEN=dep-token-0123456789\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("one")
+	cache := filepath.Join(t.TempDir(), "login-env")
+	run := func() string {
+		s, _ := newSet(t, loginTasks(cache))
+		return mustOK(t, call(t, s, "bash", map[string]any{"command": "echo \"from=$FROM_PROFILE token=${DEPLOY_TOKEN:-none}\""})).Content
+	}
+	for i := 0; i < 3; i++ {
+		if got := run(); !strings.Contains(got, "from=one token=none") {
+			t.Fatalf("process %d: %s", i, got)
+		}
+	}
+	if b, _ := os.ReadFile(count); strings.Count(string(b), "x") != 1 {
+		t.Fatalf("the profile ran %d times for three processes, want once", strings.Count(string(b), "x"))
+	}
+	if b, err := os.ReadFile(cache); err != nil || strings.Contains(string(b), "dep-token") || !strings.Contains(string(b), "FROM_PROFILE=one") {
+		t.Fatalf("record (%v):\n%s", err, b)
+	}
+	write("two-longer") // another size: a changed stamp even where mtimes are coarse
+	if got := run(); !strings.Contains(got, "from=two-longer") {
+		t.Fatalf("a changed profile was not read again: %s", got)
 	}
 }

@@ -92,6 +92,7 @@ type Tasks struct {
 	// be ended; they count as writers while they live.
 	survivors []survivor // guarded by mu
 
+	plan      EnvPlan // where the commands' environment comes from
 	loginOnce sync.Once
 	login     loginEnv // read by loginOnce
 	loginTold bool     // guarded by mu: login.note was told
@@ -119,9 +120,13 @@ type TaskOptions struct {
 	Sandbox sandbox.Status
 	// TmpDir, when set, is every command's TMPDIR (created if missing).
 	TmpDir string
-	// LoginCache, when set, is where a login profile that hangs is
-	// remembered, so that later processes of the session do not wait for
-	// it again while the profile files are unchanged.
+	// Env is where the commands' environment comes from (settings:
+	// [tools] env): EnvInherit ("" too) or EnvLogin; see PlanEnv.
+	Env string
+	// LoginCache, when set, is where the login environment is kept for
+	// the session's later processes (and a login profile that hangs is
+	// remembered, so that they do not wait for it again) while the
+	// profile files are unchanged.
 	LoginCache string
 	// LoginTimeout bounds the login profile (0: loginEnvTimeout).
 	LoginTimeout time.Duration
@@ -134,8 +139,11 @@ func NewTasks(spillDir string) *Tasks {
 
 // NewSessionTasks makes a registry for a session's commands.
 func NewSessionTasks(spillDir string, opts TaskOptions) *Tasks {
-	return &Tasks{spillDir: spillDir, opts: opts, tasks: map[string]*task{}, stopped: map[string]bool{}}
+	return &Tasks{spillDir: spillDir, opts: opts, plan: PlanEnv(opts.Env, os.Environ()), tasks: map[string]*task{}, stopped: map[string]bool{}}
 }
+
+// EnvPlan says where the commands' environment comes from.
+func (t *Tasks) EnvPlan() EnvPlan { return t.plan }
 
 // AddSurvivors registers processes left by an earlier yolop process that
 // could not be ended: until they are gone they are active writers.
@@ -351,7 +359,7 @@ type proc struct {
 	tk *task
 }
 
-// start runs `bash -c command` in dir, in the login environment, through
+// start runs `bash -c command` in dir, in the commands' environment, through
 // the spawn helper (so that it and everything it starts die with this
 // process, and are confined by the sandbox when one is set), with stdin
 // from /dev/null, registered as a writer until it ends. stdout and stderr are handed to the child as
@@ -369,8 +377,9 @@ func (t *Tasks) start(kind, command, dir string, stdout, stderr *os.File, logPat
 	t.tasks[tk.w.ID] = tk
 	t.mu.Unlock()
 
+	env := t.commandEnv(dir)
 	spec := spawn.Spec{
-		Args: []string{"bash", "-c", command}, Dir: dir, Env: t.commandEnv(dir),
+		Args: []string{t.plan.bashFor(env), "-c", command}, Dir: dir, Env: env,
 		Ledger: t.opts.Ledger, Task: tk.w.ID, Command: command, Owner: os.Getpid(),
 		Sandbox: t.opts.Sandbox.Policy, Seal: t.opts.Sandbox.Seals(),
 	}
@@ -404,10 +413,10 @@ func (t *Tasks) start(kind, command, dir string, stdout, stderr *os.File, logPat
 	return &proc{tk: tk}, nil
 }
 
-// commandEnv is the environment of every command: the login shell's
-// (see loginEnv), read once, with yolop's rules applied (no secrets, no
-// pager, the session's TMPDIR); yolop's own when the login environment
-// could not be read.
+// commandEnv is the environment of every command: yolop's own, or the
+// login shell's (see PlanEnv, loginEnv), with yolop's rules applied (no
+// secrets, no pager, the session's TMPDIR); yolop's own when the login
+// environment could not be read.
 func (t *Tasks) commandEnv(dir string) []string {
 	own := func(environ []string) []string {
 		base, _ := secret.FilterEnv(environ, t.opts.PassEnv)
@@ -420,8 +429,8 @@ func (t *Tasks) commandEnv(dir string) []string {
 		}
 		return env
 	}
-	if t.opts.Sandbox.Refused != "" {
-		return own(os.Environ()) // nothing runs; start says why
+	if t.opts.Sandbox.Refused != "" || t.plan.Source == EnvInherit {
+		return own(os.Environ()) // refused: nothing runs, start says why
 	}
 	t.loginOnce.Do(func() { t.login = t.readLoginEnv(dir, own(os.Environ())) })
 	if t.login.env == nil {

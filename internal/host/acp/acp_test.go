@@ -326,6 +326,27 @@ func TestPromptStreamsTurnAsUpdates(t *testing.T) {
 	)
 }
 
+// The worktree's setup command is shown as a command: its first update
+// starts a tool call, the later ones (its output so far, its end) update
+// it.
+func TestSetupIsShownAsACommand(t *testing.T) {
+	t.Parallel()
+	c := connect(t, newFakeOpener(t.TempDir()))
+	sid := c.newSession()
+	before, r := c.prompt(sid, "setup npm ci")
+	if got := stopReason(t, r); got != "end_turn" {
+		t.Fatalf("stop reason %q", got)
+	}
+	mustEqualJSON(t, updates(t, before),
+		`{"sessionUpdate":"tool_call","toolCallId":"setup","title":"setup: npm ci","kind":"execute","status":"in_progress","rawInput":{"command":"npm ci"}}`,
+		`{"sessionUpdate":"tool_call_update","toolCallId":"setup","title":"setup: npm ci","status":"in_progress",
+		  "content":[{"type":"content","content":{"type":"text","text":"installing\n"}}]}`,
+		`{"sessionUpdate":"tool_call_update","toolCallId":"setup","title":"setup: npm ci","status":"failed",
+		  "content":[{"type":"content","content":{"type":"text","text":"installing\nregistry unreachable\n"}}]}`,
+		`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"done: 0 actions"}}`,
+	)
+}
+
 func TestFailedTurnIsShownAndEndsNormally(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ prompt, want string }{

@@ -163,6 +163,17 @@ func (s *fakeSession) Prompt(ctx context.Context, text string, on func(agent.Upd
 			done.Status, done.Result, done.IsError = "failed", "exit status 127", true
 			on(agent.Update{Kind: agent.UpdateToolEnd, Tool: &done})
 			s.record(agent.Item{Kind: agent.ItemTool, Turn: cp, Tool: &done})
+		case strings.HasPrefix(line, "setup "):
+			// What app sends for the worktree's setup command before
+			// a new session's first turn.
+			cmd := strings.TrimPrefix(line, "setup ")
+			ti := agent.ToolInfo{ID: "setup", Name: "setup", Kind: "execute", Title: "setup: " + cmd, Args: fmt.Sprintf(`{"command":%q}`, cmd), Status: "in_progress"}
+			start, chunk, end := ti, ti, ti
+			on(agent.Update{Kind: agent.UpdateSetup, Tool: &start})
+			chunk.Result = "installing\n"
+			on(agent.Update{Kind: agent.UpdateSetup, Text: "installing\n", Tool: &chunk})
+			end.Status, end.Result, end.IsError = "failed", "installing\nregistry unreachable\n", true
+			on(agent.Update{Kind: agent.UpdateSetup, Tool: &end})
 		case line == "sleep":
 			<-ctx.Done()
 			s.mu.Lock()

@@ -39,6 +39,17 @@ func (t *turnOut) update(u agent.Update) {
 	switch u.Kind {
 	case agent.UpdateError:
 		t.sawError = true
+	case agent.UpdateSetup:
+		// The worktree's setup command is shown as a command: its first
+		// update starts the call, later ones update it.
+		if u.Tool == nil {
+			return
+		}
+		u.Kind = agent.UpdateToolEnd
+		if !t.started[u.Tool.ID] {
+			u.Kind = agent.UpdateToolStart
+			t.started[u.Tool.ID] = true
+		}
 	case agent.UpdateToolStart:
 		if u.Tool != nil {
 			t.started[u.Tool.ID] = true
@@ -176,8 +187,13 @@ func toolKind(k string) sdk.ToolKind {
 }
 
 func finalStatus(ti *agent.ToolInfo) sdk.ToolCallStatus {
-	if ti.IsError || ti.Status == string(sdk.ToolCallStatusFailed) {
+	switch {
+	case ti.IsError || ti.Status == string(sdk.ToolCallStatusFailed):
 		return sdk.ToolCallStatusFailed
+	case ti.Status == string(sdk.ToolCallStatusInProgress):
+		// A call still running whose output so far is shown (the
+		// worktree's setup command).
+		return sdk.ToolCallStatusInProgress
 	}
 	return sdk.ToolCallStatusCompleted
 }

@@ -258,6 +258,7 @@ type pendingJSON struct {
 func (p *printer) turn(ctx context.Context, s Session) int {
 	text := !p.o.JSON
 	streamed := false
+	setupOpen := false // the setup's output did not end its last line
 	var early []string // warnings given before the turn ran
 	onUpdate := func(u agent.Update) {
 		if u.Kind == agent.UpdateWarning {
@@ -283,7 +284,29 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 			}
 		case agent.UpdateNotice:
 			fmt.Fprintln(p.o.Stderr, "yolop:", u.Text)
+		case agent.UpdateSetup:
+			// The worktree's setup command: its output as it comes, on
+			// stderr (a failure is told by the warning that follows).
+			switch {
+			case u.Text != "":
+				fmt.Fprint(p.o.Stderr, u.Text)
+				setupOpen = !strings.HasSuffix(u.Text, "\n")
+			case u.Tool != nil && u.Tool.Status == "in_progress":
+				fmt.Fprintf(p.o.Stderr, "→ %s\n", u.Tool.Title)
+			case u.Tool != nil:
+				if setupOpen {
+					fmt.Fprintln(p.o.Stderr)
+				}
+				if u.Tool.IsError {
+					fmt.Fprintf(p.o.Stderr, "  ✗ %s failed\n", u.Tool.Title)
+				}
+			}
 		}
+	}
+	if n := s.Info().ProviderNotice; n != "" && text {
+		// Before the answer: a reply from the sim is not what a user
+		// without a key expects. (A JSON turn names its provider.)
+		fmt.Fprintln(p.o.Stderr, "yolop:", n)
 	}
 	existed := s.Exists()
 	if text && p.o.Starting != "" && !existed {
@@ -316,7 +339,7 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 		exit = ExitFailure
 	}
 	if p.o.JSON {
-		out := map[string]any{"session_id": p.sid, "checkpoint_id": res.CheckpointID, "active_root": info.ActiveRoot, "workspace_mode": info.WorkspaceMode, "recycled": info.Recycled, "status": res.Status, "text": res.Text, "pending": nil, "usage": res.Usage}
+		out := map[string]any{"session_id": p.sid, "checkpoint_id": res.CheckpointID, "active_root": info.ActiveRoot, "workspace_mode": info.WorkspaceMode, "recycled": info.Recycled, "status": res.Status, "text": res.Text, "pending": nil, "usage": res.Usage, "provider": info.Provider, "model": info.Model}
 		if res.Error != "" {
 			out["error"] = res.Error
 		}

@@ -691,3 +691,33 @@ func TestPreviewTitleNamesTheAction(t *testing.T) {
 		}
 	}
 }
+
+// The worktree's setup command, run before a new session's first turn, is
+// one command entry: its output so far while it runs, then how it ended.
+func TestSetupIsShownAsACommand(t *testing.T) {
+	t.Parallel()
+	f := &fakeSession{info: baseInfo()}
+	f.prompt = func(ctx context.Context, text string, on func(agent.Update)) (app.TurnResult, error) {
+		ti := agent.ToolInfo{ID: "setup", Name: "setup", Kind: "execute", Title: "setup: npm ci", Status: "in_progress"}
+		start, chunk, end := ti, ti, ti
+		on(agent.Update{Kind: agent.UpdateSetup, Tool: &start})
+		chunk.Result = "installing\n"
+		on(agent.Update{Kind: agent.UpdateSetup, Text: "installing\n", Tool: &chunk})
+		end.Status, end.Result, end.IsError = "failed", "installing\nregistry unreachable\n", true
+		on(agent.Update{Kind: agent.UpdateSetup, Tool: &end})
+		on(agent.Update{Kind: agent.UpdateWarning, Text: "the worktree's setup command `npm ci` failed (exit code 1)"})
+		on(agent.Update{Kind: agent.UpdateText, Text: "done"})
+		return app.TurnResult{CheckpointID: "cp1", Status: "completed", Text: "done"}, nil
+	}
+	m, _ := newTestModel(t, f)
+	typeText(t, m, "hello")
+	press(t, m, "enter")
+	got := entryTexts(m)
+	want := []string{"user:hello", "tool:setup:failed", "notice:warning: the worktree's setup command `npm ci` failed (exit code 1)", "assistant:done"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("entries:\n%q\nwant\n%q", got, want)
+	}
+	if s := ansi.Strip(screen(m)); !strings.Contains(s, "registry unreachable") {
+		t.Fatalf("the setup's output is not on screen:\n%s", s)
+	}
+}

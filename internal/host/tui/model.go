@@ -665,7 +665,8 @@ func (m *model) handleUpdate(u agent.Update) {
 		m.appendStream(kindAssistant, u.Text)
 	case agent.UpdateReasoning:
 		m.appendStream(kindReasoning, u.Text)
-	case agent.UpdateToolStart, agent.UpdateToolEnd:
+	case agent.UpdateToolStart, agent.UpdateToolEnd, agent.UpdateSetup:
+		// The worktree's setup command is shown as a command.
 		if u.Tool == nil {
 			return
 		}
