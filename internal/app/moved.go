@@ -63,6 +63,9 @@ func adoptSession(dataDir, id, path string, repo *worktree.Repo) (string, error)
 	}
 	oldTop, newTop := worktree.TopOf(ws.CommonDir), worktree.TopOf(repo.CommonDir)
 	from, to := ws.RepoRoot, ""
+	// The worktree's admin dir, which every git process of the session is
+	// pinned to, moved with the repository's common dir.
+	ws.Worktree.GitDir = remap(ws.Worktree.GitDir, ws.CommonDir, repo.CommonDir)
 	ws.CommonDir = repo.CommonDir
 	ws.RepoRoot = remap(ws.RepoRoot, oldTop, newTop)
 	ws.ActiveRoot = remap(ws.ActiveRoot, oldTop, newTop)
