@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/session"
 )
@@ -231,13 +232,13 @@ func TestEveryRestoreIsRedoable(t *testing.T) {
 	}
 }
 
-// TestNoWorktreeIsConversationOnly: without a session-owned worktree the
-// listing says conversation only with the reason, workspace modes are
+// TestNoWorktreeIsConversationOnly: with --workspace none the listing says
+// conversation only with the reason, workspace modes are
 // refused with that reason, and a conversation rewind leaves files alone.
 func TestNoWorktreeIsConversationOnly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	r := newRig(t, rigOpts{noWorktree: true})
+	r := newRig(t, rigOpts{workspace: app.WorkspaceNone})
 	if ok, why := r.ctl.WorkspaceAvailable(); ok || why == "" {
 		t.Fatalf("WorkspaceAvailable = %v, %q", ok, why)
 	}

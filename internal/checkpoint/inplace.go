@@ -60,7 +60,12 @@ func (c *Controller) inPlaceStepsLocked(p *plan, recovery string) ([]snapshot.St
 	case ActionBranch:
 		return c.branchStepsLocked(p)
 	}
-	for i, id := range p.undone {
+	// p.undone runs oldest first (the order the preview lists them);
+	// taking the turns back goes the other way, each over what the newer
+	// ones left.
+	undone := slices.Clone(p.undone)
+	slices.Reverse(undone)
+	for i, id := range undone {
 		cp := c.state.Checkpoints[id]
 		if cp == nil || cp.Snapshot == nil {
 			why := "it was not captured"
@@ -75,7 +80,7 @@ func (c *Controller) inPlaceStepsLocked(p *plan, recovery string) ([]snapshot.St
 			to = cp.End.Tree
 		case i > 0:
 			// The next turn started from what this one left.
-			if next := c.state.Checkpoints[p.undone[i-1]]; next != nil && next.Snapshot != nil {
+			if next := c.state.Checkpoints[undone[i-1]]; next != nil && next.Snapshot != nil {
 				to = next.Snapshot.Tree
 			}
 		}

@@ -27,7 +27,7 @@ type plan struct {
 	newHead    string
 	targetTree string
 	prompt     string   // prompt put back in the composer
-	undone     []string // turns whose effects the restore undoes, newest first
+	undone     []string // turns whose effects the restore undoes, oldest first
 	onConflict string   // the in-place conflict choice (Request.OnConflict)
 }
 

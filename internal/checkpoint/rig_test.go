@@ -35,7 +35,7 @@ type rig struct {
 	data  string // data dir
 	repo  string // the user's checkout
 	id    string
-	root  string // active root (the worktree, or repo when worktrees are off)
+	root  string // active root (the worktree, or repo without one)
 	noWS  string // NoWorkspace reason; "" when the session owns a worktree
 	app   *app.Session
 	sess  *session.Session
@@ -45,14 +45,17 @@ type rig struct {
 	ts    *tools.Set
 	ag    *agent.Agent
 	ctl   *checkpoint.Controller
-	eng   *snapshot.Engine // nil without a worktree
+	eng   *snapshot.Engine // nil without workspace snapshots
 	notes []string
 	opts  app.Options
 }
 
 type rigOpts struct {
-	noWorktree bool
-	repo       string // use this repository instead of a new one
+	// workspace is the --workspace mode ("" = the default, a worktree):
+	// app.WorkspaceNone for conversation-only checkpoints,
+	// app.WorkspaceInPlace for a session in the user's checkout.
+	workspace string
+	repo      string // use this repository instead of a new one
 	// runtime replaces the agent as the controller's runtime.
 	runtime func(*agent.Agent) checkpoint.Runtime
 	// journal wraps the timeline the controller writes to (fault
@@ -72,9 +75,7 @@ func newRig(t testing.TB, o rigOpts) *rig {
 		gittest.Commit(t, r.repo, "base")
 	}
 	r.opts = app.Options{DataDir: r.data, Dir: r.repo, Provider: app.ProviderConfig{Provider: app.ProviderSim}, Hooks: app.Hooks{System: "test", Runtime: o.runtime}, Sandbox: o.sandbox}
-	if o.noWorktree {
-		r.opts.Workspace = app.WorkspaceNone
-	}
+	r.opts.Workspace = o.workspace
 	first := r.opts
 	first.Create = true
 	first.Hooks.Journal = o.journal

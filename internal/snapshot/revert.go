@@ -34,11 +34,13 @@ const (
 	// bytes it had before them, exactly.
 	Restored Outcome = "restored"
 	// Merged: the file was changed since by someone else; the steps' part
-	// is taken out and the other changes are kept.
+	// is taken out and the other changes are kept. When an older step's
+	// change cannot be told apart from the other changes, the newer steps
+	// are still taken out and that step's change stays (Why says so).
 	Merged Outcome = "merged"
-	// Kept: the other changes overlap the steps' own, or the file is
-	// binary, a symlink, or was deleted or created on both sides: it stays
-	// as it is.
+	// Kept: the other changes overlap the steps' own before any step could
+	// be taken out, or the file is binary, a symlink, or was deleted or
+	// created on both sides: it stays as it is.
 	Kept Outcome = "kept"
 	// Conflict: as Kept, but the file gets labelled conflict markers
 	// (RevertOptions.Markers).
@@ -151,7 +153,14 @@ func (e *Engine) Revert(ctx context.Context, current string, steps []Step, o Rev
 					state, out, why = next, Conflict, reason
 					break steps
 				default:
-					state, out, why = now, Kept, reason
+					// This step's change cannot be told apart from what
+					// changed the file since: it stays, and so does the
+					// file as the newer steps' undoing left it (what the
+					// other side had there before them).
+					out, why = Kept, reason
+					if state != now {
+						why = fmt.Sprintf("%s; %s's change stays", reason, st.label)
+					}
 					break steps
 				}
 			}
@@ -160,8 +169,10 @@ func (e *Engine) Revert(ctx context.Context, current string, steps []Step, o Rev
 			steps := byPath[p]
 			state, out = steps[len(steps)-1].theirs, Overwritten
 		}
-		if out == Kept {
-			state = now
+		if out == Kept && state != now {
+			// The newer steps were taken back: the file changes, so it is
+			// not kept as it is.
+			out = Merged
 		}
 		final[p] = state
 		steps := byPath[p]

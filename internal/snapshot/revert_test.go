@@ -134,3 +134,43 @@ func TestRevertTwoTurnsKeepsTheEditBetween(t *testing.T) {
 		t.Fatalf("outcomes %+v", got)
 	}
 }
+
+// The user's file that a later agent turn overwrote comes back when a
+// rewind goes past that turn and an older one whose change the user's
+// overlaps: the later turn is taken back, the older turn's change stays
+// (it cannot be told from the user's), never the later agent's bytes.
+func TestRevertPastAnOverwriteGivesBackTheUsersFile(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, turn1, user, turn2, want string
+	}{
+		// The agent deletes the file, the user makes one of their own
+		// there, the agent overwrites it.
+		{"created by the user", `rm f.txt`, `printf 'mine\n' > f.txt`, `printf 'agent 2\n' > f.txt`, "mine\n"},
+		// A binary file each time.
+		{"binary", `printf 'bin\000agent1' > f.txt`, `printf 'bin\000user' > f.txt`, `printf 'bin\000agent2' > f.txt`, "bin\x00user"},
+		// Overlapping line edits.
+		{"overlapping lines", `sed -i 's/^2$/2-agent/' f.txt`, `sed -i 's/^2-agent$/2-user/' f.txt`, `printf 'agent 2\n' > f.txt`, "1\n2-user\n3\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			wt := gittest.NewRepo(t)
+			sh(t, wt, `printf '1\n2\n3\n' > f.txt; git add -A; git commit -qm base`)
+			e := openEngine(t, wt)
+			s1 := capture(t, e, "cp1")
+			sh(t, wt, tc.turn1)
+			e1 := capture(t, e, "end-cp1")
+			sh(t, wt, tc.user)
+			s2 := capture(t, e, "cp2")
+			sh(t, wt, tc.turn2)
+			e2 := capture(t, e, "end-cp2")
+			got := revertAndRestore(t, e, []Step{{From: s2.Tree, To: e2.Tree, Label: "cp2"}, {From: s1.Tree, To: e1.Tree, Label: "cp1"}}, RevertOptions{})
+			if s := read(t, filepath.Join(wt, "f.txt")); s != tc.want {
+				t.Fatalf("f.txt = %q, want the user's %q", s, tc.want)
+			}
+			if o := got["f.txt"]; o.Outcome != Merged || !o.Changed || !strings.Contains(o.Why, "cp1's change stays") {
+				t.Fatalf("outcome %+v, want merged, saying cp1's change stays", o)
+			}
+		})
+	}
+}
