@@ -914,8 +914,6 @@ func (s *Session) Close() error {
 	return nil
 }
 
-const worktreesOff = "worktrees are off (--worktree off)"
-
 // workspaceOff is why a session made with --workspace none has no file
 // checkpoints.
 const workspaceOff = "file checkpoints are off (--workspace none)"

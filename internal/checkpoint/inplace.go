@@ -89,9 +89,22 @@ func (c *Controller) inPlaceStepsLocked(p *plan, recovery string) ([]snapshot.St
 			warns = append(warns, Warning{Kind: "no_end_capture", Turn: id,
 				Message: fmt.Sprintf("turn %s has no capture of how it left the files, so every change since it started counts as the agent's and is undone", id)})
 		}
+		steps = append(steps, restoreSteps(cp)...)
 		steps = append(steps, snapshot.Step{From: cp.Snapshot.Tree, To: to, Label: id})
 	}
 	return steps, warns, nil
+}
+
+// restoreSteps are the workspace-only restores made after turn cp while it
+// was the head, newest first: they changed the files after it, so they are
+// taken back before it.
+func restoreSteps(cp *timelineCheckpoint) []snapshot.Step {
+	var out []snapshot.Step
+	for k := len(cp.Restores) - 1; k >= 0; k-- {
+		rc := cp.Restores[k]
+		out = append(out, snapshot.Step{From: rc.From, To: rc.To, Label: "a restore after " + cp.ID})
+	}
+	return out
 }
 
 // branchStepsLocked takes back the active branch's turns down to where it
@@ -117,6 +130,7 @@ func (c *Controller) branchStepsLocked(p *plan) ([]snapshot.Step, []Warning, err
 		if err != nil {
 			return nil, nil, err
 		}
+		steps = append(steps, restoreSteps(here[i])...)
 		steps = append(steps, snapshot.Step{From: from, To: to, Label: here[i].ID})
 	}
 	for _, cp := range there[common:] {
@@ -199,18 +213,6 @@ func (c *Controller) putBackLocked(ctx context.Context, cur snapshot.Snapshot, r
 	}
 	_, err := c.cfg.Snapshots.Restore(ctx, cur, target)
 	return err
-}
-
-// keptPaths lists the paths of a preview that a restore in place leaves
-// as they are.
-func keptPaths(paths []PathChange) []string {
-	var out []string
-	for _, p := range paths {
-		if p.Outcome == string(snapshot.Kept) {
-			out = append(out, p.Path)
-		}
-	}
-	return slices.Clip(out)
 }
 
 // TurnTrees are the start and end captures of a turn ("" when missing).

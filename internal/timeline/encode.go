@@ -11,7 +11,7 @@ import (
 
 // stateFormat is the version of the encoding below; DecodeState refuses
 // any other.
-const stateFormat = 2
+const stateFormat = 3
 
 // ErrStateFormat is wrapped by DecodeState's errors.
 var ErrStateFormat = errors.New("timeline: encoded state unreadable")
@@ -64,6 +64,11 @@ func AppendState(b []byte, s *State) ([]byte, error) {
 			w.str(p)
 		}
 		w.int(int64(cp.PathsMore))
+		w.uint(uint64(len(cp.Restores)))
+		for _, rc := range cp.Restores {
+			w.str(rc.From)
+			w.str(rc.To)
+		}
 	}
 	w.str(s.Head)
 	w.bool(s.Redo != nil)
@@ -191,6 +196,12 @@ func DecodeState(data []byte) (s *State, err error) {
 			cp.Paths = paths[start:len(paths):len(paths)]
 		}
 		cp.PathsMore = int(r.int())
+		if nr := r.count(); nr > 0 {
+			cp.Restores = make([]RestoreChange, 0, nr)
+			for j := 0; j < nr && r.err == nil; j++ {
+				cp.Restores = append(cp.Restores, RestoreChange{From: r.str(), To: r.str()})
+			}
+		}
 		if _, dup := s.Checkpoints[cp.ID]; dup && r.err == nil {
 			r.fail(fmt.Errorf("checkpoint %s twice", cp.ID))
 		}

@@ -35,6 +35,17 @@ type Checkpoint struct {
 	// Paths the turn changed (see Record.Paths); nil when not recorded.
 	Paths     []string
 	PathsMore int
+	// Restores are the workspace-only restores made while this turn was
+	// the head (oldest first): changes to the files after the turn that
+	// no turn made. A restore in place takes them back too, newest first,
+	// before the turn's own change.
+	Restores []RestoreChange
+}
+
+// RestoreChange is a workspace restore's change to the files: from its
+// recovery capture to the tree it wrote.
+type RestoreChange struct {
+	From, To string
 }
 
 // Redo is the one redo slot: what the most recent restore abandoned.
@@ -448,6 +459,11 @@ func (s *State) planHeadMoved(r Record) (func(), error) {
 			if r.FilesTree != "" {
 				s.Redo.Wrote = r.FilesTree
 			}
+			// A restore that moved the files and not the conversation
+			// belongs to the head it left in place.
+			if cp := s.Checkpoints[r.NewHead]; cp != nil && r.NewHead == r.AbandonedHead && r.Recovery != nil {
+				cp.Restores = append(slices.Clip(cp.Restores), RestoreChange{From: r.Recovery.Tree, To: s.Redo.Wrote})
+			}
 		}
 		s.bumpRestore(r.Restore)
 		if (r.Mode == ModeBoth || r.Mode == ModeWorkspace) && r.TargetTree != "" {
@@ -546,6 +562,7 @@ func (s *State) Clone() *State {
 	c.Checkpoints = make(map[string]*Checkpoint, len(s.Checkpoints))
 	for id, cp := range s.Checkpoints {
 		cc := *cp
+		cc.Restores = slices.Clip(cc.Restores)
 		c.Checkpoints[id] = &cc
 	}
 	c.Order = slices.Clone(s.Order)
