@@ -397,11 +397,10 @@ func (p *prop) restored(before, after files, at int, users map[string]bool) {
 
 // alignConversation follows a workspace-only restore to target that stays
 // with a conversation-only one, so that the active branch's turns are
-// again the changes the files went through. Without it, a later restore
-// in place to before target would take back the undone turns' changes a
-// second time over what the workspace restore left: in place, a
-// workspace-only restore is not yet one of the changes a later restore
-// takes back (see the in-place notes in inplace.go).
+// again the only changes the files went through: this oracle attributes
+// paths to turns only, while a later restore in place also takes back the
+// workspace-only restores made since (TestInPlaceRewindPastAWorkspaceRestore
+// covers that).
 func (p *prop) alignConversation(target string) {
 	p.t.Helper()
 	before := p.read()
