@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/yolop-dev/yolop/internal/testenv"
 )
 
 // The test binary doubles as a stdio MCP server process (a real process
@@ -20,6 +22,7 @@ import (
 const serverEnvVar = "YOLOP_TEST_MCP_SERVER"
 
 func TestMain(m *testing.M) {
+	testenv.NoRaceExitSleep()
 	if mode := os.Getenv(serverEnvVar); mode != "" {
 		if err := testServer(mode).Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, err)

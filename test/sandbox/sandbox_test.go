@@ -24,6 +24,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 	"github.com/yolop-dev/yolop/internal/spawn"
+	"github.com/yolop-dev/yolop/internal/testenv"
 )
 
 var (
@@ -47,11 +48,8 @@ func run(m *testing.M) int {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	bin = filepath.Join(dir, "yolop")
-	build := exec.Command("go", "build", "-o", bin, "github.com/yolop-dev/yolop/cmd/yolop")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build yolop:", err)
+	if bin, err = testenv.Yolop(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	gittest.IsolateProcess(dir)
