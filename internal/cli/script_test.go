@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 			}
 			os.Exit(code)
 		},
+		"gitprobe": gitProbe,
 	})
 }
 
