@@ -24,6 +24,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/cli"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 	"github.com/yolop-dev/yolop/internal/spawn"
+	"github.com/yolop-dev/yolop/internal/testenv"
 )
 
 // exitFileVar names the file where the yolop command records its exit code,
@@ -35,6 +36,7 @@ const exitFileVar = "YOLOP_TEST_EXIT_FILE"
 // testscript installs it on $PATH as "yolop" and scripts run it as a
 // separate process.
 func TestMain(m *testing.M) {
+	testenv.NoRaceExitSleep()
 	spawn.Main()
 	testscript.Main(m, map[string]func(){
 		"yolop": func() {
@@ -45,6 +47,7 @@ func TestMain(m *testing.M) {
 			os.Exit(code)
 		},
 		"yolop-test-mcp": testMCPServer,
+		"gitprobe":       gitProbe,
 	})
 }
 

@@ -63,7 +63,6 @@ func newPrepareSpareCmd(o *rootOptions) *cobra.Command {
 		Hidden: true,
 		Args:   noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			lowerPriority()
 			dataDir, err := o.resolveDataDir()
 			if err != nil {
 				return err
@@ -71,6 +70,14 @@ func newPrepareSpareCmd(o *rootOptions) *cobra.Command {
 			dir := o.dir
 			if dir == "" {
 				dir = "."
+			}
+			// Before the first git: every process the preparation starts
+			// takes its priority from the thread that forks it. A
+			// preparation that would compete with the user's turns does
+			// not run; the failure is shown where a detached one's is.
+			if err := lowerPriority(); err != nil {
+				app.RecordPrepareFailure(dataDir, dir, err)
+				return err
 			}
 			path, err := app.PrepareSpare(c.Context(), dataDir, dir, at)
 			if err != nil {

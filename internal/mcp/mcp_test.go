@@ -21,6 +21,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/spawn"
+	"github.com/yolop-dev/yolop/internal/testenv"
 )
 
 // The test binary doubles as a stdio MCP server process (a real process
@@ -28,6 +29,7 @@ import (
 const serverEnvVar = "YOLOP_TEST_MCP_SERVER"
 
 func TestMain(m *testing.M) {
+	testenv.NoRaceExitSleep()
 	if mode := os.Getenv(serverEnvVar); mode != "" {
 		if err := testServer(mode).Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, err)

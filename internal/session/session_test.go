@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
+
+	"github.com/yolop-dev/yolop/internal/testenv"
 )
 
 // childLockEnv makes the test binary act as a second process that tries to
@@ -22,6 +24,7 @@ import (
 const childLockEnv = "YOLOP_SESSION_TEST_CHILD_OPEN"
 
 func TestMain(m *testing.M) {
+	testenv.NoRaceExitSleep()
 	if spec := os.Getenv(childLockEnv); spec != "" {
 		dataDir, id := spec, os.Getenv(childLockEnv+"_ID")
 		s, err := Open(dataDir, id)

@@ -11,9 +11,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/yolop-dev/yolop/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
+	testenv.NoRaceExitSleep()
 	Main()
 	if os.Getenv("SPAWN_TEST_OWNER") != "" {
 		os.Exit(owner())

@@ -26,6 +26,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
+	"github.com/yolop-dev/yolop/internal/testenv"
 )
 
 var (
@@ -46,13 +47,9 @@ func run(m *testing.M) int {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	// Build with the caller's environment (its module and build caches
-	// live under the real HOME).
-	bin = filepath.Join(dir, "yolop")
-	build := exec.Command("go", "build", "-o", bin, "github.com/yolop-dev/yolop/cmd/yolop")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build yolop:", err)
+	// Before HOME moves: a build needs the caller's module and build caches.
+	if bin, err = testenv.Yolop(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	home := filepath.Join(dir, "home")

@@ -25,6 +25,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 	"github.com/yolop-dev/yolop/internal/spawn"
+	"github.com/yolop-dev/yolop/internal/testenv"
 )
 
 var (
@@ -34,6 +35,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	testenv.NoRaceExitSleep()
 	// The test binary doubles as the attacker's program that a sandboxed
 	// background task runs (see swap_test.go).
 	if len(os.Args) > 1 && os.Args[1] == swapArg {
@@ -48,11 +50,8 @@ func run(m *testing.M) int {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	bin = filepath.Join(dir, "yolop")
-	build := exec.Command("go", "build", "-o", bin, "github.com/yolop-dev/yolop/cmd/yolop")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build yolop:", err)
+	if bin, err = testenv.Yolop(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	gittest.IsolateProcess(dir)
@@ -100,6 +99,8 @@ func newEnv(t *testing.T, settings string) *env {
 func (e *env) environ() []string {
 	return append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.home, "TMPDIR=" + os.TempDir(), "GIT_CONFIG_NOSYSTEM=1",
 		"GIT_CONFIG_GLOBAL=" + gitCfg, "LANG=C.UTF-8", "YOLOP_DATA_DIR=" + e.data,
+		// For the race-built swap program a task starts (see TestMain).
+		"GORACE=" + os.Getenv("GORACE"),
 		// No spare is prepared in the background: a detached preparer
 		// would still be writing the data directory when the test ends.
 		"YOLOP_WORKTREE_SPARES=0"}, e.extra...)

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 // swapArg makes the test binary the attacker: a program that exchanges a
@@ -22,9 +20,6 @@ const swapArg = "__swap"
 // point, exchange A and B, then let yolop go on) or `__swap loop A B` (as
 // fast as possible until killed).
 func swapMain(args []string) int {
-	exchange := func(a, b string) error {
-		return unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
-	}
 	switch {
 	case len(args) == 5 && args[0] == "pause":
 		dir, a, b := args[1], args[2], args[3]

@@ -9,6 +9,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/spawn"
+	"github.com/yolop-dev/yolop/internal/testenv"
 )
 
 // Isolate points git's global and system config away from the developer's
@@ -24,10 +25,12 @@ func IsolateProcess(dir string) {
 	os.Setenv("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
 }
 
-// Main is a TestMain helper: runs the spawn helper when the test binary
-// was started as one (tools' commands run through it), and isolates git
-// config for the package's tests.
+// Main is a TestMain helper: turns off the race runtime's exit sleep for
+// the processes the tests start (testenv.NoRaceExitSleep), runs the spawn
+// helper when the test binary was started as one (tools' commands run
+// through it), and isolates git config for the package's tests.
 func Main(m *testing.M) int {
+	testenv.NoRaceExitSleep()
 	spawn.Main()
 	dir, err := os.MkdirTemp("", "gittest-")
 	if err != nil {
@@ -43,6 +46,7 @@ func Main(m *testing.M) int {
 // tests must not depend on (or wait for) the machine's. The Go caches keep
 // pointing where they did, so tests that build binaries stay warm.
 func MainWithHome(m *testing.M) int {
+	testenv.NoRaceExitSleep()
 	spawn.Main()
 	home, err := os.MkdirTemp("", "gittest-home-")
 	if err != nil {

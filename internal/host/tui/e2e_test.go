@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/git/gittest"
+	"github.com/yolop-dev/yolop/internal/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(gittest.Main(m)) }
@@ -79,15 +80,6 @@ func (tm *tmuxTerm) waitText(sub string) string {
 	return tm.waitFor(fmt.Sprintf("%q", sub), func(s string) bool { return strings.Contains(s, sub) })
 }
 
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil || strings.TrimSpace(string(out)) == "" {
-		t.Fatalf("locate go.mod: %v", err)
-	}
-	return filepath.Dir(strings.TrimSpace(string(out)))
-}
-
 // waitFile polls until path holds want ("" with gone=true: absent).
 func waitFile(t *testing.T, path, want string, gone bool) {
 	t.Helper()
@@ -122,11 +114,9 @@ func TestTmuxRewindEndToEnd(t *testing.T) {
 		t.Skip("tmux is not installed")
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "yolop")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/yolop")
-	build.Dir = moduleRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build yolop: %v\n%s", err, out)
+	bin, err := testenv.Yolop(tmp)
+	if err != nil {
+		t.Fatal(err)
 	}
 	repo := gittest.NewRepo(t)
 	data := filepath.Join(tmp, "data")
@@ -324,11 +314,9 @@ func TestTmuxResumeAndBranches(t *testing.T) {
 		t.Skip("tmux is not installed")
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "yolop")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/yolop")
-	build.Dir = moduleRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build yolop: %v\n%s", err, out)
+	bin, err := testenv.Yolop(tmp)
+	if err != nil {
+		t.Fatal(err)
 	}
 	repo := gittest.NewRepo(t)
 	data := filepath.Join(tmp, "data")

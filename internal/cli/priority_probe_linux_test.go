@@ -1,0 +1,128 @@
+package cli_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The scripts' gitprobe stands in for git (spare_priority.txtar puts a
+// `git` that execs it first on $PATH): it appends the priority it was
+// started with to $PRIORITY_LOG_DIR/<what started it>.log (see
+// startedBy), then becomes the real git
+// (the first on $PATH outside $PRIORITY_PROBE_DIR), in the same process.
+func gitProbe() {
+	if err := probeGit(); err != nil {
+		fmt.Fprintln(os.Stderr, "gitprobe:", err)
+		os.Exit(2)
+	}
+}
+
+func probeGit() error {
+	prio, err := ownPriority()
+	if err != nil {
+		return err
+	}
+	who := startedBy()
+	logDir := os.Getenv("PRIORITY_LOG_DIR")
+	if logDir == "" {
+		return fmt.Errorf("PRIORITY_LOG_DIR is not set")
+	}
+	f, err := os.OpenFile(filepath.Join(logDir, who+".log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	// One write per line: the O_APPEND writes of concurrent gits do not
+	// interleave.
+	_, err = f.WriteString(prio + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	git, err := realGit()
+	if err != nil {
+		return err
+	}
+	return syscall.Exec(git, append([]string{"git"}, os.Args[1:]...), os.Environ())
+}
+
+// ownPriority is "nice=N ioclass=CLASS" of this process (whose one thread
+// so far has what the fork gave it).
+func ownPriority() (string, error) {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return "", err
+	}
+	// Field 19 is the nice value; the fields after the command name (in
+	// parentheses, which may hold spaces) start at field 3.
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 17 {
+		return "", fmt.Errorf("/proc/self/stat: %d fields after the name, want 17 or more", len(fields))
+	}
+	const ioprioWhoProcess, ioprioClassShift = 1, 13
+	v, _, errno := unix.Syscall(unix.SYS_IOPRIO_GET, ioprioWhoProcess, 0, 0)
+	if errno != 0 {
+		return "", fmt.Errorf("ioprio_get: %w", errno)
+	}
+	class := map[uintptr]string{0: "none", 1: "realtime", 2: "best-effort", 3: "idle"}[v>>ioprioClassShift]
+	return "nice=" + fields[16] + " ioclass=" + class, nil
+}
+
+// startedBy names what started this process: "prepare-spare" when the
+// nearest yolop above it prepares a spare (`yolop worktree
+// prepare-spare`), "session" when it is another yolop, "script" when no
+// yolop is above it.
+func startedBy() string {
+	for pid := os.Getppid(); pid > 1; {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err != nil {
+			break
+		}
+		args := strings.Split(string(b), "\x00")
+		if filepath.Base(args[0]) == "yolop" {
+			for _, a := range args {
+				if a == "prepare-spare" {
+					return "prepare-spare"
+				}
+			}
+			return "session"
+		}
+		st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			break
+		}
+		s := string(st)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) < 2 {
+			break
+		}
+		// Field 4 is the parent's pid.
+		if pid, err = strconv.Atoi(fields[1]); err != nil {
+			break
+		}
+	}
+	return "script"
+}
+
+// realGit is the first git on $PATH outside the probe's directory.
+func realGit() (string, error) {
+	skip := filepath.Clean(os.Getenv("PRIORITY_PROBE_DIR"))
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if dir == "" || filepath.Clean(dir) == skip {
+			continue
+		}
+		p := filepath.Join(dir, "git")
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no git on $PATH outside %s", skip)
+}
