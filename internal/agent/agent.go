@@ -526,10 +526,8 @@ func (a *Agent) runTurn(ctx context.Context, turnID, prompt string, onUpdate fun
 			}
 			done := info
 			applyDisplay(&done, res.Display)
-			done.Result, done.IsError, done.Status = res.Content, res.IsError, "completed"
-			if res.IsError {
-				done.Status = "failed"
-			}
+			done.Result, done.IsError, done.Refused = res.Content, res.IsError, res.Refused
+			done.Status = ToolStatus(res.IsError, res.Refused)
 			stored := done
 			stored.Result = ""
 			if _, err := a.record(EventToolResult, turnID, ToolResultData{CallID: call.ID, Name: call.Name, Content: res.Content, IsError: res.IsError, Info: &stored, External: res.External}); err != nil {

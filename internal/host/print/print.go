@@ -279,7 +279,12 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 		case agent.UpdateToolStart:
 			fmt.Fprintf(p.o.Stderr, "→ %s\n", u.Tool.Title)
 		case agent.UpdateToolEnd:
-			if u.Tool.IsError {
+			switch {
+			case u.Tool.Refused != "":
+				// The command's exit code may be 0 (`cmd || true`): the
+				// refusal is told whatever it says.
+				fmt.Fprintf(p.o.Stderr, "  ⊘ refused by the sandbox: %s\n", u.Tool.Refused)
+			case u.Tool.IsError:
 				fmt.Fprintf(p.o.Stderr, "  ✗ %s\n", firstLine(u.Tool.Result))
 			}
 		case agent.UpdateNotice:

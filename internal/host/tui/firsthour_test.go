@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -365,8 +366,27 @@ func TestWords(t *testing.T) {
 		{kind: kindTool, tool: &agent.ToolInfo{Name: "bash", Title: "bash ls", Status: "completed", Result: "exit code: 0\na\nb"}},
 	}
 	s := screen(m)
-	if !strings.Contains(s, "exit code: 0 · (no output)") || strings.Contains(s, "(+1 lines)") || !strings.Contains(s, "(+2 lines)") {
+	if !strings.Contains(s, "exit code: 0 · (no output)") || strings.Contains(s, "(+1 line") || !strings.Contains(s, "(+2 lines, Ctrl+O shows them)") {
 		t.Fatalf("tool results:\n%s", s)
+	}
+	// Ctrl+O shows every line, and collapses them again.
+	press(t, m, "ctrl+o")
+	if s := screen(m); !regexp.MustCompile(`(?m)^      a\s*$`).MatchString(s) || !regexp.MustCompile(`(?m)^      b\s*$`).MatchString(s) || !strings.Contains(s, "Ctrl+O collapse tool output") {
+		t.Fatalf("expanded tool results:\n%s", s)
+	}
+	press(t, m, "ctrl+o")
+	if s := screen(m); regexp.MustCompile(`(?m)^      b\s*$`).MatchString(s) || !strings.Contains(s, "Ctrl+O expand tool output") {
+		t.Fatalf("collapsed again:\n%s", s)
+	}
+
+	// A refused call: its state and what was refused, never a check.
+	m, _ = newTestModel(t, &fakeSession{info: baseInfo()})
+	m.entries = []entry{{kind: kindTool, tool: &agent.ToolInfo{Name: "bash", Title: "bash: echo x > /etc/x || true", Status: "refused",
+		Result: "exit code: 0\n(no output)\nnote: …", Refused: "the sandbox (level write) refused writing /etc/x"}}}
+	s = screen(m)
+	if !strings.Contains(s, "⊘ bash: echo x > /etc/x || true  refused by the sandbox") || strings.Contains(s, "✓") ||
+		!strings.Contains(s, "⎿ the sandbox (level write) refused writing /etc/x") {
+		t.Fatalf("refused call:\n%s", s)
 	}
 
 	// An old restore notice stops offering /redo once a turn started.
