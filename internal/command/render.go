@@ -27,7 +27,19 @@ func PreviewText(pv *checkpoint.Preview) string {
 	case checkpoint.ActionUndo:
 		fmt.Fprintf(&b, "Undo preview — back to before %s — restores: %s\n", pv.Target, pv.Mode.Describe())
 	default:
-		fmt.Fprintf(&b, "Rewind preview — back to before %s — restores: %s\n", pv.Target, pv.Mode.Describe())
+		switch {
+		case pv.Branch != "" && pv.Mode.HasConversation():
+			// A checkpoint of an abandoned branch: one preview, one token.
+			left := pv.BranchLeft
+			if left == "" {
+				left = "the active branch"
+			}
+			fmt.Fprintf(&b, "Rewind preview — %s is on abandoned branch %s: switch to %s and go back to before %s, leave %s — restores: %s\n", pv.Target, pv.Branch, pv.Branch, pv.Target, left, pv.Mode.Describe())
+		case pv.Branch != "":
+			fmt.Fprintf(&b, "Rewind preview — the files of before %s (on abandoned branch %s); the conversation stays — restores: %s\n", pv.Target, pv.Branch, pv.Mode.Describe())
+		default:
+			fmt.Fprintf(&b, "Rewind preview — back to before %s — restores: %s\n", pv.Target, pv.Mode.Describe())
+		}
 	}
 	for _, w := range pv.Warnings {
 		if w.Kind == checkpoint.WarnConversationOnly || w.Kind == checkpoint.WarnNoRecovery {

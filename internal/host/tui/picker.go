@@ -594,6 +594,13 @@ func previewTitle(pv *checkpoint.Preview) string {
 		title = "Redo"
 	default:
 		title = "Rewind"
+		switch {
+		case pv.Branch != "" && pv.Mode.HasConversation():
+			// A checkpoint of an abandoned branch.
+			return "Switch to branch " + pv.Branch + " and rewind to before " + pv.Target
+		case pv.Branch != "":
+			return "Restore the files of before " + pv.Target + " (branch " + pv.Branch + "); the conversation stays"
+		}
 	}
 	if pv.Target != "" {
 		title += " to before " + pv.Target
