@@ -344,9 +344,20 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 		exit = ExitFailure
 	}
 	if p.o.JSON {
-		out := map[string]any{"session_id": p.sid, "checkpoint_id": res.CheckpointID, "active_root": info.ActiveRoot, "recycled": info.Recycled, "status": res.Status, "text": res.Text, "pending": nil, "usage": res.Usage, "provider": info.Provider, "model": info.Model}
+		tools := res.Tools
+		if tools == nil {
+			tools = []app.ToolCall{}
+		}
+		out := map[string]any{"session_id": p.sid, "checkpoint_id": res.CheckpointID, "active_root": info.ActiveRoot, "recycled": info.Recycled, "status": res.Status, "text": res.Text, "pending": nil, "usage": res.Usage, "provider": info.Provider, "model": info.Model, "branch": res.Branch, "tools": tools}
 		if res.Error != "" {
 			out["error"] = res.Error
+		}
+		if c := TurnCode(res.Status); c != "" {
+			// Every failure carries a code, a turn's too.
+			out["code"] = c
+			if res.Error == "" {
+				out["error"] = "turn " + res.CheckpointID + " " + res.Status
+			}
 		}
 		if res.Pending != nil {
 			out["pending"] = pendingJSON{Preview: res.Pending, Token: res.Pending.Token, Confirm: p.confirmLine(res.Pending.Command)}
@@ -385,6 +396,22 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 		fmt.Fprintf(p.o.Stderr, "its files are in %s (branch %s) · bring them home: %s\n", info.ActiveRoot, branch, app.WaysHome(p.sid))
 	}
 	return exit
+}
+
+// TurnCode is the JSON code of a turn that did not complete: turn_failed
+// (the provider or a tool failed it), interrupted (cancelled, like Ctrl+C
+// anywhere else), turn_interrupted (cut off, e.g. by a crash); "" for a
+// completed turn.
+func TurnCode(status string) string {
+	switch status {
+	case agent.StatusCompleted, "":
+		return ""
+	case agent.StatusCancelled:
+		return "interrupted"
+	case agent.StatusFailed:
+		return "turn_failed"
+	}
+	return "turn_" + status
 }
 
 func firstLine(s string) string {
