@@ -77,7 +77,7 @@ func PreviewText(pv *checkpoint.Preview) string {
 					note = "  (restored as an ignored file)"
 					ignored++
 				}
-				fmt.Fprintf(&b, "  %-12s %s%s\n", c.Change, git.DisplayPath(c.Path), note)
+				fmt.Fprintf(&b, "  %-12s %s%s\n", ChangeLabel(c.Change), git.DisplayPath(c.Path), note)
 			}
 			if ignored > 0 {
 				fmt.Fprintf(&b, "%s\n", IgnoredNote(ignored))
@@ -224,3 +224,15 @@ func oneLine(s string) string {
 // safe to print on a terminal as one line: control characters and invalid
 // bytes are shown as escapes.
 func DisplayText(s string) string { return git.DisplayText(s) }
+
+// ChangeLabel is a path change for people: "type change" and "mode change"
+// for the JSON words type_changed and mode_changed; the others as they are.
+func ChangeLabel(c string) string {
+	switch c {
+	case "type_changed":
+		return "type change"
+	case "mode_changed":
+		return "mode change"
+	}
+	return c
+}

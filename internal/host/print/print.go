@@ -388,12 +388,19 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 		p.printPreview(res.Pending)
 	}
 	fmt.Fprintf(p.o.Stderr, "session %s · checkpoint %s · continue: %s -p '…'\n", p.sid, res.CheckpointID, p.o.ConfirmPrefix)
-	if info.Branch != "" {
+	if info.Branch != "" && (!existed || info.BranchNote != "") {
+		// Where the work is and how to bring it home is said once, on the
+		// turn that made the session (and when the branch needs a word),
+		// not after every turn.
 		branch := info.Branch
 		if info.BranchNote != "" {
 			branch += ": " + info.BranchNote
 		}
-		fmt.Fprintf(p.o.Stderr, "its files are in %s (branch %s) · bring them home: %s\n", info.ActiveRoot, branch, app.WaysHome(p.sid))
+		yolop := strings.TrimSuffix(p.o.ConfirmPrefix, " --session "+p.sid)
+		if yolop == p.o.ConfirmPrefix || yolop == "" {
+			yolop = "yolop"
+		}
+		fmt.Fprintf(p.o.Stderr, "its files: %s (branch %s) · see them: %s diff %s · bring them home: %s apply %s\n", info.ActiveRoot, branch, yolop, p.sid, yolop, p.sid)
 	}
 	return exit
 }

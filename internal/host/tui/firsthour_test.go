@@ -570,3 +570,16 @@ func TestReadOnlyReasonOnce(t *testing.T) {
 		t.Fatalf("the reason is shown %d times (unrelated notice shown: %v): %+v", n, other, m.entries)
 	}
 }
+
+// The welcome screen of a new worktree session does not call the checkout
+// its files: the session works in a worktree of its own.
+func TestWelcomeFilesOfANewWorktreeSession(t *testing.T) {
+	t.Parallel()
+	info := baseInfo()
+	info.Branch, info.Workspace, info.Checkpoints, info.Title, info.ActiveRoot = "", true, 0, "", "/home/u/proj"
+	m, _ := newTestModel(t, &fakeSession{info: info})
+	s := screen(m)
+	if !strings.Contains(s, "Files    its own worktree; your checkout /home/u/proj stays as it is") {
+		t.Fatalf("welcome screen:\n%s", s)
+	}
+}

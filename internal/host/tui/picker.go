@@ -608,15 +608,7 @@ func previewTitle(pv *checkpoint.Preview) string {
 	return title
 }
 
-func changeLabel(c string) string {
-	switch c {
-	case "type_changed":
-		return "type change"
-	case "mode_changed":
-		return "mode change"
-	}
-	return c
-}
+func changeLabel(c string) string { return command.ChangeLabel(c) }
 
 func warningText(w checkpoint.Warning) string {
 	if w.Message != "" {

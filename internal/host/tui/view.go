@@ -545,7 +545,12 @@ func (m *model) welcomeLines(w, h int) []string {
 	default:
 		row("Branch", "none: "+orDefault(in.WorkspaceReason, "conversation-only checkpoints"), 1)
 	}
-	if in.ActiveRoot != "" {
+	switch {
+	case in.Branch == "" && in.Workspace && in.ActiveRoot != "":
+		// A new worktree session: the files it works on are not the
+		// checkout's, which it never touches.
+		ls = append(ls, line{ansi.Truncate(fmt.Sprintf("%-8s %s", "Files", "its own worktree; your checkout "+leftTruncate(in.ActiveRoot, max(8, w-9-45))+" stays as it is"), w, "…"), 0})
+	case in.ActiveRoot != "":
 		ls = append(ls, line{ansi.Truncate(fmt.Sprintf("%-8s %s", "Files", leftTruncate(in.ActiveRoot, w-9)), w, "…"), 0})
 	}
 	for _, n := range m.welcomeNotes {
