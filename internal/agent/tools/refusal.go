@@ -20,8 +20,12 @@ func refusal(out string, st sandbox.Status, root string) (notes, summary string)
 			continue
 		}
 		notes += n
-		if s := noteSummary(n); s != "" {
-			lines = append(lines, s)
+		// One note a line (a read-only path's and a write's may come
+		// together).
+		for _, l := range strings.Split(strings.TrimSuffix(n, "\n"), "\n") {
+			if s := noteSummary(l); s != "" {
+				lines = append(lines, s)
+			}
 		}
 	}
 	return notes, strings.Join(lines, "; ")

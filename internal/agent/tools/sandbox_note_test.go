@@ -190,6 +190,9 @@ func TestRefusalSummary(t *testing.T) {
 		{"write outside", "exit code: 0\nstderr:\ntouch: cannot touch '/etc/x': Permission denied\n", write, "the sandbox (level write) refused writing /etc/x"},
 		{"git ref", "stderr:\nCannot save the current status\n", write, "the sandbox (level write) refused a write of git's (a ref outside the session's branch)"},
 		{"closed port", "curl: (7) Failed to connect to 127.0.0.1 port 8765 after 0 ms: Couldn't connect to server\n", strict, "the sandbox (level strict) refused the TCP connection to port 8765"},
+		{"read-only .git and a write outside", "stderr:\nbash: .git/hooks/pre-commit: Read-only file system\ntouch: cannot touch '/etc/x': Permission denied\n",
+			sandbox.Status{InForce: sandbox.Write, Policy: &spawn.Policy{WriteDirs: []string{"/wt"}, ReadOnly: []string{"/wt/.git"}}},
+			"the sandbox (level write) refused a write in /wt/.git; the sandbox (level write) refused writing /etc/x"},
 		{"a guess is not told", "stderr:\nsomething: Permission denied\n", write, ""},
 		{"nothing refused", "exit code: 0\nstdout:\nok\n", write, ""},
 	} {
