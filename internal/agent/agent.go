@@ -111,6 +111,8 @@ type Agent struct {
 	from    int64
 	earlier func() []session.Event
 	gen     int
+	// logged caches loggedContextLocked for the events as of gen and n.
+	logged struct{ gen, n, tokens int }
 }
 
 // systemPrompt returns the system prompt in force.
@@ -287,11 +289,41 @@ func (a *Agent) AddUsage(u provider.Usage) {
 }
 
 // Usage returns the session's total usage, and the size in tokens of the
-// model context at the last reported step (0 when unknown).
+// model context at the last reported step (0 when unknown). Before a step
+// has run in this process (a new `yolop -p /context`, a resumed TUI), it
+// is what the active branch's last recorded step reported.
 func (a *Agent) Usage() (total provider.Usage, inContext int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.total, a.inContext
+	if a.inContext > 0 {
+		return a.total, a.inContext
+	}
+	return a.total, a.loggedContextLocked()
+}
+
+// loggedContextLocked is the context size the newest assistant event of
+// the active branch recorded (after the compaction boundary), 0 when none
+// did. The answer is kept until the events change. a.mu must be held.
+func (a *Agent) loggedContextLocked() int {
+	if a.logged.gen == a.gen && a.logged.n == len(a.events) {
+		return a.logged.tokens
+	}
+	tokens := 0
+	for i := len(a.events) - 1; i >= 0; i-- {
+		ev := a.events[i]
+		if ev.Type != EventAssistant {
+			continue
+		}
+		var d struct {
+			Usage *provider.Usage `json:"usage"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil && d.Usage != nil {
+			tokens = d.Usage.Prompt() + d.Usage.OutputTokens
+		}
+		break
+	}
+	a.logged.gen, a.logged.n, a.logged.tokens = a.gen, len(a.events), tokens
+	return tokens
 }
 
 // contextTokens is the size of msgs in tokens: the provider's own count of
@@ -526,10 +558,8 @@ func (a *Agent) runTurn(ctx context.Context, turnID, prompt string, onUpdate fun
 			}
 			done := info
 			applyDisplay(&done, res.Display)
-			done.Result, done.IsError, done.Status = res.Content, res.IsError, "completed"
-			if res.IsError {
-				done.Status = "failed"
-			}
+			done.Result, done.IsError, done.Refused = res.Content, res.IsError, res.Refused
+			done.Status = ToolStatus(res.IsError, res.Refused)
 			stored := done
 			stored.Result = ""
 			if _, err := a.record(EventToolResult, turnID, ToolResultData{CallID: call.ID, Name: call.Name, Content: res.Content, IsError: res.IsError, Info: &stored, External: res.External}); err != nil {

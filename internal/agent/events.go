@@ -238,10 +238,7 @@ func Items(events []session.Event) []Item {
 			}
 			ti := *info
 			ti.Result, ti.IsError = d.Content, d.IsError
-			ti.Status = "completed"
-			if d.IsError {
-				ti.Status = "failed"
-			}
+			ti.Status = ToolStatus(d.IsError, ti.Refused)
 			delete(pending, d.CallID)
 			out = append(out, Item{Kind: ItemTool, Turn: ev.Turn, Tool: &ti})
 		case EventNotice:

@@ -37,9 +37,12 @@ type ToolInfo struct {
 	Kind    string // read, edit, delete, search, execute, think, other
 	Title   string // short human title, e.g. "bash: go test ./..."
 	Args    string // raw JSON arguments
-	Status  string // pending, in_progress, completed, failed
+	Status  string // pending, in_progress, completed, failed, refused
 	Result  string // what the model read (possibly truncated for display)
 	IsError bool
+	// Refused is the user's line when the sandbox refused what the call
+	// tried (Status is then "refused"); "" otherwise.
+	Refused string  `json:",omitempty"`
 	Path    string  // file the call touched, when one
 	OldText *string // for edits: previous content (nil = new file)
 	NewText *string // for edits: new content (nil = deleted)
@@ -65,4 +68,17 @@ type Item struct {
 	Turn string // checkpoint id of the turn ("" for session-level notices)
 	Text string
 	Tool *ToolInfo
+}
+
+// ToolStatus is the final status of a tool call: refused when the sandbox
+// refused what it tried (whatever the command's exit code), failed for a
+// problem the model can fix, else completed.
+func ToolStatus(isError bool, refused string) string {
+	switch {
+	case refused != "":
+		return "refused"
+	case isError:
+		return "failed"
+	}
+	return "completed"
 }

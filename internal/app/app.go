@@ -754,7 +754,18 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	if ws.Kind == session.KindInPlace {
 		gitBefore = readGitState(ws.RepoRoot, ws.CommonDir)
 	}
-	out, err := p.Controller.RunTurn(ctx, text, onUpdate)
+	var tmu sync.Mutex
+	calls := []ToolCall{}
+	out, err := p.Controller.RunTurn(ctx, text, func(u agent.Update) {
+		if u.Kind == agent.UpdateToolEnd && u.Tool != nil {
+			tmu.Lock()
+			calls = append(calls, ToolCall{Name: u.Tool.Name, Status: u.Tool.Status})
+			tmu.Unlock()
+		}
+		if onUpdate != nil {
+			onUpdate(u)
+		}
+	})
 	s.prepareSpare()
 	if err != nil {
 		return TurnResult{}, err
@@ -769,7 +780,14 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 			gitWarn = strings.TrimPrefix(gitWarn+"; ", "; ") + "could not record git's state for this turn (" + err.Error() + "): previews will not say whether HEAD moved since it"
 		}
 	}
-	res := TurnResult{CheckpointID: out.ID, Status: out.Status, Text: out.Text, Pending: out.Pending, Usage: out.Usage, Warnings: out.Warnings}
+	tmu.Lock()
+	res := TurnResult{CheckpointID: out.ID, Status: out.Status, Text: out.Text, Pending: out.Pending, Usage: out.Usage, Warnings: out.Warnings, Tools: calls}
+	tmu.Unlock()
+	for _, b := range p.Controller.Branches() {
+		if b.Active {
+			res.Branch = b.ID
+		}
+	}
 	if out.Err != nil {
 		res.Error = out.Err.Error()
 	}

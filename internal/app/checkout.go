@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/worktree"
@@ -93,6 +94,7 @@ func checkoutWarning(ctx context.Context, root, head string) string {
 		return fmt.Sprintf("your checkout %s could not be checked for uncommitted changes (%v); the session's worktree starts from your last commit %s and has none of them", root, err, short(head))
 	}
 	var paths []string
+	var instr []string // what the agent will not read as the user has it
 	entries := git.SplitZ(out)
 	for i := 0; i < len(entries); i++ {
 		e := entries[i]
@@ -100,12 +102,25 @@ func checkoutWarning(ctx context.Context, root, head string) string {
 			continue
 		}
 		paths = append(paths, e[3:])
+		if n := instructionsNote(e[:2], e[3:]); n != "" {
+			instr = append(instr, n)
+		}
 		if e[0] == 'R' || e[0] == 'C' {
 			i++ // the rename's source follows
 		}
 	}
 	if len(paths) == 0 {
 		return ""
+	}
+	lead := ""
+	if len(instr) > 0 {
+		// Named first: project instructions silently missing change
+		// everything the agent does.
+		it := "it"
+		if len(instr) > 1 {
+			it = "them"
+		}
+		lead = strings.Join(instr, "; ") + ". Commit " + it + " and start a new session, or run yolop with --worktree off to work in your checkout itself. "
 	}
 	list := paths
 	more := ""
@@ -115,8 +130,28 @@ func checkoutWarning(ctx context.Context, root, head string) string {
 	for i, p := range list {
 		list[i] = git.DisplayPath(p)
 	}
-	return fmt.Sprintf("your checkout %s has %s (%s%s) that this session does not see: its worktree starts from your last commit %s. Commit or stash them and start a new session if the agent needs them; `yolop apply` merges the session's work with them later",
+	return lead + fmt.Sprintf("your checkout %s has %s (%s%s) that this session does not see: its worktree starts from your last commit %s. Commit or stash them and start a new session if the agent needs them; `yolop apply` merges the session's work with them later",
 		root, checkpoint.Plural(len(paths), "uncommitted change", "uncommitted changes"), strings.Join(list, ", "), more, short(head))
+}
+
+// instructionsNote says what the agent reads of a project instructions
+// file (AGENTS.md) that has uncommitted changes in the user's checkout:
+// the session's worktree holds only what is committed. "" for any other
+// path. xy is the path's status (porcelain v1).
+func instructionsNote(xy, path string) string {
+	if base := path[strings.LastIndexByte(path, '/')+1:]; base != agent.InstructionsFile {
+		return ""
+	}
+	p := git.DisplayPath(path)
+	switch {
+	case xy == "??":
+		return p + " in your checkout is untracked, so this session's worktree does not have it and the agent does not read it"
+	case strings.ContainsRune(xy, 'A'):
+		return p + " in your checkout is not committed (only added), so this session's worktree does not have it and the agent does not read it"
+	case strings.ContainsRune(xy, 'D'):
+		return p + " is deleted in your checkout but not in your last commit, so the agent still reads the committed one"
+	}
+	return p + " has uncommitted changes in your checkout, so the agent reads the committed version, not yours"
 }
 
 func short(oid string) string {

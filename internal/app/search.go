@@ -17,6 +17,9 @@ type (
 	SearchResult = search.Result
 )
 
+// SearchAbandoned is a hit's Branch on an abandoned branch.
+const SearchAbandoned = search.BranchAbandoned
+
 // BadQueryError is a search that cannot run as asked (an empty or too
 // long query, a regular expression that does not compile, --repo outside
 // a repository); the command line maps it to a usage error.

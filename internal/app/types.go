@@ -76,6 +76,18 @@ type TurnResult struct {
 	// files that are not snapshotted here (said on the turn that created
 	// the session), a session description that could not be saved.
 	Warnings []string `json:"warnings,omitempty"`
+	// Branch is the id of the conversation branch the turn ended on (b1,
+	// b2, …; see /branches).
+	Branch string `json:"branch"`
+	// Tools are the turn's tool calls in the order they ran, each with
+	// its final status (completed, failed, refused).
+	Tools []ToolCall `json:"tools"`
+}
+
+// ToolCall is one tool call of a turn, as its JSON object reports it.
+type ToolCall struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
 }
 
 // Usage counts tokens as the provider reported them (see provider.Usage).

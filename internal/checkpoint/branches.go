@@ -137,15 +137,17 @@ func (c *Controller) planBranchLocked(req Request) (*plan, error) {
 	return p, nil
 }
 
-// abandonedHintLocked is the refusal for /rewind to a checkpoint that is
-// not on the active branch: it names the branch that holds it.
-func (c *Controller) abandonedHintLocked(id string) error {
-	msg := fmt.Sprintf("checkpoint %s is on an abandoned branch, so it is not a rewind target", id)
-	if bs := timeline.BranchOf(c.branchesLocked(), c.state, id); len(bs) > 0 {
-		b := bs[0]
-		msg += fmt.Sprintf("; it belongs to branch %s: `/branch %s` switches to that branch as it was left (then /rewind %s works there). /branches lists every branch", b.ID, b.ID, id)
-	} else {
-		msg += "; /branches lists the branches and `/branch <id>` switches to one"
+// crossBranchLocked names, for a rewind to a checkpoint that is not on
+// the active branch, the branch that holds it (its own turn first) and the
+// branch it leaves.
+func (c *Controller) crossBranchLocked(p *plan) {
+	bs := c.branchesLocked()
+	if own := timeline.BranchOf(bs, c.state, p.target); len(own) > 0 {
+		p.branch = own[0].ID
 	}
-	return &Error{Code: CodeAbandoned, Msg: msg}
+	for _, b := range bs {
+		if b.Active {
+			p.branchLeft = b.ID
+		}
+	}
 }

@@ -35,6 +35,7 @@ func TestBranchSwitchRestoresEndStateAndRedo(t *testing.T) {
 	write(t, r.root, "scratch.txt", "typed by hand on b1\n")
 	ends["b1"] = snapshotEnd()
 	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp2"})
+	beforeCp3 := snapshotEnd()
 	r.turn("$ printf two > two.txt && rm base.txt")
 	ends["b2"] = snapshotEnd()
 	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp3"})
@@ -50,10 +51,42 @@ func TestBranchSwitchRestoresEndStateAndRedo(t *testing.T) {
 		t.Fatalf("branches = %v, want %s", got, want)
 	}
 
-	// The rewind to an abandoned checkpoint names the branch.
-	_, err := r.ctl.Preview(ctx, checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp3"})
-	if checkpoint.CodeOf(err) != checkpoint.CodeAbandoned || !strings.Contains(err.Error(), "/branch b2") {
+	// A rewind to a checkpoint of an abandoned branch switches to that
+	// branch and rewinds there: one preview, one token; /redo comes back.
+	atB3 := snapshotEnd()
+	pv, err := r.ctl.Preview(ctx, checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp3"})
+	if err != nil {
 		t.Fatalf("rewind to abandoned cp3: %v", err)
+	}
+	if pv.Branch != "b2" || pv.BranchLeft != "b3" || pv.Mode != checkpoint.ModeBoth || !strings.HasPrefix(pv.Command, "/rewind cp3 both --confirm ") ||
+		len(pv.TurnsLeaving) != 1 || pv.TurnsLeaving[0].ID != "cp4" {
+		t.Fatalf("preview /rewind cp3 from b3: %+v", pv)
+	}
+	res, err := r.ctl.Confirm(ctx, checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp3", Mode: checkpoint.ModeBoth}, pv.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Notice, "Switched to branch b2 and rewound to cp3") || res.Prompt != "$ printf two > two.txt && rm base.txt" {
+		t.Fatalf("restored: %+v", res)
+	}
+	r.requireManifest(beforeCp3.files, "after /rewind cp3 from b3")
+	if r.ctl.Head() != beforeCp3.head || r.contextText() != beforeCp3.context {
+		t.Fatalf("after /rewind cp3 from b3: head %s", r.ctl.Head())
+	}
+	r.restore(checkpoint.Request{Action: checkpoint.ActionRedo})
+	r.requireManifest(atB3.files, "after /redo of /rewind cp3")
+	if r.ctl.Head() != atB3.head || r.contextText() != atB3.context {
+		t.Fatalf("after /redo of /rewind cp3: head %s", r.ctl.Head())
+	}
+	// The /undo-like state (cp1, the files of before cp3) is what /rewind
+	// cp3 restores: no entry.
+	rows = r.ctl.Branches()
+	got = nil
+	for _, b := range rows {
+		got = append(got, fmt.Sprintf("%s:%s:%v:%d", b.ID, b.Tip, b.Active, b.Own))
+	}
+	if want := "b1:cp2:false:2 b2:cp3:false:1 b3:cp4:true:1"; strings.Join(got, " ") != want {
+		t.Fatalf("after the round trip: %v, want %s", got, want)
 	}
 
 	current := "b3"
@@ -186,7 +219,7 @@ func TestUnconfirmedPreviewRefsAreBounded(t *testing.T) {
 // rewind replaced, and files edited by hand on a head that has no turns
 // of its own. States a rewind reaches (the files before a turn) are not
 // listed twice.
-func TestBranchListsEveryStateNothingElseReaches(t *testing.T) {
+func TestBranchListsEveryStateARestoreLeft(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, rigOpts{})
 	ctx := context.Background()
@@ -199,8 +232,11 @@ func TestBranchListsEveryStateNothingElseReaches(t *testing.T) {
 	ctxThree := strings.TrimSuffix(r.contextText(), "]")
 
 	// Workspace rewinds, then a rewind of both: the files of the end of
-	// turn 3 are no checkpoint's snapshot.
+	// turn 3 are no checkpoint's snapshot; the states the workspace
+	// rewinds made (turns to cp3, the files of before cp2, then cp1) are
+	// listed too, each reachable by its /branch.
 	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp2", Mode: checkpoint.ModeWorkspace})
+	beforeTwo := manifest(t, r.root)
 	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp1", Mode: checkpoint.ModeWorkspace})
 	r.restore(checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp2", Mode: checkpoint.ModeBoth})
 	rows := r.ctl.Branches()
@@ -208,8 +244,13 @@ func TestBranchListsEveryStateNothingElseReaches(t *testing.T) {
 	for _, b := range rows {
 		got = append(got, fmt.Sprintf("%s:%s:%v:%d:%v", b.ID, b.Tip, b.Active, b.Own, b.Workspace))
 	}
-	if len(rows) != 2 || rows[0].ID != "b1" || rows[0].Tip != "cp3" || rows[0].Active || !rows[0].Workspace || !rows[1].Active || rows[1].Tip != "cp1" {
-		t.Fatalf("branches = %v, want b1 (cp3, abandoned) and the active one at cp1", got)
+	if want := "b1:cp3:false:3:true b2:cp3:false:0:true b3:cp3:false:0:true b4:cp1:true:0:false"; strings.Join(got, " ") != want {
+		t.Fatalf("branches = %v, want %s", got, want)
+	}
+	r.restore(checkpoint.Request{Action: checkpoint.ActionBranch, Target: "b2"})
+	r.requireManifest(beforeTwo, "after /branch b2")
+	if r.ctl.Head() != "cp3" {
+		t.Fatalf("after /branch b2: head %s", r.ctl.Head())
 	}
 	r.restore(checkpoint.Request{Action: checkpoint.ActionBranch, Target: "b1"})
 	r.requireManifest(endOfThree, "after /branch b1")
@@ -221,8 +262,9 @@ func TestBranchListsEveryStateNothingElseReaches(t *testing.T) {
 	if !strings.Contains(r.contextText(), "Switched to branch b1 (tip cp3)") {
 		t.Fatalf("the model is not told the branch's files are back: %s", r.contextText())
 	}
-	if rows := r.ctl.Branches(); len(rows) != 1 || !rows[0].Active {
-		t.Fatalf("after /branch b1 the rewinds' states are listed: %+v", rows)
+	// The state at cp1 is what /rewind cp2 restores: no entry.
+	if rows := r.ctl.Branches(); len(rows) != 3 || !rows[0].Active || rows[1].ID != "b2" || rows[2].ID != "b3" {
+		t.Fatalf("after /branch b1 the states are not all listed under their ids: %+v", rows)
 	}
 
 	// A conversation rewind keeps the files; editing them by hand makes a

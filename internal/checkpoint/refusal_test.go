@@ -50,10 +50,6 @@ func TestRefusals(t *testing.T) {
 		{"no checkpoint named", checkpoint.CodeUnknownCheckpt, func(t *testing.T, r *rig) func() error {
 			return func() error { _, err := r.ctl.Preview(ctx, rewind("", "")); return err }
 		}},
-		{"abandoned checkpoint", checkpoint.CodeAbandoned, func(t *testing.T, r *rig) func() error {
-			r.restore(rewind("cp2", checkpoint.ModeBoth))
-			return func() error { _, err := r.ctl.Preview(ctx, rewind("cp3", checkpoint.ModeBoth)); return err }
-		}},
 		{"unknown mode (parse)", checkpoint.CodeBadMode, func(t *testing.T, r *rig) func() error {
 			return func() error { _, err := checkpoint.ParseMode("sideways"); return err }
 		}},

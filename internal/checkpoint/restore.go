@@ -44,9 +44,6 @@ func (c *Controller) resolveRewindLocked(req Request) (*timelineCheckpoint, Mode
 	if cp.ID == c.running || cp.Open {
 		return nil, "", &Error{Code: CodeTurnRunning, Msg: fmt.Sprintf("checkpoint %s belongs to the turn that is still running; wait for it to end", id)}
 	}
-	if !c.state.Active(id) {
-		return nil, "", c.abandonedHintLocked(id)
-	}
 	hasWS := cp.Snapshot != nil && c.cfg.Snapshots != nil
 	mode := req.Mode
 	if mode == "" {
@@ -99,6 +96,13 @@ func (c *Controller) planLocked(req Request) (*plan, error) {
 			return nil, err
 		}
 		p := &plan{action: req.Action, target: cp.ID, mode: mode, newHead: c.state.Head}
+		if !c.state.Active(cp.ID) {
+			// A checkpoint of an abandoned branch: the restore switches
+			// to that branch and rewinds there, in one preview. The head
+			// before the turn is the same whichever branch the rewind
+			// starts from; a workspace-only rewind moves no conversation.
+			c.crossBranchLocked(p)
+		}
 		for _, t := range c.turnsDiffLocked(c.state.Head, cp.Parent) {
 			p.undone = append(p.undone, t.ID)
 		}
@@ -720,6 +724,11 @@ func (c *Controller) noticeText(rec previewRecord, intent timeline.Record, chang
 		what = fmt.Sprintf("Switched to branch %s (tip %s)", rec.Branch, tip)
 	default:
 		what = fmt.Sprintf("Rewound to %s", rec.Target)
+		if rec.Branch != "" && rec.Mode.HasConversation() {
+			what = fmt.Sprintf("Switched to branch %s and rewound to %s", rec.Branch, rec.Target)
+		} else if rec.Branch != "" {
+			what = fmt.Sprintf("Restored the files of %s (branch %s)", rec.Target, rec.Branch)
+		}
 	}
 	// Each state is named once: what moved, then what stayed.
 	var moved []string

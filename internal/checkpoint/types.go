@@ -202,7 +202,8 @@ type Preview struct {
 	// state (e.g. "r3").
 	Recovery string `json:"-"`
 	// Branch and BranchLeft name the branch a /branch preview enters and
-	// the one it leaves.
+	// the one it leaves; for a rewind to a checkpoint of an abandoned
+	// branch, the branch that holds it and the active one.
 	Branch     string `json:"branch,omitempty"`
 	BranchLeft string `json:"branch_left,omitempty"`
 	// InPlace says the restore works in the user's own checkout: Paths
@@ -246,8 +247,11 @@ type Restored struct {
 
 // Error codes; stable, used in JSON output.
 const (
-	CodeBadMode          = "bad_mode"
-	CodeUnknownCheckpt   = "unknown_checkpoint"
+	CodeBadMode        = "bad_mode"
+	CodeUnknownCheckpt = "unknown_checkpoint"
+	// CodeAbandoned is no longer emitted: a rewind to a checkpoint of an
+	// abandoned branch previews switching to that branch and rewinding
+	// there. Kept so scripts that name it still compile and match.
 	CodeAbandoned        = "abandoned_checkpoint"
 	CodeNoWorkspace      = "no_workspace"
 	CodeNothingToUndo    = "nothing_to_undo"

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/buildinfo"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 	"github.com/yolop-dev/yolop/internal/host/acp"
 	"github.com/yolop-dev/yolop/internal/provider"
@@ -145,5 +146,22 @@ func TestACPBranchFromFirstPrompt(t *testing.T) {
 	s.Close()
 	if !in.Recycled || in.Branch != branch {
 		t.Fatalf("session info: recycled %v, branch %q (want the spare, %q)", in.Recycled, in.Branch, branch)
+	}
+}
+
+// TestACPVersionIsYolopVersion: initialize names the version `yolop
+// version` prints, not Go's "(devel)".
+func TestACPVersionIsYolopVersion(t *testing.T) {
+	c := dialACP(t, app.Options{DataDir: t.TempDir(), Provider: provider.Config{Provider: provider.NameSim}})
+	var res struct {
+		AgentInfo struct {
+			Version string `json:"version"`
+		} `json:"agentInfo"`
+	}
+	if err := json.Unmarshal(c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.AgentInfo.Version != buildinfo.Version() || res.AgentInfo.Version == "(devel)" || res.AgentInfo.Version == "" {
+		t.Fatalf("initialize says version %q, yolop version says %q", res.AgentInfo.Version, buildinfo.Version())
 	}
 }

@@ -16,13 +16,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/buildinfo"
 	"github.com/yolop-dev/yolop/internal/command"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
 	"github.com/yolop-dev/yolop/internal/spawn"
 )
-
-// Version is set at build time with -ldflags "-X .../cli.Version=...".
-var Version = "0.1.0-dev"
 
 // exitError carries an exit code to Main.
 type exitError struct {
@@ -298,7 +296,7 @@ ordinary prompt, and //text sends /text literally.`,
 	}
 	// --version, as most command-line tools have it; `yolop version`
 	// says more.
-	cmd.Version = Version
+	cmd.Version = buildinfo.Version()
 	cmd.SetVersionTemplate("yolop {{.Version}}\n")
 	cmd.SetFlagErrorFunc(flagError)
 	cmd.SetIn(streams.In)
@@ -543,9 +541,9 @@ func newVersionCmd(o *rootOptions) *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error {
 			if !verbose {
 				if o.outputFormat == "json" {
-					return writeJSON(o, versionJSON{Version: Version})
+					return writeJSON(o, versionJSON{Version: buildinfo.Version()})
 				}
-				_, err := fmt.Fprintln(o.io.Out, "yolop", Version)
+				_, err := fmt.Fprintln(o.io.Out, "yolop", buildinfo.Version())
 				return err
 			}
 			if err := app.CheckSandboxLevel(o.sandbox); err != nil {
@@ -560,12 +558,12 @@ func newVersionCmd(o *rootOptions) *cobra.Command {
 				return err
 			}
 			if o.outputFormat == "json" {
-				return writeJSON(o, versionJSON{Version: Version, Sandbox: &sandboxJSON{
+				return writeJSON(o, versionJSON{Version: buildinfo.Version(), Sandbox: &sandboxJSON{
 					Requested: st.Requested, InForce: st.InForce, LandlockABI: st.ABI, Why: st.Why,
 					Refused: st.Refused, Caches: nonNil(st.Caches), Ports: nonNil(st.Ports), Warning: st.Warning(),
 				}, ToolsEnv: &toolsEnvJSON{Source: env.Source, Fallback: env.Fallback, Bash: env.Bash}})
 			}
-			fmt.Fprintln(o.io.Out, "yolop", Version)
+			fmt.Fprintln(o.io.Out, "yolop", buildinfo.Version())
 			fmt.Fprintln(o.io.Out, st.Describe())
 			fmt.Fprintln(o.io.Out, "Commands run in "+env.Describe()+".")
 			if w := st.Warning(); w != "" {

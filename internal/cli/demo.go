@@ -42,25 +42,58 @@ session list is untouched. Both are removed afterwards unless --keep.`,
 	return cmd
 }
 
-// selfCommand is how the user can run this yolop again from where they
-// are: "yolop" when that is on PATH and is this binary, "go run
-// ./cmd/yolop" when this is a go run build, else the binary's path.
-func selfCommand() string {
+// selfCommand is how the user can run this yolop again from any
+// directory: "yolop" when that is on PATH and is this binary; for a go run
+// build (whose binary is gone when it exits) `go -C <source tree> run
+// ./cmd/yolop`, with goRun set; else the binary's path.
+func selfCommand() (cmd string, goRun bool) {
 	exe, err := os.Executable()
 	if err != nil {
-		return "yolop"
+		return "yolop", false
 	}
+	onPath, _ := exec.LookPath("yolop")
+	wd, _ := os.Getwd()
+	return selfCommandFor(exe, onPath, wd)
+}
+
+// selfCommandFor is selfCommand for the running binary exe, the yolop
+// that PATH finds ("" for none) and the working directory wd.
+func selfCommandFor(exe, onPath, wd string) (cmd string, goRun bool) {
 	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
-		return "go run ./cmd/yolop"
+		if src := sourceTree(wd); src != "" {
+			return "go -C " + shellQuote(src) + " run ./cmd/yolop", true
+		}
+		return "go run ./cmd/yolop", true
 	}
-	if p, err := exec.LookPath("yolop"); err == nil {
-		if a, err1 := filepath.EvalSymlinks(p); err1 == nil {
+	if onPath != "" {
+		if a, err1 := filepath.EvalSymlinks(onPath); err1 == nil {
 			if b, err2 := filepath.EvalSymlinks(exe); err2 == nil && a == b {
-				return "yolop"
+				return "yolop", false
 			}
 		}
 	}
-	return shellQuote(exe)
+	return shellQuote(exe), false
+}
+
+// sourceTree is the yolop module's directory at or above dir (where `go
+// run ./cmd/yolop` was typed), "" when there is none.
+func sourceTree(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
+			if strings.HasPrefix(string(b), "module github.com/yolop-dev/yolop\n") || strings.Contains(string(b), "\nmodule github.com/yolop-dev/yolop\n") {
+				return dir
+			}
+			return ""
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return ""
+		}
+		dir = up
+	}
 }
 
 // demoTurns are sim-provider prompts: edits through the file tools and
@@ -126,7 +159,7 @@ func runDemo(ctx context.Context, o *rootOptions, d demoOptions) (err error) {
 		return err
 	}
 	defer s.Close()
-	self := selfCommand()
+	self, goRun := selfCommand()
 	run := func(prompt string) error {
 		prefix := self + " --data-dir " + shellQuote(dataDir) + " --session " + s.ID()
 		code := printhost.Run(ctx, s, printhost.Options{Prompt: prompt, Stdout: out, Stderr: out, ConfirmPrefix: prefix})
@@ -173,7 +206,15 @@ func runDemo(ctx context.Context, o *rootOptions, d demoOptions) (err error) {
 	if d.keep {
 		fmt.Fprintf(out, "\nDone. The demo is kept in %s. Continue this session interactively with:\n  %s --data-dir %s --session %s\nRemove it with:\n  rm -rf %s\n", dir, self, shellQuote(dataDir), s.ID(), shellQuote(dir))
 	} else {
-		fmt.Fprintf(out, "\nDone. The demo's repository and data directory are removed (keep them with --keep).\nTry it on your own repository: cd into it and run\n  %s\n", self)
+		here := self
+		if goRun {
+			// go -C runs yolop in its source tree: point it back.
+			here += ` -C "$PWD"`
+		}
+		fmt.Fprintf(out, "\nDone. The demo's repository and data directory are removed (keep them with --keep).\nTry it on your own repository: cd into it and run\n  %s\n", here)
+		if goRun {
+			fmt.Fprintf(out, "(or install it once, from yolop's source tree: go install ./cmd/yolop, then run yolop there)\n")
+		}
 	}
 	return nil
 }

@@ -175,6 +175,19 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string) error {
 		return writeJSON(opts.root, res)
 	}
 	_, err = fmt.Fprint(opts.root.io.Out, res.Text)
+	if len(res.Paths) == 0 {
+		// Stdout stays empty (a patch of nothing); silence would read as
+		// a hang or a failure.
+		base := res.Base
+		if len(base) > 12 {
+			base = base[:12]
+		}
+		against := "its base " + base
+		if res.From != "" && res.From != "base" {
+			against = "checkpoint " + res.From
+		}
+		fmt.Fprintf(opts.root.io.ErrOut, "yolop: session %s has no changes against %s\n", res.SessionID, against)
+	}
 	// Stdout stays a patch `git apply` takes; what it leaves out is said
 	// on stderr.
 	for _, n := range res.Notes {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -223,22 +224,25 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 // worktreeJSON is a worktree in `worktree list` and `worktree prune`
 // JSON. State is the STATE column of the text listing.
 type worktreeJSON struct {
-	Kind       string   `json:"kind"` // session, spare, stale spare, partial
-	SessionID  string   `json:"session_id,omitempty"`
-	Branch     string   `json:"branch"`
-	Path       string   `json:"path"`
-	Repository string   `json:"repository"` // its git directory, "" when the link cannot be read
+	Kind       string `json:"kind"` // session, spare, stale spare, partial
+	SessionID  string `json:"session_id,omitempty"`
+	Branch     string `json:"branch"`
+	Path       string `json:"path"`
+	Repository string `json:"repository"` // its git directory, "" when the link cannot be read
+	// RepoRoot is the repository's top directory, as sessions name it
+	// ("" when the link cannot be read or the repository is bare).
+	RepoRoot   string   `json:"repo_root"`
 	State      string   `json:"state"`
 	InUse      bool     `json:"in_use"`
 	Dirty      bool     `json:"dirty"`
 	DirtyPaths []string `json:"dirty_paths"`
 	Missing    bool     `json:"missing"`
-	Problem    string   `json:"problem,omitempty"`
+	Problem    string   `json:"problem"` // "" when there is none
 	ParkedAs   string   `json:"parked_as,omitempty"`
 }
 
 func worktreeOf(e app.WorktreeEntry, inUse bool) worktreeJSON {
-	w := worktreeJSON{Kind: e.Kind(), Branch: e.Branch, Path: e.Path, Repository: e.CommonDir, InUse: inUse, Dirty: e.Dirty, DirtyPaths: nonNil(e.DirtyPaths), Missing: e.Missing, Problem: e.Problem}
+	w := worktreeJSON{Kind: e.Kind(), Branch: e.Branch, Path: e.Path, Repository: e.CommonDir, RepoRoot: repoRootOf(e.CommonDir), InUse: inUse, Dirty: e.Dirty, DirtyPaths: nonNil(e.DirtyPaths), Missing: e.Missing, Problem: e.Problem}
 	row := app.WorktreeRow{WorktreeEntry: e, InUse: inUse}
 	if w.Kind == "session" {
 		w.SessionID, w.State = e.SessionID, entryState(row)
@@ -246,6 +250,16 @@ func worktreeOf(e app.WorktreeEntry, inUse bool) worktreeJSON {
 		w.State = spareState(row)
 	}
 	return w
+}
+
+// repoRootOf is the top directory of the repository whose git directory
+// is commonDir: the directory holding it when it is a `.git`, "" for a
+// bare repository or an unreadable link.
+func repoRootOf(commonDir string) string {
+	if commonDir == "" || filepath.Base(commonDir) != ".git" {
+		return ""
+	}
+	return filepath.Dir(commonDir)
 }
 
 // pruneJSON is `worktree prune --output-format json`: with --dry-run the

@@ -69,6 +69,11 @@ func TestScripts(t *testing.T) {
 			if cond == "mount" {
 				return canMount(), nil
 			}
+			if cond == "landlock" {
+				// The strict level's network rules need ABI 4.
+				abi, err := spawn.ABI()
+				return err == nil && abi >= 4, nil
+			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

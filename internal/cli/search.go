@@ -33,8 +33,9 @@ branches alike. Inside a git repository only its sessions are searched
 The query is plain text (regular-expression characters match themselves)
 unless --regex is given. Case is ignored unless the query has a capital
 letter. Abandoned content is shown to you only; it never enters a model's
-context. Use /branches and /branch in a session to return to an abandoned
-branch.`,
+context. To return to an abandoned hit, /rewind its checkpoint in its
+session: the preview names the branch holding it and switches there
+(/branches lists them all).`,
 		Example: `  yolop sessions search 'parser'
   yolop sessions search --all --abandoned-only 'TODO'
   yolop sessions search --regex 'fix(ed)? the (lexer|parser)'`,
@@ -106,7 +107,13 @@ func runSessionsSearch(c *cobra.Command, o *rootOptions, so *searchOptions, quer
 		return err
 	}
 	if res.More > 0 {
-		fmt.Fprintf(o.io.Out, "… %d more hits; narrow the query or use --limit 0 to see all.\n", res.More)
+		fmt.Fprintf(o.io.Out, "… %d more %s; narrow the query or use --limit 0 to see all.\n", res.More, map[bool]string{true: "hit", false: "hits"}[res.More == 1])
+	}
+	for _, h := range res.Hits {
+		if h.Branch == app.SearchAbandoned && h.Checkpoint != "" {
+			fmt.Fprintf(o.io.Out, "Back to an abandoned hit: `%s -p '/rewind %s'` previews switching to the branch holding it; nothing changes until you confirm.\n", o.sessionCommand(h.SessionID), h.Checkpoint)
+			break
+		}
 	}
 	return nil
 }

@@ -27,7 +27,19 @@ func PreviewText(pv *checkpoint.Preview) string {
 	case checkpoint.ActionUndo:
 		fmt.Fprintf(&b, "Undo preview — back to before %s — restores: %s\n", pv.Target, pv.Mode.Describe())
 	default:
-		fmt.Fprintf(&b, "Rewind preview — back to before %s — restores: %s\n", pv.Target, pv.Mode.Describe())
+		switch {
+		case pv.Branch != "" && pv.Mode.HasConversation():
+			// A checkpoint of an abandoned branch: one preview, one token.
+			left := pv.BranchLeft
+			if left == "" {
+				left = "the active branch"
+			}
+			fmt.Fprintf(&b, "Rewind preview — %s is on abandoned branch %s: switch to %s and go back to before %s, leave %s — restores: %s\n", pv.Target, pv.Branch, pv.Branch, pv.Target, left, pv.Mode.Describe())
+		case pv.Branch != "":
+			fmt.Fprintf(&b, "Rewind preview — the files of before %s (on abandoned branch %s); the conversation stays — restores: %s\n", pv.Target, pv.Branch, pv.Mode.Describe())
+		default:
+			fmt.Fprintf(&b, "Rewind preview — back to before %s — restores: %s\n", pv.Target, pv.Mode.Describe())
+		}
 	}
 	for _, w := range pv.Warnings {
 		if w.Kind == checkpoint.WarnConversationOnly || w.Kind == checkpoint.WarnNoRecovery {
@@ -67,7 +79,7 @@ func PreviewText(pv *checkpoint.Preview) string {
 					note = "  (restored as an ignored file)"
 					ignored++
 				}
-				fmt.Fprintf(&b, "  %-12s %s%s\n", c.Change, git.DisplayPath(c.Path), note)
+				fmt.Fprintf(&b, "  %-12s %s%s\n", ChangeLabel(c.Change), git.DisplayPath(c.Path), note)
 			}
 			if ignored > 0 {
 				fmt.Fprintf(&b, "%s\n", IgnoredNote(ignored))
@@ -309,3 +321,15 @@ func oneLine(s string) string {
 // safe to print on a terminal as one line: control characters and invalid
 // bytes are shown as escapes.
 func DisplayText(s string) string { return git.DisplayText(s) }
+
+// ChangeLabel is a path change for people: "type change" and "mode change"
+// for the JSON words type_changed and mode_changed; the others as they are.
+func ChangeLabel(c string) string {
+	switch c {
+	case "type_changed":
+		return "type change"
+	case "mode_changed":
+		return "mode change"
+	}
+	return c
+}

@@ -63,7 +63,7 @@ func (u *UndoResult) Text() string {
 	}
 	fmt.Fprintf(&b, "Undid the apply of session %s in %s: %s put back as %s.\n", u.SessionID, u.Target, plural(len(u.Paths), "path", "paths"), map[bool]string{true: "it was", false: "they were"}[len(u.Paths) == 1])
 	if len(u.Overwrote) > 0 {
-		fmt.Fprintf(&b, "Overwrote your later edits to %s; they are kept at %s (git checkout %s -- <path> brings one back).\n", strings.Join(displayPaths(u.Overwrote), ", "), u.SavedRef, u.SavedRef)
+		fmt.Fprintf(&b, "Overwrote your later edits to %s; they are kept at %s (git restore --source=%s --worktree -- <path> brings one back, leaving your index alone).\n", strings.Join(displayPaths(u.Overwrote), ", "), u.SavedRef, u.SavedRef)
 	}
 	return b.String()
 }

@@ -2,7 +2,6 @@ package timeline
 
 import (
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -15,16 +14,18 @@ import (
 // and its end state is then its tip plus the recovery snapshot of the
 // files taken by that restore's preview.
 //
-// A branch without turns of its own (the head a rewind or a workspace-only
-// restore left it at) is listed only while its end state cannot be reached
-// otherwise: it is dropped when it is left without a snapshot of its files
-// (its conversation is a prefix of another branch), when its files are the
-// snapshot of a checkpoint a rewind reaches from its tip (an /undo followed
-// by /redo, a workspace rewind followed by another), or when another branch
-// ends at the very same state.
+// Every state a restore left (a conversation head and the files it had) is
+// listed, so a restore can return to it, except three that need no entry:
+// a branch without turns of its own left without a snapshot of its files
+// (its conversation is a prefix of another branch), one whose end state is
+// exactly what `/rewind cpK` restores from anywhere (the head before turn
+// K with turn K's snapshot: an /undo followed by /redo), and one ending at
+// the very same state as another branch.
 //
 // Ids are "b1", "b2", … in order of birth, never reused, and the same in
-// every process because Branches is a pure function of the records.
+// every process because Branches is a pure function of the records. A
+// state keeps its id: entering a state again (even one not listed for a
+// while) is entering the same branch, so "b3" never becomes "b4".
 type Branch struct {
 	ID string
 	// Tip is the newest turn of the branch ("" for an empty conversation).
@@ -76,45 +77,37 @@ func filesAfter(r Record) string {
 // Branches derives the session's branches from the records applied to the
 // state, in order of birth.
 func (s *State) Branches() []Branch {
-	var list []*Branch
+	// all holds every branch born, in order of birth; a dropped one stays
+	// (hidden) so that entering its state again brings back its id.
+	var all []*Branch
+	hidden := map[*Branch]bool{}
 	var cur *Branch
 	next := 1
 	born := func(tip, from string, at time.Time) *Branch {
 		b := &Branch{ID: fmt.Sprintf("b%d", next), Tip: tip, ForkedFrom: from, Born: at}
 		next++
-		list = append(list, b)
+		all = append(all, b)
 		return b
 	}
-	drop := func(b *Branch) {
-		for i, x := range list {
-			if x == b {
-				list = append(list[:i], list[i+1:]...)
-				return
+	drop := func(b *Branch) { hidden[b] = true }
+	listed := func() []*Branch {
+		var out []*Branch
+		for _, b := range all {
+			if !hidden[b] {
+				out = append(out, b)
 			}
 		}
+		return out
 	}
 	// children maps a checkpoint ("" = the root) to the checkpoints made
-	// from it so far: a rewind to one of them from a branch holding it
-	// reaches (its parent, its snapshot).
+	// from it so far.
 	children := map[string][]string{}
-	// reachable reports whether the state (tip, tree) is one a rewind
-	// reaches: the snapshot of a checkpoint on the tip's chain (a
-	// workspace rewind from the tip) or of a child of the tip (a rewind of
-	// both from a branch holding it).
-	reachable := func(tip, tree string) bool {
-		snapTree := func(id string) string {
-			if cp := s.Checkpoints[id]; cp != nil && cp.Snapshot != nil {
-				return cp.Snapshot.Tree
-			}
-			return ""
-		}
+	// rewindState reports whether (tip, tree) is what `/rewind cpK`
+	// restores, from any branch: the head before a turn K made from tip,
+	// with K's snapshot.
+	rewindState := func(tip, tree string) bool {
 		for _, id := range children[tip] {
-			if snapTree(id) == tree {
-				return true
-			}
-		}
-		for _, cp := range s.Chain(tip) {
-			if snapTree(cp.ID) == tree {
+			if cp := s.Checkpoints[id]; cp != nil && cp.Snapshot != nil && cp.Snapshot.Tree == tree {
 				return true
 			}
 		}
@@ -141,10 +134,10 @@ func (s *State) Branches() []Branch {
 				cur.LeftAt, cur.End, cur.LeftBy = r.Time, r.Recovery, r.Restore
 				own := cur.Tip != cur.ForkedFrom
 				switch {
-				case !own && (cur.End == nil || reachable(cur.Tip, cur.End.Tree)):
+				case !own && (cur.End == nil || rewindState(cur.Tip, cur.End.Tree)):
 					drop(cur)
 				default:
-					for _, b := range slices.Clone(list) {
+					for _, b := range listed() {
 						if b == cur || endTree(b) == "" || b.Tip != cur.Tip || endTree(b) != endTree(cur) {
 							continue
 						}
@@ -162,16 +155,25 @@ func (s *State) Branches() []Branch {
 			}
 			// The branch entered is the one that ends at the state the
 			// restore made; a branch with the same tip but other files
-			// stays listed with its own end.
+			// stays listed with its own end. A listed branch first, then
+			// one dropped earlier: its state is back, so is its id.
 			cur = nil
-			for _, b := range list {
-				if b.Tip != r.NewHead {
-					continue
+			for _, pass := range []bool{false, true} {
+				for _, b := range all {
+					if hidden[b] != pass || b.Tip != r.NewHead {
+						continue
+					}
+					if files == "" || endTree(b) == "" || endTree(b) == files {
+						cur = b
+						break
+					}
 				}
-				if files == "" || endTree(b) == "" || endTree(b) == files {
-					cur = b
+				if cur != nil {
 					break
 				}
+			}
+			if cur != nil {
+				delete(hidden, cur)
 			}
 			if cur == nil {
 				cur = born(r.NewHead, r.NewHead, r.Time)
@@ -180,6 +182,7 @@ func (s *State) Branches() []Branch {
 			}
 		}
 	}
+	list := listed()
 	out := make([]Branch, 0, len(list))
 	for _, b := range list {
 		bb := *b

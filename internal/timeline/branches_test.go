@@ -55,19 +55,37 @@ func TestBranches(t *testing.T) {
 			move("r1", "cp2", ModeWorkspace, "cp3", "cp3", "F3", "tree-cp2", false),
 			[]Record{created("cp4", "cp3", 15), completed("cp4", 20, StatusCompleted)}),
 			"b1 tip=cp3 from= turns=3 own=3 end=r1; b2 tip=cp4 from=cp3 turns=4 own=1 active"},
-		// Further rewinds leave states a rewind reaches again: not listed;
-		// the first one's end stays.
+		// Every state a workspace rewind left is listed (turns to cp3 with
+		// the files of before cp2, then of before cp1): only another
+		// branch's /branch and a workspace rewind from there reach them.
 		{"workspace rewinds then a rewind", cat(three(),
 			move("r1", "cp2", ModeWorkspace, "cp3", "cp3", "F3", "tree-cp2", false),
 			move("r2", "cp1", ModeWorkspace, "cp3", "cp3", "tree-cp2", "tree-cp1", false),
 			move("r3", "cp2", ModeBoth, "cp3", "cp1", "tree-cp1", "tree-cp2", false)),
-			"b1 tip=cp3 from= turns=3 own=3 end=r1; b4 tip=cp1 from=cp1 turns=1 own=0 active"},
+			"b1 tip=cp3 from= turns=3 own=3 end=r1; b2 tip=cp3 from=cp3 turns=3 own=0 end=r2; b3 tip=cp3 from=cp3 turns=3 own=0 end=r3; b4 tip=cp1 from=cp1 turns=1 own=0 active"},
 		{"workspace rewinds then back to the first end", cat(three(),
 			move("r1", "cp2", ModeWorkspace, "cp3", "cp3", "F3", "tree-cp2", false),
 			move("r2", "cp1", ModeWorkspace, "cp3", "cp3", "tree-cp2", "tree-cp1", false),
 			move("r3", "cp2", ModeBoth, "cp3", "cp1", "tree-cp1", "tree-cp2", false),
 			move("r4", "cp3", ModeBoth, "cp1", "cp3", "tree-cp2", "F3", false)),
-			"b1 tip=cp3 from= turns=3 own=3 active"},
+			"b1 tip=cp3 from= turns=3 own=3 active; b2 tip=cp3 from=cp3 turns=3 own=0 end=r2; b3 tip=cp3 from=cp3 turns=3 own=0 end=r3"},
+		// The sequence of a user's report: /rewind cp3 workspace, /undo,
+		// /redo, /rewind cp2 conversation, a new turn. The state the
+		// workspace rewind made (turns to cp3, the files of before cp3)
+		// keeps its id when /redo enters it again and stays listed; the
+		// /undo state is what /rewind cp3 restores, so it needs no entry.
+		{"a state keeps its id and stays listed", cat(three(),
+			move("r1", "cp3", ModeWorkspace, "cp3", "cp3", "F3", "tree-cp3", false),
+			move("r2", "cp3", ModeBoth, "cp3", "cp2", "tree-cp3", "tree-cp3", false),
+			move("r3", "", ModeBoth, "cp2", "cp3", "tree-cp3", "tree-cp3", true),
+			move("r4", "cp2", ModeConversation, "cp3", "cp1", "tree-cp3", "", false),
+			[]Record{created("cp4", "cp1", 15), completed("cp4", 20, StatusCompleted)}),
+			"b1 tip=cp3 from= turns=3 own=3 end=r1; b2 tip=cp3 from=cp3 turns=3 own=0 end=r4; b4 tip=cp4 from=cp1 turns=2 own=1 active"},
+		{"a dropped state entered again gets its id back", cat(three(),
+			move("r1", "cp3", ModeBoth, "cp3", "cp2", "F3", "tree-cp3", false),
+			move("r2", "", ModeBoth, "cp2", "cp3", "tree-cp3", "F3", true),
+			move("r3", "cp3", ModeBoth, "cp3", "cp2", "F3", "tree-cp3", false)),
+			"b1 tip=cp3 from= turns=3 own=3 end=r3; b2 tip=cp2 from=cp2 turns=2 own=0 active"},
 		// A branch without turns of its own whose files were edited by
 		// hand: its end is reachable no other way, so it is listed, and
 		// entering it restores it.

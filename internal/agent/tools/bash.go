@@ -65,7 +65,7 @@ func (t *bashTool) Run(ctx context.Context, raw json.RawMessage) (Result, error)
 	}
 	disp := &Display{Kind: KindExecute, Title: shorten(a.Command, 120)}
 	if r := t.s.tasks.opts.Sandbox.Refused; r != "" {
-		return Result{Content: "the command did not run: " + r + ". Tell the user; only they can change this setting.", IsError: true, Display: disp}, nil
+		return Result{Content: "the command did not run: " + r + ". Tell the user; only they can change this setting.", IsError: true, Display: disp, Refused: "the command did not run: " + r}, nil
 	}
 	if a.Background {
 		return t.background(a.Command, disp)
@@ -198,18 +198,13 @@ func (t *bashTool) foreground(ctx context.Context, command string, timeout time.
 	if stdout.total == 0 && stderr.total == 0 {
 		b.WriteString("(no output)\n")
 	}
-	out := b.String()
-	if note := sandboxNote(out, t.s.tasks.opts.Sandbox, t.s.root); note != "" {
-		b.WriteString(note)
-	}
-	if note := networkNote(out, t.s.tasks.opts.Sandbox); note != "" {
-		b.WriteString(note)
-	}
+	notes, refused := refusal(b.String(), t.s.tasks.opts.Sandbox, t.s.root)
+	b.WriteString(notes)
 	b.WriteString(t.s.tasks.loginNote())
 	if cancelled {
-		return Result{Content: b.String(), IsError: true, Display: disp}, ctx.Err()
+		return Result{Content: b.String(), IsError: true, Display: disp, Refused: refused}, ctx.Err()
 	}
-	return Result{Content: b.String(), IsError: isErr, Display: disp}, nil
+	return Result{Content: b.String(), IsError: isErr, Display: disp, Refused: refused}, nil
 }
 
 // capture keeps the first headCap and last tailCap bytes of a stream in

@@ -186,9 +186,9 @@ func networkNote(out string, st sandbox.Status) string {
 		return ""
 	}
 	sort.Ints(ports)
-	open := "none"
-	if len(st.Ports) > 0 {
-		open = joinInts(st.Ports)
+	open := "commands may connect only to TCP ports " + joinInts(st.Ports)
+	if len(st.Ports) == 0 {
+		open = "no TCP port is open to commands ([sandbox] ports lists none)"
 	}
 	var b strings.Builder
 	if len(ports) == 0 {
@@ -196,9 +196,17 @@ func networkNote(out string, st sandbox.Status) string {
 	} else {
 		fmt.Fprintf(&b, "note: the sandbox (level strict) refused the TCP connection to port %s, not the server: ", joinInts(ports))
 	}
-	fmt.Fprintf(&b, "commands may connect only to TCP ports %s (a refused connection looks like a server that is down; do not debug the server for it). "+
-		"Do not work around it; if the connection is needed, tell the user: they can add the port to [sandbox] ports in yolop's settings.toml, or run yolop with --sandbox write.\n", open)
+	fmt.Fprintf(&b, "%s (a refused connection looks like a server that is down; do not debug the server for it). "+
+		"Do not work around it; if the connection is needed, tell the user: they can open the port by adding it to [sandbox] ports in yolop's settings.toml (ports = [%d]), or run yolop with --sandbox write.\n", open, firstOr(ports, 443))
 	return b.String()
+}
+
+// firstOr is ns[0], or d when ns is empty.
+func firstOr(ns []int, d int) int {
+	if len(ns) == 0 {
+		return d
+	}
+	return ns[0]
 }
 
 func joinInts(ns []int) string {

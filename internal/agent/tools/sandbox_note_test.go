@@ -69,6 +69,19 @@ func TestNetworkNote(t *testing.T) {
 			}
 		})
 	}
+	// No port configured: the note says none is open and how to open one,
+	// never "ports none".
+	closed := strict
+	closed.Ports = nil
+	n := networkNote("curl: (7) Failed to connect to 127.0.0.1 port 8765 after 0 ms: Couldn't connect to server\n", closed)
+	for _, want := range []string{"refused the TCP connection to port 8765", "no TCP port is open to commands", "ports = [8765]", "--sandbox write"} {
+		if !strings.Contains(n, want) {
+			t.Errorf("note %q lacks %q", n, want)
+		}
+	}
+	if strings.Contains(n, "ports none") {
+		t.Errorf("note %q says \"ports none\"", n)
+	}
 	// A refused connection is not reported as a refused write.
 	if n := sandboxNote("bash: line 1: /dev/tcp/127.0.0.1/5432: Permission denied\n", strict, "/work"); n != "" {
 		t.Fatalf("the connection was taken for a write: %q", n)
@@ -162,5 +175,35 @@ func TestReadOnlyGitThroughBash(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(root, ".git/config")); string(got) != string(cfg) {
 		t.Fatalf(".git/config changed:\n%s", got)
+	}
+}
+
+func TestRefusalSummary(t *testing.T) {
+	t.Parallel()
+	write := sandbox.Status{Requested: sandbox.Write, InForce: sandbox.Write, Policy: &spawn.Policy{}}
+	strict := sandbox.Status{Requested: sandbox.Strict, InForce: sandbox.Strict, Policy: &spawn.Policy{}}
+	for _, tc := range []struct {
+		name, out string
+		st        sandbox.Status
+		want      string // the user's line; "" = no certain refusal
+	}{
+		{"write outside", "exit code: 0\nstderr:\ntouch: cannot touch '/etc/x': Permission denied\n", write, "the sandbox (level write) refused writing /etc/x"},
+		{"git ref", "stderr:\nCannot save the current status\n", write, "the sandbox (level write) refused a write of git's (a ref outside the session's branch)"},
+		{"closed port", "curl: (7) Failed to connect to 127.0.0.1 port 8765 after 0 ms: Couldn't connect to server\n", strict, "the sandbox (level strict) refused the TCP connection to port 8765"},
+		{"read-only .git and a write outside", "stderr:\nbash: .git/hooks/pre-commit: Read-only file system\ntouch: cannot touch '/etc/x': Permission denied\n",
+			sandbox.Status{InForce: sandbox.Write, Policy: &spawn.Policy{WriteDirs: []string{"/wt"}, ReadOnly: []string{"/wt/.git"}}},
+			"the sandbox (level write) refused a write in /wt/.git; the sandbox (level write) refused writing /etc/x"},
+		{"a guess is not told", "stderr:\nsomething: Permission denied\n", write, ""},
+		{"nothing refused", "exit code: 0\nstdout:\nok\n", write, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			notes, got := refusal(tc.out, tc.st, "/wt")
+			if got != tc.want {
+				t.Fatalf("summary %q, want %q (notes %q)", got, tc.want, notes)
+			}
+			if tc.want != "" && notes == "" {
+				t.Fatal("a refusal without a note for the model")
+			}
+		})
 	}
 }

@@ -58,6 +58,12 @@ type Result struct {
 	// External marks a tool that acts outside the workspace (an MCP
 	// server's): a rewind cannot undo what it did.
 	External bool
+	// Refused is set when the sandbox refused what the call tried (a
+	// write outside the workspace, a connection to a closed port, a
+	// level that cannot be applied): one line for the user, e.g. "the
+	// sandbox (level write) refused writing /etc/x". Content holds the
+	// full explanation for the model.
+	Refused string
 }
 
 // Tool is one model-facing tool.

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime/debug"
 	"sort"
 	"sync"
 
@@ -27,6 +26,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/buildinfo"
 	"github.com/yolop-dev/yolop/internal/command"
 )
 
@@ -227,10 +227,6 @@ func (s *server) snapshot() []*live {
 	return out
 }
 
-// version names this build for initialize's agentInfo.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
-}
+// version names this build for initialize's agentInfo: the one
+// `yolop version` prints.
+func version() string { return buildinfo.Version() }

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/yolop-dev/yolop/internal/agent"
 )
 
 // wireMsg is one message the agent wrote.
@@ -757,5 +759,29 @@ func TestSessionClose(t *testing.T) {
 	}
 	if _, r := c.prompt(sid, "hi"); r.Error == nil || !strings.Contains(r.Error.Message, "unknown session") {
 		t.Fatal(r.raw)
+	}
+}
+
+// TestRefusedToolCall: a call the sandbox refused ends as failed, whatever
+// the command's exit code, and its content opens with what was refused.
+func TestRefusedToolCall(t *testing.T) {
+	t.Parallel()
+	ti := &agent.ToolInfo{ID: "c1", Name: "bash", Kind: "execute", Title: "bash: echo x > /etc/x || true",
+		Status: "refused", Result: "exit code: 0\n(no output)\nnote: the sandbox (level write) refused writing /etc/x: …",
+		Refused: "the sandbox (level write) refused writing /etc/x"}
+	for _, started := range []bool{true, false} {
+		ups := liveUpdate(agent.Update{Kind: agent.UpdateToolEnd, Tool: ti}, "/wt", map[string]bool{"c1": started})
+		b, err := json.Marshal(ups)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := string(b)
+		if !strings.Contains(got, `"status":"failed"`) {
+			t.Errorf("started=%v: the refused call is not failed: %s", started, got)
+		}
+		i := strings.Index(got, "Refused by the sandbox: the sandbox (level write) refused writing /etc/x")
+		if i < 0 || i > strings.Index(got, "exit code: 0") {
+			t.Errorf("started=%v: the content does not open with the refusal: %s", started, got)
+		}
 	}
 }

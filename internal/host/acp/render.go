@@ -188,7 +188,7 @@ func toolKind(k string) sdk.ToolKind {
 
 func finalStatus(ti *agent.ToolInfo) sdk.ToolCallStatus {
 	switch {
-	case ti.IsError || ti.Status == string(sdk.ToolCallStatusFailed):
+	case ti.IsError || ti.Refused != "" || ti.Status == string(sdk.ToolCallStatusFailed):
 		return sdk.ToolCallStatusFailed
 	case ti.Status == string(sdk.ToolCallStatusInProgress):
 		// A call still running whose output so far is shown (the
@@ -236,6 +236,11 @@ func toolContent(ti *agent.ToolInfo, root string, final bool) []sdk.ToolCallCont
 		}
 		d := sdk.ToolCallContentDiff{Type: "diff", Path: absPath(ti.Path, root), NewText: newText, OldText: ti.OldText}
 		out = append(out, sdk.ToolCallContent{Diff: &d})
+	}
+	if final && ti.Refused != "" {
+		// First, and in the user's words: an editor shows the content,
+		// and a long output would bury the refusal.
+		out = append(out, sdk.ToolContent(sdk.TextBlock("Refused by the sandbox: "+ti.Refused)))
 	}
 	if final && ti.Result != "" {
 		out = append(out, sdk.ToolContent(sdk.TextBlock(ti.Result)))

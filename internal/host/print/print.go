@@ -279,7 +279,12 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 		case agent.UpdateToolStart:
 			fmt.Fprintf(p.o.Stderr, "→ %s\n", u.Tool.Title)
 		case agent.UpdateToolEnd:
-			if u.Tool.IsError {
+			switch {
+			case u.Tool.Refused != "":
+				// The command's exit code may be 0 (`cmd || true`): the
+				// refusal is told whatever it says.
+				fmt.Fprintf(p.o.Stderr, "  ⊘ refused by the sandbox: %s\n", u.Tool.Refused)
+			case u.Tool.IsError:
 				fmt.Fprintf(p.o.Stderr, "  ✗ %s\n", firstLine(u.Tool.Result))
 			}
 		case agent.UpdateNotice:
@@ -339,9 +344,20 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 		exit = ExitFailure
 	}
 	if p.o.JSON {
-		out := map[string]any{"session_id": p.sid, "checkpoint_id": res.CheckpointID, "active_root": info.ActiveRoot, "workspace_mode": info.WorkspaceMode, "recycled": info.Recycled, "status": res.Status, "text": res.Text, "pending": nil, "usage": res.Usage, "provider": info.Provider, "model": info.Model}
+		tools := res.Tools
+		if tools == nil {
+			tools = []app.ToolCall{}
+		}
+		out := map[string]any{"session_id": p.sid, "checkpoint_id": res.CheckpointID, "active_root": info.ActiveRoot, "workspace_mode": info.WorkspaceMode, "recycled": info.Recycled, "status": res.Status, "text": res.Text, "pending": nil, "usage": res.Usage, "provider": info.Provider, "model": info.Model, "branch": res.Branch, "tools": tools}
 		if res.Error != "" {
 			out["error"] = res.Error
+		}
+		if c := TurnCode(res.Status); c != "" {
+			// Every failure carries a code, a turn's too.
+			out["code"] = c
+			if res.Error == "" {
+				out["error"] = "turn " + res.CheckpointID + " " + res.Status
+			}
 		}
 		if res.Pending != nil {
 			out["pending"] = pendingJSON{Preview: res.Pending, Token: res.Pending.Token, Confirm: p.confirmLine(res.Pending.Command)}
@@ -372,14 +388,37 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 		p.printPreview(res.Pending)
 	}
 	fmt.Fprintf(p.o.Stderr, "session %s · checkpoint %s · continue: %s -p '…'\n", p.sid, res.CheckpointID, p.o.ConfirmPrefix)
-	if info.Branch != "" {
+	if info.Branch != "" && (!existed || info.BranchNote != "") {
+		// Where the work is and how to bring it home is said once, on the
+		// turn that made the session (and when the branch needs a word),
+		// not after every turn.
 		branch := info.Branch
 		if info.BranchNote != "" {
 			branch += ": " + info.BranchNote
 		}
-		fmt.Fprintf(p.o.Stderr, "its files are in %s (branch %s) · bring them home: %s\n", info.ActiveRoot, branch, app.WaysHome(p.sid))
+		yolop := strings.TrimSuffix(p.o.ConfirmPrefix, " --session "+p.sid)
+		if yolop == p.o.ConfirmPrefix || yolop == "" {
+			yolop = "yolop"
+		}
+		fmt.Fprintf(p.o.Stderr, "its files: %s (branch %s) · see them: %s diff %s · bring them home: %s apply %s\n", info.ActiveRoot, branch, yolop, p.sid, yolop, p.sid)
 	}
 	return exit
+}
+
+// TurnCode is the JSON code of a turn that did not complete: turn_failed
+// (the provider or a tool failed it), interrupted (cancelled, like Ctrl+C
+// anywhere else), turn_interrupted (cut off, e.g. by a crash); "" for a
+// completed turn.
+func TurnCode(status string) string {
+	switch status {
+	case agent.StatusCompleted, "":
+		return ""
+	case agent.StatusCancelled:
+		return "interrupted"
+	case agent.StatusFailed:
+		return "turn_failed"
+	}
+	return "turn_" + status
 }
 
 func firstLine(s string) string {

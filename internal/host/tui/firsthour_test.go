@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -365,8 +366,27 @@ func TestWords(t *testing.T) {
 		{kind: kindTool, tool: &agent.ToolInfo{Name: "bash", Title: "bash ls", Status: "completed", Result: "exit code: 0\na\nb"}},
 	}
 	s := screen(m)
-	if !strings.Contains(s, "exit code: 0 · (no output)") || strings.Contains(s, "(+1 lines)") || !strings.Contains(s, "(+2 lines)") {
+	if !strings.Contains(s, "exit code: 0 · (no output)") || strings.Contains(s, "(+1 line") || !strings.Contains(s, "(+2 lines, Ctrl+O shows them)") {
 		t.Fatalf("tool results:\n%s", s)
+	}
+	// Ctrl+O shows every line, and collapses them again.
+	press(t, m, "ctrl+o")
+	if s := screen(m); !regexp.MustCompile(`(?m)^      a\s*$`).MatchString(s) || !regexp.MustCompile(`(?m)^      b\s*$`).MatchString(s) || !strings.Contains(s, "Ctrl+O collapse tool output") {
+		t.Fatalf("expanded tool results:\n%s", s)
+	}
+	press(t, m, "ctrl+o")
+	if s := screen(m); regexp.MustCompile(`(?m)^      b\s*$`).MatchString(s) || !strings.Contains(s, "Ctrl+O expand tool output") {
+		t.Fatalf("collapsed again:\n%s", s)
+	}
+
+	// A refused call: its state and what was refused, never a check.
+	m, _ = newTestModel(t, &fakeSession{info: baseInfo()})
+	m.entries = []entry{{kind: kindTool, tool: &agent.ToolInfo{Name: "bash", Title: "bash: echo x > /etc/x || true", Status: "refused",
+		Result: "exit code: 0\n(no output)\nnote: …", Refused: "the sandbox (level write) refused writing /etc/x"}}}
+	s = screen(m)
+	if !strings.Contains(s, "⊘ bash: echo x > /etc/x || true  refused by the sandbox") || strings.Contains(s, "✓") ||
+		!strings.Contains(s, "⎿ the sandbox (level write) refused writing /etc/x") {
+		t.Fatalf("refused call:\n%s", s)
 	}
 
 	// An old restore notice stops offering /redo once a turn started.
@@ -548,5 +568,18 @@ func TestReadOnlyReasonOnce(t *testing.T) {
 	}
 	if n != 1 || !other {
 		t.Fatalf("the reason is shown %d times (unrelated notice shown: %v): %+v", n, other, m.entries)
+	}
+}
+
+// The welcome screen of a new worktree session does not call the checkout
+// its files: the session works in a worktree of its own.
+func TestWelcomeFilesOfANewWorktreeSession(t *testing.T) {
+	t.Parallel()
+	info := baseInfo()
+	info.Branch, info.Workspace, info.Checkpoints, info.Title, info.ActiveRoot = "", true, 0, "", "/home/u/proj"
+	m, _ := newTestModel(t, &fakeSession{info: info})
+	s := screen(m)
+	if !strings.Contains(s, "Files    its own worktree; your checkout /home/u/proj stays as it is") {
+		t.Fatalf("welcome screen:\n%s", s)
 	}
 }

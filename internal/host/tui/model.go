@@ -67,6 +67,11 @@ type model struct {
 	// resume is set when /resume ended the program: Run returns ErrResume.
 	resume bool
 
+	// expandTools shows every line of the tool outputs in the transcript
+	// (Ctrl+O toggles it); collapsed, a row shows its first line and how
+	// many more there are.
+	expandTools bool
+
 	lastEsc   time.Time // previous lone Esc while idle, for Esc Esc
 	quitArmed bool      // Ctrl+C pressed once while idle
 	compSel   int       // highlighted completion, -1 for none
@@ -446,6 +451,9 @@ func (m *model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.pickerKey(k)
 	}
 	switch ks {
+	case "ctrl+o":
+		m.expandTools = !m.expandTools
+		return nil
 	case "pgup":
 		m.scroll += m.transcriptHeight() - 1
 		return m.askEarlier()
@@ -1088,6 +1096,7 @@ func helpText(info app.Info) string {
 		{"↑/↓", "earlier prompts and drafts (input history)"},
 		{"Esc Esc", "rewind: pick a checkpoint, read the preview, y confirms"},
 		{"PgUp/PgDn, wheel", "scroll the transcript (Shift+↑/↓ by a line)"},
+		{"Ctrl+O", "expand every tool's output in the transcript; again: collapse to the first line"},
 		{"Ctrl+C", "cancel the turn; twice when idle: quit"},
 	} {
 		fmt.Fprintf(&b, "  %s\n      %s\n", k[0], k[1])

@@ -602,6 +602,13 @@ func previewTitle(pv *checkpoint.Preview) string {
 		title = "Redo"
 	default:
 		title = "Rewind"
+		switch {
+		case pv.Branch != "" && pv.Mode.HasConversation():
+			// A checkpoint of an abandoned branch.
+			return "Switch to branch " + pv.Branch + " and rewind to before " + pv.Target
+		case pv.Branch != "":
+			return "Restore the files of before " + pv.Target + " (branch " + pv.Branch + "); the conversation stays"
+		}
 	}
 	if pv.Target != "" {
 		title += " to before " + pv.Target
@@ -609,15 +616,7 @@ func previewTitle(pv *checkpoint.Preview) string {
 	return title
 }
 
-func changeLabel(c string) string {
-	switch c {
-	case "type_changed":
-		return "type change"
-	case "mode_changed":
-		return "mode change"
-	}
-	return c
-}
+func changeLabel(c string) string { return command.ChangeLabel(c) }
 
 func warningText(w checkpoint.Warning) string {
 	if w.Message != "" {

@@ -270,6 +270,8 @@ func (m *model) toolLines(t *agent.ToolInfo, w int) []string {
 		}
 	case "failed":
 		mark, style = "✗", st.err
+	case "refused":
+		mark, style = "⊘", st.err
 	}
 	title := t.Title
 	if title == "" {
@@ -278,29 +280,65 @@ func (m *model) toolLines(t *agent.ToolInfo, w int) []string {
 			title += " " + t.Path
 		}
 	}
-	status := t.Status
-	if status == "" {
+	status, statusStyle := t.Status, st.dim
+	switch status {
+	case "":
 		status = "pending"
+	case "refused":
+		status, statusStyle = "refused by the sandbox", st.err
 	}
 	head := ansi.Truncate(title, max(1, w-4-len(status)-2), "…")
-	out := []string{"  " + style.Render(mark) + " " + head + st.dim.Render("  "+status)}
-	if res := strings.TrimSpace(t.Result); res != "" && t.Status != "in_progress" && t.Status != "pending" {
-		lines := strings.Split(res, "\n")
+	out := []string{"  " + style.Render(mark) + " " + head + statusStyle.Render("  "+status)}
+	if t.Refused != "" {
+		// What was refused comes first: the command's own output
+		// (often just "exit code: 0") would hide it.
+		out = append(out, "    "+st.err.Render("⎿ ")+st.err.Render(ansi.Truncate(t.Refused, max(1, w-6), "…")))
+	}
+	if res := strings.TrimRight(t.Result, " \t\n"); strings.TrimSpace(res) != "" && t.Status != "in_progress" && t.Status != "pending" {
+		rs := st.dim
+		if t.IsError || t.Status == "failed" {
+			rs = st.err
+		}
+		lead := "    " + rs.Render("⎿ ")
+		if t.Refused != "" {
+			lead = "      " // under the refusal's ⎿
+		}
+		lines := strings.Split(strings.TrimLeft(res, "\n"), "\n")
+		if m.expandTools && len(lines) > 1 {
+			// The whole output, every line cut to the width (Ctrl+O
+			// collapses it again).
+			for i, l := range lines {
+				p := "      "
+				if i == 0 {
+					p = lead
+				}
+				out = append(out, p+ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), max(1, w-6), "…"))
+			}
+			return out
+		}
 		first := strings.TrimSpace(lines[0])
 		switch rest := lines[1:]; {
 		case len(rest) == 1 && ansi.StringWidth(strings.TrimSpace(rest[0])) <= 40:
 			// One short line more ("(no output)") is shown, not counted.
 			first += " · " + strings.TrimSpace(rest[0])
 		case len(rest) > 0:
-			first = ansi.Truncate(first, max(1, w-6), "…") + st.dim.Render(" (+"+plural(len(rest), "line", "lines")+")")
+			more := " (+" + plural(len(rest), "line", "lines") + ", Ctrl+O shows them)"
+			first = ansi.Truncate(first, max(1, w-6-ansi.StringWidth(more)), "…") + st.dim.Render(more)
 		}
-		rs := st.dim
-		if t.IsError || t.Status == "failed" {
-			rs = st.err
-		}
-		out = append(out, "    "+rs.Render("⎿ ")+ansi.Truncate(first, max(1, w-6), "…"))
+		out = append(out, lead+ansi.Truncate(first, max(1, w-6), "…"))
 	}
 	return out
+}
+
+// collapsible reports whether a tool row of the transcript has output
+// lines that only Ctrl+O shows.
+func (m *model) collapsible() bool {
+	for _, e := range m.entries {
+		if e.kind == kindTool && e.tool != nil && strings.Contains(strings.Trim(e.tool.Result, " \t\n"), "\n") {
+			return true
+		}
+	}
+	return false
 }
 
 // completionLines lists commands matching what is typed after "/", the
@@ -471,6 +509,14 @@ func (m *model) hintLine(w int) string {
 	default:
 		h = "Enter send · Alt+Enter newline · / commands · Esc Esc rewind · Ctrl+C twice quits"
 	}
+	if m.pager == nil && m.picker == nil && !m.quitArmed && m.collapsible() {
+		// Shown first: the rest of the line is cut on a narrow terminal.
+		if m.expandTools {
+			h = "Ctrl+O collapse tool output · " + h
+		} else {
+			h = "Ctrl+O expand tool output · " + h
+		}
+	}
 	return m.st.dim.Render(ansi.Truncate(" "+h, w, "…"))
 }
 
@@ -503,7 +549,12 @@ func (m *model) welcomeLines(w, h int) []string {
 	default:
 		row("Branch", "none: "+orDefault(in.WorkspaceReason, "conversation-only checkpoints"), 1)
 	}
-	if in.ActiveRoot != "" {
+	switch {
+	case in.Branch == "" && in.Workspace && in.ActiveRoot != "":
+		// A new worktree session: the files it works on are not the
+		// checkout's, which it never touches.
+		ls = append(ls, line{ansi.Truncate(fmt.Sprintf("%-8s %s", "Files", "its own worktree; your checkout "+leftTruncate(in.ActiveRoot, max(8, w-9-45))+" stays as it is"), w, "…"), 0})
+	case in.ActiveRoot != "":
 		ls = append(ls, line{ansi.Truncate(fmt.Sprintf("%-8s %s", "Files", leftTruncate(in.ActiveRoot, w-9)), w, "…"), 0})
 	}
 	for _, n := range m.welcomeNotes {
