@@ -10,6 +10,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 	"github.com/yolop-dev/yolop/internal/spawn"
+	"github.com/yolop-dev/yolop/internal/testenv"
 )
 
 // TestTmuxRefusedRowAndExpandedOutput drives the built binary in a real
@@ -29,11 +30,9 @@ func TestTmuxRefusedRowAndExpandedOutput(t *testing.T) {
 		t.Skipf("the sandbox needs Landlock ABI 3 (have %d, %v)", abi, err)
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "yolop")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/yolop")
-	build.Dir = moduleRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build yolop: %v\n%s", err, out)
+	bin, err := testenv.Yolop(tmp)
+	if err != nil {
+		t.Fatalf("build yolop: %v", err)
 	}
 	repo := gittest.NewRepo(t)
 	data := filepath.Join(tmp, "data")
