@@ -6,8 +6,10 @@
 // Threat model: the sandbox is against a well-meaning agent's accidents and
 // overreach — `git branch -f main`, a build that writes into the user's
 // checkout, an "rm -rf" aimed at the wrong directory, a global install into
-// the home directory — which checkpoints could not undo. It is not a
-// boundary against a determined adversary: reads are unrestricted, object
+// the home directory — which checkpoints could not undo — and, for writes
+// and secrets, against a hostile command too (below; the README's sandbox
+// section has the table of what is stopped and what is open). What it
+// leaves open: reads are unrestricted, object
 // files of the repository are writable (a hostile command could damage
 // objects), other sessions' yolop/ branches share the writable ref
 // directory, Unix sockets (a docker daemon, a terminal multiplexer, the
