@@ -57,7 +57,14 @@ func sandboxNote(out string, st sandbox.Status, root string) string {
 			continue
 		}
 		hit = true
-		for _, m := range pathInLine.FindAllStringSubmatch(line, -1) {
+		ms := pathInLine.FindAllStringSubmatchIndex(line, -1)
+		if len(ms) > 1 && ms[0][2] == 0 && strings.HasPrefix(line[ms[0][3]:], ": ") {
+			// "/usr/bin/bash: line 1: /etc/x: Permission denied": the
+			// first path is the program that reports, not the one refused.
+			ms = ms[1:]
+		}
+		for _, mi := range ms {
+			m := []string{line[mi[0]:mi[1]], line[mi[2]:mi[3]]}
 			p := m[1]
 			if strings.HasPrefix(p, "~/") {
 				continue

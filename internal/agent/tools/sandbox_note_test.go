@@ -193,6 +193,7 @@ func TestRefusalSummary(t *testing.T) {
 		{"read-only .git and a write outside", "stderr:\nbash: .git/hooks/pre-commit: Read-only file system\ntouch: cannot touch '/etc/x': Permission denied\n",
 			sandbox.Status{InForce: sandbox.Write, Policy: &spawn.Policy{WriteDirs: []string{"/wt"}, ReadOnly: []string{"/wt/.git"}}},
 			"the sandbox (level write) refused a write in /wt/.git; the sandbox (level write) refused writing /etc/x"},
+		{"the reporting program is not the path refused", "exit code: 0\nstderr:\n/usr/bin/bash: line 1: /etc/x: Permission denied\n", write, "the sandbox (level write) refused writing /etc/x"},
 		{"a guess is not told", "stderr:\nsomething: Permission denied\n", write, ""},
 		{"nothing refused", "exit code: 0\nstdout:\nok\n", write, ""},
 	} {
