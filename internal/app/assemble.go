@@ -258,26 +258,8 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 				}
 				return eng, "", nil
 			}}
-			// The engine may still be bringing its private index up to
-			// date in the background; it must finish before the session
-			// lock goes, so the next process never meets a live
-			// index.lock.
-			g := p.git
-			p.onClose(func() error {
-				if eng := g.opened(); eng != nil {
-					eng.Wait()
-				}
-				return nil
-			})
-			snaps = lazySnapshots{g: p.git}
-			if gitNow {
-				eng, noWS, err := p.git.get(ctx)
-				if err != nil {
-					return nil, err
-				}
-				if eng == nil {
-					p.NoWorkspace, snaps, p.git = noWS, nil, nil
-				}
+			if snaps, err = p.lazyEngine(ctx, gitNow); err != nil {
+				return nil, err
 			}
 		}
 	} else if ws.Kind == session.KindInPlace {
@@ -297,22 +279,8 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			}
 			return eng, "", nil
 		}}
-		g := p.git
-		p.onClose(func() error {
-			if eng := g.opened(); eng != nil {
-				eng.Wait()
-			}
-			return nil
-		})
-		snaps = lazySnapshots{g: p.git}
-		if gitNow {
-			eng, noWS, err := p.git.get(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if eng == nil {
-				p.NoWorkspace, snaps, p.git = noWS, nil, nil
-			}
+		if snaps, err = p.lazyEngine(ctx, gitNow); err != nil {
+			return nil, err
 		}
 	} else if p.NoWorkspace == "" {
 		p.NoWorkspace = "the session has no worktree of its own"
@@ -461,6 +429,31 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	p.Notes = append(p.Notes, repairApplies(ctx, dataDir, ws)...)
 	p.ContextCached = p.Controller.ReseedOpen(cached.fits(tl.Live()))
 	return p, nil
+}
+
+// lazyEngine makes p.git the session's snapshots, opened on first use (or
+// now, when gitNow). The engine may still be bringing its private index up
+// to date in the background; it must finish before the session lock goes,
+// so the next process never meets a live index.lock.
+func (p *Parts) lazyEngine(ctx context.Context, gitNow bool) (checkpoint.Snapshots, error) {
+	g := p.git
+	p.onClose(func() error {
+		if eng := g.opened(); eng != nil {
+			eng.Wait()
+		}
+		return nil
+	})
+	if gitNow {
+		eng, noWS, err := g.get(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if eng == nil {
+			p.NoWorkspace, p.git = noWS, nil
+			return nil, nil
+		}
+	}
+	return lazySnapshots{g: g}, nil
 }
 
 // cachedContext is the model context a resume file kept, with the journal
