@@ -88,7 +88,14 @@ func commitInPlace(ctx context.Context, s Session, o CommitOptions) (*CommitResu
 	}
 	args := []string{"commit", "-q", "--no-edit", "-F", msgFile.Name(), "--only"}
 	if o.NoVerify {
-		args = append(args, "--no-verify")
+		// No hook at all, as in a worktree session: --no-verify alone
+		// still runs prepare-commit-msg, post-commit and the rest.
+		none, err := os.MkdirTemp("", "yolop-no-hooks-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(none)
+		args = append([]string{"-c", "core.hooksPath=" + none}, append(args, "--no-verify")...)
 	}
 	args = append(args, "--pathspec-from-file=-", "--pathspec-file-nul")
 	if _, err := lit.WithUserHooks().RunInput(ctx, in, args...); err != nil {
