@@ -250,6 +250,21 @@ func IsLockError(err error) bool {
 		strings.Contains(s, "cannot lock ref")
 }
 
+// IsWorktreeRace reports whether err is git failing because another
+// worktree of the repository was being added at that moment: `git worktree
+// add` creates $GIT_COMMON_DIR/worktrees/<id> before it writes the files in
+// it, and a git that lists the worktrees in between dies reading them
+// ("failed to read .git/worktrees/<id>/commondir"). Trying again succeeds.
+func IsWorktreeRace(err error) bool {
+	var ge *Error
+	if !errors.As(err, &ge) {
+		return false
+	}
+	s := ge.Stderr
+	return strings.Contains(s, "failed to read ") && strings.Contains(s, "worktrees/") &&
+		(strings.Contains(s, "/commondir") || strings.Contains(s, "/gitdir"))
+}
+
 // SplitZ splits NUL-separated git output, dropping the trailing empty field.
 func SplitZ(b []byte) []string {
 	if len(b) == 0 {

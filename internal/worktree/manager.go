@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/yolop-dev/yolop/internal/git"
 )
@@ -160,8 +162,9 @@ func (m *Manager) create(ctx context.Context, repo *Repo, sessionID, title strin
 			return Info{}, fmt.Errorf("worktree: record the start of session %s: %w", sessionID, err)
 		}
 	}
-	if _, err := r.Run(ctx, "worktree", "add", "--quiet", "-b", branch, path, repo.Head); err != nil {
-		m.undoCreate(r, path, branch, repo.Head)
+	undo := func() { m.undoCreate(git.New(repo.CommonDir), path, branch, repo.Head) }
+	if err := addWorktree(ctx, repo.CommonDir, undo, "--quiet", "-b", branch, path, repo.Head); err != nil {
+		undo()
 		return Info{}, fmt.Errorf("worktree: add the session worktree at %s: %w", path, err)
 	}
 	return Info{Path: path, Branch: branch, Base: repo.Head, RepoRoot: repo.Root, CommonDir: repo.CommonDir}, nil
@@ -196,13 +199,14 @@ func pickBranch(ctx context.Context, r *git.Runner, title, sessionID string) (st
 	}
 }
 
-// undoCreate removes what a failed `git worktree add -b` may have left: git
-// creates the branch before checking out, and keeps it when the checkout
-// fails. It runs on a fresh context so a cancelled Create still cleans up.
+// undoCreate removes what a failed `git worktree add -b` may have left (r
+// runs in the common directory): git creates the branch before checking
+// out, and keeps it when the checkout fails. It runs on a fresh context so
+// a cancelled Create still cleans up.
 func (m *Manager) undoCreate(r *git.Runner, path, branch, head string) {
 	ctx := context.Background()
 	_ = os.RemoveAll(path)
-	_, _ = r.Run(ctx, "worktree", "prune")
+	_ = pruneWorktrees(ctx, r.Dir)
 	// The branch did not exist before this call (Create checked); delete it
 	// only while it still points where git created it. Checking first keeps
 	// a failed delete of a ref that was never made from retrying as a lock.
@@ -271,22 +275,25 @@ func (m *Manager) Ensure(ctx context.Context, info Info) (Info, error) {
 	}
 	// git still records the deleted directory and refuses to add it again
 	// (and considers the branch checked out there) until the record goes.
-	if _, err := r.Run(ctx, "worktree", "prune"); err != nil {
+	if err := pruneWorktrees(ctx, info.CommonDir); err != nil {
 		return Info{}, fmt.Errorf("worktree: prune stale worktree records in %s: %w", info.CommonDir, err)
 	}
 	if err := mkdirPrivate(filepath.Dir(info.Path)); err != nil {
 		return Info{}, err
 	}
-	args := []string{"worktree", "add", "--quiet", info.Path, info.Branch}
+	args := []string{"--quiet", info.Path, info.Branch}
 	if !exists {
-		args = []string{"worktree", "add", "--quiet", "-b", info.Branch, info.Path, info.Base}
+		args = []string{"--quiet", "-b", info.Branch, info.Path, info.Base}
 	}
-	if _, err := r.Run(ctx, args...); err != nil {
+	undo := func() {
 		_ = os.RemoveAll(info.Path)
-		_, _ = r.Run(context.Background(), "worktree", "prune")
+		_ = pruneWorktrees(context.Background(), info.CommonDir)
 		if !exists {
 			m.undoCreate(r, info.Path, info.Branch, info.Base)
 		}
+	}
+	if err := addWorktree(ctx, info.CommonDir, undo, args...); err != nil {
+		undo()
 		return Info{}, fmt.Errorf("worktree: re-add session worktree %s on branch %s: %w", info.Path, info.Branch, err)
 	}
 	info.Recreated, info.BranchRecreated = true, !exists
@@ -401,4 +408,33 @@ func mkdirPrivate(dir string) error {
 		return fmt.Errorf("worktree: create %s: %w", dir, err)
 	}
 	return nil
+}
+
+// addWorktree runs `git worktree add` with args. When git trips over
+// another worktree being added at the same moment (git.IsWorktreeRace: four
+// sessions starting at once, or the user's own git), undo puts back what the
+// failed attempt left (git makes a -b branch before it dies) and the add is
+// tried again, a few times with a growing pause. It holds commonDir's
+// worktrees lock shared while git runs (see lockWorktrees).
+func addWorktree(ctx context.Context, commonDir string, undo func(), args ...string) error {
+	r := git.New(commonDir)
+	delay := 5 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		unlock, err := lockWorktrees(ctx, commonDir, false, time.Minute)
+		if err != nil {
+			return err
+		}
+		_, err = r.Run(ctx, append([]string{"worktree", "add"}, args...)...)
+		unlock()
+		if err == nil || !git.IsWorktreeRace(err) || attempt == 8 || ctx.Err() != nil {
+			return err
+		}
+		undo()
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(delay + time.Duration(rand.Int64N(int64(delay)))):
+		}
+		delay *= 2
+	}
 }

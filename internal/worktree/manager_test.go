@@ -3,10 +3,13 @@ package worktree
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 )
@@ -330,5 +333,62 @@ func requireNoDeleteAdvice(t *testing.T, err error, branch string) {
 	}
 	if !strings.Contains(err.Error(), branch) {
 		t.Errorf("the refusal does not say the work is on branch %s: %v", branch, err)
+	}
+}
+
+// Sessions starting at the same moment in one repository: git dies listing
+// worktrees while another is half added ("failed to read
+// .git/worktrees/<id>/commondir"), after it made the -b branch, and a
+// `git worktree prune` run meanwhile (a failed start's cleanup) deletes a
+// half-added worktree's record under it. Every Create must succeed, each on
+// its own branch, with no branch left over.
+func TestCreateConcurrently(t *testing.T) {
+	t.Parallel()
+	r := detect(t, gittest.NewRepo(t))
+	m := &Manager{DataDir: t.TempDir()}
+	const rounds, each = 4, 6
+	for round := range rounds {
+		var wg sync.WaitGroup
+		errs := make([]error, each)
+		stop := make(chan struct{})
+		pruned := make(chan error, 1)
+		go func() {
+			for {
+				select {
+				case <-stop:
+					pruned <- nil
+					return
+				default:
+				}
+				if err := pruneWorktrees(context.Background(), r.CommonDir); err != nil {
+					pruned <- err
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+		for i := range each {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				id := fmt.Sprintf("s_%02d%02dconcurrent", round, i)
+				_, errs[i] = m.Create(context.Background(), r, id, fmt.Sprintf("start %d %d", round, i))
+			}()
+		}
+		wg.Wait()
+		close(stop)
+		if err := <-pruned; err != nil {
+			t.Fatalf("round %d: prune: %v", round, err)
+		}
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d, start %d: %v", round, i, err)
+			}
+		}
+	}
+	branches := strings.Fields(gittest.Git(t, r.Root, "for-each-ref", "--format=%(refname)", "refs/heads/yolop/"))
+	worktrees := strings.Count(gittest.Git(t, r.Root, "worktree", "list", "--porcelain"), "worktree ")
+	if len(branches) != rounds*each || worktrees != rounds*each+1 {
+		t.Errorf("%d session branches and %d worktrees (with the checkout) after %d starts", len(branches), worktrees, rounds*each)
 	}
 }

@@ -227,7 +227,7 @@ func (m *Manager) remove(ctx context.Context, info Info, sessionID string, force
 		if err != nil {
 			return refs, "", err
 		}
-		if _, err := git.New(info.CommonDir).Run(ctx, "worktree", "prune"); err != nil {
+		if err := pruneWorktrees(ctx, info.CommonDir); err != nil {
 			return refs, "", fmt.Errorf("worktree: prune stale worktree records in %s: %w", info.CommonDir, err)
 		}
 		return refs, "", nil
@@ -293,7 +293,7 @@ func (m *Manager) free(ctx context.Context, e Entry, force, park bool) (refs []s
 			return refs, "", fmt.Errorf("worktree: remove %s: %w", e.Path, err)
 		}
 		if e.CommonDir != "" {
-			_, _ = git.New(e.CommonDir).Run(ctx, "worktree", "prune")
+			_ = pruneWorktrees(ctx, e.CommonDir)
 		}
 	} else {
 		// --force: the dirty check above (or the caller's explicit force)

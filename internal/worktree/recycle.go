@@ -186,7 +186,7 @@ func recycle(ctx context.Context, common, from, admin, to string) (newAdmin, hea
 	// sweep retries its removal), and git's stale record, whose gitdir then
 	// names nothing, goes with `git worktree prune`.
 	if err := os.RemoveAll(admin); err != nil {
-		_, _ = git.New(common).Run(ctx, "worktree", "prune")
+		_ = pruneWorktrees(ctx, common)
 	}
 	trash := filepath.Join(filepath.Dir(from), trashPrefix+hex.EncodeToString(b[:]))
 	if err := os.Rename(from, trash); err != nil {

@@ -631,9 +631,9 @@ func (m *Manager) createDetached(ctx context.Context, repo *Repo, path string) (
 	if _, err := os.Lstat(path); err == nil {
 		return Info{}, fmt.Errorf("worktree: %s already exists; resume the session instead of creating it again", path)
 	}
-	r := git.New(repo.CommonDir)
-	if _, err := r.Run(ctx, "worktree", "add", "--quiet", "--detach", path, repo.Head); err != nil {
-		_ = removeWorktreeDir(context.WithoutCancel(ctx), path)
+	undo := func() { _ = removeWorktreeDir(context.WithoutCancel(ctx), path) }
+	if err := addWorktree(ctx, repo.CommonDir, undo, "--quiet", "--detach", path, repo.Head); err != nil {
+		undo()
 		return Info{}, fmt.Errorf("worktree: add the session worktree at %s: %w", path, err)
 	}
 	return Info{Path: path, Base: repo.Head, RepoRoot: repo.Root, CommonDir: repo.CommonDir}, nil
@@ -716,7 +716,7 @@ func (m *Manager) discardClaim(ctx context.Context, repo *Repo, path, branch str
 	r := git.New(repo.CommonDir)
 	if _, rerr := r.Run(ctx, "worktree", "remove", "--force", path); rerr != nil {
 		_ = os.RemoveAll(path)
-		_, _ = r.Run(ctx, "worktree", "prune")
+		_ = pruneWorktrees(ctx, repo.CommonDir)
 	}
 	if branch != "" {
 		if ok, rerr := refExists(ctx, r, "refs/heads/"+branch); rerr == nil && ok {
@@ -1039,7 +1039,7 @@ func removeWorktreeDir(ctx context.Context, path string) error {
 		return fmt.Errorf("worktree: remove %s: %w", path, err)
 	}
 	if common != "" {
-		_, _ = git.New(common).Run(ctx, "worktree", "prune")
+		_ = pruneWorktrees(ctx, common)
 	}
 	return nil
 }
@@ -1102,7 +1102,7 @@ func (m *Manager) park(ctx context.Context, path, fromSession string) (string, e
 		if newAdmin != "" {
 			_ = os.RemoveAll(newAdmin)
 		}
-		_, _ = git.New(common).Run(context.WithoutCancel(ctx), "worktree", "prune")
+		_ = pruneWorktrees(context.WithoutCancel(ctx), common)
 		tmp.release()
 		return "", nil
 	}
@@ -1220,9 +1220,9 @@ func (m *Manager) prepareSpare(ctx context.Context, repo *Repo, dir, commit stri
 	if err != nil {
 		return "", err
 	}
-	r := git.New(repo.CommonDir)
-	if _, err := r.Run(ctx, "worktree", "add", "--quiet", "--detach", tmp.path, commit); err != nil {
-		_ = removeWorktreeDir(context.WithoutCancel(ctx), tmp.path)
+	undo := func() { _ = removeWorktreeDir(context.WithoutCancel(ctx), tmp.path) }
+	if err := addWorktree(ctx, repo.CommonDir, undo, "--quiet", "--detach", tmp.path, commit); err != nil {
+		undo()
 		tmp.release()
 		return "", fmt.Errorf("worktree: prepare a spare worktree at %s: %w", tmp.path, err)
 	}
