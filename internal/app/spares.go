@@ -23,6 +23,9 @@ type Spares struct {
 	// Keeps is what a parked worktree keeps of its ignored files
 	// (worktree.KeepDependencies or worktree.KeepNothing).
 	Keeps string
+	// Share lists the directories copied from the checkout into each new
+	// session worktree ([worktree] share).
+	Share []string
 	// Prepare, when set, starts a detached, low-priority process that
 	// prepares a spare for the repository whose checkout is at repoRoot
 	// (`yolop worktree prepare-spare`). It must not wait for that process.
@@ -32,7 +35,7 @@ type Spares struct {
 // SparesEnv overrides [worktree] spares.
 const SparesEnv = worktree.SparesEnv
 
-// ResolveSpares reads [worktree] spares and spare_keeps from the settings
+// ResolveSpares reads [worktree] spares, spare_keeps and share from the settings
 // file; $YOLOP_WORKTREE_SPARES overrides the number.
 func ResolveSpares() (Spares, error) {
 	path := provider.DefaultSettingsPath(os.Getenv)
@@ -40,7 +43,10 @@ func ResolveSpares() (Spares, error) {
 	if err != nil {
 		return Spares{}, err
 	}
-	sp := Spares{Limit: worktree.DefaultSpares, Keeps: s.Worktree.SpareKeeps}
+	sp := Spares{Limit: worktree.DefaultSpares, Keeps: s.Worktree.SpareKeeps, Share: s.Worktree.Share}
+	if err := worktree.CheckShare(sp.Share); err != nil {
+		return Spares{}, fmt.Errorf("settings %s: %w", path, err)
+	}
 	if s.Worktree.Spares != nil {
 		if *s.Worktree.Spares < 0 || *s.Worktree.Spares > 16 {
 			return Spares{}, fmt.Errorf("settings %s: [worktree] spares = %d: want 0 (no spare worktrees) to 16", path, *s.Worktree.Spares)
@@ -67,7 +73,7 @@ func managerFor(dataDir string, sp Spares, hit func(string)) *worktree.Manager {
 	if hit == nil {
 		hit = failpoint.Hit
 	}
-	return &worktree.Manager{DataDir: dataDir, Spares: sp.Limit, SpareKeeps: sp.Keeps, Failpoint: hit}
+	return &worktree.Manager{DataDir: dataDir, Spares: sp.Limit, SpareKeeps: sp.Keeps, Share: sp.Share, Failpoint: hit}
 }
 
 // settledManager is managerFor with the settings read now, for the

@@ -139,6 +139,10 @@ type WorktreeSection struct {
 	// Setup is a shell command run once in a new session's worktree,
 	// before its first turn (installing dependencies); "" runs nothing.
 	Setup string `toml:"setup"`
+	// Share lists directories (relative to the checkout's top, ignored by
+	// git: node_modules, target, …) copied from the checkout into each new
+	// session worktree.
+	Share []string `toml:"share"`
 }
 
 // ToolsSection configures the tools' commands.

@@ -65,6 +65,9 @@ type Manager struct {
 	// write-blocklisted dependency and build directories as a warm cache,
 	// KeepNothing makes it fully clean.
 	SpareKeeps string
+	// Share lists the directories copied from the checkout into each new
+	// session worktree ([worktree] share; see CheckShare).
+	Share []string
 	// Failpoint, when set, is called at each step of claiming, parking
 	// and preparing a spare (SpareFailpoints); crash tests make it kill
 	// the process.

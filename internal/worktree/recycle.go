@@ -41,6 +41,10 @@ type parkRecord struct {
 	// Walk is the snapshot walk of the spare (snapshot.Walk), so that the
 	// first capture of the session that claims it need not walk the tree.
 	Walk *snapshot.Walk `json:"walk,omitempty"`
+	// Shared holds the shared directories ([worktree] share) a prepared
+	// spare got from the checkout, each with its shareStamp there; a claim
+	// keeps those whose stamp the checkout still has.
+	Shared map[string]string `json:"shared,omitempty"`
 }
 
 func writeRecord(spare string, r parkRecord) error {

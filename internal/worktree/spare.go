@@ -89,7 +89,13 @@ type Started struct {
 	Walk *snapshot.Walk
 	// Notes tell the user about spares that could not be used and leftovers
 	// of interrupted starts that were cleaned up.
-	Notes   []string
+	Notes []string
+	// Shared is what copying the shared directories ([worktree] share)
+	// into the worktree did.
+	Shared ShareResult
+	// fresh lists the shared directories the claimed spare got when it
+	// was prepared, from the checkout, which no session has used.
+	fresh   map[string]string
 	pending *os.File
 	path    string
 }
@@ -181,6 +187,10 @@ func (m *Manager) start(ctx context.Context, repo *Repo, sessionID, title string
 		}
 		if ok {
 			st.Info, st.Recycled = info, true
+			if err := m.share(ctx, repo, st); err != nil {
+				m.Abandon(context.WithoutCancel(ctx), st)
+				return nil, err
+			}
 			return st, nil
 		}
 	}
@@ -200,7 +210,24 @@ func (m *Manager) start(ctx context.Context, repo *Repo, sessionID, title string
 		return nil, err
 	}
 	st.Info = info
+	if err := m.share(ctx, repo, st); err != nil {
+		m.Abandon(context.WithoutCancel(ctx), st)
+		return nil, err
+	}
 	return st, nil
+}
+
+// share copies the shared directories from the checkout into the new
+// session's worktree (those a claimed spare got fresh when it was
+// prepared are kept) and adds what it did to the start's notes.
+func (m *Manager) share(ctx context.Context, repo *Repo, st *Started) error {
+	res, err := copyShared(ctx, m.Share, repo.Root, st.Path, st.GitDir, repo.CommonDir, st.fresh)
+	st.Shared = res
+	if n := res.Note(); n != "" {
+		st.Notes = append(st.Notes, n)
+	}
+	st.Notes = append(st.Notes, res.Notes...)
+	return err
 }
 
 // sealInfo records in info the administrative directory of its fresh
@@ -547,7 +574,7 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 		return Info{}, false, notes, nil
 	}
 	m.hit("spare.claim_after_move")
-	if why := spareProblem(ctx, path, repo.CommonDir, rec, m.SpareKeeps == KeepNothing); why != "" {
+	if why := spareProblem(ctx, path, repo.CommonDir, rec, m.SpareKeeps == KeepNothing, m.Share); why != "" {
 		return Info{}, false, append(notes, m.setAside(ctx, dir, path, why)), nil
 	}
 	d := dirsOf(path, rec.GitDir, repo.CommonDir)
@@ -561,6 +588,9 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 			return Info{}, false, notes, m.discardClaim(ctx, repo, path, "", nil)
 		}
 		m.hit("spare.claim_after_reset")
+		if rec.From == "" {
+			st.fresh = rec.Shared
+		}
 		return info, true, notes, nil
 	}
 	branch, err := pickBranch(ctx, d.Runner(), title, sessionID)
@@ -578,6 +608,9 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 	}
 	m.hit("spare.claim_after_reset")
 	st.KnownClean = true
+	if rec.From == "" {
+		st.fresh = rec.Shared
+	}
 	if rec.Walk != nil && !rec.Walk.At.IsZero() {
 		st.Walk = rec.Walk
 	}
@@ -735,7 +768,7 @@ func (m *Manager) discardClaim(ctx context.Context, repo *Repo, path, branch str
 // parked from, or any uncommitted change: tracked, untracked, or ignored
 // outside the kept dependency directories. Apart from the one status every
 // claim runs, it reads files only.
-func spareProblem(ctx context.Context, path, commonDir string, rec parkRecord, keepNothing bool) string {
+func spareProblem(ctx context.Context, path, commonDir string, rec parkRecord, keepNothing bool, share []string) string {
 	admin := rec.GitDir
 	b, err := os.ReadFile(filepath.Join(admin, "gitdir"))
 	if err != nil {
@@ -803,6 +836,9 @@ func spareProblem(ctx context.Context, path, commonDir string, rec parkRecord, k
 			continue
 		}
 		if (p[:2] == "!!" || p[:2] == "??") && keptCache(p[3:], keepNothing) {
+			continue
+		}
+		if p[:2] == "!!" && isShared(p[3:], share) {
 			continue
 		}
 		changed = append(changed, p)
@@ -1109,7 +1145,7 @@ func (m *Manager) park(ctx context.Context, path, fromSession string) (string, e
 	// From here on an interruption leaves a .tmp- worktree that the next
 	// start removes; the session's worktree was being discarded anyway.
 	m.hit("spare.park_after_move")
-	if err := m.settle(ctx, tmp.path, newAdmin, common, head, fromSession, true); err != nil {
+	if err := m.settle(ctx, tmp.path, newAdmin, common, head, fromSession, true, nil); err != nil {
 		_ = removeWorktreeDir(ctx, tmp.path)
 		tmp.release()
 		return "", fmt.Errorf("worktree: clean %s for reuse: %w", path, err)
@@ -1120,7 +1156,7 @@ func (m *Manager) park(ctx context.Context, path, fromSession string) (string, e
 
 // settle resets a spare being parked (reset) or prepared to its known
 // state and writes its parking record beside it.
-func (m *Manager) settle(ctx context.Context, path, admin, common, head, fromSession string, reset bool) error {
+func (m *Manager) settle(ctx context.Context, path, admin, common, head, fromSession string, reset bool, shared map[string]string) error {
 	if reset {
 		if err := resetToKnown(ctx, path, admin, common, m.SpareKeeps == KeepNothing); err != nil {
 			return err
@@ -1138,7 +1174,7 @@ func (m *Manager) settle(ctx context.Context, path, admin, common, head, fromSes
 		return err
 	}
 	w := snapshot.WalkTree(path)
-	return writeRecord(path, parkRecord{From: fromSession, Head: head, GitDir: admin, Seal: seal, Walk: &w})
+	return writeRecord(path, parkRecord{From: fromSession, Head: head, GitDir: admin, Seal: seal, Walk: &w, Shared: shared})
 }
 
 // promote renames a clean worktree being prepared or parked to the next free
@@ -1233,8 +1269,14 @@ func (m *Manager) prepareSpare(ctx context.Context, repo *Repo, dir, commit stri
 		return "", err
 	}
 	admin, err := git.AdminDirOf(tmp.path, repo.CommonDir)
+	var shared ShareResult
 	if err == nil {
-		err = m.settle(ctx, tmp.path, admin, repo.CommonDir, "", "", false)
+		// Copied before the walk is recorded; a failed copy is left to
+		// the claim, which copies what the spare lacks and says why.
+		shared, err = copyShared(ctx, m.Share, repo.Root, tmp.path, admin, repo.CommonDir, nil)
+	}
+	if err == nil {
+		err = m.settle(ctx, tmp.path, admin, repo.CommonDir, "", "", false, shared.Stamps)
 	}
 	if err != nil {
 		_ = removeWorktreeDir(context.WithoutCancel(ctx), tmp.path)
