@@ -15,5 +15,5 @@ cd "$(dirname "$0")/.."
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 go build -o "$bin/yolop" ./cmd/yolop
-go build -o "$bin/longbench" ./internal/app/cmd/longbench
+go build -o "$bin/longbench" ./test/bench/cmd/longbench
 "$bin/longbench" -yolop "$bin/yolop" "$@"

@@ -8,5 +8,5 @@ cd "$(dirname "$0")/.."
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 go build -o "$bin/yolop" ./cmd/yolop
-go run ./internal/search/cmd/searchbench -yolop "$bin/yolop" \
+go run ./test/bench/cmd/searchbench -yolop "$bin/yolop" \
 	-sessions "${1:-500}" -events "${2:-200000}" -runs "${3:-7}"

@@ -11,5 +11,5 @@ cd "$(dirname "$0")/.."
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 go build -o "$bin/yolop" ./cmd/yolop
-go build -o "$bin/startbench" ./internal/worktree/cmd/startbench
+go build -o "$bin/startbench" ./test/bench/cmd/startbench
 "$bin/startbench" -yolop "$bin/yolop" -mksynth "${MKSYNTH:-/work/shared/bench/mksynth.py}" "$@"

@@ -7,5 +7,5 @@ set -eu
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
-go build -o "$bin/snapbench" ./internal/snapshot/cmd/snapbench
+go build -o "$bin/snapbench" ./test/bench/cmd/snapbench
 "$bin/snapbench" "$@"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
+	"github.com/yolop-dev/yolop/test/bench/synth"
 )
 
 // benchFiles is the size of the generated repository: YOLOP_BENCH_FILES, or
@@ -28,11 +29,6 @@ func benchFiles(b *testing.B) int {
 	return n
 }
 
-// benchPath lays files out like the snapshot benchmarks' generator
-// (internal/snapshot/internal/synth, which this package cannot import): 50
-// files per leaf directory, 20 leaves per top directory.
-func benchPath(i int) string { return fmt.Sprintf("d%03d/s%02d/f%06d.txt", i/1000, (i/50)%20, i) }
-
 // benchRig generates a committed repository of n files, opens a session
 // over it and runs two turns (so cp2 is the clean tree, settled past git's
 // racy-timestamp window). It returns the rig and the median of
@@ -42,7 +38,7 @@ func benchRig(b *testing.B, n int) (*rig, time.Duration) {
 	repo := filepath.Join(b.TempDir(), "repo")
 	gittest.WriteFile(b, repo, ".gitignore", "*.log\n")
 	for i := range n {
-		write(b, repo, benchPath(i), fmt.Sprintf("file %d\nalpha beta gamma %d\n", i, i*7919))
+		write(b, repo, synth.Path(i), fmt.Sprintf("file %d\nalpha beta gamma %d\n", i, i*7919))
 	}
 	gittest.Git(b, repo, "init", "-q", "-b", "main")
 	gittest.Git(b, repo, "config", "gc.auto", "0")
@@ -66,7 +62,7 @@ func benchRig(b *testing.B, n int) (*rig, time.Duration) {
 // touch changes k tracked files (a different content every round).
 func touch(b *testing.B, r *rig, n, k, round int) {
 	for j := range k {
-		write(b, r.root, benchPath((j*7919+13)%n), fmt.Sprintf("bench round %d file %d\n", round, j))
+		write(b, r.root, synth.Path((j*7919+13)%n), fmt.Sprintf("bench round %d file %d\n", round, j))
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 // BenchmarkSearch searches a data dir made by cmd/searchbench and writes
 // the JSON answer, like `yolop sessions search --all --output-format json`:
 //
-//	go run ./internal/search/cmd/searchbench -yolop /tmp/yolop -dir /tmp/sb
+//	go run ./test/bench/cmd/searchbench -yolop /tmp/yolop -dir /tmp/sb
 //	YOLOP_SEARCH_BENCH_DIR=/tmp/sb go test -run X -bench Search ./internal/search
 func BenchmarkSearch(b *testing.B) {
 	dir := os.Getenv("YOLOP_SEARCH_BENCH_DIR")

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yolop-dev/yolop/internal/snapshot/internal/synth"
+	"github.com/yolop-dev/yolop/test/bench/synth"
 )
 
 // benchFiles is the generated tree size; SNAPBENCH_FILES overrides it (the

@@ -20,7 +20,7 @@
 // with -tui=false or without tmux). Starting a window and seeing a line
 // printed at once costs this harness 20–30 ms.
 //
-//	go run ./internal/app/cmd/longbench -yolop PATH [-runs 5] [-sessions 500] 1000 5000
+//	go run ./test/bench/cmd/longbench -yolop PATH [-runs 5] [-sessions 500] 1000 5000
 package main
 
 import (

@@ -5,7 +5,7 @@
 // spare at the user's commit, and with a spare 1 and 100 commits behind.
 // It prints a Markdown table.
 //
-//	go run ./internal/worktree/cmd/startbench -yolop BIN -mksynth mksynth.py [-runs 5] [-dir DIR] N...
+//	go run ./test/bench/cmd/startbench -yolop BIN -mksynth mksynth.py [-runs 5] [-dir DIR] N...
 package main
 
 import (

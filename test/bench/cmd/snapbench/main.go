@@ -1,7 +1,7 @@
 // Command snapbench times the snapshot engine against the `git status`
 // floor on generated work trees and prints a Markdown table.
 //
-//	go run ./internal/snapshot/cmd/snapbench [-runs 10] [-dir DIR] [-capture-only] N...
+//	go run ./test/bench/cmd/snapbench [-runs 10] [-dir DIR] [-capture-only] N...
 package main
 
 import (
@@ -18,7 +18,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/snapshot"
-	"github.com/yolop-dev/yolop/internal/snapshot/internal/synth"
+	"github.com/yolop-dev/yolop/test/bench/synth"
 )
 
 func main() {

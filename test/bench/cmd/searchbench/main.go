@@ -4,7 +4,7 @@
 // a user gets (text, newest 200).
 //
 //	go build -o /tmp/yolop ./cmd/yolop
-//	go run ./internal/search/cmd/searchbench -yolop /tmp/yolop [-sessions 500] [-events 200000] [-runs 7]
+//	go run ./test/bench/cmd/searchbench -yolop /tmp/yolop [-sessions 500] [-events 200000] [-runs 7]
 //
 // The generated data dir has the on-disk format yolop writes (events.jsonl,
 // timeline.jsonl, workspace.json per session): prompts, assistant replies
