@@ -108,6 +108,10 @@ type Options struct {
 	Early bool
 	// Sandbox is the --sandbox level ("" = the settings' or write).
 	Sandbox string
+	// Watch keeps a file watcher over the session's files (hosts that
+	// live across turns: the TUI, ACP), so a capture looks at the paths
+	// changed since the last one instead of walking the whole tree.
+	Watch bool
 	// OneShot says the process ends with its turn (print mode): the
 	// turn's result warns about background tasks, which stop with it.
 	OneShot bool

@@ -256,6 +256,9 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 					}
 					return nil, "workspace snapshots unavailable: " + err.Error(), nil
 				}
+				if o.Watch {
+					eng.Watch(snapshot.WatchOptions{})
+				}
 				return eng, "", nil
 			}}
 			if snaps, err = p.lazyEngine(ctx, gitNow); err != nil {
@@ -276,6 +279,9 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.RepoRoot, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit})
 			if err != nil {
 				return nil, "workspace snapshots unavailable: " + err.Error(), nil
+			}
+			if o.Watch {
+				eng.Watch(snapshot.WatchOptions{})
 			}
 			return eng, "", nil
 		}}
@@ -439,7 +445,8 @@ func (p *Parts) lazyEngine(ctx context.Context, gitNow bool) (checkpoint.Snapsho
 	g := p.git
 	p.onClose(func() error {
 		if eng := g.opened(); eng != nil {
-			eng.Wait()
+			// Close stops its watcher too, and waits.
+			return eng.Close()
 		}
 		return nil
 	})

@@ -911,7 +911,7 @@ func (c *Controller) Repair(ctx context.Context) ([]string, error) {
 			return nil, fmt.Errorf("repair interrupted restore %s: the files may be partly restored, but workspace snapshots are unavailable (%s), so they cannot be put back; fix that and open the session again (the files before the restore are kept at %s)", p.Restore, c.cfg.NoWorkspace, p.Recovery.Ref)
 		}
 		if c.cfg.Snapshots != nil && p.Recovery != nil && Mode(p.Mode).HasWorkspace() {
-			cur, err := c.cfg.Snapshots.Capture(ctx, repairPrefix+p.Restore)
+			cur, err := c.cfg.Snapshots.Capture(snapshot.WithWalk(ctx), repairPrefix+p.Restore)
 			if err != nil {
 				return nil, fmt.Errorf("repair interrupted restore %s: capture: %w (the files before it are kept at %s)", p.Restore, err, p.Recovery.Ref)
 			}

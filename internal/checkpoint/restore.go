@@ -260,7 +260,9 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 		// one would move a ref the redo slot or a past restore points to.
 		n := max(store.NextRecovery, c.state.NextRestore)
 		name := fmt.Sprintf("r%d", n)
-		snap, err := c.cfg.Snapshots.Capture(ctx, name)
+		// Writes through mmap raise no watcher event: the recovery
+		// point of a restore always walks the whole tree.
+		snap, err := c.cfg.Snapshots.Capture(snapshot.WithWalk(ctx), name)
 		if err != nil && !p.mode.HasWorkspace() {
 			// A conversation-only restore touches no file: it goes ahead
 			// when the files cannot be captured (a full disk, a locked
@@ -537,7 +539,7 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 	// Only a restore that writes files cares whether they moved since the
 	// preview; a conversation-only restore leaves them as they are.
 	if c.cfg.Snapshots != nil && rec.Recovery != nil && rec.Mode.HasWorkspace() {
-		current, err := c.cfg.Snapshots.Capture(ctx, "") // a check only: no ref
+		current, err := c.cfg.Snapshots.Capture(snapshot.WithWalk(ctx), "") // a check only: no ref
 		if err != nil {
 			return nil, &Error{Code: CodeCaptureFailed, Msg: fmt.Sprintf("could not check the files before restoring (%s); nothing was changed", captureReason(err)), Err: err}
 		}
@@ -689,7 +691,7 @@ func (c *Controller) rollbackLocked(ctx context.Context, restoreID string, rec *
 	}
 	if rec.Mode.HasWorkspace() && rec.Recovery != nil {
 		ctx = context.WithoutCancel(ctx)
-		cur, err := c.cfg.Snapshots.Capture(ctx, rollbackPrefix+restoreID)
+		cur, err := c.cfg.Snapshots.Capture(snapshot.WithWalk(ctx), rollbackPrefix+restoreID)
 		if err == nil {
 			err = c.putBackLocked(ctx, cur, rec.Recovery.Tree, rec.TargetTree)
 		}

@@ -14,18 +14,38 @@ import (
 )
 
 // capture updates the private index from the worktree and writes its tree.
-// The caller holds e.mu.
-func (e *Engine) capture(ctx context.Context) (string, error) {
+// With walk, or when no watcher vouches for the paths changed since the
+// last capture, it walks the whole worktree (status and the Go walk);
+// otherwise it looks at the changed paths only (watched.go). The caller
+// holds e.mu.
+func (e *Engine) capture(ctx context.Context, walk bool) (string, error) {
 	e.waitIndexUpdate()
 	defer ownerOnly(e.privIndex, e.privDir)
 	ctx, cancel := context.WithTimeout(ctx, e.budget)
 	defer cancel()
-	tree, err := e.captureOnce(ctx)
+	ch := changes{full: "no watcher"}
+	if e.watch != nil {
+		// The barrier comes first: whatever changes after it is
+		// recorded for the next capture, whatever this one sees.
+		ch = e.watch.take(ctx)
+		if walk && ch.full == "" {
+			ch.full = "asked to walk"
+		}
+	}
+	tree, err := e.captureOnce(ctx, ch)
 	if err != nil && ctx.Err() == nil && indexCorrupt(err) {
 		// The private index is only a cache; a damaged one is rebuilt.
 		if rerr := e.removeIndex(); rerr == nil {
-			tree, err = e.captureOnce(ctx)
+			tree, err = e.captureOnce(ctx, changes{full: "the private index was rebuilt"})
 		}
+	}
+	if err == nil {
+		e.lastCapture = time.Now()
+	}
+	if err != nil && e.watch != nil {
+		// What the failed capture took from the watcher is lost, and
+		// the private index may be half updated: the next one walks.
+		e.watch.invalidate("the last capture failed")
 	}
 	if err != nil && ctx.Err() != nil {
 		// A git process killed at the deadline may leave our own lock
@@ -62,9 +82,20 @@ func (e *Engine) removeIndex() error {
 	return nil
 }
 
-func (e *Engine) captureOnce(ctx context.Context) (string, error) {
+func (e *Engine) captureOnce(ctx context.Context, ch changes) (string, error) {
 	if err := writeIfChanged(filepath.Join(e.privDir, "info", "exclude"), []byte(e.excludeTextFresh())); err != nil {
 		return "", e.fileErr("cannot prepare the private git directory", err)
+	}
+	if stamp := e.ignoreStamp(); stamp != e.lastIgnore {
+		// A rule from outside the worktree changed: what it hides or
+		// shows changed everywhere, not at the paths the watcher saw.
+		if ch.full == "" {
+			ch.full = "an ignore rule outside the worktree changed"
+		}
+		e.lastIgnore = stamp
+	}
+	if _, err := os.Stat(e.privIndex); err != nil && ch.full == "" {
+		ch.full = "the private index is being seeded"
 	}
 	derive, err := e.ensureIndex(ctx)
 	if err != nil {
@@ -76,6 +107,39 @@ func (e *Engine) captureOnce(ctx context.Context) (string, error) {
 	// Only one Engine uses a state dir at a time, but the file, not memory,
 	// is what status compares with.
 	headKnown := e.headIsTree && e.headFileIs(e.head)
+	if ch.full == "" && !derive {
+		switch {
+		case !headKnown:
+			ch.full = "no captured tree to start from"
+		case e.indexStale:
+			ch.full = "the private index did not catch up"
+		case !e.walkKnown:
+			ch.full = "no walk to start from"
+		default:
+			tree, err := e.watchedTree(ctx, ch)
+			if err == nil {
+				e.watchedCaptures++
+				return tree, nil
+			}
+			if !errors.Is(err, errNotWatched) {
+				return "", err
+			}
+			ch.full = "the change set is too large"
+		}
+	}
+	e.walkedCaptures++
+	e.lastWalkReason = ch.full
+	tree, err := e.walkedCapture(ctx, derive, headKnown)
+	if err == nil {
+		e.walkKnown = true
+		e.indexStale = false
+	}
+	return tree, err
+}
+
+// walkedCapture is the capture that looks at the whole worktree: git
+// status against the private index beside the Go walk.
+func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (string, error) {
 	// The walk finds what status cannot report: nested repositories where
 	// captured files used to be, and permissions a tree cannot hold. It
 	// runs while git stats the same files.
@@ -138,7 +202,7 @@ func (e *Engine) captureOnce(ctx context.Context) (string, error) {
 		// The index holds the private HEAD's tree exactly, so editing that
 		// tree at the listed paths gives the worktree's tree without
 		// reading the index; the index catches up in the background.
-		tree, err := e.fastTree(ctx, e.head, paths)
+		tree, err := e.fastTree(ctx, e.head, paths, false)
 		if err == nil {
 			e.treeEdits++
 			e.setHead(tree)
@@ -151,6 +215,12 @@ func (e *Engine) captureOnce(ctx context.Context) (string, error) {
 			return "", err
 		}
 	}
+	return e.indexTree(ctx, paths)
+}
+
+// indexTree records the listed paths in the private index and writes its
+// tree.
+func (e *Engine) indexTree(ctx context.Context, paths []string) (string, error) {
 	// A path whose parent became a symlink is gone from the tree, but
 	// update-index --remove refuses to look beyond the link: drop those
 	// entries without looking. This is rare, so it usually costs nothing.

@@ -53,7 +53,11 @@ type fastChange struct {
 // not a real directory or holds a nested repository, an entry whose kind
 // would change between file and directory, a name git's batch protocols
 // cannot carry. The tree it computes is checked against the one git writes.
-func (e *Engine) fastTree(ctx context.Context, base string, paths []string) (string, error) {
+//
+// With lenient (the paths come from the watcher, not a status), a path
+// deleted that base does not hold either is skipped (fastSkipped) instead
+// of declining: it was created and removed between two captures.
+func (e *Engine) fastTree(ctx context.Context, base string, paths []string, lenient bool) (string, error) {
 	if len(paths) == 0 || len(paths) > fastMaxPaths {
 		return "", errNotFast
 	}
@@ -133,6 +137,7 @@ func (e *Engine) fastTree(ctx context.Context, base string, paths []string) (str
 	}
 
 	// Apply the changes to each directory's entries.
+	var skipped []string
 	entries := map[string]map[string]fastEntry{}
 	for d := range dirs {
 		entries[d] = old[d]
@@ -152,6 +157,10 @@ func (e *Engine) fastTree(ctx context.Context, base string, paths []string) (str
 			return "", errNotFast
 		}
 		if c.deleted {
+			if !had && lenient {
+				skipped = append(skipped, c.path)
+				continue
+			}
 			if !had {
 				return "", errNotFast // status saw a tracked path the tree lacks
 			}
@@ -224,8 +233,13 @@ func (e *Engine) fastTree(ctx context.Context, base string, paths []string) (str
 		}
 	}
 	e.fastDeleted = e.fastDeleted[:0]
+	e.fastSkipped = skipped
+	gone := map[string]bool{}
+	for _, p := range skipped {
+		gone[p] = true
+	}
 	for _, c := range changes {
-		if c.deleted {
+		if c.deleted && !gone[c.path] {
 			e.fastDeleted = append(e.fastDeleted, c.path)
 		}
 	}
@@ -456,7 +470,10 @@ func (e *Engine) startIndexUpdate(paths, deleted []string) {
 		// One after the other: both take the index lock.
 		for i, st := range steps {
 			if e.priv.WrapError(st.args, cmds[i].Run(), errs[i]) != nil {
-				break // nothing it leaves is trusted: the next status sees it
+				// Nothing it leaves is trusted: the next status sees
+				// it, and the watcher does not vouch for the index.
+				e.indexUpdateFailed = true
+				break
 			}
 		}
 		ownerOnly(e.privIndex, e.privDir)
@@ -468,6 +485,9 @@ func (e *Engine) waitIndexUpdate() {
 	if e.indexUpdate != nil {
 		<-e.indexUpdate
 		e.indexUpdate = nil
+		if e.indexUpdateFailed {
+			e.indexStale, e.indexUpdateFailed = true, false
+		}
 	}
 }
 

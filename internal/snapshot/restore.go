@@ -46,7 +46,7 @@ type RestoreResult struct {
 // something no snapshot holds in the way of a write is a *BlockedError
 // inside one, found before anything changed.
 func (e *Engine) Restore(ctx context.Context, from Snapshot, target string) (RestoreResult, error) {
-	e.mu.Lock()
+	e.lockNow()
 	defer e.mu.Unlock()
 	// The files are about to change under the background index update.
 	e.waitIndexUpdate()
@@ -123,7 +123,7 @@ type RestoreCheck struct {
 // worktree, to target exactly as Restore will, without changing anything:
 // a *BlockedError says what is in the way.
 func (e *Engine) CheckRestore(ctx context.Context, fromTree, target string) (RestoreCheck, error) {
-	e.mu.Lock()
+	e.lockNow()
 	defer e.mu.Unlock()
 	if err := e.guardLink(); err != nil {
 		return RestoreCheck{}, err
@@ -176,7 +176,8 @@ func (e *Engine) prepare(ctx context.Context, fromTree, target string) ([]Change
 // core.excludesFile) that appeared since the target was captured. got is
 // the worktree's tree as captures see it, ignored those paths.
 func (e *Engine) verifyRestored(ctx context.Context, expect string, p *plan) (got string, ignored []string, err error) {
-	got, err = e.capture(ctx)
+	// Writes through mmap raise no inotify event: the check walks.
+	got, err = e.capture(ctx, true)
 	if err != nil {
 		return "", nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -139,8 +140,38 @@ type Engine struct {
 	// the last capture's tree edit has finished (nil: none running).
 	indexUpdate chan struct{}
 	treeEdits   int // captures answered by a tree edit (tests)
-	// fastDeleted are the paths the last tree edit found deleted.
+	// fastDeleted are the paths the last tree edit found deleted,
+	// fastSkipped those it found neither in the tree nor on disk.
 	fastDeleted []string
+	fastSkipped []string
+	// indexUpdateFailed is set by a background index update that
+	// failed; the next capture turns it into indexStale: the private
+	// index may not hold the private HEAD's tree, so no capture trusts
+	// it for the paths it does not look at until a walk.
+	indexUpdateFailed bool
+	indexStale        bool
+
+	// watch records the paths changed since the last capture (long-lived
+	// hosts on Linux; nil: every capture walks). See watched.go.
+	watch   *watcher
+	noWatch string // why Watch could not start one
+	// walkKnown says lastWalk describes the worktree as of the last
+	// capture (kept up to date by watched captures).
+	walkKnown bool
+	// lastIgnore stamps the ignore rules from outside the worktree as
+	// the last capture saw them.
+	lastIgnore string
+	// watchedCaptures and walkedCaptures count the two kinds of capture;
+	// lastWalkReason says why the last walk was needed.
+	watchedCaptures, walkedCaptures int
+	lastWalkReason                  string
+	// resync is the periodic safety-net walk (watched.go).
+	resyncMu     sync.Mutex
+	resyncCancel context.CancelFunc
+	resyncStop   chan struct{}
+	resyncDone   chan struct{}
+	lastCapture  time.Time
+	waiting      atomic.Int32 // callers about to take mu (the background walk gives way)
 	// lastWalk is what the last capture's walk found (nested
 	// repositories, restrictive permissions).
 	lastWalk walkResult
@@ -438,12 +469,12 @@ func (e *Engine) Capture(ctx context.Context, name string) (Snapshot, error) {
 	if name != "" && !validName(name) {
 		return Snapshot{}, fmt.Errorf("%w: snapshot name %q", ErrBadName, name)
 	}
-	e.mu.Lock()
+	e.lockNow()
 	defer e.mu.Unlock()
 	if err := e.guardLink(); err != nil {
 		return Snapshot{}, err
 	}
-	tree, err := e.capture(ctx)
+	tree, err := e.capture(ctx, mustWalk(ctx))
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -497,7 +528,7 @@ func (e *Engine) Anchor(ctx context.Context, name, tree string) (Snapshot, error
 // Verify captures the worktree (without a ref) and reports ErrMismatch with
 // the differing paths when it is not tree.
 func (e *Engine) Verify(ctx context.Context, tree string) error {
-	e.mu.Lock()
+	e.lockNow()
 	defer e.mu.Unlock()
 	if err := e.guardLink(); err != nil {
 		return err
@@ -506,7 +537,8 @@ func (e *Engine) Verify(ctx context.Context, tree string) error {
 }
 
 func (e *Engine) verify(ctx context.Context, tree string) error {
-	got, err := e.capture(ctx)
+	// Writes through mmap raise no inotify event: a verification walks.
+	got, err := e.capture(ctx, true)
 	if err != nil {
 		return err
 	}

@@ -437,6 +437,10 @@ func (e *Engine) capturedModes(ctx context.Context, modes map[string]fs.FileMode
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
+	// check-ignore reads the private index (a tracked file is never
+	// ignored): the background update rewriting it, and removing the
+	// shared part it names, must be done.
+	e.waitIndexUpdate()
 	in := strings.Join(paths, "\x00") + "\x00"
 	out, err := e.runPriv(ctx, []byte(in), "check-ignore", "-z", "--stdin")
 	if err != nil {

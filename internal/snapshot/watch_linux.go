@@ -1,0 +1,575 @@
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The watcher is raw inotify (golang.org/x/sys/unix, already a dependency)
+// rather than fsnotify: a capture must know exactly when the watcher can
+// vouch for its change set, which takes the watch descriptors themselves
+// (a renamed directory keeps its descriptor, and the path it stands for
+// changes with it; fsnotify reports stale paths under a renamed parent),
+// the move cookies, IN_Q_OVERFLOW, IN_ONLYDIR|IN_DONT_FOLLOW|IN_EXCL_UNLINK,
+// and control over how many watches are spent.
+
+const watchMask = unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE | unix.IN_CREATE |
+	unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF |
+	unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW | unix.IN_EXCL_UNLINK
+
+// watchMaxDirty bounds the change set: beyond it the next capture walks.
+const watchMaxDirty = 20000
+
+// barrierTimeout bounds the wait for the flush barrier's own event.
+const barrierTimeout = 5 * time.Second
+
+// watcher records the paths of a worktree changed since the last capture.
+type watcher struct {
+	f       *os.File // the inotify instance, non-blocking, read through the poller
+	fd      int
+	root    string
+	markDir string // private directory (in the state dir) holding the barrier markers
+	budget  int    // most watches this watcher may hold
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	wds      map[int32]string // watch descriptor -> worktree-relative directory ("" is the root)
+	dirs     map[string]int32
+	markWD   int32
+	dirty    map[string]bool   // paths changed (files, symlinks, names that were either)
+	gone     map[string]bool   // directories removed or moved away with what they held
+	detached map[uint32]string // move cookie -> directory moved away, not yet seen arriving
+	full     string            // why the next capture must walk ("" = it need not)
+	rearm    bool              // the watches must be rebuilt before that walk
+	dead     string            // the watcher stopped for good (why)
+	armed    bool              // the first set of watches is in place
+	arming   atomic.Bool       // the first arm runs (captures walk meanwhile)
+	seq      uint64            // last barrier marker written
+	seen     uint64            // last barrier marker read back
+	closed   bool
+
+	overflowHook bool // tests: the next event batch is treated as a queue overflow
+	done         chan struct{}
+}
+
+// watchable reports why root cannot be watched ("" when it can).
+func watchable(root string) string {
+	var st unix.Statfs_t
+	if err := unix.Statfs(root, &st); err != nil {
+		return "cannot tell the file system: " + err.Error()
+	}
+	switch uint32(st.Type) {
+	case 0x6969, 0x517B, 0xFF534D42, 0xFE534D42, 0x01021997, 0x65735546, 0x00C36400,
+		0x5346414F, 0x73757245, 0x564c, 0x7461636f, 0x01161970, 0x0BD00BD0, 0x47504653:
+		// NFS, SMB, CIFS, SMB2, 9p, FUSE, Ceph, AFS, Coda, NCP, OCFS2,
+		// GFS2, Lustre, GPFS: changes made by other machines (or behind
+		// the FUSE daemon) raise no event here.
+		return fmt.Sprintf("a network or FUSE file system (type %#x)", uint32(st.Type))
+	}
+	return ""
+}
+
+// watchBudget is a quarter of the inotify watches the user has left: the
+// user's editor and other tools share the per-user limit.
+func watchBudget() (int, error) {
+	b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches")
+	if err != nil {
+		return 0, err
+	}
+	max, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0, err
+	}
+	return (max - watchesInUse()) / 4, nil
+}
+
+// watchesInUse counts the inotify watches held by the processes this user
+// can see (the limit is per user; other users' processes are unreadable
+// and do not count against it).
+func watchesInUse() int {
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, p := range procs {
+		if _, err := strconv.Atoi(p.Name()); err != nil {
+			continue
+		}
+		fdDir := filepath.Join("/proc", p.Name(), "fd")
+		fds, err := os.ReadDir(fdDir)
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			if l, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err != nil || l != "anon_inode:inotify" {
+				continue
+			}
+			info, err := os.ReadFile(filepath.Join("/proc", p.Name(), "fdinfo", fd.Name()))
+			if err != nil {
+				continue
+			}
+			n += bytes.Count(info, []byte("inotify wd:"))
+		}
+	}
+	return n
+}
+
+// startWatcher opens an inotify instance over root and arms it in the
+// background; until it is armed every capture walks.
+func startWatcher(root, markDir string, budget int) (*watcher, error) {
+	if why := watchable(root); why != "" {
+		return nil, errors.New(why)
+	}
+	if budget <= 0 {
+		b, err := watchBudget()
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the inotify watch limit: %w", err)
+		}
+		budget = b
+	}
+	if budget < 2 {
+		return nil, errors.New("no inotify watches left for this user")
+	}
+	if err := os.MkdirAll(markDir, 0o700); err != nil {
+		return nil, err
+	}
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		return nil, fmt.Errorf("inotify: %w", err)
+	}
+	w := &watcher{f: os.NewFile(uintptr(fd), "inotify"), fd: fd, root: root, markDir: markDir, budget: budget,
+		full: "the watcher is not armed yet", done: make(chan struct{})}
+	w.cond = sync.NewCond(&w.mu)
+	w.reset()
+	go w.read()
+	w.arming.Store(true)
+	go func() {
+		defer w.arming.Store(false)
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.arm()
+	}()
+	return w, nil
+}
+
+func (w *watcher) reset() {
+	w.wds, w.dirs = map[int32]string{}, map[string]int32{}
+	w.dirty, w.gone, w.detached = map[string]bool{}, map[string]bool{}, map[uint32]string{}
+}
+
+// arm (re)builds every watch from scratch: the marker directory, then the
+// worktree's directories. The caller holds w.mu. Events of the old watches
+// still queued carry descriptors no longer known, and are dropped: the
+// walk that follows an arm covers them.
+func (w *watcher) arm() {
+	if w.closed || w.dead != "" {
+		return
+	}
+	for wd := range w.wds {
+		_, _ = unix.InotifyRmWatch(w.fd, uint32(wd)) // gone already: nothing to remove
+	}
+	if w.markWD > 0 {
+		_, _ = unix.InotifyRmWatch(w.fd, uint32(w.markWD))
+	}
+	w.reset()
+	wd, err := unix.InotifyAddWatch(w.fd, w.markDir, unix.IN_CREATE|unix.IN_ONLYDIR)
+	if err != nil {
+		w.dead = "cannot watch the barrier directory: " + err.Error()
+		return
+	}
+	w.markWD = int32(wd)
+	w.rearm = false
+	if !w.addTree("", false) {
+		if w.full == "" || w.full == "the watcher is not armed yet" {
+			w.full = "a directory could not be watched"
+		}
+		w.rearm = true
+		if len(w.wds) >= w.budget {
+			// More directories than the budget allows: stop for good.
+			w.dead = fmt.Sprintf("the worktree has more directories than the %d inotify watches yolop allows itself", w.budget)
+			for wd := range w.wds {
+				_, _ = unix.InotifyRmWatch(w.fd, uint32(wd))
+			}
+			w.reset()
+		}
+		w.cond.Broadcast()
+		return
+	}
+	w.armed = true
+	w.setFull("the watcher was just armed")
+	w.cond.Broadcast()
+}
+
+// addTree watches the directory rel and everything below it, skipping the
+// write blocklist and the inside of nested repositories (their top
+// directory is watched, so that its .git going away is seen). With scan,
+// every non-directory entry found is recorded as changed: it may have been
+// created before its directory's watch was in place. It reports false when
+// a watch could not be added (budget, kernel limit, unreadable directory).
+func (w *watcher) addTree(rel string, scan bool) bool {
+	if w.closed {
+		return false
+	}
+	abs := w.root
+	if rel != "" {
+		abs = filepath.Join(w.root, filepath.FromSlash(rel))
+	}
+	if len(w.wds) >= w.budget {
+		return false
+	}
+	wd, err := unix.InotifyAddWatch(w.fd, abs, watchMask)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			return true // gone or replaced already: its parent reports that
+		}
+		return false
+	}
+	if old, ok := w.wds[int32(wd)]; ok && old != rel {
+		// A directory moved inside the worktree keeps its descriptor.
+		delete(w.dirs, old)
+	}
+	w.wds[int32(wd)] = rel
+	w.dirs[rel] = int32(wd)
+	ents, err := os.ReadDir(abs)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return true
+		}
+		return false
+	}
+	if rel != "" {
+		for _, d := range ents {
+			if d.Name() == ".git" {
+				if scan {
+					// A repository arrived: the walk decides what a
+					// capture leaves out.
+					w.setFull("a nested repository appeared")
+				}
+				return true
+			}
+		}
+	}
+	ok := true
+	for _, d := range ents {
+		name := d.Name()
+		if isBlocked(name) || strings.HasPrefix(name, tmpPrefix) {
+			continue
+		}
+		p := name
+		if rel != "" {
+			p = rel + "/" + name
+		}
+		if d.IsDir() {
+			if !w.addTree(p, scan) {
+				ok = false
+			}
+			continue
+		}
+		if scan {
+			w.mark(p)
+		}
+	}
+	return ok
+}
+
+func (w *watcher) setFull(why string) {
+	if w.full == "" {
+		w.full = why
+	}
+}
+
+func (w *watcher) mark(p string) {
+	if len(w.dirty) >= watchMaxDirty {
+		w.setFull(fmt.Sprintf("more than %d paths changed", watchMaxDirty))
+		return
+	}
+	w.dirty[p] = true
+}
+
+// read consumes events until the instance is closed.
+func (w *watcher) read() {
+	defer close(w.done)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := w.f.Read(buf)
+		if err != nil {
+			w.mu.Lock()
+			if !w.closed {
+				w.dead = "reading inotify events failed: " + err.Error()
+			}
+			w.cond.Broadcast()
+			w.mu.Unlock()
+			return
+		}
+		w.mu.Lock()
+		if w.overflowHook {
+			w.overflowHook = false
+			w.overflow()
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			name := ""
+			if ev.Len > 0 {
+				b := buf[off+unix.SizeofInotifyEvent : off+unix.SizeofInotifyEvent+int(ev.Len)]
+				if i := bytes.IndexByte(b, 0); i >= 0 {
+					b = b[:i]
+				}
+				name = string(b)
+			}
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+			w.event(ev.Wd, ev.Mask, ev.Cookie, name)
+		}
+		w.cond.Broadcast()
+		w.mu.Unlock()
+	}
+}
+
+func (w *watcher) overflow() {
+	w.setFull("the inotify queue overflowed")
+	w.rearm = true
+}
+
+// event records one inotify event. The caller holds w.mu.
+func (w *watcher) event(wd int32, mask, cookie uint32, name string) {
+	if mask&unix.IN_Q_OVERFLOW != 0 {
+		w.overflow()
+		return
+	}
+	if wd == w.markWD {
+		if s, ok := strings.CutPrefix(name, "m"); ok {
+			if v, err := strconv.ParseUint(s, 10, 64); err == nil && v > w.seen {
+				w.seen = v
+			}
+		}
+		return
+	}
+	dir, known := w.wds[wd]
+	if !known {
+		return // a watch removed since (rearm): covered by the walk after it
+	}
+	if mask&unix.IN_IGNORED != 0 {
+		delete(w.wds, wd)
+		if w.dirs[dir] == wd {
+			delete(w.dirs, dir)
+		}
+		return
+	}
+	if dir == detachedDir {
+		return // moved away: read again wherever it arrives
+	}
+	if mask&unix.IN_UNMOUNT != 0 {
+		w.setFull("a file system was unmounted in the worktree")
+		w.rearm = true
+		return
+	}
+	if mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF) != 0 {
+		if dir == "" {
+			w.dead = "the worktree directory was moved or deleted"
+		}
+		return // the parent's watch reports the entry itself
+	}
+	if name == "" {
+		return
+	}
+	rel := name
+	if dir != "" {
+		rel = dir + "/" + name
+	}
+	if isBlocked(name) || strings.HasPrefix(name, tmpPrefix) {
+		if strings.EqualFold(name, ".git") && dir != "" {
+			w.setFull("a nested repository appeared or went away")
+		}
+		return
+	}
+	if name == ".gitignore" {
+		w.setFull("an ignore file changed")
+	}
+	if mask&unix.IN_ISDIR == 0 {
+		w.mark(rel)
+		return
+	}
+	switch {
+	case mask&unix.IN_MOVED_FROM != 0:
+		w.gone[rel] = true
+		w.detach(rel, cookie)
+	case mask&unix.IN_DELETE != 0:
+		w.gone[rel] = true
+	case mask&(unix.IN_CREATE|unix.IN_MOVED_TO) != 0:
+		if mask&unix.IN_MOVED_TO != 0 {
+			delete(w.detached, cookie)
+			// Whatever was there before is replaced.
+			w.gone[rel] = true
+		}
+		if !w.addTree(rel, true) {
+			w.setFull("a directory could not be watched")
+			w.rearm = true
+		}
+	}
+}
+
+// detach forgets the paths of the watches at and below rel (a directory
+// moved away): their events are dropped until the directory arrives
+// somewhere in the worktree (its watches are then found again, with their
+// new paths, by addTree), and the watches are removed at the next barrier
+// if it never does.
+func (w *watcher) detach(rel string, cookie uint32) {
+	for d, wd := range w.dirs {
+		if d == rel || strings.HasPrefix(d, rel+"/") {
+			delete(w.dirs, d)
+			w.wds[wd] = detachedDir
+		}
+	}
+	w.detached[cookie] = rel
+}
+
+// detachedDir stands for the path of a watched directory moved away.
+const detachedDir = "\x00detached"
+
+// changes is what the watcher vouches for since the last take.
+type changes struct {
+	paths []string // changed paths (not directories)
+	gone  []string // directories removed with everything they held
+	full  string   // non-empty: the capture must walk, for this reason
+}
+
+// take waits for every event up to now (the flush barrier: a marker
+// created in the watched private directory comes back through the same
+// queue after every earlier event), then hands over the change set and
+// starts a new one. A change made after the barrier is recorded for the
+// next take, even when this capture sees it too.
+func (w *watcher) take(ctx context.Context) changes {
+	if w.arming.Load() {
+		return changes{full: "the watcher is not armed yet"}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.dead != "" {
+		return changes{full: "no watcher: " + w.dead}
+	}
+	if !w.armed && !w.rearm {
+		return changes{full: "the watcher is not armed yet"}
+	}
+	w.seq++
+	seq := w.seq
+	marker := filepath.Join(w.markDir, "m"+strconv.FormatUint(seq, 10))
+	f, err := os.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return w.fail("cannot write the barrier marker: " + err.Error())
+	}
+	f.Close()
+	if err := os.Remove(marker); err != nil {
+		return w.fail("cannot remove the barrier marker: " + err.Error())
+	}
+	deadline := time.Now().Add(barrierTimeout)
+	stop := context.AfterFunc(ctx, func() { w.mu.Lock(); w.cond.Broadcast(); w.mu.Unlock() })
+	defer stop()
+	timer := time.AfterFunc(barrierTimeout, func() { w.mu.Lock(); w.cond.Broadcast(); w.mu.Unlock() })
+	defer timer.Stop()
+	for w.seen < seq && w.dead == "" && ctx.Err() == nil && time.Now().Before(deadline) {
+		w.cond.Wait()
+	}
+	if w.seen < seq {
+		return w.fail("the watcher's barrier did not come back")
+	}
+	// Directories moved away and never seen arriving: their watches
+	// report paths outside the worktree.
+	for cookie := range w.detached {
+		for wd, d := range w.wds {
+			if d == detachedDir {
+				_, _ = unix.InotifyRmWatch(w.fd, uint32(wd))
+				delete(w.wds, wd)
+			}
+		}
+		delete(w.detached, cookie)
+	}
+	if w.rearm {
+		w.arm()
+		if w.dead != "" {
+			return changes{full: "no watcher: " + w.dead}
+		}
+	}
+	c := changes{full: w.full}
+	if c.full == "" {
+		c.paths = make([]string, 0, len(w.dirty))
+		for p := range w.dirty {
+			c.paths = append(c.paths, p)
+		}
+		for d := range w.gone {
+			c.gone = append(c.gone, d)
+		}
+	}
+	w.dirty, w.gone, w.full = map[string]bool{}, map[string]bool{}, ""
+	return c
+}
+
+// fail makes the next take walk as well and returns a walking change set.
+func (w *watcher) fail(why string) changes {
+	w.rearm = true
+	w.dirty, w.gone = map[string]bool{}, map[string]bool{}
+	w.full = ""
+	return changes{full: why}
+}
+
+// invalidate makes the next take walk (a capture that used the change set
+// failed, so what it took is lost).
+func (w *watcher) invalidate(why string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.setFull(why)
+}
+
+// forceOverflow makes the next batch of events count as a queue overflow
+// (tests: the kernel's queue limit is system-wide).
+func (w *watcher) forceOverflow() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.overflowHook = true
+}
+
+// state reports whether the watcher is armed, and why it stopped.
+func (w *watcher) state() (armed bool, dead string, watches int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.armed && !w.rearm, w.dead, len(w.wds)
+}
+
+// waitArmed waits until the first set of watches is in place (tests,
+// benchmarks).
+func (w *watcher) waitArmed(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() { w.mu.Lock(); w.cond.Broadcast(); w.mu.Unlock() })
+	defer stop()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for !w.armed && w.dead == "" && ctx.Err() == nil {
+		w.cond.Wait()
+	}
+	if w.dead != "" {
+		return errors.New(w.dead)
+	}
+	return ctx.Err()
+}
+
+func (w *watcher) close() {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return
+	}
+	w.closed = true
+	w.mu.Unlock()
+	w.f.Close()
+	<-w.done
+}

@@ -1,0 +1,429 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/yolop-dev/yolop/internal/git"
+)
+
+// # Watched captures
+//
+// A host that lives across turns (the TUI, the ACP agent) keeps an inotify
+// watcher over the worktree (Engine.Watch, Linux only) that records the
+// paths changed since the last capture. A capture then starts with a flush
+// barrier (a marker created in a watched private directory of the state
+// dir comes back through the same event queue after every earlier event),
+// takes the change set, and looks at those paths only: no status, no walk.
+// The changed paths that exist are checked against the ignore rules (one
+// check-ignore), the ones in directories removed or moved away are listed
+// from the previous tree, and the tree is the previous one edited at those
+// paths (fasttree.go) or, for larger or special change sets, the private
+// index updated at those paths and written (update-index, write-tree).
+// The permissions record and the nested repositories come from the last
+// walk, updated at the changed paths.
+//
+// The capture walks, as without a watcher, whenever the watcher cannot
+// vouch: before it is armed, after a queue overflow (its watches are then
+// rebuilt first), when a directory could not be watched (the watch budget,
+// a quarter of the user's free max_user_watches, or the kernel's limit),
+// when a .gitignore anywhere or a rule from outside the worktree
+// (info/exclude, core.excludesFile) changed, when a nested repository
+// appeared or went away, on a network or FUSE file system, when more than
+// watchMaxDirty paths changed, and after a failed capture or a background
+// index update that did not finish. A directory that appears is watched
+// and then read, so what was created in it before its watch was in place
+// is found. Writes through a shared mmap raise no event: the recovery
+// capture of a restore preview and every verification walk (WithWalk,
+// Verify, a restore's check), and a periodic walk in the background, off
+// any turn's path, catches what else escaped (hard links written from
+// outside the worktree).
+
+// errNotWatched means the watched capture declined its change set; the
+// capture walks.
+var errNotWatched = errors.New("snapshot: change set not eligible for a watched capture")
+
+// watchMaxPaths bounds the paths a watched capture updates through the
+// index; beyond it, the walk's status costs no more.
+const watchMaxPaths = 20000
+
+type walkKey struct{}
+
+// WithWalk marks a capture that must look at the whole worktree even when
+// a watcher could tell what changed: inotify never reports writes through
+// mmap. Restore previews take their recovery capture this way.
+func WithWalk(ctx context.Context) context.Context {
+	return context.WithValue(ctx, walkKey{}, true)
+}
+
+func mustWalk(ctx context.Context) bool {
+	v, _ := ctx.Value(walkKey{}).(bool)
+	return v
+}
+
+// WatchOptions configure Engine.Watch.
+type WatchOptions struct {
+	// Resync is the period of the background safety-net walk (0: five
+	// minutes; negative: none). It runs only when no capture ran for
+	// half the period, and gives way to any capture.
+	Resync time.Duration
+	// Budget caps the watches (0: a quarter of the user's free
+	// max_user_watches).
+	Budget int
+}
+
+// DefaultResync is the period of the background safety-net walk.
+const DefaultResync = 5 * time.Minute
+
+// Watch starts a watcher over the worktree, so later captures look at the
+// changed paths only. It arms in the background: captures walk until it
+// is. Where there can be no watcher (another system, a network file
+// system, no watches left), captures keep walking, which is always
+// correct, and WatchState says why.
+func (e *Engine) Watch(o WatchOptions) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.watch != nil {
+		return
+	}
+	w, err := startWatcher(e.root, filepath.Join(e.stateDir, "watch"), o.Budget)
+	if err != nil {
+		e.noWatch = fmt.Sprintf("no file watcher for %s: %v", e.root, err)
+		return
+	}
+	e.watch = w
+	period := o.Resync
+	if period == 0 {
+		period = DefaultResync
+	}
+	if period > 0 {
+		e.resyncStop, e.resyncDone = make(chan struct{}), make(chan struct{})
+		go e.resyncLoop(period, e.resyncStop, e.resyncDone)
+	}
+}
+
+// Close stops the watcher and the background walk. The engine keeps
+// working, walking at every capture.
+func (e *Engine) Close() error {
+	e.resyncMu.Lock()
+	stop, done := e.resyncStop, e.resyncDone
+	e.resyncStop = nil
+	if e.resyncCancel != nil {
+		e.resyncCancel()
+	}
+	e.resyncMu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.waitIndexUpdate()
+	if e.watch != nil {
+		e.watch.close()
+		e.watch = nil
+	}
+	return nil
+}
+
+// WatchState describes the engine's watcher.
+type WatchState struct {
+	Watching bool   // a watcher is armed and vouching
+	Stopped  string // why the watcher stopped for good ("" when it did not)
+	Watches  int    // inotify watches held
+	// Watched and Walked count the captures that looked at the changed
+	// paths only and those that walked; LastWalk says why the last walk
+	// was needed.
+	Watched, Walked int
+	LastWalk        string
+}
+
+// WatchState reports what the watcher does.
+func (e *Engine) WatchState() WatchState {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := WatchState{Watched: e.watchedCaptures, Walked: e.walkedCaptures, LastWalk: e.lastWalkReason, Stopped: e.noWatch}
+	if e.watch != nil {
+		s.Watching, s.Stopped, s.Watches = e.watch.state()
+	}
+	return s
+}
+
+// WaitWatching waits until the watcher is armed (benchmarks, tests).
+func (e *Engine) WaitWatching(ctx context.Context) error {
+	e.mu.Lock()
+	w := e.watch
+	e.mu.Unlock()
+	if w == nil {
+		return errors.New("snapshot: no watcher")
+	}
+	return w.waitArmed(ctx)
+}
+
+// ForceOverflow makes the watcher treat its next events as a queue
+// overflow (tests: the kernel's queue size is system-wide).
+func (e *Engine) ForceOverflow() {
+	e.mu.Lock()
+	w := e.watch
+	e.mu.Unlock()
+	if w != nil {
+		w.forceOverflow()
+	}
+}
+
+// Resync walks the worktree now (the safety net), as a capture without a
+// ref, and brings the private index and the watcher's baseline up to date.
+func (e *Engine) Resync(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.guardLink(); err != nil {
+		return err
+	}
+	_, err := e.capture(ctx, true)
+	return err
+}
+
+// resyncLoop runs the background walk every period, when no capture ran
+// for half of it.
+func (e *Engine) resyncLoop(period time.Duration, stop, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		if !e.mu.TryLock() {
+			continue // a capture is running: it is the turn's
+		}
+		idle := time.Since(e.lastCapture) >= period/2
+		e.mu.Unlock()
+		if !idle {
+			continue
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		e.resyncMu.Lock()
+		if e.resyncStop == nil {
+			e.resyncMu.Unlock()
+			cancel()
+			return
+		}
+		e.resyncCancel = cancel
+		e.resyncMu.Unlock()
+		if e.mu.TryLock() {
+			if e.waiting.Load() == 0 && e.guardLink() == nil {
+				// A failure (or a capture's cancel) leaves the
+				// next capture walking; nobody waits for this one.
+				_, _ = e.capture(ctx, true)
+			}
+			e.mu.Unlock()
+		}
+		e.resyncMu.Lock()
+		e.resyncCancel = nil
+		e.resyncMu.Unlock()
+		cancel()
+	}
+}
+
+// lockNow takes e.mu, cancelling a background walk in progress: a
+// capture never waits for one.
+func (e *Engine) lockNow() {
+	e.waiting.Add(1)
+	e.resyncMu.Lock()
+	if e.resyncCancel != nil {
+		e.resyncCancel()
+	}
+	e.resyncMu.Unlock()
+	e.mu.Lock()
+	e.waiting.Add(-1)
+}
+
+// ignoreStamp identifies the ignore rules from outside the worktree: the
+// repository's info/exclude (as last read) and the excludes file.
+func (e *Engine) ignoreStamp() string {
+	f := e.exclFile
+	if f == "" {
+		if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+			f = filepath.Join(x, "git", "ignore")
+		} else if h, err := os.UserHomeDir(); err == nil {
+			f = filepath.Join(h, ".config", "git", "ignore")
+		}
+	}
+	stamp := e.excludes + "\x00" + f
+	if st, err := os.Stat(f); err == nil {
+		stamp += fmt.Sprintf("\x00%d\x00%d", st.Size(), st.ModTime().UnixNano())
+	}
+	return stamp
+}
+
+// watchedTree captures the worktree from the previous tree (the private
+// HEAD, which the private index holds) and the watcher's change set.
+// errNotWatched declines: the capture walks.
+func (e *Engine) watchedTree(ctx context.Context, ch changes) (string, error) {
+	nested := e.lastWalk.nested
+	keep := func(p string) bool {
+		return checkPath(p) == nil && !excludedPath(p) && !underAny(p, nested)
+	}
+	modes := make(map[string]fs.FileMode, len(e.lastWalk.modes))
+	for p, m := range e.lastWalk.modes {
+		if len(ch.gone) == 0 || !underAny(p, ch.gone) {
+			modes[p] = m
+		}
+	}
+	cand := map[string]bool{}
+	for _, p := range ch.paths {
+		if keep(p) {
+			cand[p] = true
+		}
+	}
+	if len(ch.gone) > 0 {
+		// What the removed directories held, as the previous tree has it.
+		var dirs []string
+		for _, d := range ch.gone {
+			if keep(d) {
+				dirs = append(dirs, d)
+			}
+		}
+		if len(dirs) > 0 {
+			out, err := e.runPriv(ctx, nil, append([]string{"--literal-pathspecs", "ls-tree", "-r", "-z", "--name-only", "--full-tree", e.head, "--"}, dirs...)...)
+			if err != nil {
+				return "", e.captureErr(ctx, "cannot list the previous tree", err)
+			}
+			for _, p := range git.SplitZ(out) {
+				if keep(p) {
+					cand[p] = true
+				}
+			}
+		}
+	}
+	if len(cand) > watchMaxPaths {
+		return "", errNotWatched
+	}
+	// Look at each path: what exists is checked against the ignore
+	// rules; what is a directory now (or neither file nor symlink)
+	// counts only where the previous tree has an entry.
+	var present, other, absent []string
+	for p := range cand {
+		st, err := os.Lstat(filepath.Join(e.root, filepath.FromSlash(p)))
+		switch {
+		case err != nil:
+			absent = append(absent, p)
+			delete(modes, p)
+		case st.Mode().IsRegular() || st.Mode()&fs.ModeSymlink != 0:
+			present = append(present, p)
+			if st.Mode().IsRegular() && restrictive(st.Mode().Perm()) {
+				modes[p] = st.Mode().Perm()
+			} else {
+				delete(modes, p)
+			}
+		default:
+			other = append(other, p)
+			delete(modes, p)
+		}
+	}
+	sort.Strings(present)
+	var uncertain []string
+	if len(present) > 0 {
+		out, err := e.runPriv(ctx, []byte(strings.Join(present, "\x00")+"\x00"), "check-ignore", "--no-index", "-z", "--stdin")
+		if err != nil {
+			var ge *git.Error
+			if !errors.As(err, &ge) || ge.ExitCode != 1 { // 1: nothing ignored
+				return "", e.captureErr(ctx, "cannot check ignored files", err)
+			}
+		}
+		ignored := map[string]bool{}
+		for _, p := range git.SplitZ(out) {
+			ignored[p] = true
+		}
+		if len(ignored) > 0 {
+			kept := present[:0]
+			for _, p := range present {
+				if ignored[p] {
+					uncertain = append(uncertain, p)
+				} else {
+					kept = append(kept, p)
+				}
+			}
+			present = kept
+		}
+	}
+	uncertain = append(uncertain, other...)
+	paths := append(present, absent...)
+	if len(uncertain) > 0 {
+		// An ignored file is captured when it is tracked, like status
+		// reports it; a tracked file replaced by a directory is deleted.
+		out, err := e.runPriv(ctx, nil, append([]string{"--literal-pathspecs", "ls-tree", "-z", "--full-tree", e.head, "--"}, uncertain...)...)
+		if err != nil {
+			return "", e.captureErr(ctx, "cannot list the previous tree", err)
+		}
+		tracked := map[string]bool{}
+		for _, rec := range git.SplitZ(out) {
+			// "<mode> SP <type> SP <object> TAB <path>": a directory
+			// there is not the path's entry (what it held is listed
+			// through the watcher's removed directories).
+			meta, p, ok := strings.Cut(rec, "\t")
+			if ok && !strings.Contains(meta, " tree ") {
+				tracked[p] = true
+			}
+		}
+		for _, p := range uncertain {
+			if tracked[p] {
+				paths = append(paths, p)
+			}
+		}
+	}
+	sort.Strings(paths)
+	tree, err := e.headEdited(ctx, paths)
+	if err != nil {
+		return "", err
+	}
+	e.lastWalk = walkResult{nested: nested, modes: modes}
+	if e.head != tree {
+		// The private HEAD could not be written: what the index and HEAD
+		// hold is no longer known.
+		e.indexStale = true
+	}
+	return tree, nil
+}
+
+// headEdited returns the private HEAD's tree with the listed paths as
+// they are now: the tree edit for a few, the private index for the rest.
+func (e *Engine) headEdited(ctx context.Context, paths []string) (string, error) {
+	if len(paths) == 0 {
+		return e.head, nil
+	}
+	tree, err := e.fastTree(ctx, e.head, paths, true)
+	if err == nil {
+		e.treeEdits++
+		e.setHead(tree)
+		if e.head == tree {
+			skipped := map[string]bool{}
+			for _, p := range e.fastSkipped {
+				skipped[p] = true
+			}
+			var update []string
+			for _, p := range paths {
+				if !skipped[p] {
+					update = append(update, p)
+				}
+			}
+			if len(update) > 0 {
+				e.startIndexUpdate(update, e.fastDeleted)
+			}
+		}
+		return tree, nil
+	}
+	if !errors.Is(err, errNotFast) {
+		return "", err
+	}
+	return e.indexTree(ctx, paths)
+}
