@@ -245,10 +245,7 @@ func (w *watcher) addTree(rel string, scan bool) bool {
 	w.dirs[rel] = int32(wd)
 	ents, err := os.ReadDir(abs)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return true
-		}
-		return false
+		return errors.Is(err, os.ErrNotExist)
 	}
 	if rel != "" {
 		for _, d := range ents {

@@ -1,7 +1,7 @@
 // Command snapbench times the snapshot engine against the `git status`
 // floor on generated work trees and prints a Markdown table.
 //
-//	go run ./test/bench/cmd/snapbench [-runs 10] [-dir DIR] [-capture-only] N...
+//	go run ./test/bench/cmd/snapbench [-runs 10] [-dir DIR] [-capture-only] [-watch] N...
 package main
 
 import (
@@ -32,6 +32,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("snapbench", flag.ContinueOnError)
 	runs := fs.Int("runs", 10, "timed runs per measurement (the median is reported)")
 	captureOnly := fs.Bool("capture-only", false, "time the floor and captures only, no restores")
+	watchOnly := fs.Bool("watch", false, "time a long-lived host's turn with a file watcher (two captures) and the safety-net walk only")
 	work := fs.String("dir", "", "directory for generated trees (default: a new temporary directory, removed afterwards)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -65,7 +66,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintln(stdout, "| files | measurement | median | ratio to floor | git CPU ratio |")
 	fmt.Fprintln(stdout, "|---|---|---|---|---|")
 	for _, n := range sizes {
-		rows, err := benchSize(ctx, base, n, *runs, *captureOnly, stderr)
+		rows, err := benchSize(ctx, base, n, *runs, *captureOnly, *watchOnly, stderr)
 		if err != nil {
 			return fmt.Errorf("%d files: %w", n, err)
 		}
@@ -177,7 +178,7 @@ func timed(f func() error) func() (time.Duration, error) {
 	}
 }
 
-func benchSize(ctx context.Context, base string, n, runs int, captureOnly bool, log io.Writer) ([]row, error) {
+func benchSize(ctx context.Context, base string, n, runs int, captureOnly, watchOnly bool, log io.Writer) ([]row, error) {
 	dir := filepath.Join(base, fmt.Sprintf("synth-%d", n))
 	fmt.Fprintf(log, "generating %d files in %s\n", n, dir)
 	if _, err := synth.Generate(ctx, dir, n, 42); err != nil {
@@ -221,6 +222,43 @@ func benchSize(ctx context.Context, base string, n, runs int, captureOnly bool, 
 	time.Sleep(1200 * time.Millisecond)
 	if _, err := e.Capture(ctx, "settled"); err != nil {
 		return nil, err
+	}
+	if watchOnly {
+		// A TUI or ACP turn: the capture before it (nothing changed
+		// since the last turn's) and the one after it (one file
+		// written), the engine watching the tree; the setup waits for
+		// the background index update so it never runs beside the floor.
+		e.Watch(snapshot.WatchOptions{Resync: -1})
+		defer e.Close()
+		if err := e.WaitWatching(ctx); err != nil {
+			return nil, err
+		}
+		if _, err := e.Capture(ctx, "armed"); err != nil { // walks once
+			return nil, err
+		}
+		one := filepath.Join(dir, synth.Path(n/2))
+		i := 0
+		turn := timed(func() error {
+			if _, err := e.Capture(ctx, "before"); err != nil {
+				return err
+			}
+			i++
+			if err := os.WriteFile(one, []byte("turn "+strconv.Itoa(i)+"\n"), 0o644); err != nil {
+				return err
+			}
+			_, err := e.Capture(ctx, "after")
+			return err
+		})
+		if err := paired("watched turn: capture before + 1 file written + capture after", func(int) error { e.Wait(); return nil }, turn); err != nil {
+			return nil, err
+		}
+		if err := paired("safety-net walk (Engine.Resync)", func(int) error { e.Wait(); return nil }, timed(func() error { return e.Resync(ctx) })); err != nil {
+			return nil, err
+		}
+		if st := e.WatchState(); st.Walked != 2+1+runs+1 || st.Watched < 2*(runs+1) {
+			return nil, fmt.Errorf("the watcher did not vouch as expected: %+v", st)
+		}
+		return rows, nil
 	}
 	if err := paired("capture, nothing changed", nil, timed(func() error { _, err := e.Capture(ctx, "c"); return err })); err != nil {
 		return nil, err
