@@ -15,6 +15,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/provider"
@@ -124,7 +125,7 @@ type Options struct {
 
 // ErrNoSession is returned by Open with Continue when there is nothing to
 // continue.
-var ErrNoSession = errors.New("no session to continue")
+var ErrNoSession = fault.New(fault.NoSession, "no session to continue")
 
 // Session is a live session, as hosts see it. Before its first prompt it
 // may not exist on disk yet (TUI, print): its state is then a draft, and
@@ -662,7 +663,7 @@ const NoKeyNotice = "no API key set: the offline sim provider answers (set ANTHR
 const MaxPromptBytes = 4 << 20
 
 // ErrPromptTooLarge refuses a prompt over MaxPromptBytes.
-var ErrPromptTooLarge = errors.New("the prompt is too large")
+var ErrPromptTooLarge = fault.New(fault.PromptTooLarge, "the prompt is too large")
 
 // sizeText is n bytes for a person: "20.0 MB", "4 MB", "512 bytes".
 func sizeText(n int64) string {
