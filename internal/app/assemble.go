@@ -399,7 +399,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	p.Controller = checkpoint.New(checkpoint.Config{
 		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: journal,
 		Snapshots: snaps, NoWorkspace: p.NoWorkspace, Runtime: rt, Writers: p.Tasks, Compactions: comps, ReadOnly: ro,
-		Failpoint: hit, Sandbox: p.Sandbox.InForce, Caches: p.Sandbox.Caches,
+		Failpoint: hit, Sandbox: string(p.Sandbox.InForce), Caches: p.Sandbox.Caches,
 		Persist:   func(st *timeline.State) error { return persistResume(p, st) },
 		OtherRefs: applyRefs(dataDir, ws),
 		InPlace:   ws.Kind == session.KindInPlace, PreviewWarnings: gitWarnings,

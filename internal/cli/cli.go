@@ -560,7 +560,7 @@ func newVersionCmd(o *rootOptions) *cobra.Command {
 			}
 			if o.outputFormat == "json" {
 				return writeJSON(o, versionJSON{Version: buildinfo.Version(), Sandbox: &sandboxJSON{
-					Requested: st.Requested, InForce: st.InForce, LandlockABI: st.ABI, Why: st.Why,
+					Requested: string(st.Requested), InForce: string(st.InForce), LandlockABI: st.ABI, Why: st.Why,
 					Refused: st.Refused, Caches: nonNil(st.Caches), Ports: nonNil(st.Ports), Warning: st.Warning(),
 				}, ToolsEnv: &toolsEnvJSON{Source: env.Source, Fallback: env.Fallback, Bash: env.Bash}})
 			}
