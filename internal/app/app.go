@@ -953,15 +953,24 @@ func checkInPlaceRoot(root string, explicit bool) error {
 	return nil
 }
 
+// The reasons a directory gets conversation-only checkpoints, as
+// workspace.json records them (no_workspace_reason; any other value is an
+// error's text). Sessions on disk hold these words: never change them.
+const (
+	reasonNotRepo   = "not a git repository"
+	reasonNoCommits = "the repository has no commits yet"
+	reasonBare      = "bare repository"
+)
+
 // noRepoReason names why a directory gets conversation-only checkpoints.
 func noRepoReason(err error) string {
 	switch {
 	case errors.Is(err, worktree.ErrNotRepo):
-		return "not a git repository"
+		return reasonNotRepo
 	case errors.Is(err, worktree.ErrNoCommits):
-		return "the repository has no commits yet"
+		return reasonNoCommits
 	case errors.Is(err, worktree.ErrBare):
-		return "bare repository"
+		return reasonBare
 	}
 	return err.Error()
 }

@@ -370,7 +370,7 @@ func workLines(d app.SessionRow, w *app.Work) string {
 	} else {
 		b.WriteString("last apply  never\n")
 	}
-	if d.WorktreeState == "repository missing" {
+	if d.WorktreeState == app.WorktreeRepoMissing {
 		b.WriteString("ways home   none while its repository is missing: copy what you need out of its worktree\n")
 		return b.String()
 	}

@@ -470,7 +470,7 @@ func pickSource(dataDir, dir string) tui.PickSource {
 		now := time.Now()
 		var out []tui.PickRow
 		for _, r := range rows {
-			if strings.HasPrefix(r.State, "problem") {
+			if r.Problem != "" {
 				continue
 			}
 			repo := r.RepoRoot
