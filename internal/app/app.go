@@ -15,6 +15,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/provider"
@@ -128,7 +129,7 @@ type Options struct {
 
 // ErrNoSession is returned by Open with Continue when there is nothing to
 // continue.
-var ErrNoSession = errors.New("no session to continue")
+var ErrNoSession = fault.New(fault.NoSession, "no session to continue")
 
 // Session is a live session, as hosts see it. Before its first prompt it
 // may not exist on disk yet (TUI, print): its state is then a draft, and
@@ -666,7 +667,7 @@ const NoKeyNotice = "no API key set: the offline sim provider answers (set ANTHR
 const MaxPromptBytes = 4 << 20
 
 // ErrPromptTooLarge refuses a prompt over MaxPromptBytes.
-var ErrPromptTooLarge = errors.New("the prompt is too large")
+var ErrPromptTooLarge = fault.New(fault.PromptTooLarge, "the prompt is too large")
 
 // sizeText is n bytes for a person: "20.0 MB", "4 MB", "512 bytes".
 func sizeText(n int64) string {
@@ -956,15 +957,24 @@ func checkInPlaceRoot(root string, explicit bool) error {
 	return nil
 }
 
+// The reasons a directory gets conversation-only checkpoints, as
+// workspace.json records them (no_workspace_reason; any other value is an
+// error's text). Sessions on disk hold these words: never change them.
+const (
+	reasonNotRepo   = "not a git repository"
+	reasonNoCommits = "the repository has no commits yet"
+	reasonBare      = "bare repository"
+)
+
 // noRepoReason names why a directory gets conversation-only checkpoints.
 func noRepoReason(err error) string {
 	switch {
 	case errors.Is(err, worktree.ErrNotRepo):
-		return "not a git repository"
+		return reasonNotRepo
 	case errors.Is(err, worktree.ErrNoCommits):
-		return "the repository has no commits yet"
+		return reasonNoCommits
 	case errors.Is(err, worktree.ErrBare):
-		return "bare repository"
+		return reasonBare
 	}
 	return err.Error()
 }

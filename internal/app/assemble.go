@@ -290,7 +290,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		}
 	} else if p.NoWorkspace == "" {
 		p.NoWorkspace = "the session has no worktree of its own"
-	} else if p.NoWorkspace == noRepoReason(worktree.ErrNoCommits) {
+	} else if p.NoWorkspace == reasonNoCommits {
 		// The reason it was given may be over: the session still has no
 		// worktree, and saying "no commits yet" would be false.
 		if _, err := worktree.Detect(ctx, ws.ActiveRoot); err == nil {
@@ -405,7 +405,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	p.Controller = checkpoint.New(checkpoint.Config{
 		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: journal,
 		Snapshots: snaps, NoWorkspace: p.NoWorkspace, Runtime: rt, Writers: p.Tasks, Compactions: comps, ReadOnly: ro,
-		Failpoint: hit, Sandbox: p.Sandbox.InForce, Caches: p.Sandbox.Caches,
+		Failpoint: hit, Sandbox: string(p.Sandbox.InForce), Caches: p.Sandbox.Caches,
 		Persist:   func(st *timeline.State) error { return persistResume(p, st) },
 		OtherRefs: applyRefs(dataDir, ws),
 		InPlace:   ws.Kind == session.KindInPlace, PreviewWarnings: gitWarnings,

@@ -1,18 +1,18 @@
 package app
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/session"
 )
 
 // ErrDataDirInRepo refuses to start a session whose repository's working
 // tree holds the data directory.
-var ErrDataDirInRepo = errors.New("data directory inside the repository")
+var ErrDataDirInRepo = fault.New(fault.DataDirInRepo, "data directory inside the repository")
 
 // ResolveDataDir is DataDir with a note for the user when the directory
 // came from a relative --data-dir or YOLOP_DATA_DIR ("" otherwise): a

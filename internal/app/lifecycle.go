@@ -88,9 +88,8 @@ type SessionRow struct {
 	// branch: Branch is then the one it is on (the session's when on
 	// none), the branch its work is on.
 	BranchNote string `json:"branch_note,omitempty"`
-	// WorktreeState is "ok", "missing" (the worktree directory is gone)
-	// or "conversation only".
-	WorktreeState string `json:"worktree_state"`
+	// WorktreeState is the state of the session's workspace.
+	WorktreeState WorktreeState `json:"worktree_state"`
 	// WorkspaceMode is where the session works: worktree, in-place or
 	// none.
 	WorkspaceMode string `json:"workspace_mode"`
@@ -99,14 +98,34 @@ type SessionRow struct {
 	// IsReadOnly says the session refuses turns and restores (State says
 	// why).
 	IsReadOnly bool   `json:"read_only"`
-	State      string `json:"state"` // ok, read-only: …, problem: …
-	Dir        string `json:"dir"`
+	State      string `json:"state"` // ok, read-only: …, problem: …, repository missing: …
+	// Problem says why the session cannot be read (State is then
+	// "problem: " and it); "" when it can.
+	Problem string `json:"-"`
+	Dir     string `json:"dir"`
 	// Recycled: the worktree was a parked spare, not a fresh checkout.
 	Recycled bool `json:"recycled"`
 	// DigestError says why the session's listing digest (summary.json)
 	// could not be saved, so every listing parses its logs ("" normally).
 	DigestError string `json:"-"`
 }
+
+// WorktreeState is the state of a session's workspace in a listing.
+type WorktreeState string
+
+// Workspace states, as listings and JSON show them.
+const (
+	WorktreeOK WorktreeState = "ok"
+	// WorktreeMissing: the worktree directory is gone.
+	WorktreeMissing WorktreeState = "missing"
+	// WorktreeRepoMissing: the session's repository is gone (listing and
+	// replay work, turns and restores do not).
+	WorktreeRepoMissing  WorktreeState = "repository missing"
+	WorktreeConversation WorktreeState = "conversation only"
+	WorktreeInPlace      WorktreeState = "in place"
+	// WorktreeCheckoutMissing: an in-place session's checkout is gone.
+	WorktreeCheckoutMissing WorktreeState = "checkout missing"
+)
 
 // ReadOnly reports whether the row's session refuses turns and restores.
 func (r SessionRow) ReadOnly() bool { return r.IsReadOnly }
@@ -141,11 +160,11 @@ func DescribeSession(dataDir, id string) (SessionRow, error) {
 func describe(e search.Entry) SessionRow {
 	sm := e.Summary
 	w := sm.Workspace
-	out := SessionRow{SessionID: sm.ID, Title: w.Title, Created: checkpoint.JSONTime(w.Created), Updated: checkpoint.JSONTime(w.Updated), RepoRoot: w.RepoRoot, ActiveRoot: w.ActiveRoot, Workspace: w.Kind == session.KindWorktree || w.Kind == session.KindInPlace, Reason: w.NoWorkspaceReason, State: "ok", Dir: sm.Dir, WorktreeState: "conversation only", WorkspaceMode: session.Mode(w.Kind)}
+	out := SessionRow{SessionID: sm.ID, Title: w.Title, Created: checkpoint.JSONTime(w.Created), Updated: checkpoint.JSONTime(w.Updated), RepoRoot: w.RepoRoot, ActiveRoot: w.ActiveRoot, Workspace: w.Kind == session.KindWorktree || w.Kind == session.KindInPlace, Reason: w.NoWorkspaceReason, State: "ok", Dir: sm.Dir, WorktreeState: WorktreeConversation, WorkspaceMode: session.Mode(w.Kind)}
 	if w.Kind == session.KindInPlace {
-		out.WorktreeState = "in place"
+		out.WorktreeState = WorktreeInPlace
 		if _, err := os.Stat(w.RepoRoot); err != nil {
-			out.WorktreeState = "checkout missing"
+			out.WorktreeState = WorktreeCheckoutMissing
 		}
 	}
 	if !e.LastUsed.IsZero() {
@@ -154,18 +173,19 @@ func describe(e search.Entry) SessionRow {
 	}
 	if w.Worktree != nil {
 		out.Worktree, out.Branch = w.Worktree.Path, w.Worktree.Branch
-		out.WorktreeState = "ok"
+		out.WorktreeState = WorktreeOK
 		if _, err := os.Stat(w.Worktree.Path); err != nil {
-			out.WorktreeState = "missing"
+			out.WorktreeState = WorktreeMissing
 		} else {
 			out.Branch, out.BranchNote = land.WorktreeBranch(w.Worktree.Path, w.Worktree.Branch)
 		}
 		if repoGone(w) {
-			out.WorktreeState = "repository missing"
+			out.WorktreeState = WorktreeRepoMissing
 		}
 	}
 	out.Recycled = w.Recycled
 	if sm.Problem != "" {
+		out.Problem = sm.Problem
 		out.State = "problem: " + sm.Problem
 		return out
 	}
@@ -173,7 +193,7 @@ func describe(e search.Entry) SessionRow {
 	if e.ReadOnly != "" {
 		out.State = "read-only: " + e.ReadOnly
 		out.IsReadOnly = true
-	} else if out.WorktreeState == "repository missing" {
+	} else if out.WorktreeState == WorktreeRepoMissing {
 		out.State = fmt.Sprintf("repository missing: %s is gone; listing and replay work, turns and restores do not (if it moved, run yolop from its new place: the session follows it)", w.RepoRoot)
 	}
 	out.DigestError = e.DigestError

@@ -218,7 +218,7 @@ func draftSandbox(level string) sandbox.Status {
 
 // sandboxInfo is the sandbox part of Info.
 func sandboxInfo(in *Info, st sandbox.Status) {
-	in.Sandbox = st.InForce
+	in.Sandbox = string(st.InForce)
 	if w := st.Warning(); w != "" {
 		in.Warnings = []string{w}
 	}

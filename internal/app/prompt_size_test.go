@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/session"
 )
 
@@ -33,8 +34,8 @@ func TestPromptTooLarge(t *testing.T) {
 	if err == nil {
 		t.Fatal("a prompt over the limit ran")
 	}
-	if !errors.Is(err, app.ErrPromptTooLarge) || app.LandCode(err) != "prompt_too_large" {
-		t.Errorf("error %v is not ErrPromptTooLarge (code %q)", err, app.LandCode(err))
+	if !errors.Is(err, app.ErrPromptTooLarge) || fault.Of(err) != fault.PromptTooLarge {
+		t.Errorf("error %v is not ErrPromptTooLarge (code %q)", err, fault.Of(err))
 	}
 	for _, want := range []string{"it is 4194317 bytes (4.0 MB), 13 more than the 4194304 bytes", "save the text as a file", "nothing was sent or recorded"} {
 		if !strings.Contains(err.Error(), want) {

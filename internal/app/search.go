@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/search"
 	"github.com/yolop-dev/yolop/internal/secret"
 	"github.com/yolop-dev/yolop/internal/worktree"
@@ -22,8 +23,11 @@ const SearchAbandoned = search.BranchAbandoned
 
 // BadQueryError is a search that cannot run as asked (an empty or too
 // long query, a regular expression that does not compile, --repo outside
-// a repository); the command line maps it to a usage error.
+// a repository): a usage error.
 type BadQueryError struct{ Err error }
+
+// FaultCode is usage.
+func (e *BadQueryError) FaultCode() fault.Code { return fault.Usage }
 
 func (e *BadQueryError) Error() string { return e.Err.Error() }
 func (e *BadQueryError) Unwrap() error { return e.Err }

@@ -15,6 +15,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/blocklist"
 	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 )
@@ -43,13 +44,13 @@ type systemFacts struct {
 }
 
 // systemPrompt renders the system prompt for a session opened now.
-func systemPrompt(ws session.Workspace, status, noWorkspace, sandboxLevel, shellEnv string, now time.Time) (string, error) {
+func systemPrompt(ws session.Workspace, status, noWorkspace string, sandboxLevel sandbox.Level, shellEnv string, now time.Time) (string, error) {
 	f := systemFacts{Root: ws.ActiveRoot, Date: now.Format("Monday, 2 January 2006"), OS: runtime.GOOS + "/" + runtime.GOARCH,
 		Shell: "bash (bash -c, in " + shellEnv + ")", NoWorkspace: noWorkspace, Blocklist: strings.Join(blocklist.Dirs, ", "), Status: status}
 	switch sandboxLevel {
-	case "write":
+	case sandbox.Write:
 		f.Sandbox = "Shell commands run in a write sandbox: they can write only in the worktree, in $TMPDIR and in the usual tool caches (Go, npm, pip, cargo…); a write elsewhere is refused and the tool result says where. Reading is not limited."
-	case "strict":
+	case sandbox.Strict:
 		f.Sandbox = "Shell commands run in a strict sandbox: they can write only in the worktree, in $TMPDIR and in the usual tool caches, and can open network connections only to the ports the user allowed; a refused write or connection is reported in the tool result."
 	}
 	f.InPlace = ws.Kind == session.KindInPlace && noWorkspace == ""

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/timeline"
 )
 
@@ -13,7 +14,7 @@ import (
 const ActionBranch Action = "branch"
 
 // CodeUnknownBranch is the refusal for a branch id that does not exist.
-const CodeUnknownBranch = "unknown_branch"
+const CodeUnknownBranch = string(fault.UnknownBranch)
 
 // BranchRow is one line of a branch listing (/branches, `yolop checkpoints
 // ID --branches`).

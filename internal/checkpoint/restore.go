@@ -300,7 +300,8 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 				c.dropScratch(ctx, name)
 				return nil, &Error{Code: CodeBlocked, Msg: blockedMsg(why, p, "nothing was changed"), Err: err}
 			}
-			if err != nil && strings.Contains(err.Error(), "bad object") {
+			var gone *snapshot.MissingObjectError
+			if errors.As(err, &gone) {
 				// Its objects were pruned from the repository (refs deleted
 				// by hand, then git gc). Listings say so from now on.
 				c.notePrunedLocked(p.targetTree, true)

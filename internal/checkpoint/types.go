@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/yolop-dev/yolop/internal/fault"
 )
 
 // Mode names which state a restore changes.
@@ -245,31 +247,32 @@ type Restored struct {
 	Paths []PathChange `json:"paths,omitempty"`
 }
 
-// Error codes; stable, used in JSON output.
+// Error codes; stable, used in JSON output. They are fault's table's
+// (fault.Of reads them from an *Error).
 const (
-	CodeBadMode        = "bad_mode"
-	CodeUnknownCheckpt = "unknown_checkpoint"
+	CodeBadMode        = string(fault.BadMode)
+	CodeUnknownCheckpt = string(fault.UnknownCheckpoint)
 	// CodeAbandoned is no longer emitted: a rewind to a checkpoint of an
 	// abandoned branch previews switching to that branch and rewinding
 	// there. Kept so scripts that name it still compile and match.
-	CodeAbandoned        = "abandoned_checkpoint"
-	CodeNoWorkspace      = "no_workspace"
-	CodeNothingToUndo    = "nothing_to_undo"
-	CodeNothingToRedo    = "nothing_to_redo"
-	CodeUnknownToken     = "unknown_token"
-	CodeTokenMismatch    = "token_mismatch"
-	CodeTokenUsed        = "token_used"
-	CodeTokenExpired     = "token_expired"
-	CodeStalePreview     = "stale_preview"
-	CodeConversationMove = "conversation_moved"
-	CodeWriterActive     = "writer_active"
-	CodeTurnRunning      = "turn_running"
-	CodeReadOnly         = "read_only"
-	CodeCaptureFailed    = "capture_failed"
-	CodeRestoreFailed    = "restore_failed"
+	CodeAbandoned        = string(fault.Abandoned)
+	CodeNoWorkspace      = string(fault.NoWorkspace)
+	CodeNothingToUndo    = string(fault.NothingToUndo)
+	CodeNothingToRedo    = string(fault.NothingToRedo)
+	CodeUnknownToken     = string(fault.UnknownToken)
+	CodeTokenMismatch    = string(fault.TokenMismatch)
+	CodeTokenUsed        = string(fault.TokenUsed)
+	CodeTokenExpired     = string(fault.TokenExpired)
+	CodeStalePreview     = string(fault.StalePreview)
+	CodeConversationMove = string(fault.ConversationMoved)
+	CodeWriterActive     = string(fault.WriterActive)
+	CodeTurnRunning      = string(fault.TurnRunning)
+	CodeReadOnly         = string(fault.ReadOnly)
+	CodeCaptureFailed    = string(fault.CaptureFailed)
+	CodeRestoreFailed    = string(fault.RestoreFailed)
 	// CodeBlocked: something no snapshot holds (an ignored file) is where
 	// the restore must write; nothing was changed.
-	CodeBlocked = "restore_blocked"
+	CodeBlocked = string(fault.RestoreBlocked)
 )
 
 // Error is a refusal the user can act on. Nothing was changed.
@@ -281,6 +284,9 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Msg }
 func (e *Error) Unwrap() error { return e.Err }
+
+// FaultCode is the error's code in the one table of failures.
+func (e *Error) FaultCode() fault.Code { return fault.Code(e.Code) }
 
 // CodeOf returns the code of a *Error in err's chain, or "".
 func CodeOf(err error) string {

@@ -1,5 +1,6 @@
 // Package cli is yolop's command line: flags, subcommands and exit codes.
-// Exit codes are mapped here, at one edge, from typed errors.
+// Exit statuses and JSON codes are reported here, at one edge, from the
+// codes the errors carry (internal/fault).
 package cli
 
 import (
@@ -18,22 +19,23 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/buildinfo"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/fault"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
 	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
-// exitError carries an exit code to Main.
-type exitError struct {
-	code int
-	err  error // already reported when nil
-}
+// shown is a failure already reported (its JSON object or its text is
+// out): only its exit status, its code's, remains.
+type shown struct{ code fault.Code }
 
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.err.Error()
-}
+func (e *shown) Error() string { return fmt.Sprintf("%s (exit %d)", e.code, e.code.Exit()) }
+
+// told is a command's own failure, reported as it is: not read as an
+// interruption when the context was cancelled, and given no usage hint.
+type told struct{ err error }
+
+func (e *told) Error() string { return e.err.Error() }
+func (e *told) Unwrap() error { return e.err }
 
 // IO are the streams a command writes to; nothing writes to os.Stdout
 // directly, so ACP mode can keep stdout for protocol messages.
@@ -88,7 +90,7 @@ func Main() int {
 // Errors are reported here, at one edge, whatever command returned them:
 // in JSON mode as the one object of the invocation on stdout (flag errors
 // too, when the arguments ask for JSON), else as one line on stderr; the
-// code comes from the error's type (see errorCode).
+// code and the exit status come from the error (fault.Of and its table).
 func Run(args []string, streams IO) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -96,65 +98,58 @@ func Run(args []string, streams IO) int {
 	root.SetArgs(args)
 	c, err := root.ExecuteContextC(ctx)
 	if err == nil {
-		return 0
+		return fault.ExitOK
 	}
+	path := "yolop"
+	if c != nil {
+		path = c.CommandPath()
+	}
+	return edge{io: streams, args: args, json: o.outputFormat == "json", interrupted: ctx.Err() != nil, path: path}.fail(err)
+}
+
+// edge is what reporting a failed invocation needs to know of it.
+type edge struct {
+	io   IO
+	args []string // the arguments, read for JSON mode when flags did not parse
+	json bool     // --output-format json
+	// interrupted: the user stopped yolop (SIGINT, SIGTERM).
+	interrupted bool
+	path        string // the command, for the usage hint
+}
+
+// fail reports err and returns the exit status: its code's in fault's
+// table.
+func (e edge) fail(err error) int {
 	if errors.Is(err, syscall.EPIPE) {
 		// The reader went away (yolop sessions | head): stop quietly, with
 		// the status a process killed by SIGPIPE has.
-		return 141
+		return fault.ExitBrokenPipe
 	}
-	code := 1
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err == nil {
-			return ee.code // already reported
-		}
-		code, err = ee.code, ee.err
+	var sh *shown
+	if errors.As(err, &sh) {
+		return sh.code.Exit()
 	}
-	switch {
-	case isUsage(err):
-		code = 2
-	case ee == nil && ctx.Err() != nil:
-		code = 130
+	var t *told
+	final := errors.As(err, &t)
+	if final {
+		err = t.err
+	}
+	code := fault.Of(err)
+	if !final && code != fault.Usage && e.interrupted {
+		code = fault.Interrupted
 	}
 	// Flag errors happen before any flag value is known, so JSON mode is
 	// then read from the arguments: a script asking for JSON gets an error
 	// object, never text on stdout.
-	if o.outputFormat == "json" || isUsage(err) && wantsJSON(args) {
-		writeError(streams.Out, err, errorCode(err, code))
-		return code
+	if e.json || code == fault.Usage && wantsJSON(e.args) {
+		writeError(e.io.Out, err, code)
+		return code.Exit()
 	}
-	fmt.Fprintln(streams.ErrOut, "yolop:", command.ErrorText(err))
-	if code == 2 && ee == nil {
-		path := "yolop"
-		if c != nil {
-			path = c.CommandPath()
-		}
-		fmt.Fprintf(streams.ErrOut, "Run '%s --help' for usage.\n", path)
+	fmt.Fprintln(e.io.ErrOut, "yolop:", command.ErrorText(err))
+	if code == fault.Usage && !final {
+		fmt.Fprintf(e.io.ErrOut, "Run '%s --help' for usage.\n", e.path)
 	}
-	return code
-}
-
-// errorCode is the JSON "code" of a failed invocation with exit code
-// code; README lists them.
-func errorCode(err error, code int) string {
-	switch {
-	case code == 2 || isUsage(err):
-		return "usage"
-	case code == 130:
-		return "interrupted"
-	}
-	if c := app.LandCode(err); c != "" {
-		return c
-	}
-	return "error"
-}
-
-// isUsage recognises usage errors by type: flag errors are wrapped by the
-// flag error func, argument errors come from the commands' own validators.
-func isUsage(err error) bool {
-	var ue *command.UsageError
-	return errors.As(err, &ue)
+	return code.Exit()
 }
 
 // flagError makes cobra's flag parsing errors usage errors.
@@ -223,10 +218,10 @@ func wantsJSON(args []string) bool {
 }
 
 // writeError prints the one JSON object of a failed invocation.
-func writeError(w io.Writer, err error, code string) {
-	b, jerr := printhost.JSONLine(map[string]string{"error": command.ErrorText(err), "code": code})
+func writeError(w io.Writer, err error, code fault.Code) {
+	b, jerr := printhost.JSONLine(map[string]string{"error": command.ErrorText(err), "code": string(code)})
 	if jerr != nil {
-		fmt.Fprintln(w, `{"error":"encoding the error failed","code":"internal"}`)
+		fmt.Fprintf(w, `{"error":"encoding the error failed","code":%q}`+"\n", fault.Internal)
 		return
 	}
 	fmt.Fprint(w, string(b))
@@ -288,7 +283,7 @@ ordinary prompt, and //text sends /text literally.`,
 			o.printSet = c.Flags().Changed("print")
 			if c.Flags().Changed("session") {
 				if err := app.CheckSessionID(o.sessionID); err != nil {
-					return o.report(usagef("--session: %v; `yolop sessions` lists the ids", err), 2)
+					return o.report(usagef("--session: %v; `yolop sessions` lists the ids", err))
 				}
 			}
 			return runRoot(c.Context(), o)
@@ -417,7 +412,7 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 	}
 	mode, explicit, err := o.workspaceMode()
 	if err != nil {
-		return o.report(err, 2)
+		return o.reportUsage(err)
 	}
 	if o.sandbox != "" {
 		if err := app.CheckSandboxLevel(o.sandbox); err != nil {
@@ -435,7 +430,7 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 		// cannot read keys or draw, and `echo prompt | yolop` is almost
 		// always meant as `yolop -p -`.
 		if err := needTerminal(o.io, o.resume); err != nil {
-			return o.report(err, 2)
+			return o.reportUsage(err)
 		}
 	}
 	dataDir, err := o.resolveDataDir()
@@ -445,22 +440,22 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 	pcfg, err := o.providerConfig()
 	if err != nil {
 		if errors.Is(err, app.ErrUnknownProvider) && o.provider != "" {
-			return o.report(usagef("--provider: %v", err), 2)
+			return o.report(usagef("--provider: %v", err))
 		}
 		// A missing key or a bad setting is a configuration error: no
 		// turn ran (exit 2, like a bad flag).
-		return o.report(usagef("%v", err), 2)
+		return o.report(usagef("%v", err))
 	}
 	servers, err := app.MCPServers()
 	if err != nil {
-		return o.report(usagef("%v", err), 2)
+		return o.report(usagef("%v", err))
 	}
 	opts := app.Options{DataDir: dataDir, Dir: o.dir, SessionID: o.sessionID, Continue: o.cont, Worktree: o.worktree, Workspace: mode, WorkspaceExplicit: explicit, Provider: pcfg, MCP: servers, Sandbox: o.sandbox, OneShot: o.printSet}
 	// The TUI and ACP live across turns: a file watcher spares each
 	// capture the walk of the whole tree.
 	opts.Watch = o.acp || !o.printSet
 	if opts, err = withSpares(opts); err != nil {
-		return o.report(err, 1)
+		return o.report(err)
 	}
 	if o.acp {
 		return runACP(ctx, o, opts)
@@ -477,11 +472,11 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 		prompt = string(b)
 	}
 	if strings.TrimSpace(prompt) == "" {
-		return o.report(usagef("-p needs a prompt (or - to read it from stdin)"), 2)
+		return o.report(usagef("-p needs a prompt (or - to read it from stdin)"))
 	}
 	s, err := app.Open(ctx, opts)
 	if err != nil {
-		return o.report(err, 1)
+		return o.report(err)
 	}
 	defer func() {
 		// The result is out (in JSON mode, its one object): a failure to
@@ -496,20 +491,26 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 		// takes seconds; say what the wait is for.
 		popts.Starting = "new session: preparing its own git worktree…"
 	}
-	code := printhost.Run(ctx, s, popts)
-	if code != 0 {
-		return &exitError{code: code}
-	}
-	return nil
+	return shownAs(printhost.Run(ctx, s, popts))
 }
 
-// report returns err with its exit code (2 for a usage error, whatever
-// code says); Run prints it in the selected format.
-func (o *rootOptions) report(err error, code int) error {
-	if isUsage(err) {
-		code = 2
+// shownAs is the result of a run that reported its own failure (code ""
+// when there was none).
+func shownAs(code fault.Code) error {
+	if code == "" {
+		return nil
 	}
-	return &exitError{code: code, err: err}
+	return &shown{code: code}
+}
+
+// report returns err as the command's own failure; Run prints it in the
+// selected format, with its code and exit status.
+func (o *rootOptions) report(err error) error { return &told{err: err} }
+
+// reportUsage is report for a failure that is the caller's to fix like a
+// bad flag (exit 2, code usage) though it is not a flag error.
+func (o *rootOptions) reportUsage(err error) error {
+	return o.report(fault.With(fault.Usage, err))
 }
 
 // sessionCommand is the command line that reaches session id again.
@@ -562,7 +563,7 @@ func newVersionCmd(o *rootOptions) *cobra.Command {
 			}
 			if o.outputFormat == "json" {
 				return writeJSON(o, versionJSON{Version: buildinfo.Version(), Sandbox: &sandboxJSON{
-					Requested: st.Requested, InForce: st.InForce, LandlockABI: st.ABI, Why: st.Why,
+					Requested: string(st.Requested), InForce: string(st.InForce), LandlockABI: st.ABI, Why: st.Why,
 					Refused: st.Refused, Caches: nonNil(st.Caches), Ports: nonNil(st.Ports), Warning: st.Warning(),
 				}, ToolsEnv: &toolsEnvJSON{Source: env.Source, Fallback: env.Fallback, Bash: env.Bash}})
 			}

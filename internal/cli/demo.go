@@ -14,6 +14,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/fault"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
 )
 
@@ -162,9 +163,8 @@ func runDemo(ctx context.Context, o *rootOptions, d demoOptions) (err error) {
 	self, goRun := selfCommand()
 	run := func(prompt string) error {
 		prefix := self + " --data-dir " + shellQuote(dataDir) + " --session " + s.ID()
-		code := printhost.Run(ctx, s, printhost.Options{Prompt: prompt, Stdout: out, Stderr: out, ConfirmPrefix: prefix})
-		if code != 0 {
-			return &exitError{code: code, err: fmt.Errorf("demo step %q failed", firstLineOf(prompt))}
+		if code := printhost.Run(ctx, s, printhost.Options{Prompt: prompt, Stdout: out, Stderr: out, ConfirmPrefix: prefix}); code != "" {
+			return &told{err: fault.With(code, fmt.Errorf("demo step %q failed", firstLineOf(prompt)))}
 		}
 		return nil
 	}

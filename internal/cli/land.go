@@ -13,6 +13,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/fault"
 )
 
 // landOptions are the flags shared by diff, apply and commit.
@@ -101,14 +102,14 @@ func optionalSessionArg(c *cobra.Command, args []string) error {
 	return nil
 }
 
-// fail returns err with the exit codes of the command line (2 usage, 1
-// refused or failed); Run reports it.
+// fail returns err as the command's failure; Run reports it with its
+// code and exit status.
 func (l *landOptions) fail(err error) error {
 	if l.json() {
 		// The error object has no room for them: repairs go to stderr.
 		tellRepairs(l.root.io.ErrOut, l.repairs)
 	}
-	return l.root.report(err, 1)
+	return l.root.report(err)
 }
 
 // isTerminal reports whether w is a terminal (for color).
@@ -278,7 +279,7 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 		if err != nil {
 			// One object, as every failure prints: the error contract's
 			// "code" and "error", with the outcomes beside them.
-			out = applyFailedJSON{ApplyResult: res, Code: errorCode(err, 1), Error: command.ErrorText(err)}
+			out = applyFailedJSON{ApplyResult: res, Code: fault.Of(err), Error: command.ErrorText(err)}
 		}
 		if werr := writeJSON(opts.root, out); werr != nil {
 			return werr
@@ -289,9 +290,9 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 	}
 	if err != nil {
 		if opts.json() {
-			return &exitError{code: 1} // the object says why
+			return &shown{code: fault.Of(err)} // the object says why
 		}
-		return &exitError{code: 1, err: err}
+		return opts.root.report(err)
 	}
 	return nil
 }
@@ -300,8 +301,8 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 // with the error and its code.
 type applyFailedJSON struct {
 	*app.ApplyResult
-	Code  string `json:"code"`
-	Error string `json:"error"`
+	Code  fault.Code `json:"code"`
+	Error string     `json:"error"`
 }
 
 type commitOptions struct {
@@ -369,7 +370,7 @@ func workLines(d app.SessionRow, w *app.Work) string {
 	} else {
 		b.WriteString("last apply  never\n")
 	}
-	if d.WorktreeState == "repository missing" {
+	if d.WorktreeState == app.WorktreeRepoMissing {
 		b.WriteString("ways home   none while its repository is missing: copy what you need out of its worktree\n")
 		return b.String()
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/host/acp"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
 	"github.com/yolop-dev/yolop/internal/host/tui"
@@ -37,29 +38,25 @@ func newCheckpointsCmd(o *rootOptions) *cobra.Command {
 			}
 			pcfg, err := o.providerConfig()
 			if err != nil {
-				return o.report(err, 1)
+				return o.report(err)
 			}
 			// Listing needs no write: a read-only data directory or a
 			// session held by another process is listed as it is on disk.
 			s, err := app.Open(c.Context(), app.Options{DataDir: dataDir, SessionID: args[0], Provider: pcfg, ForReading: true})
 			if err != nil {
-				return o.report(err, 1)
+				return o.report(err)
 			}
 			defer s.Close()
 			line := "/rewind"
 			switch {
 			case all && branches:
-				return o.report(usagef("use either --all or --branches, not both"), 2)
+				return o.report(usagef("use either --all or --branches, not both"))
 			case all:
 				line += " --all"
 			case branches:
 				line = "/branches"
 			}
-			code := printhost.Run(c.Context(), s, printhost.Options{Prompt: line, JSON: o.outputFormat == "json", Stdout: o.io.Out, Stderr: o.io.ErrOut, ConfirmPrefix: o.sessionCommand(s.ID())})
-			if code != 0 {
-				return &exitError{code: code}
-			}
-			return nil
+			return shownAs(printhost.Run(c.Context(), s, printhost.Options{Prompt: line, JSON: o.outputFormat == "json", Stdout: o.io.Out, Stderr: o.io.ErrOut, ConfirmPrefix: o.sessionCommand(s.ID())}))
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "include checkpoints of abandoned branches, and the recovery snapshots kept")
@@ -161,7 +158,7 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 					return err
 				}
 				if len(rep.Errors) > 0 {
-					return &exitError{code: 1} // the object lists them
+					return &shown{code: fault.Error} // the object lists them
 				}
 				return nil
 			}
@@ -209,7 +206,7 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 				fmt.Fprintln(o.io.Out, "Nothing to prune.")
 			}
 			if len(rep.Errors) > 0 {
-				return &exitError{code: 1}
+				return &shown{code: fault.Error} // told on stderr
 			}
 			return nil
 		},
@@ -473,7 +470,7 @@ func pickSource(dataDir, dir string) tui.PickSource {
 		now := time.Now()
 		var out []tui.PickRow
 		for _, r := range rows {
-			if strings.HasPrefix(r.State, "problem") {
+			if r.Problem != "" {
 				continue
 			}
 			repo := r.RepoRoot

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"text/tabwriter"
 
@@ -64,16 +63,11 @@ func runSessionsSearch(c *cobra.Command, o *rootOptions, so *searchOptions, quer
 	o.outputFormat = *so.format
 	dataDir, err := o.resolveDataDir()
 	if err != nil {
-		return o.report(err, 1)
+		return o.report(err)
 	}
 	res, scope, err := app.SearchSessions(c.Context(), app.SearchOptions{DataDir: dataDir, Dir: o.dir, Query: query, Regex: so.regex, AbandonedOnly: so.abandonedOnly, Repo: so.repo, All: so.all, Limit: so.limit})
 	if err != nil {
-		code := 1
-		var bq *app.BadQueryError
-		if errors.As(err, &bq) {
-			code = 2
-		}
-		return o.report(err, code)
+		return o.report(err) // a bad query is a usage error (app.BadQueryError)
 	}
 	if o.outputFormat == "json" {
 		// The same bytes writeJSON would write, without reflection: with

@@ -91,11 +91,11 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 			tw := tabwriter.NewWriter(o.io.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tTITLE\tREPOSITORY\tLAST USED\tTURNS\tWORKTREE\tREAD-ONLY")
 			for _, r := range rows {
-				wt := r.WorktreeState
+				wt := string(r.WorktreeState)
 				if r.Branch != "" {
 					wt = r.Branch
-					if r.WorktreeState != "ok" {
-						wt += " (" + r.WorktreeState + ")"
+					if r.WorktreeState != app.WorktreeOK {
+						wt += " (" + string(r.WorktreeState) + ")"
 					}
 				}
 				repo := r.RepoRoot
@@ -106,9 +106,9 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 				switch {
 				case r.ReadOnly():
 					ro = "yes"
-				case strings.HasPrefix(r.State, "problem"):
+				case r.Problem != "":
 					ro = r.State
-				case r.WorktreeState == "repository missing":
+				case r.WorktreeState == app.WorktreeRepoMissing:
 					ro = "no (repository missing)"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.SessionID, listTitle(r.Title), repo, ago(r.LastUsed, now), r.Turns, wt, ro)
@@ -146,7 +146,7 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 					*app.Work
 				}{d, work})
 			}
-			if strings.HasPrefix(d.State, "problem: ") {
+			if d.Problem != "" {
 				// Its description cannot be read: nothing else it says
 				// would be true, and it cannot be resumed.
 				fmt.Fprintf(o.io.Out, "session     %s\nstate       %s\ndirectory   %s\nremove      yolop sessions rm %s  (its worktree, if it had one, is then left to yolop worktree prune, which keeps uncommitted work)\n", d.SessionID, d.State, d.Dir, d.SessionID)
@@ -171,13 +171,13 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 				fmt.Fprint(o.io.Out, workLines(d, work))
 			} else if d.WorkspaceMode == "in-place" {
 				fmt.Fprintf(o.io.Out, "checkout    %s\nworkspace   in place: snapshots of your checkout; restores undo the agent's changes, never yours\n", d.RepoRoot)
-				if d.WorktreeState == "checkout missing" {
+				if d.WorktreeState == app.WorktreeCheckoutMissing {
 					fmt.Fprintf(o.io.Out, "state       the checkout %s is gone; listing and replay work\n", d.RepoRoot)
 				}
 			} else {
 				fmt.Fprintf(o.io.Out, "directory   %s\nworkspace   conversation only: %s\n", d.ActiveRoot, d.Reason)
 			}
-			if d.WorktreeState == "repository missing" {
+			if d.WorktreeState == app.WorktreeRepoMissing {
 				fmt.Fprintf(o.io.Out, "resume      only from the repository's new place, if it moved: cd NEW-PLACE && yolop --session %s\n", d.SessionID)
 			} else if d.ReadOnly() {
 				fmt.Fprintf(o.io.Out, "fork        yolop sessions fork %s  (read-only: replay works, turns and restores do not; a fork continues from the valid part)\n", d.SessionID)

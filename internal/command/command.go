@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/fault"
 )
 
 // Host is a bit set of the front-ends a command is offered on.
@@ -125,10 +126,14 @@ type Command struct {
 	OnConflict string
 }
 
-// UsageError is a malformed or unknown command; hosts map it to exit code 2.
+// UsageError is a malformed or unknown command, flag or argument (code
+// usage, exit 2).
 type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
+
+// FaultCode is usage.
+func (e *UsageError) FaultCode() fault.Code { return fault.Usage }
 
 func usagef(format string, args ...any) error {
 	return &UsageError{Msg: fmt.Sprintf(format, args...)}

@@ -1,10 +1,12 @@
 package command
 
 import (
-	"fmt"
+	"errors"
+	"reflect"
 	"regexp"
 	"strings"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/secret"
 )
 
@@ -13,7 +15,7 @@ import (
 var sentinelPrefix = regexp.MustCompile(`^[a-z]+: `)
 
 // ErrorText is err's message as the user reads it, in every host: the
-// package prefixes of the errors.New values in its chain are dropped
+// package prefixes of the sentinel values in its chain are dropped
 // ("land: nothing to undo: …" reads "nothing to undo: …"); nothing else
 // of the message is. git's own prefix is kept: it names the program that
 // failed.
@@ -31,8 +33,12 @@ func ErrorText(err error) string {
 	return msg
 }
 
-// sentinels are the errors.New values at the leaves of err's chain: the
-// sentinels it was built from.
+// errorsNew is the type of the values errors.New (and fmt.Errorf without
+// %w) returns.
+var errorsNew = reflect.TypeOf(errors.New(""))
+
+// sentinels are the sentinel values at the leaves of err's chain (the
+// fault.Sentinel and errors.New values it was built from).
 func sentinels(err error) []error {
 	var out []error
 	var walk func(error)
@@ -49,7 +55,7 @@ func sentinels(err error) []error {
 			}
 			return
 		}
-		if fmt.Sprintf("%T", e) == "*errors.errorString" {
+		if _, ok := e.(*fault.Sentinel); ok || reflect.TypeOf(e) == errorsNew {
 			out = append(out, e)
 		}
 	}

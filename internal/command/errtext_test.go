@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/yolop-dev/yolop/internal/fault"
 )
 
 func TestErrorTextDropsSentinelPrefixes(t *testing.T) {
@@ -23,6 +25,8 @@ func TestErrorTextDropsSentinelPrefixes(t *testing.T) {
 		{fmt.Errorf("session s_1: %w", errors.New("worktree: the worktree is now a symlink")), "session s_1: the worktree is now a symlink"},
 		{fmt.Errorf("%w and %w", errNothing, errors.New("tools: unknown task \"9\"")), "nothing to undo and unknown task \"9\""},
 		{fmt.Errorf("commit: %w", errGit), "commit: git: exit status 128"},
+		{fmt.Errorf("apply: %w: a.txt", fault.New(fault.Conflict, "land: conflicts")), "apply: conflicts: a.txt"},
+		{fault.With(fault.Usage, fmt.Errorf("bad: %w", errNotFound)), "bad: not found"},
 		{typed{errors.New("worktree: typed errors say their own words")}, "worktree: typed errors say their own words"},
 		{errors.New("plain message: no prefix to drop"), "plain message: no prefix to drop"},
 		{fmt.Errorf("restore: %w", errors.New("cp9: not a package prefix")), "restore: cp9: not a package prefix"},

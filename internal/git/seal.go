@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/yolop-dev/yolop/internal/fault"
 )
 
 // Dirs are where git finds a linked worktree's repository, taken from
@@ -59,7 +61,7 @@ type Seal struct {
 }
 
 // ErrConfigChanged is wrapped by *ConfigChangedError.
-var ErrConfigChanged = errors.New("git: the worktree's git configuration changed")
+var ErrConfigChanged = fault.New(fault.WorktreeConfigChanged, "git: the worktree's git configuration changed")
 
 // ConfigChangedError says which sealed file changed since it was recorded.
 type ConfigChangedError struct {

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/yolop-dev/yolop/internal/failpoint"
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 )
@@ -123,7 +124,7 @@ type ApplyResult struct {
 }
 
 // ErrStalePreview refuses a confirmation whose preview no longer holds.
-var ErrStalePreview = errors.New("land: the token does not match this apply")
+var ErrStalePreview = fault.New(fault.StalePreview, "land: the token does not match this apply")
 
 // ConflictError lists the conflicting paths of an apply.
 type ConflictError struct {

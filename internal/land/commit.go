@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
 )
 
@@ -38,6 +39,9 @@ type CommitResult struct {
 
 // HookError is a commit refused by one of the user's hooks.
 type HookError struct{ Output string }
+
+// FaultCode is hook_failed.
+func (e *HookError) FaultCode() fault.Code { return fault.HookFailed }
 
 func (e *HookError) Error() string {
 	return "a git hook refused the commit (nothing was committed; fix what it reports, or commit with --no-verify):\n" + strings.TrimSpace(e.Output)

@@ -7,12 +7,13 @@ import (
 	"os"
 	"strings"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
 )
 
 // ErrInPlace says an operation that brings a worktree session's work home
 // is not needed: the session works in the user's own checkout.
-var ErrInPlace = errors.New("land: the session works in your checkout")
+var ErrInPlace = fault.New(fault.InPlace, "land: the session works in your checkout")
 
 // A session in place (Session.InPlace) works in the user's checkout:
 // Worktree is that checkout, Base the tree of its first checkpoint, and

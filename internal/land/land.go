@@ -12,29 +12,30 @@ import (
 	"strings"
 
 	"github.com/yolop-dev/yolop/internal/blocklist"
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 )
 
 // Sentinel errors.
 var (
-	ErrNoWorkspace     = errors.New("land: the session has no worktree of its own")
-	ErrConflict        = errors.New("land: conflicts")
-	ErrLocked          = errors.New("land: another apply to this checkout is running")
-	ErrCheckoutBusy    = errors.New("land: the checkout is in the middle of a git operation")
-	ErrOtherRepo       = errors.New("land: not a checkout of the session's repository")
-	ErrNothingToUndo   = errors.New("land: nothing to undo")
-	ErrEditedSince     = errors.New("land: paths changed since the apply")
-	ErrInTheWay        = errors.New("land: files in the way")
-	ErrNoIdentity      = errors.New("land: no git identity configured")
-	ErrNothingToCommit = errors.New("land: nothing to commit")
+	ErrNoWorkspace     = fault.New(fault.NoWorkspace, "land: the session has no worktree of its own")
+	ErrConflict        = fault.New(fault.Conflict, "land: conflicts")
+	ErrLocked          = fault.New(fault.Locked, "land: another apply to this checkout is running")
+	ErrCheckoutBusy    = fault.New(fault.CheckoutBusy, "land: the checkout is in the middle of a git operation")
+	ErrOtherRepo       = fault.New(fault.OtherRepo, "land: not a checkout of the session's repository")
+	ErrNothingToUndo   = fault.New(fault.NothingToUndo, "land: nothing to undo")
+	ErrEditedSince     = fault.New(fault.EditedSince, "land: paths changed since the apply")
+	ErrInTheWay        = fault.New(fault.InTheWay, "land: files in the way")
+	ErrNoIdentity      = fault.New(fault.NoIdentity, "land: no git identity configured")
+	ErrNothingToCommit = fault.New(fault.NothingToCommit, "land: nothing to commit")
 	ErrGitTooOld       = errors.New("land: git is too old to merge without touching the index")
-	ErrBadCheckpoint   = errors.New("land: no such checkpoint")
+	ErrBadCheckpoint   = fault.New(fault.UnknownCheckpoint, "land: no such checkpoint")
 	// ErrSessionWorktree refuses to apply into another session's worktree.
-	ErrSessionWorktree = errors.New("land: that is another session's worktree")
+	ErrSessionWorktree = fault.New(fault.SessionWorktree, "land: that is another session's worktree")
 	// ErrBranchMoved refuses a commit when the agent left the session's
 	// worktree on no branch or on a branch of the user's.
-	ErrBranchMoved = errors.New("land: the session's worktree left its branch")
+	ErrBranchMoved = fault.New(fault.BranchMoved, "land: the session's worktree left its branch")
 )
 
 // Session is what the operations need to know about one session.

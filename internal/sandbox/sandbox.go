@@ -62,11 +62,14 @@ import (
 	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
+// Level is a sandbox level (the spawn helper's type, which applies it).
+type Level = spawn.Level
+
 // Levels.
 const (
-	Off    = "off"
-	Write  = "write"  // writes confined to what checkpoints cover plus declared caches
-	Strict = "strict" // write, and outbound TCP only to listed ports
+	Off    = spawn.LevelOff
+	Write  = spawn.LevelWrite  // writes confined to what checkpoints cover plus declared caches
+	Strict = spawn.LevelStrict // write, and outbound TCP only to listed ports
 )
 
 // Landlock ABI versions each level needs: ABI 3 controls truncate, ABI 4
@@ -84,13 +87,14 @@ const ABIEnv = "YOLOP_LANDLOCK_ABI"
 // ErrLevel is returned for an unknown level name.
 var ErrLevel = errors.New("sandbox: unknown level")
 
-// ParseLevel checks a level name; "" means the default, write.
-func ParseLevel(s string) (string, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
+// ParseLevel reads a level name (any case, spaces around it ignored); ""
+// means the default, write.
+func ParseLevel(s string) (Level, error) {
+	switch l := Level(strings.ToLower(strings.TrimSpace(s))); l {
 	case "":
 		return Write, nil
 	case Off, Write, Strict:
-		return strings.ToLower(strings.TrimSpace(s)), nil
+		return l, nil
 	}
 	return "", fmt.Errorf("%w %q: use off, write or strict", ErrLevel, s)
 }
@@ -185,9 +189,9 @@ func DefaultCaches(getenv func(string) string) []string {
 
 // Status is the sandbox a session's commands run under.
 type Status struct {
-	Requested string // the configured level
-	InForce   string // the level applied: off, write or strict
-	ABI       int    // the kernel's Landlock ABI, 0 when none
+	Requested Level // the configured level
+	InForce   Level // the level applied: off, write or strict
+	ABI       int   // the kernel's Landlock ABI, 0 when none
 	// Why explains InForce when it differs from Requested (or why the
 	// requested level is off); "" otherwise.
 	Why string

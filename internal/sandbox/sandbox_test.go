@@ -11,7 +11,7 @@ import (
 )
 
 func TestParseLevel(t *testing.T) {
-	for in, want := range map[string]string{"": Write, "off": Off, "WRITE": Write, " strict ": Strict} {
+	for in, want := range map[string]Level{"": Write, "off": Off, "WRITE": Write, " strict ": Strict} {
 		if got, err := ParseLevel(in); err != nil || got != want {
 			t.Errorf("ParseLevel(%q) = %q, %v", in, got, err)
 		}
@@ -23,14 +23,14 @@ func TestParseLevel(t *testing.T) {
 
 func TestPlanFallback(t *testing.T) {
 	t.Setenv(ABIEnv, "0")
-	st, err := Plan(Config{Level: Strict, AllowUnconfined: true}, Layout{Top: t.TempDir()})
+	st, err := Plan(Config{Level: string(Strict), AllowUnconfined: true}, Layout{Top: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.InForce != Off || st.Policy != nil || !strings.Contains(st.Warning(), "Landlock is not available") {
 		t.Fatalf("%+v %q", st, st.Warning())
 	}
-	st, err = Plan(Config{Level: Write}, Layout{Top: t.TempDir()})
+	st, err = Plan(Config{Level: string(Write)}, Layout{Top: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestReadOnlyPlan(t *testing.T) {
 		t.Fatal("an unenforced read-only path is reported as enforced")
 	}
 	// No sandbox, no read-only paths: said so.
-	st, err = Plan(Config{Level: Off}, lay)
+	st, err = Plan(Config{Level: string(Off)}, lay)
 	if err != nil || st.ReadOnly.Enforced || st.ReadOnly.Why != "the sandbox is off" {
 		t.Fatalf("off: %+v %v", st.ReadOnly, err)
 	}

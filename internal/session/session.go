@@ -16,6 +16,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/secret"
 	"github.com/yolop-dev/yolop/internal/session/jsonl"
 )
@@ -59,9 +60,9 @@ func Mode(kind string) string {
 
 var (
 	// ErrLocked is wrapped by *LockedError.
-	ErrLocked = errors.New("session: locked")
+	ErrLocked = fault.New(fault.Locked, "session: locked")
 	// ErrNotFound is returned by Open and OpenReadOnly for an unknown id.
-	ErrNotFound = errors.New("session: not found")
+	ErrNotFound = fault.New(fault.UnknownSession, "session: not found")
 	// ErrCorrupt is wrapped by *CorruptError.
 	ErrCorrupt = jsonl.ErrCorrupt
 	// ErrReadOnly is wrapped by every refused write on a read-only session.
@@ -393,6 +394,9 @@ func (e *NotFoundError) Error() string {
 
 // Is makes errors.Is(err, ErrNotFound) hold.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// FaultCode is ErrNotFound's, unknown_session.
+func (e *NotFoundError) FaultCode() fault.Code { return ErrNotFound.FaultCode() }
 
 func sessionDir(dataDir, id string) (string, error) {
 	if err := checkID(id); err != nil {

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -50,7 +51,13 @@ func (e *Engine) diff(ctx context.Context, fromTree, toTree string) ([]Change, e
 	r := e.repo.With("GIT_INDEX_FILE=" + filepath.Join(e.stateDir, "no-index"))
 	out, err := r.Run(ctx, "diff-tree", "-r", "-z", "--raw", "--no-renames", "--full-index", "--no-commit-id", fromTree, toTree)
 	if err != nil {
-		return nil, fmt.Errorf("snapshot: diff %s..%s: %w", fromTree, toTree, err)
+		err = fmt.Errorf("snapshot: diff %s..%s: %w", fromTree, toTree, err)
+		for _, t := range []string{fromTree, toTree} {
+			if e.missing(ctx, t) {
+				return nil, &MissingObjectError{OID: t, Err: err}
+			}
+		}
+		return nil, err
 	}
 	ch, err := parseRawDiff(out)
 	if err != nil {
@@ -270,4 +277,17 @@ func (d *Differ) Diff(ctx context.Context, fromTree, toTree string) ([]Change, e
 		return nil, fmt.Errorf("snapshot: diff %s..%s: %w", fromTree, toTree, err)
 	}
 	return ch, nil
+}
+
+// missing reports whether oid is an object id the repository does not
+// hold (pruned, e.g. by git gc after its ref was deleted): `git cat-file
+// -e` exits 1, quietly, for a well-formed id that names no object. A
+// failure that says anything else is not taken for a missing object.
+func (e *Engine) missing(ctx context.Context, oid string) bool {
+	if !isHex(oid) {
+		return false
+	}
+	_, err := e.repo.Run(ctx, "cat-file", "-e", oid)
+	var ge *git.Error
+	return errors.As(err, &ge) && ge.ExitCode == 1 && ctx.Err() == nil
 }

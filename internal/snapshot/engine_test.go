@@ -264,6 +264,30 @@ func TestDiffKinds(t *testing.T) {
 	}
 }
 
+// TestDiffMissingObject: a diff against a tree the repository no longer
+// holds fails with a *MissingObjectError naming it (found by git's exit
+// status, not its words); any other failure does not.
+func TestDiffMissingObject(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	wt := gittest.NewRepo(t)
+	e := openEngine(t, wt)
+	a := capture(t, e, "")
+	gone := strings.Repeat("ab", 20)
+	_, err := e.Diff(ctx, a.Tree, gone)
+	var me *MissingObjectError
+	if !errors.As(err, &me) || me.OID != gone || !strings.Contains(err.Error(), "snapshot: diff ") {
+		t.Fatalf("Diff to a missing tree: %v", err)
+	}
+	// A name that is not an object id, or an object that is no tree.
+	blob := strings.TrimSpace(gittest.Git(t, wt, "hash-object", "-w", "--stdin"))
+	for _, bad := range []string{"not-a-tree", blob} {
+		if _, err := e.Diff(ctx, a.Tree, bad); err == nil || errors.As(err, &me) {
+			t.Errorf("Diff to %q: %v, want an error that is no MissingObjectError", bad, err)
+		}
+	}
+}
+
 func TestOpenAndCaptureErrors(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

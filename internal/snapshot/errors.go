@@ -26,6 +26,17 @@ var (
 	ErrMismatch    = errors.New("snapshot: worktree does not match the expected tree")
 )
 
+// MissingObjectError is a git operation that failed because an object it
+// names, OID, is not in the repository (its snapshot was pruned). Its text
+// is the failed operation's.
+type MissingObjectError struct {
+	OID string
+	Err error
+}
+
+func (e *MissingObjectError) Error() string { return e.Err.Error() }
+func (e *MissingObjectError) Unwrap() error { return e.Err }
+
 // CaptureError explains why a capture could not produce an exact snapshot.
 // Reason is a short human sentence fragment for the UI.
 type CaptureError struct {

@@ -13,10 +13,20 @@ import (
 // command's own process so that the helper stays unconfined.
 const ExecArg = "__yolop-sandbox-exec"
 
+// Level is a sandbox level: how much a command is confined.
+type Level string
+
+// Levels. A Policy is at write or strict; off has none.
+const (
+	LevelOff    Level = "off"
+	LevelWrite  Level = "write"  // writes confined to what checkpoints cover plus declared caches
+	LevelStrict Level = "strict" // write, and outbound TCP only to listed ports
+)
+
 // Policy confines a command's writes (and, at level strict, its outbound
 // TCP connections).
 type Policy struct {
-	Level string `json:"level"` // "write" or "strict"
+	Level Level `json:"level"` // write or strict
 	// MinABI is the Landlock ABI the level needs; the command does not
 	// start on an older kernel.
 	MinABI int `json:"min_abi"`

@@ -40,7 +40,7 @@ func applyPolicy(p Policy) error {
 		return fmt.Errorf("sandbox level %s needs Landlock ABI %d, the kernel has %d", p.Level, p.MinABI, abi)
 	}
 	cfg := landlock.Config{HandledAccessFS: writeDirRights}
-	if p.Level == "strict" {
+	if p.Level == LevelStrict {
 		cfg.HandledAccessNet = landlock.AccessNetSet(ll.AccessNetConnectTCP)
 	}
 	var rules []landlock.Rule

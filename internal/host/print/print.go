@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -16,14 +15,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
-)
-
-// Exit codes.
-const (
-	ExitOK          = 0
-	ExitFailure     = 1
-	ExitUsage       = 2
-	ExitInterrupted = 130
+	"github.com/yolop-dev/yolop/internal/fault"
 )
 
 // Session is what print mode needs from a live session.
@@ -49,8 +41,10 @@ type Options struct {
 	Starting string
 }
 
-// Run executes the prompt or slash command and returns the exit code.
-func Run(ctx context.Context, s Session, o Options) int {
+// Run executes the prompt or slash command and returns the code of its
+// failure ("" when it succeeded), which is already reported; its exit
+// status is the code's in fault's table.
+func Run(ctx context.Context, s Session, o Options) fault.Code {
 	p := &printer{o: o, sid: s.ID(), s: s}
 	if s.Exists() {
 		// Repairs made when the session was opened (an interrupted restore
@@ -123,7 +117,7 @@ func (p *printer) json(v any) {
 	}
 	b, err := JSONLine(v)
 	if err != nil {
-		b, _ = JSONLine(map[string]string{"error": err.Error(), "code": "internal"})
+		b, _ = JSONLine(map[string]string{"error": err.Error(), "code": string(fault.Internal)})
 	}
 	fmt.Fprint(p.o.Stdout, string(b))
 }
@@ -140,33 +134,27 @@ func JSONLine(v any) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// fail reports an error in the selected format and returns its exit code.
-func (p *printer) fail(err error, ctx context.Context) int {
-	code, exit := "error", ExitFailure
-	var ue *command.UsageError
-	switch {
-	case errors.As(err, &ue):
-		code, exit = "usage", ExitUsage
-	case ctx.Err() != nil:
+// fail reports an error in the selected format and returns its code.
+func (p *printer) fail(err error, ctx context.Context) fault.Code {
+	code := fault.Of(err)
+	if code != fault.Usage && ctx.Err() != nil {
 		// Ctrl+C: whatever was stopped was rolled back (the message says
-		// so); the exit code says it was the user's doing.
-		code, exit = "interrupted", ExitInterrupted
-	case checkpoint.CodeOf(err) != "":
-		code = checkpoint.CodeOf(err)
+		// so); the code says it was the user's doing.
+		code = fault.Interrupted
 	}
 	if p.o.JSON {
 		p.json(map[string]any{"error": command.ErrorText(err), "code": code})
 	} else {
 		fmt.Fprintln(p.o.Stderr, "yolop:", command.ErrorText(err))
 	}
-	return exit
+	return code
 }
 
 func (p *printer) confirmLine(cmd string) string {
 	return fmt.Sprintf("%s -p '%s'", p.o.ConfirmPrefix, cmd)
 }
 
-func (p *printer) command(ctx context.Context, s Session) int {
+func (p *printer) command(ctx context.Context, s Session) fault.Code {
 	cmd, err := command.Parse(p.o.Prompt)
 	if err != nil {
 		return p.fail(err, ctx)
@@ -189,27 +177,27 @@ func (p *printer) command(ctx context.Context, s Session) int {
 				out["retained"] = res.Retained
 			}
 			p.json(out)
-			return ExitOK
+			return ""
 		}
 		p.printRows(res.Rows)
 		fmt.Fprint(p.o.Stdout, command.RetainedText(res.Retained))
 	case command.ResultBranches:
 		if p.o.JSON {
 			p.json(map[string]any{"session_id": p.sid, "branches": res.Branches})
-			return ExitOK
+			return ""
 		}
 		fmt.Fprint(p.o.Stdout, res.Text)
 	case command.ResultPreview:
 		if p.o.JSON {
 			p.json(map[string]any{"session_id": p.sid, "preview": res.Preview, "token": res.Preview.Token, "confirm": p.confirmLine(res.Preview.Command)})
-			return ExitOK
+			return ""
 		}
 		p.printPreview(res.Preview)
 	case command.ResultRestored:
 		r := res.Restored
 		if p.o.JSON {
 			p.json(map[string]any{"session_id": p.sid, "restored": r})
-			return ExitOK
+			return ""
 		}
 		fmt.Fprintln(p.o.Stdout, r.Notice)
 		if r.Warning != "" {
@@ -222,18 +210,18 @@ func (p *printer) command(ctx context.Context, s Session) int {
 		if p.o.JSON && res.Data != nil {
 			// /diff, /apply, /commit: the same object as the subcommands.
 			p.json(res.Data)
-			return ExitOK
+			return ""
 		}
 		if p.o.JSON {
 			p.json(map[string]any{"session_id": p.sid, "result": string(res.Kind), "text": res.Text})
-			return ExitOK
+			return ""
 		}
 		fmt.Fprintln(p.o.Stdout, strings.TrimRight(res.Text, "\n"))
 		if res.Confirm != "" {
 			fmt.Fprintf(p.o.Stdout, "From a shell:\n  %s\n", p.confirmLine(res.Confirm))
 		}
 	}
-	return ExitOK
+	return ""
 }
 
 func (p *printer) printRows(rows []checkpoint.Row) {
@@ -255,7 +243,7 @@ type pendingJSON struct {
 	Confirm string `json:"confirm"`
 }
 
-func (p *printer) turn(ctx context.Context, s Session) int {
+func (p *printer) turn(ctx context.Context, s Session) fault.Code {
 	text := !p.o.JSON
 	streamed := false
 	setupOpen := false // the setup's output did not end its last line
@@ -335,14 +323,7 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 		}
 	}
 	p.notices(s)
-	exit := ExitOK
-	switch res.Status {
-	case agent.StatusCompleted:
-	case agent.StatusCancelled:
-		exit = ExitInterrupted
-	default:
-		exit = ExitFailure
-	}
+	code := TurnCode(res.Status)
 	if p.o.JSON {
 		tools := res.Tools
 		if tools == nil {
@@ -352,9 +333,9 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 		if res.Error != "" {
 			out["error"] = res.Error
 		}
-		if c := TurnCode(res.Status); c != "" {
+		if code != "" {
 			// Every failure carries a code, a turn's too.
-			out["code"] = c
+			out["code"] = code
 			if res.Error == "" {
 				out["error"] = "turn " + res.CheckpointID + " " + res.Status
 			}
@@ -366,7 +347,7 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 			out["warnings"] = w
 		}
 		p.json(out)
-		return exit
+		return code
 	}
 	if streamed && !strings.HasSuffix(res.Text, "\n") {
 		fmt.Fprintln(p.o.Stdout)
@@ -376,7 +357,7 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 	switch {
 	case res.Error != "":
 		fmt.Fprintf(p.o.Stderr, "yolop: turn %s %s: %s\n", res.CheckpointID, res.Status, res.Error)
-	case exit == ExitInterrupted:
+	case code == fault.Interrupted:
 		fmt.Fprintf(p.o.Stderr, "yolop: turn %s cancelled; what it did so far is kept (/undo previews undoing it)\n", res.CheckpointID)
 	}
 	for _, w := range res.Warnings {
@@ -402,23 +383,23 @@ func (p *printer) turn(ctx context.Context, s Session) int {
 		}
 		fmt.Fprintf(p.o.Stderr, "its files: %s (branch %s) · see them: %s diff %s · bring them home: %s apply %s\n", info.ActiveRoot, branch, yolop, p.sid, yolop, p.sid)
 	}
-	return exit
+	return code
 }
 
 // TurnCode is the JSON code of a turn that did not complete: turn_failed
 // (the provider or a tool failed it), interrupted (cancelled, like Ctrl+C
 // anywhere else), turn_interrupted (cut off, e.g. by a crash); "" for a
 // completed turn.
-func TurnCode(status string) string {
+func TurnCode(status string) fault.Code {
 	switch status {
 	case agent.StatusCompleted, "":
 		return ""
 	case agent.StatusCancelled:
-		return "interrupted"
-	case agent.StatusFailed:
-		return "turn_failed"
+		return fault.Interrupted
+	case agent.StatusInterrupted:
+		return fault.TurnInterrupted
 	}
-	return "turn_" + status
+	return fault.TurnFailed
 }
 
 func firstLine(s string) string {
