@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"slices"
+	"strconv"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -205,13 +206,6 @@ func (s *lineScanner) value(key []byte, depth int, visit func(key, raw []byte) b
 		}
 		return s.pos > start
 	}
-}
-
-func keyString(raw []byte) string {
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw)
-	}
-	return unescape(raw)
 }
 
 // unescape decodes the contents of a JSON string token. Invalid escapes
@@ -542,4 +536,22 @@ func daysIn(month, year int) int {
 		return 30
 	}
 	return 31
+}
+
+func jsonInt(v []byte) (int64, bool) {
+	// JSON's integer syntax only: ParseInt also takes "00" and "+1".
+	d := v
+	if len(d) > 0 && d[0] == '-' {
+		d = d[1:]
+	}
+	if len(d) == 0 || d[0] == '0' && len(d) > 1 {
+		return 0, false
+	}
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
+	return n, err == nil
 }

@@ -36,7 +36,7 @@ func fastRecord(line []byte) (Record, bool) {
 			n, p, ok = number(p)
 			r.V = int(n)
 		case "type":
-			r.Type, p, ok = str(p)
+			r.Type, p, ok = known(p)
 		case "ts":
 			var tok []byte
 			tok, p, ok = strToken(p)
@@ -60,7 +60,7 @@ func fastRecord(line []byte) (Record, bool) {
 		case "final_seq":
 			r.FinalSeq, p, ok = number(p)
 		case "status":
-			r.Status, p, ok = str(p)
+			r.Status, p, ok = known(p)
 		case "end":
 			r.End, p, ok = snapRef(p)
 		case "end_error":
@@ -70,6 +70,12 @@ func fastRecord(line []byte) (Record, bool) {
 			n, p, ok = number(p)
 			v := int(n)
 			r.FilesChanged = &v
+		case "paths":
+			r.Paths, p, ok = strs(p)
+		case "paths_more":
+			var n int64
+			n, p, ok = number(p)
+			r.PathsMore = int(n)
 		case "restore":
 			r.Restore, p, ok = str(p)
 		case "target":
@@ -168,6 +174,53 @@ func str(p []byte) (string, []byte, bool) {
 		return "", p, false
 	}
 	return s, rest, true
+}
+
+// known is str for the record types and statuses every timeline repeats:
+// those are not allocated again.
+func known(p []byte) (string, []byte, bool) {
+	tok, rest, ok := strToken(p)
+	if !ok {
+		return "", p, false
+	}
+	switch string(tok[1 : len(tok)-1]) {
+	case TypeCheckpointCreated:
+		return TypeCheckpointCreated, rest, true
+	case TypeTurnCompleted:
+		return TypeTurnCompleted, rest, true
+	case StatusCompleted:
+		return StatusCompleted, rest, true
+	}
+	return str(p)
+}
+
+// strs reads an array of strings (["a","b"], or [] as an empty slice, as
+// json.Unmarshal decodes it).
+func strs(p []byte) ([]string, []byte, bool) {
+	if len(p) < 2 || p[0] != '[' {
+		return nil, p, false
+	}
+	out := []string{}
+	if p[1] == ']' {
+		return out, p[2:], true
+	}
+	q := p[1:]
+	for {
+		var v string
+		var ok bool
+		if v, q, ok = str(q); !ok || len(q) == 0 {
+			return nil, p, false
+		}
+		out = append(out, v)
+		switch q[0] {
+		case ']':
+			return out, q[1:], true
+		case ',':
+			q = q[1:]
+		default:
+			return nil, p, false
+		}
+	}
 }
 
 // snapRef reads {"tree":"…","ref":"…"}.

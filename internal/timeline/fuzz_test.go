@@ -124,11 +124,16 @@ func FuzzFastRecord(f *testing.F) {
 		{V: 1, Type: TypeTurnCompleted, Checkpoint: "cp2", FinalSeq: 9, Status: StatusFailed, End: snap("e"), FilesChanged: &two},
 		started("r1", "cp1", ModeBoth, "cp2", "", false), moved("r2", "", ModeWorkspace, "cp2", "cp2", true),
 		{V: 1, Type: TypeRestoreAborted, Restore: "r1", Reason: "interrupted; rolled back on open"},
+		{V: 1, Type: TypeTurnCompleted, Checkpoint: "cp3", FinalSeq: 12, Status: StatusCompleted, Paths: []string{"a.txt", "dir/b \"q\".go", "é"}, PathsMore: 2},
+		{V: 1, Type: TypeTurnCompleted, Checkpoint: "cp3", Paths: []string{}},
 	} {
 		f.Add(encode([]Record{r}))
 	}
 	f.Add([]byte(`{"v":1,"type":"turn.completed","ts":"2026-12-01T04:30:48+02:00","checkpoint":"cp1","end":null,"files_changed":0}`))
 	f.Add([]byte(`{"v":1,"type":"x","ts":"2026-12-01T04:30:48Z","redo":true,"redo":false,"Type":"y"}`))
+	f.Add([]byte(`{"v":1,"type":"turn.completed","paths":["a",1],"paths_more":3}`))
+	f.Add([]byte(`{"v":1,"type":"turn.completed","paths":["a",],"status":"completed"}`))
+	f.Add([]byte(`{"v":1,"type":"turn.completed","paths":["a","b"],"paths":[]}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		line = bytes.TrimSuffix(line, []byte("\n"))
 		fast, ok := fastRecord(line)
