@@ -1,11 +1,11 @@
 package agent
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sort"
 
+	"github.com/yolop-dev/yolop/internal/binenc"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/timeline"
@@ -90,165 +90,91 @@ func (a *Agent) ReseedCached(c ContextCache, window []session.Event, from int64,
 // encodeBuilder writes b's state: uvarint-prefixed strings, in order.
 func encodeBuilder(b *messageBuilder) []byte {
 	w := binWriter{}
-	w.uint(contextCacheFormat)
-	w.uint(uint64(len(b.out)))
+	w.Uint(contextCacheFormat)
+	w.Uint(uint64(len(b.out)))
 	for i := range b.out {
 		m := &b.out[i]
-		w.str(string(m.Role))
-		w.str(m.Text)
+		w.Str(string(m.Role))
+		w.Str(m.Text)
 		w.calls(m.ToolCalls)
-		w.str(m.ToolCallID)
-		w.str(m.ToolName)
-		w.bool(m.IsError)
-		w.uint(uint64(len(m.Reasoning)))
+		w.Str(m.ToolCallID)
+		w.Str(m.ToolName)
+		w.Bool(m.IsError)
+		w.Uint(uint64(len(m.Reasoning)))
 		for _, r := range m.Reasoning {
-			w.str(r.Provider)
-			w.str(r.Text)
-			w.str(r.Signature)
-			w.str(r.Redacted)
+			w.Str(r.Provider)
+			w.Str(r.Text)
+			w.Str(r.Signature)
+			w.Str(r.Redacted)
 		}
 	}
 	w.calls(b.open)
-	w.bool(b.unanswered)
-	w.str(b.why)
-	w.uint(uint64(b.last))
-	return w.b
+	w.Bool(b.unanswered)
+	w.Str(b.why)
+	w.Uint(uint64(b.last))
+	return w.B
 }
 
 func decodeBuilder(data []byte) (b messageBuilder, err error) {
-	r := binReader{s: string(data)}
-	if v := r.uint(); v != contextCacheFormat {
+	r := binReader{binenc.Reader{S: string(data)}}
+	if v := r.Uint(); v != contextCacheFormat {
 		return b, fmt.Errorf("%w: format %d, want %d", ErrContextCache, v, contextCacheFormat)
 	}
-	n := r.count()
+	n := r.Count()
 	b.out = make([]provider.Message, n)
-	for i := 0; i < n && r.err == nil; i++ {
+	for i := 0; i < n && r.Err == nil; i++ {
 		m := &b.out[i]
-		m.Role = provider.Role(r.str())
-		m.Text = r.str()
+		m.Role = provider.Role(r.Str())
+		m.Text = r.Str()
 		m.ToolCalls = r.calls()
-		m.ToolCallID = r.str()
-		m.ToolName = r.str()
-		m.IsError = r.bool()
-		if k := r.count(); k > 0 {
+		m.ToolCallID = r.Str()
+		m.ToolName = r.Str()
+		m.IsError = r.Bool()
+		if k := r.Count(); k > 0 {
 			m.Reasoning = make([]provider.Reasoning, k)
 			for j := range m.Reasoning {
-				m.Reasoning[j] = provider.Reasoning{Provider: r.str(), Text: r.str(), Signature: r.str(), Redacted: r.str()}
+				m.Reasoning[j] = provider.Reasoning{Provider: r.Str(), Text: r.Str(), Signature: r.Str(), Redacted: r.Str()}
 			}
 		}
 	}
 	b.open = r.calls()
-	b.unanswered = r.bool()
-	b.why = r.str()
-	b.last = int64(r.uint())
-	if r.err == nil && r.s != "" {
-		r.err = errors.New("trailing bytes")
+	b.unanswered = r.Bool()
+	b.why = r.Str()
+	b.last = int64(r.Uint())
+	if r.Err == nil && r.S != "" {
+		r.Err = errors.New("trailing bytes")
 	}
-	if r.err != nil {
-		return messageBuilder{}, fmt.Errorf("%w: %v", ErrContextCache, r.err)
+	if r.Err != nil {
+		return messageBuilder{}, fmt.Errorf("%w: %v", ErrContextCache, r.Err)
 	}
 	return b, nil
 }
 
-type binWriter struct{ b []byte }
+// binWriter and binReader are the shared codec's, with tool calls.
+type binWriter struct{ binenc.Writer }
+
+type binReader struct{ binenc.Reader }
 
 func (w *binWriter) calls(cs []provider.ToolCall) {
-	w.uint(uint64(len(cs)))
+	w.Uint(uint64(len(cs)))
 	for _, c := range cs {
-		w.str(c.ID)
-		w.str(c.Name)
-		w.str(c.Arguments)
+		w.Str(c.ID)
+		w.Str(c.Name)
+		w.Str(c.Arguments)
 	}
 }
 
 // calls reads what binWriter.calls wrote; nil for none.
 func (r *binReader) calls() []provider.ToolCall {
-	k := r.count()
+	k := r.Count()
 	if k == 0 {
 		return nil
 	}
 	cs := make([]provider.ToolCall, k)
 	for j := range cs {
-		cs[j] = provider.ToolCall{ID: r.str(), Name: r.str(), Arguments: r.str()}
+		cs[j] = provider.ToolCall{ID: r.Str(), Name: r.Str(), Arguments: r.Str()}
 	}
 	return cs
-}
-
-func (w *binWriter) uint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
-func (w *binWriter) str(s string) {
-	w.uint(uint64(len(s)))
-	w.b = append(w.b, s...)
-}
-func (w *binWriter) bool(v bool) {
-	if v {
-		w.b = append(w.b, 1)
-	} else {
-		w.b = append(w.b, 0)
-	}
-}
-
-// binReader reads what binWriter wrote; strings are substrings of s. The
-// first error sticks and every later read returns zero values.
-type binReader struct {
-	s   string
-	err error
-}
-
-func (r *binReader) fail(err error) {
-	if r.err == nil {
-		r.err = err
-	}
-	r.s = ""
-}
-
-func (r *binReader) uint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	var v uint64
-	for i := 0; i < len(r.s) && i < binary.MaxVarintLen64; i++ {
-		c := r.s[i]
-		v |= uint64(c&0x7f) << (7 * i)
-		if c < 0x80 {
-			r.s = r.s[i+1:]
-			return v
-		}
-	}
-	r.fail(errors.New("bad number"))
-	return 0
-}
-
-// count reads a length that must fit in what is left.
-func (r *binReader) count() int {
-	v := r.uint()
-	if v > uint64(len(r.s)) {
-		r.fail(fmt.Errorf("count %d beyond the data", v))
-		return 0
-	}
-	return int(v)
-}
-
-func (r *binReader) str() string {
-	n := r.count()
-	if r.err != nil {
-		return ""
-	}
-	s := r.s[:n]
-	r.s = r.s[n:]
-	return s
-}
-
-func (r *binReader) bool() bool {
-	if r.err != nil {
-		return false
-	}
-	if r.s == "" || r.s[0] > 1 {
-		r.fail(errors.New("bad bool"))
-		return false
-	}
-	v := r.s[0] == 1
-	r.s = r.s[1:]
-	return v
 }
 
 // loadContextEvents makes sure the loaded events cover everything after
