@@ -3,6 +3,8 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/yolop-dev/yolop/internal/session/jsonl"
 )
 
 // fastEvent decodes a line in exactly the form Append writes,
@@ -23,14 +25,14 @@ func fastEvent(line []byte) (Event, bool) {
 		return ev, false
 	}
 	var v int64
-	if v, p, ok = digits(p); !ok {
+	if v, p, ok = jsonl.Digits(p); !ok {
 		return ev, false
 	}
 	ev.V = int(v)
 	if p, ok = cut(p, `,"seq":`); !ok {
 		return ev, false
 	}
-	if ev.Seq, p, ok = digits(p); !ok {
+	if ev.Seq, p, ok = jsonl.Digits(p); !ok {
 		return ev, false
 	}
 	if p, ok = cut(p, `,"type":`); !ok {
@@ -75,24 +77,6 @@ func cut(p []byte, prefix string) ([]byte, bool) {
 		return p, false
 	}
 	return p[len(prefix):], true
-}
-
-// digits reads a JSON number that is a non-negative integer without sign,
-// leading zero, fraction or exponent, small enough for any int.
-func digits(p []byte) (int64, []byte, bool) {
-	i := 0
-	var n int64
-	for i < len(p) && p[i] >= '0' && p[i] <= '9' {
-		n = n*10 + int64(p[i]-'0')
-		i++
-	}
-	if i == 0 || i > 15 || (i > 1 && p[0] == '0') {
-		return 0, p, false
-	}
-	if i < len(p) && (p[i] == '.' || p[i] == 'e' || p[i] == 'E') {
-		return 0, p, false
-	}
-	return n, p[i:], true
 }
 
 // plainString reads a JSON string of printable ASCII without escapes,

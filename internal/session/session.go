@@ -675,13 +675,13 @@ func lineSeq(line []byte) (seq int64, rest []byte, ok bool) {
 	if !ok {
 		return 0, nil, false
 	}
-	if _, p, ok = digits(p); !ok {
+	if _, p, ok = jsonl.Digits(p); !ok {
 		return 0, nil, false
 	}
 	if p, ok = cut(p, `,"seq":`); !ok {
 		return 0, nil, false
 	}
-	return digits(p)
+	return jsonl.Digits(p)
 }
 
 // Skipped is the seq of the last event OpenAt did not read at open (the

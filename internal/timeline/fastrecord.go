@@ -3,6 +3,8 @@ package timeline
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/yolop-dev/yolop/internal/session/jsonl"
 )
 
 // fastRecord decodes a line in the form Log.Append writes (the fields of
@@ -33,7 +35,7 @@ func fastRecord(line []byte) (Record, bool) {
 		switch key {
 		case "v":
 			var n int64
-			n, p, ok = number(p)
+			n, p, ok = jsonl.Digits(p)
 			r.V = int(n)
 		case "type":
 			r.Type, p, ok = known(p)
@@ -46,11 +48,11 @@ func fastRecord(line []byte) (Record, bool) {
 		case "parent":
 			r.Parent, p, ok = str(p)
 		case "seq_before":
-			r.SeqBefore, p, ok = number(p)
+			r.SeqBefore, p, ok = jsonl.Digits(p)
 		case "prompt":
 			r.Prompt, p, ok = str(p)
 		case "prompt_bytes":
-			r.PromptBytes, p, ok = number(p)
+			r.PromptBytes, p, ok = jsonl.Digits(p)
 		case "snapshot":
 			r.Snapshot, p, ok = snapRef(p)
 		case "capture_error":
@@ -58,7 +60,7 @@ func fastRecord(line []byte) (Record, bool) {
 		case "sandbox":
 			r.Sandbox, p, ok = str(p)
 		case "final_seq":
-			r.FinalSeq, p, ok = number(p)
+			r.FinalSeq, p, ok = jsonl.Digits(p)
 		case "status":
 			r.Status, p, ok = known(p)
 		case "end":
@@ -67,14 +69,14 @@ func fastRecord(line []byte) (Record, bool) {
 			r.EndError, p, ok = str(p)
 		case "files_changed":
 			var n int64
-			n, p, ok = number(p)
+			n, p, ok = jsonl.Digits(p)
 			v := int(n)
 			r.FilesChanged = &v
 		case "paths":
 			r.Paths, p, ok = strs(p)
 		case "paths_more":
 			var n int64
-			n, p, ok = number(p)
+			n, p, ok = jsonl.Digits(p)
 			r.PathsMore = int(n)
 		case "restore":
 			r.Restore, p, ok = str(p)
@@ -115,24 +117,6 @@ func fastRecord(line []byte) (Record, bool) {
 		}
 		p = p[1:]
 	}
-}
-
-// number reads a non-negative JSON integer without sign, leading zero,
-// fraction or exponent, small enough for any int.
-func number(p []byte) (int64, []byte, bool) {
-	i := 0
-	var n int64
-	for i < len(p) && p[i] >= '0' && p[i] <= '9' {
-		n = n*10 + int64(p[i]-'0')
-		i++
-	}
-	if i == 0 || i > 15 || (i > 1 && p[0] == '0') {
-		return 0, p, false
-	}
-	if i < len(p) && (p[i] == '.' || p[i] == 'e' || p[i] == 'E') {
-		return 0, p, false
-	}
-	return n, p[i:], true
 }
 
 // strToken returns the JSON string token at the start of p (quotes

@@ -340,3 +340,23 @@ func SyncDir(dir string) error { return fsutil.SyncDir(dir) }
 func WriteFileAtomic(path string, data []byte) error {
 	return fsutil.WriteFileAtomic(path, data, 0o600)
 }
+
+// Digits reads a JSON number that is a non-negative integer without sign,
+// leading zero, fraction or exponent, small enough for any int
+// (at most 15 digits): the fast decoders of the logs' lines use it, and
+// leave anything else to encoding/json.
+func Digits(p []byte) (int64, []byte, bool) {
+	i := 0
+	var n int64
+	for i < len(p) && p[i] >= '0' && p[i] <= '9' {
+		n = n*10 + int64(p[i]-'0')
+		i++
+	}
+	if i == 0 || i > 15 || (i > 1 && p[0] == '0') {
+		return 0, p, false
+	}
+	if i < len(p) && (p[i] == '.' || p[i] == 'e' || p[i] == 'E') {
+		return 0, p, false
+	}
+	return n, p[i:], true
+}
