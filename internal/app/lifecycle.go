@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -67,6 +68,17 @@ func StartsWorktree(ctx context.Context, dir, mode string) bool {
 	}
 	_, err := worktree.Detect(ctx, dir)
 	return err == nil
+}
+
+// ChecksOutWorktree is StartsWorktree for a session of o: false too when a
+// spare worktree is ready to be claimed, which writes only the files that
+// differ and takes no noticeable time.
+func ChecksOutWorktree(ctx context.Context, o Options) bool {
+	if !StartsWorktree(ctx, o.Dir, o.Workspace) {
+		return false
+	}
+	repo, err := worktree.Detect(ctx, cmp.Or(o.Dir, "."))
+	return err == nil && !o.manager().SpareReady(repo)
 }
 
 // SessionRow describes a saved session for listings and `sessions show`.

@@ -486,7 +486,7 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 		}
 	}()
 	popts := printhost.Options{Prompt: prompt, JSON: o.outputFormat == "json", Stdout: o.io.Out, Stderr: o.io.ErrOut, ConfirmPrefix: o.sessionCommand(s.ID())}
-	if !s.Exists() && !command.IsCommand(prompt) && app.StartsWorktree(ctx, o.dir, mode) {
+	if !s.Exists() && !command.IsCommand(prompt) && app.ChecksOutWorktree(ctx, opts) {
 		// Checking out a large repository into the new session's worktree
 		// takes seconds; say what the wait is for.
 		popts.Starting = "new session: preparing its own git worktree…"

@@ -1315,6 +1315,20 @@ func settleIndex(ctx context.Context, path string) error {
 	return nil
 }
 
+// SpareReady reports whether repo has a parked spare a new session can
+// claim now (so its start checks nothing out).
+func (m *Manager) SpareReady(repo *Repo) bool {
+	if m.spareLimit() == 0 || repo == nil || repo.Bare {
+		return false
+	}
+	dir, err := m.repoDir(repo.CommonDir)
+	if err != nil {
+		return false
+	}
+	list, err := spares(dir)
+	return err == nil && len(list) > 0
+}
+
 // SparesWanted reports whether the repository has fewer spares than its
 // limit (counting those being prepared), so that starting a preparation is
 // worth it. It only reads directories.
