@@ -50,7 +50,13 @@ func encodePack(newHash func() hash.Hash, objs []packObject) ([]byte, error) {
 	b.Write(n[:])
 	binary.BigEndian.PutUint32(n[:], uint32(len(objs)))
 	b.Write(n[:])
+	// Small objects (most trees, small files) are stored, not compressed:
+	// a dynamic Huffman table per tiny stream costs more CPU than it saves.
 	zw, err := zlib.NewWriterLevel(&b, zlib.BestSpeed)
+	if err != nil {
+		return nil, err
+	}
+	zs, err := zlib.NewWriterLevel(&b, zlib.NoCompression)
 	if err != nil {
 		return nil, err
 	}
@@ -64,11 +70,15 @@ func encodePack(newHash func() hash.Hash, objs []packObject) ([]byte, error) {
 			size >>= 7
 		}
 		b.WriteByte(c)
-		zw.Reset(&b)
-		if _, err := zw.Write(o.data); err != nil {
+		w := zw
+		if len(o.data) < 1024 {
+			w = zs
+		}
+		w.Reset(&b)
+		if _, err := w.Write(o.data); err != nil {
 			return nil, err
 		}
-		if err := zw.Close(); err != nil {
+		if err := w.Close(); err != nil {
 			return nil, err
 		}
 	}
