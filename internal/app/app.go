@@ -1043,7 +1043,7 @@ func missingWorktree(ctx context.Context, dataDir, id string) string {
 // says what happened, without the layers' prefixes.
 func goneReason(err error) string {
 	msg := err.Error()
-	for _, start := range []string{"the repository ", "the session worktree "} {
+	for _, start := range []string{"the repository ", "the session worktree ", "the checkout "} {
 		if i := strings.Index(msg, start); i >= 0 {
 			return msg[i:]
 		}

@@ -153,6 +153,9 @@ func (h *checkoutHold) close() error {
 // the active branch changed.
 func inPlaceLand(ctx context.Context, p *Parts, ls land.Session, eng *snapshot.Engine) (land.Session, error) {
 	ls.InPlace, ls.Worktree, ls.Engine = true, eng.Root(), eng
+	// git commit runs confined (the user's hooks may be the agent's), in
+	// a scratch git directory the sandbox lets it write.
+	ls.Confine, ls.ConfineDir = confineWith(p.Tasks), p.Session.Path("tmp")
 	rows, err := p.Controller.List(ctx, false)
 	if err != nil {
 		return ls, err

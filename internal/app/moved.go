@@ -27,7 +27,10 @@ func adoptMoved(ctx context.Context, dataDir string, repo *worktree.Repo, only s
 	if err != nil {
 		return nil, err
 	}
-	var notes []string
+	notes, err := adoptMovedInPlace(ctx, dataDir, repo, only)
+	if err != nil {
+		return notes, err
+	}
 	for _, m := range moved {
 		id := filepath.Base(m.Path)
 		if session.CheckID(id) != nil || (only != "" && id != only) {
@@ -74,6 +77,70 @@ func adoptSession(dataDir, id, path string, repo *worktree.Repo) (string, error)
 		return "", fmt.Errorf("session %s: record the repository's new place: %w", id, err)
 	}
 	return fmt.Sprintf("The repository of session %s moved from %s to %s; the session now uses it there (its worktree's git link was repaired, nothing else changed).", id, from, to), nil
+}
+
+// adoptMovedInPlace does for in-place sessions what adoptMoved does for
+// worktree sessions: the repository's own checkpoint refs
+// (refs/yolop/checkpoints/<session>/) name the sessions that worked in one
+// of its checkouts, and each such session (only, when not "") whose
+// recorded repository no longer exists is pointed at repo's new place.
+func adoptMovedInPlace(ctx context.Context, dataDir string, repo *worktree.Repo, only string) ([]string, error) {
+	out, err := git.New(repo.Root).Run(ctx, "for-each-ref", "--format=%(refname)", "refs/yolop/checkpoints/")
+	if err != nil {
+		return nil, fmt.Errorf("list the checkpoint refs of %s: %w", repo.Root, err)
+	}
+	seen := map[string]bool{}
+	var notes []string
+	for _, ref := range strings.Split(git.Trim(out), "\n") {
+		id, _, ok := strings.Cut(strings.TrimPrefix(ref, "refs/yolop/checkpoints/"), "/")
+		if !ok || seen[id] || session.CheckID(id) != nil || (only != "" && id != only) {
+			continue
+		}
+		seen[id] = true
+		note, err := adoptInPlace(dataDir, id, repo)
+		if err != nil {
+			return notes, err
+		}
+		if note != "" {
+			notes = append(notes, note)
+		}
+	}
+	return notes, nil
+}
+
+func adoptInPlace(dataDir, id string, repo *worktree.Repo) (string, error) {
+	sess, err := session.Open(dataDir, id)
+	var le *session.LockedError
+	if errors.Is(err, session.ErrNotFound) || errors.As(err, &le) {
+		return "", nil // not a session of this data dir, or in use elsewhere
+	}
+	if err != nil {
+		return "", err
+	}
+	defer sess.Close()
+	ws := sess.Workspace()
+	if ws.Kind != session.KindInPlace || ws.CommonDir == "" || ws.CommonDir == repo.CommonDir {
+		return "", nil
+	}
+	if _, err := os.Stat(ws.CommonDir); err == nil {
+		return "", nil // its repository is still where it was
+	}
+	if _, err := os.Stat(ws.RepoRoot); err == nil {
+		return "", nil
+	}
+	oldTop, newTop := worktree.TopOf(ws.CommonDir), worktree.TopOf(repo.CommonDir)
+	from := ws.RepoRoot
+	root := remap(ws.RepoRoot, oldTop, newTop)
+	if st, err := os.Stat(root); err != nil || !st.IsDir() {
+		return "", nil // its checkout is not at the matching place
+	}
+	ws.CommonDir = repo.CommonDir
+	ws.RepoRoot = root
+	ws.ActiveRoot = remap(ws.ActiveRoot, oldTop, newTop)
+	if err := sess.SaveWorkspace(ws); err != nil {
+		return "", fmt.Errorf("session %s: record the checkout's new place: %w", id, err)
+	}
+	return fmt.Sprintf("The checkout of session %s moved from %s to %s; the session now works there (its snapshots are in that repository; nothing else changed).", id, from, root), nil
 }
 
 // remap moves p from under oldTop to under newTop; p is returned unchanged

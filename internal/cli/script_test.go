@@ -69,6 +69,10 @@ func TestScripts(t *testing.T) {
 			if cond == "mount" {
 				return canMount(), nil
 			}
+			if cond == "readonly" {
+				// Commands can be given read-only paths (namespaces).
+				return spawn.ReadOnlyAvailable() == nil, nil
+			}
 			if cond == "landlock" {
 				// The strict level's network rules need ABI 4.
 				abi, err := spawn.ABI()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/yolop-dev/yolop/internal/fault"
@@ -26,7 +27,9 @@ func applyInPlace(s Session) error {
 
 // commitInPlace commits, on the checkout's current branch, the paths the
 // session's turns changed as they are now, and nothing else the user has
-// staged or changed.
+// staged or changed. git add and git commit (with the user's hooks and
+// filters, which the agent may have written) run confined, in a scratch
+// git directory (see scratchGit); yolop then publishes the commit.
 func commitInPlace(ctx context.Context, s Session, o CommitOptions) (*CommitResult, error) {
 	r := git.New(s.Worktree)
 	if err := identity(ctx, r); err != nil {
@@ -65,54 +68,90 @@ func commitInPlace(ctx context.Context, s Session, o CommitOptions) (*CommitResu
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("%w: the paths session %s's turns changed equal %s's last commit", ErrNothingToCommit, s.ID, branch)
 	}
-	in := []byte(strings.Join(paths, "\x00") + "\x00")
-	lit := r.With("GIT_LITERAL_PATHSPECS=1")
-	if _, err := lit.RunInput(ctx, in, "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
-		return nil, fmt.Errorf("stage the session's paths: %w", err)
+	headCommit, err := r.Run(ctx, "rev-parse", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s's HEAD: %w", branch, err)
 	}
+	old := git.Trim(headCommit)
 	msg := o.Message
 	if strings.TrimSpace(msg) == "" {
 		msg = defaultMessage(s)
 	}
-	// --only with the paths: what else is staged stays staged, uncommitted.
-	msgFile, err := os.CreateTemp("", "yolop-commit-msg-")
+	if s.ConfineDir != "" {
+		if err := os.MkdirAll(s.ConfineDir, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	scratch, err := os.MkdirTemp(s.ConfineDir, "yolop-commit-")
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(msgFile.Name())
-	if _, err := msgFile.WriteString(msg); err != nil {
-		msgFile.Close()
+	defer os.RemoveAll(scratch)
+	g, err := newScratchGit(ctx, r, scratch, s.Worktree, branch, old)
+	if err != nil {
 		return nil, err
 	}
-	if err := msgFile.Close(); err != nil {
+	list := filepath.Join(scratch, "paths")
+	if err := os.WriteFile(list, []byte(strings.Join(paths, "\x00")+"\x00"), 0o600); err != nil {
 		return nil, err
 	}
-	args := []string{"commit", "-q", "--no-edit", "-F", msgFile.Name(), "--only"}
+	msgFile := filepath.Join(scratch, "message")
+	if err := os.WriteFile(msgFile, []byte(msg), 0o600); err != nil {
+		return nil, err
+	}
+	env := append(g.env(), "GIT_LITERAL_PATHSPECS=1")
+	// confined runs one git command of the commit in the scratch git
+	// directory, the way the agent's commands run (see scratchGit).
+	confined := func(hooks bool, args ...string) error {
+		if s.Confine == nil {
+			rr := r.With(env...)
+			if hooks {
+				rr = rr.WithUserHooks()
+			}
+			_, err := rr.Run(ctx, args...)
+			return err
+		}
+		_, err := s.Confine(ctx, s.Worktree, append(git.PinnedEnv(), env...), git.Argv(hooks, args...)...)
+		return err
+	}
+	// The scratch index is a copy of the user's; what else is staged
+	// there stays out of the commit (--only) and staged in the user's.
+	if err := confined(false, "add", "-A", "--pathspec-from-file="+list, "--pathspec-file-nul"); err != nil {
+		return nil, fmt.Errorf("stage the session's paths: %w", err)
+	}
+	args := []string{"commit", "-q", "--no-edit", "-F", msgFile, "--only"}
 	if o.NoVerify {
 		// No hook at all, as in a worktree session: --no-verify alone
 		// still runs prepare-commit-msg, post-commit and the rest.
-		none, err := os.MkdirTemp("", "yolop-no-hooks-")
-		if err != nil {
+		none := filepath.Join(scratch, "no-hooks")
+		if err := os.Mkdir(none, 0o700); err != nil {
 			return nil, err
 		}
-		defer os.RemoveAll(none)
 		args = append([]string{"-c", "core.hooksPath=" + none}, append(args, "--no-verify")...)
 	}
-	args = append(args, "--pathspec-from-file=-", "--pathspec-file-nul")
-	if _, err := lit.WithUserHooks().RunInput(ctx, in, args...); err != nil {
+	args = append(args, "--pathspec-from-file="+list, "--pathspec-file-nul")
+	if err := confined(!o.NoVerify, args...); err != nil {
 		var ge *git.Error
 		if errors.As(err, &ge) && ge.ExitCode == 1 {
 			return nil, &HookError{Output: ge.Stderr}
 		}
 		return nil, fmt.Errorf("commit: %w", err)
 	}
-	sha, err := r.Run(ctx, "rev-parse", "HEAD")
+	subject, _, _ := strings.Cut(strings.TrimSpace(msg), "\n")
+	var only map[string]bool
+	if o.NoVerify {
+		only = make(map[string]bool, len(paths))
+		for _, p := range paths {
+			only[p] = true
+		}
+	}
+	sha, notes, err := g.publish(ctx, r, branch, old, subject, only)
 	if err != nil {
 		return nil, err
 	}
-	files, err := r.Run(ctx, "diff-tree", "--no-commit-id", "--name-only", "-r", "-z", "HEAD")
+	files, err := r.Run(ctx, "diff-tree", "--no-commit-id", "--name-only", "-r", "-z", sha)
 	if err != nil {
 		return nil, err
 	}
-	return &CommitResult{SessionID: s.ID, Branch: branch, Commit: git.Trim(sha), Files: len(git.SplitZ(files)), Message: msg, InPlace: true}, nil
+	return &CommitResult{SessionID: s.ID, Branch: branch, Commit: sha, Files: len(git.SplitZ(files)), Message: msg, InPlace: true, Notes: notes}, nil
 }

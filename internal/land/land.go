@@ -63,6 +63,10 @@ type Session struct {
 	// their environment plus env (see Confine). Nil runs it in this
 	// process (a session without tools).
 	Confine Confine `json:"-"`
+	// ConfineDir is a directory the confined commands may write ("" =
+	// the system's temporary directory): an in-place commit's scratch
+	// git directory goes there.
+	ConfineDir string `json:"-"`
 }
 
 // Confine runs git with args in dir, confined like the agent's commands,

@@ -74,6 +74,7 @@ func indexCorrupt(err error) bool {
 }
 
 func (e *Engine) removeIndex() error {
+	e.seedIsHead = false
 	for _, p := range []string{e.privIndex, e.privIndex + ".settle", e.privIndex + ".lock"} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
@@ -101,7 +102,14 @@ func (e *Engine) captureOnce(ctx context.Context, ch changes) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := e.settle(ctx); err != nil {
+	// A seed made by this capture is not settled first: its status
+	// re-hashes the racily clean entries anyway, and the capture's own
+	// index write (below, or the background update of a tree edit) settles
+	// them, as any index write does: git re-checks every entry racy with
+	// respect to the index it read before writing a newer one.
+	if e.seededNow {
+		e.seededNow = false
+	} else if err := e.settle(ctx); err != nil {
 		return "", err
 	}
 	// Only one Engine uses a state dir at a time, but the file, not memory,
@@ -198,11 +206,30 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (str
 		// difference: write-tree would only read the index to return it.
 		return e.head, nil
 	}
-	if !indexDiffers && headKnown && e.headIsTree {
-		// The index holds the private HEAD's tree exactly, so editing that
-		// tree at the listed paths gives the worktree's tree without
-		// reading the index; the index catches up in the background.
-		tree, err := e.fastTree(ctx, e.head, paths, false)
+	// The tree the index holds when it shows no difference with the
+	// private HEAD: HEAD itself, or before the first capture the tree of
+	// the worktree's HEAD commit.
+	base := ""
+	if !indexDiffers {
+		switch {
+		case headKnown && e.headIsTree:
+			base = e.head
+		case !e.headIsTree && e.head != "" && e.seedIsHead && e.headFileIs(e.head):
+			if out, err := e.runPriv(ctx, nil, "rev-parse", "--verify", "--quiet", e.head+"^{tree}"); err == nil {
+				base = git.Trim(out)
+			}
+		}
+	}
+	if len(paths) == 0 && base != "" && !e.headIsTree {
+		// A first capture of a clean worktree: its tree is the commit's.
+		e.setHead(base)
+		return base, nil
+	}
+	if base != "" {
+		// The index holds base exactly, so editing that tree at the
+		// listed paths gives the worktree's tree without reading the
+		// index; the index catches up in the background.
+		tree, err := e.fastTree(ctx, base, paths, false)
 		if err == nil {
 			e.treeEdits++
 			e.setHead(tree)
@@ -252,9 +279,19 @@ func (e *Engine) indexTree(ctx context.Context, paths []string) (string, error) 
 	if err != nil {
 		return "", e.captureErr(ctx, "cannot write the snapshot tree", err)
 	}
+	if len(paths) > 0 {
+		e.settled() // update-index wrote the index
+	}
 	tree := git.Trim(out)
 	e.setHead(tree)
 	return tree, nil
+}
+
+// settled drops the settle marker once an index write has settled the
+// seed's racily clean entries.
+func (e *Engine) settled() {
+	// A marker left behind only costs one refresh.
+	_ = os.Remove(e.privIndex + ".settle")
 }
 
 // headFileIs reports whether the private HEAD file names oid.
@@ -445,6 +482,9 @@ func (e *Engine) ensureIndex(ctx context.Context) (derive bool, err error) {
 			return false, err
 		}
 	}
+	// Only a seed made in this process, with nothing pruned, is known to
+	// hold the HEAD commit's tree wherever status shows no difference.
+	e.seedIsHead = !e.seedPruned
 	derive = seeded && knownClean && !flagged && e.pinnedConfig(ctx)
 	if !derive {
 		e.seedEntries, e.knownWalk = nil, nil
@@ -455,6 +495,7 @@ func (e *Engine) ensureIndex(ctx context.Context) (derive bool, err error) {
 	if err := os.WriteFile(e.privIndex+".settle", nil, 0o600); err != nil {
 		return false, e.fileErr("cannot write private state", err)
 	}
+	e.seededNow = true
 	return false, nil
 }
 
@@ -558,6 +599,9 @@ func (e *Engine) cleanSeed(ctx context.Context) (flagged, attrs bool, err error)
 		}
 	}
 	flagged = len(assumed) > 0 || len(skipped) > 0
+	// The index then lacks entries of the HEAD commit's tree that status
+	// does not report (a submodule's, with --ignore-submodules=all).
+	e.seedPruned = len(remove) > 0
 	// update-index applies only one of the flag options per run.
 	for _, step := range []struct {
 		flag  string

@@ -328,6 +328,8 @@ git add -A; git commit -qm base`)
 		`mkdir a/b/c; printf 'new\n' > a/b/c/new; chmod +x y`,
 		`rm a/b/x; ln -s y a/link`,
 		`rm -r a/b/c`,
+		// Enough new objects to be written as a pack.
+		`for i in $(seq 30); do mkdir -p p/$i; printf '%s\n' $i > p/$i/f; done`,
 	} {
 		sh(t, wt, edit)
 		got := capture(t, e, "").Tree
@@ -337,5 +339,8 @@ git add -A; git commit -qm base`)
 	}
 	if e.treeEdits == 0 {
 		t.Fatal("no capture was a tree edit")
+	}
+	if packs, _ := filepath.Glob(filepath.Join(wt, ".git", "objects", "pack", "*.pack")); len(packs) == 0 {
+		t.Fatal("no tree edit wrote a pack")
 	}
 }

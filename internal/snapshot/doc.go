@@ -121,11 +121,24 @@
 // or saw a later edit shows up as an index-side difference and that capture
 // takes the index path. Nothing the background update leaves is trusted.
 //
+// The first capture after a seed takes the tree edit too, from the tree of
+// the worktree's HEAD commit, when status shows the index equal to that
+// commit and the seed's clean-up removed no entry (a submodule, which
+// status does not report). A tree edit with many new objects (24 or more
+// blobs and trees, up to 20,000 paths and 64 MiB of file content) reads the
+// files in Go and writes every object into one pack (`index-pack --stdin`,
+// then `cat-file --batch-check` confirms each id), instead of one loose
+// file per object; small edits stay loose, so packs do not pile up.
+//
 // The private index is seeded on first use by copying the worktree's real
 // index with its mtime preserved (or, when attributes or core.autocrlf could
 // have converted the content stored in the real index, from the private
 // HEAD's tree without stat data so that every file is hashed once as raw
-// bytes). The real index, HEAD, refs, reflogs and config are never written;
+// bytes). The capture that seeds runs no settle pass: its status re-hashes
+// the racily clean entries, and its own index write (update-index, or the
+// background update after a tree edit) settles them, since git re-checks
+// every entry racy with respect to the index it read before it writes a
+// newer one; the marker goes once such a write succeeded. The real index, HEAD, refs, reflogs and config are never written;
 // only the checkpoint ref is.
 //
 // A recycled worktree's first capture runs no status of its own when the

@@ -20,9 +20,14 @@ import (
 	"strings"
 )
 
-// fastMaxPaths bounds the tree edit: beyond it, update-index and write-tree
-// cost no more than rebuilding the directories one by one.
-const fastMaxPaths = 64
+// fastMaxPaths bounds the tree edit that writes loose objects: beyond it,
+// update-index and write-tree cost no more than rebuilding the directories
+// one by one. A tree edit that writes a pack (packwrite.go) is bounded by
+// fastMaxPackedPaths and packMaxBytes.
+const (
+	fastMaxPaths       = 64
+	fastMaxPackedPaths = 20000
+)
 
 // errNotFast means the tree edit declined the change set; the caller takes
 // the index path, which handles every case.
@@ -58,7 +63,7 @@ type fastChange struct {
 // deleted that base does not hold either is skipped (fastSkipped) instead
 // of declining: it was created and removed between two captures.
 func (e *Engine) fastTree(ctx context.Context, base string, paths []string, lenient bool) (string, error) {
-	if len(paths) == 0 || len(paths) > fastMaxPaths {
+	if len(paths) == 0 || len(paths) > fastMaxPackedPaths {
 		return "", errNotFast
 	}
 	// The index must be able to catch up; a held lock is reported by the
@@ -128,7 +133,18 @@ func (e *Engine) fastTree(ctx context.Context, base string, paths []string, leni
 		}
 		changes = append(changes, c)
 	}
-	if err := e.fastBlobs(ctx, changes); err != nil {
+	// Many new objects go into one pack, few stay loose.
+	packed := len(changes)+len(dirs) >= packMinObjects
+	if !packed && len(paths) > fastMaxPaths {
+		return "", errNotFast
+	}
+	var objs []packObject
+	if packed {
+		var err error
+		if objs, err = e.readChanged(changes, newHash); err != nil {
+			return "", err
+		}
+	} else if err := e.fastBlobs(ctx, changes); err != nil {
 		return "", err
 	}
 	old, err := e.fastOldTrees(ctx, base, dirs)
@@ -202,10 +218,10 @@ func (e *Engine) fastTree(ctx context.Context, base string, paths []string, leni
 			}
 		}
 		content, mk := treeContent(m)
-		h := newHash()
-		fmt.Fprintf(h, "tree %d\x00", len(content))
-		h.Write(content)
-		oid := h.Sum(nil)
+		oid := objectID(newHash, "tree", content)
+		if packed {
+			objs = append(objs, packObject{typ: 2, data: content, oid: oid})
+		}
 		batch.Write(mk)
 		batch.WriteByte(0)
 		want = append(want, hex.EncodeToString(oid))
@@ -216,21 +232,12 @@ func (e *Engine) fastTree(ctx context.Context, base string, paths []string, leni
 			entries[strings.TrimSuffix(parent, "/")][name] = fastEntry{mode: "40000", oid: oid}
 		}
 	}
-	out, err := e.runPriv(ctx, batch.Bytes(), "mktree", "-z", "--batch")
-	if err != nil {
-		if ctx.Err() != nil {
-			return "", e.captureErr(ctx, "cannot write the snapshot tree", err)
+	if packed {
+		if err := e.writePack(ctx, newHash, objs); err != nil {
+			return "", err
 		}
-		return "", errNotFast
-	}
-	got := strings.Fields(string(out))
-	if len(got) != len(want) {
-		return "", errNotFast
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			return "", errNotFast
-		}
+	} else if err := e.fastMktree(ctx, batch.Bytes(), want); err != nil {
+		return "", err
 	}
 	e.fastDeleted = e.fastDeleted[:0]
 	e.fastSkipped = skipped
@@ -244,6 +251,65 @@ func (e *Engine) fastTree(ctx context.Context, base string, paths []string, leni
 		}
 	}
 	return root, nil
+}
+
+// fastMktree writes the trees of a tree edit with one mktree --batch and
+// checks git's ids against the ones computed in Go.
+func (e *Engine) fastMktree(ctx context.Context, batch []byte, want []string) error {
+	out, err := e.runPriv(ctx, batch, "mktree", "-z", "--batch")
+	if err != nil {
+		if ctx.Err() != nil {
+			return e.captureErr(ctx, "cannot write the snapshot tree", err)
+		}
+		return errNotFast
+	}
+	got := strings.Fields(string(out))
+	if len(got) != len(want) {
+		return errNotFast
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			return errNotFast
+		}
+	}
+	return nil
+}
+
+// readChanged reads the changed files' bytes (raw, as hash-object
+// --no-filters stores them) and symlinks' targets, and computes their ids,
+// for a packed tree edit. More than packMaxBytes in all declines.
+func (e *Engine) readChanged(changes []*fastChange, newHash func() hash.Hash) ([]packObject, error) {
+	var objs []packObject
+	total := 0
+	for _, c := range changes {
+		if c.deleted {
+			continue
+		}
+		data := []byte(c.link)
+		if c.mode != "120000" {
+			f, err := os.Open(filepath.Join(e.root, c.path))
+			if err != nil {
+				return nil, errNotFast
+			}
+			st, err := f.Stat()
+			if err != nil || !st.Mode().IsRegular() || int64(total)+st.Size() > packMaxBytes {
+				f.Close()
+				return nil, errNotFast
+			}
+			data, err = io.ReadAll(f)
+			f.Close()
+			if err != nil {
+				return nil, errNotFast
+			}
+		}
+		total += len(data)
+		if total > packMaxBytes {
+			return nil, errNotFast
+		}
+		c.oid = objectID(newHash, "blob", data)
+		objs = append(objs, packObject{typ: 3, data: data, oid: c.oid})
+	}
+	return objs, nil
 }
 
 func depth(d string) int {
@@ -468,13 +534,18 @@ func (e *Engine) startIndexUpdate(paths, deleted []string) {
 		defer close(done)
 		defer cancel()
 		// One after the other: both take the index lock.
+		ok := true
 		for i, st := range steps {
 			if e.priv.WrapError(st.args, cmds[i].Run(), errs[i]) != nil {
 				// Nothing it leaves is trusted: the next status sees
 				// it, and the watcher does not vouch for the index.
 				e.indexUpdateFailed = true
+				ok = false
 				break
 			}
+		}
+		if ok {
+			e.settled() // the update wrote the index
 		}
 		ownerOnly(e.privIndex, e.privDir)
 	}()

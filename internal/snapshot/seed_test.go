@@ -2,10 +2,14 @@ package snapshot
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 )
 
@@ -34,5 +38,98 @@ func TestSeedSettledSkipsTheSettlePass(t *testing.T) {
 			t.Fatalf("SeedSettled=%v: an edit after the seed was not captured", settled)
 		}
 		e.Wait()
+	}
+}
+
+// TestFirstCaptureOfADirtyCheckout: the first capture of a checkout with
+// many changes (edited, created, deleted, made executable, a symlink, a
+// racily clean same-size edit) edits the HEAD commit's tree and writes its
+// objects as one pack; its tree equals what a fresh index with every file
+// hashed gives, the racy edit included, and the background index update
+// settles the seed.
+func TestFirstCaptureOfADirtyCheckout(t *testing.T) {
+	t.Parallel()
+	repo := gittest.NewRepo(t)
+	for d := 0; d < 6; d++ {
+		for f := 0; f < 8; f++ {
+			gittest.WriteFile(t, repo, fmt.Sprintf("d%d/f%d.txt", d, f), fmt.Sprintf("file %d %d\n", d, f))
+		}
+	}
+	gittest.WriteFile(t, repo, "racy.txt", "aaaa\n")
+	gittest.Commit(t, repo, "base")
+	// A same-size edit in the second of the index write, its mtime put
+	// back: only the racy-git rule can see it.
+	racy := filepath.Join(repo, "racy.txt")
+	index := filepath.Join(repo, ".git", "index")
+	for try := 0; ; try++ {
+		if try == 10 {
+			t.Skip("could not make a racily clean entry (every try crossed a second)")
+		}
+		if err := os.WriteFile(racy, []byte("aaaa\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gittest.Git(t, repo, "add", "racy.txt")
+		before, err := os.Stat(racy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(racy, []byte("bbbb\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(racy, before.ModTime(), before.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+		ist, err := os.Stat(index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ist.ModTime().Unix() == before.ModTime().Unix() {
+			break
+		}
+	}
+	sh(t, repo, `
+		for d in 0 1 2 3 4; do for f in 0 1 2 3 4; do echo edited >> d$d/f$f.txt; done; done
+		for i in 1 2 3 4 5 6 7 8; do echo new $i > d5/new$i.txt; done
+		mkdir -p fresh/dir && echo deep > fresh/dir/x.txt
+		rm d0/f7.txt d1/f7.txt d2/f7.txt
+		chmod +x d3/f7.txt
+		ln -s d4/f7.txt link
+	`)
+	// Seeded a second later: a copy of the index that took the time of
+	// the copy would hide the racy edit.
+	for rst, _ := os.Stat(racy); time.Now().Unix() <= rst.ModTime().Unix(); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	e := openEngine(t, repo)
+	first := capture(t, e, "")
+	e.Wait()
+	// The reference: every file hashed into a fresh index.
+	ref := filepath.Join(t.TempDir(), "index")
+	r := git.New(repo).With("GIT_INDEX_FILE=" + ref)
+	if _, err := r.Run(context.Background(), "add", "-A"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.Run(context.Background(), "write-tree")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := git.Trim(out); first.Tree != want {
+		t.Fatalf("first capture %s, a fresh index gives %s:\n%s", first.Tree, want, gittest.Git(t, repo, "diff-tree", "-r", first.Tree, want))
+	}
+	if e.treeEdits != 1 {
+		t.Errorf("the first capture took the index path (tree edits: %d)", e.treeEdits)
+	}
+	packs, _ := filepath.Glob(filepath.Join(repo, ".git", "objects", "pack", "*.pack"))
+	if len(packs) != 1 {
+		t.Errorf("packs written: %v, want one", packs)
+	}
+	if _, err := os.Stat(filepath.Join(e.stateDir, "index.settle")); err == nil {
+		t.Errorf("the background index update left the seed unsettled")
+	}
+	// The index caught up: one more edit is captured, the rest kept.
+	gittest.WriteFile(t, repo, "d5/f0.txt", "again\n")
+	next := capture(t, e, "")
+	if got := gittest.Git(t, repo, "diff-tree", "-r", "--name-only", first.Tree, next.Tree); strings.TrimSpace(got) != "d5/f0.txt" {
+		t.Fatalf("second capture changed %q, want d5/f0.txt", got)
 	}
 }

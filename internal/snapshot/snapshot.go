@@ -106,6 +106,16 @@ type Engine struct {
 	// knownWalk Options.KnownWalk.
 	knownClean bool
 	knownWalk  *Walk
+	// seededNow: the current capture seeded the private index (its settle
+	// pass is left to the capture's own index write).
+	seededNow bool
+	// seedPruned: the seed's clean-up removed entries (submodules,
+	// blocklisted paths), so the index is not the HEAD commit's tree even
+	// where status shows no difference.
+	seedPruned bool
+	// seedIsHead: this process seeded the private index and pruned
+	// nothing from it (see captureOnce's base).
+	seedIsHead bool
 	// seedEntries are the entries of the index just seeded, as
 	// cleanSeed kept them (nil when read through git).
 	seedEntries []indexEntry
@@ -336,7 +346,7 @@ func (e *Engine) privConfig() []string {
 		// so the objects it names must reach the disk first. Batch mode
 		// flushes them with one sync per command (git 2.37+; older git
 		// ignores the keys).
-		"-c", "core.fsync=loose-object,reference",
+		"-c", "core.fsync=loose-object,pack,pack-metadata,reference",
 		"-c", "core.fsyncMethod=batch",
 	}
 	if e.exclFile != "" {
