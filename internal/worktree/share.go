@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 
 	"github.com/yolop-dev/yolop/internal/git"
@@ -296,6 +297,9 @@ func ignoredIn(ctx context.Context, top, admin, commonDir string, entries []stri
 	return ignored, tracked, nil
 }
 
+// shareWorkers is how many files a copy writes at once.
+const shareWorkers = 4
+
 // copier copies a directory tree: directories, regular files (reflinked
 // when the filesystem can, else their bytes), symlinks as symlinks, with
 // permissions and modification times; other kinds of file are left out
@@ -317,11 +321,34 @@ func (c *copier) tree(src, dst string) error {
 		t    time.Time
 	}
 	var dirs []dirTime
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	// Files are copied by a few workers while the walk goes on: each copy
+	// is a handful of system calls that mostly wait (for the disk, or for
+	// the filesystem's extent locks). A directory is made by the walk
+	// before any file in it is handed out.
+	type job struct {
+		src, dst string
+		info     fs.FileInfo
+	}
+	jobs := make(chan job, 256)
+	g, ctx := errgroup.WithContext(c.ctx)
+	workers := make([]copier, shareWorkers)
+	for i := range workers {
+		w := &workers[i]
+		w.ctx = ctx
+		g.Go(func() error {
+			for j := range jobs {
+				if err := w.file(j.src, j.dst, j.info); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	walkErr := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if err := c.ctx.Err(); err != nil {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		rel, err := filepath.Rel(src, p)
@@ -353,7 +380,11 @@ func (c *copier) tree(src, dst string) error {
 			_ = unix.Lutimes(out, []unix.Timeval{t, t})
 			return nil
 		case mode.IsRegular():
-			return c.file(p, out, info)
+			select {
+			case jobs <- job{p, out, info}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		default:
 			if len(c.notes) < 5 {
 				c.notes = append(c.notes, fmt.Sprintf("[worktree] share: %s is not a regular file, directory or symlink; it was left out", p))
@@ -361,6 +392,18 @@ func (c *copier) tree(src, dst string) error {
 		}
 		return nil
 	})
+	close(jobs)
+	err := g.Wait()
+	for _, w := range workers {
+		c.files += w.files
+		c.reflinked += w.reflinked
+		c.bytes += w.bytes
+	}
+	// The walk stops with the group's context when a worker failed: the
+	// worker's error is then the cause.
+	if walkErr != nil && (err == nil || !errors.Is(walkErr, context.Canceled)) {
+		err = walkErr
+	}
 	if err != nil {
 		return err
 	}
