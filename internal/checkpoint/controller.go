@@ -503,6 +503,7 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 			rec.CaptureError = captureReason(err)
 		} else {
 			rec.Snapshot = &timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}
+			rec.LeftOut = snap.LeftOut
 		}
 	} else {
 		rec.CaptureError = c.cfg.NoWorkspace
@@ -563,6 +564,9 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 	res := TurnOutcome{ID: id, Status: out.Status, Text: out.Text, Err: out.Err, Usage: out.Usage}
 	if rec.CaptureError != "" && c.cfg.Snapshots != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("The workspace could not be captured before turn %s (%s): %s is conversation only.", id, rec.CaptureError, id))
+	}
+	if len(rec.LeftOut) > 0 {
+		res.Warnings = append(res.Warnings, PartialText(id, rec.LeftOut)+": a restore to it leaves "+itThem(len(rec.LeftOut))+" as "+itThey(len(rec.LeftOut))+" are ([workspace] max_file_size).")
 	}
 	if done.EndError != "" {
 		res.Warnings = append(res.Warnings, endWarning(id, done.EndError))
@@ -743,6 +747,9 @@ func (c *Controller) List(ctx context.Context, all bool) ([]Row, error) {
 			if row.Reason == "" {
 				row.Reason = "no workspace snapshot"
 			}
+		}
+		if row.Workspace {
+			row.LeftOut = cp.LeftOut
 		}
 		row.FilesChanged = c.filesChangedLocked(ctx, cp)
 		rows = append(rows, row)
