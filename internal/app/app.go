@@ -342,7 +342,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		// after each turn): -c continues that session; a new session
 		// would start from it as if it were the user's repository.
 		if !o.Continue {
-			return nil, fmt.Errorf("%s is the worktree of session %s, not your repository: continue that session with `yolop -c` (or --session %s), or start a new one from your repository's directory", o.Dir, sid, sid)
+			return nil, &checkpoint.Error{Code: CodeSessionWorktree, Msg: fmt.Sprintf("%s is the worktree of session %s, not your repository: continue that session with `yolop -c` (or --session %s), or start a new one from your repository's directory", o.Dir, sid, sid)}
 		}
 		o.SessionID = sid
 	}

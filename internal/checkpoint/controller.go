@@ -566,7 +566,7 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 		res.Warnings = append(res.Warnings, fmt.Sprintf("The workspace could not be captured before turn %s (%s): %s is conversation only.", id, rec.CaptureError, id))
 	}
 	if len(rec.LeftOut) > 0 {
-		res.Warnings = append(res.Warnings, PartialText(id, rec.LeftOut)+": a restore to it leaves "+itThem(len(rec.LeftOut))+" as "+itThey(len(rec.LeftOut))+" are ([workspace] max_file_size).")
+		res.Warnings = append(res.Warnings, PartialText(id, rec.LeftOut)+": a restore to it does not touch "+map[bool]string{true: "it", false: "them"}[len(rec.LeftOut) == 1]+".")
 	}
 	if done.EndError != "" {
 		res.Warnings = append(res.Warnings, endWarning(id, done.EndError))

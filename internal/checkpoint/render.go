@@ -73,21 +73,15 @@ func LeftOutList(paths []string) string {
 // PartialText says that checkpoint id is partial and which files it left
 // out.
 func PartialText(id string, leftOut []string) string {
-	return fmt.Sprintf("checkpoint %s is partial: %s larger than the capture limit left out (%s)", id, Plural(len(leftOut), "file", "files"), LeftOutList(leftOut))
+	return fmt.Sprintf("checkpoint %s is partial: %s larger than [workspace] max_file_size left out (%s)", id, Plural(len(leftOut), "file", "files"), LeftOutList(leftOut))
 }
 
-func itThem(n int) string {
+// stayText says that the left-out files stay as they are.
+func stayText(n int) string {
 	if n == 1 {
-		return "it"
+		return "it stays as it is"
 	}
-	return "them"
-}
-
-func itThey(n int) string {
-	if n == 1 {
-		return "it"
-	}
-	return "they"
+	return "they stay as they are"
 }
 
 // WhenLocal is how a listing for a person dates a checkpoint: in local

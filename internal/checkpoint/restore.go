@@ -249,7 +249,7 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 		// Never presented as exact: the files it left out stay as they are.
 		for _, path := range cp.LeftOut {
 			pv.Warnings = append(pv.Warnings, Warning{Kind: WarnPartial, Path: path, Turn: cp.ID,
-				Message: PartialText(cp.ID, cp.LeftOut) + ": " + itThey(len(cp.LeftOut)) + " stay as " + itThey(len(cp.LeftOut)) + " are"})
+				Message: PartialText(cp.ID, cp.LeftOut) + ": " + stayText(len(cp.LeftOut))})
 		}
 	}
 	if p.mode.HasConversation() {
