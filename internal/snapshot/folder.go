@@ -14,7 +14,6 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -161,9 +160,10 @@ func FolderRunner(gitDir, folder, index string) *git.Runner {
 // ImportFolder makes the folder repository's first commit: every file of the
 // folder a capture would take (not ignored by .gitignore, .yolopignore or
 // the blocklist, not in a nested repository, not larger than MaxFileSize),
-// written with one `git fast-import` into a pack instead of one loose
-// object per file, and the repository's index describing it with the stat
-// data of the files as read, so the session's first capture (seeded from
+// written with its trees and the commit into one pack (packWriter: what
+// `git fast-import` would write, without its per-object cost and without
+// a loose object per file, as `git add` would make), and the repository's
+// index describing it with the stat data of the files as read, so the session's first capture (seeded from
 // that index) hashes only what changed since. It does nothing when the
 // repository has its commit already.
 func ImportFolder(ctx context.Context, o ImportOptions) (ImportResult, error) {
@@ -267,33 +267,19 @@ type indexEntryOut struct {
 
 func importPaths(ctx context.Context, o ImportOptions, r *git.Runner, paths []string) (ImportResult, error) {
 	var res ImportResult
-	// One pack, however few the objects (git unpacks fewer than 100 into
-	// loose objects by default).
-	args := []string{"-c", "fastimport.unpackLimit=1", "fast-import", "--quiet", "--done", "--force"}
-	cmd, stderr := r.Command(ctx, args...)
-	in, err := cmd.StdinPipe()
+	pw, err := newPackWriter(filepath.Join(o.GitDir, "objects"))
 	if err != nil {
-		return res, err
+		return res, fmt.Errorf("write the folder's objects: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
-		return res, r.WrapError(args, err, stderr)
-	}
-	w := bufio.NewWriterSize(in, 1<<20)
 	entries := make([]indexEntryOut, 0, len(paths))
-	fail := func(err error) (ImportResult, error) {
-		in.Close()
-		_ = cmd.Wait()
-		return ImportResult{}, err
-	}
 	last := time.Now()
-	buf := make([]byte, 1<<16)
 	for i, p := range paths {
 		if ctx.Err() != nil {
-			return fail(ctx.Err())
+			return ImportResult{}, pw.abort(ctx.Err())
 		}
-		ent, size, skip, err := importOne(w, o, p, i+1, buf)
+		ent, size, skip, err := importOne(pw, o, p)
 		if err != nil {
-			return fail(err)
+			return ImportResult{}, pw.abort(err)
 		}
 		switch skip {
 		case skipLarge:
@@ -310,22 +296,24 @@ func importPaths(ctx context.Context, o ImportOptions, r *git.Runner, paths []st
 			o.Progress(i+1, len(paths))
 		}
 	}
-	fmt.Fprintf(w, "commit %s\nmark :%d\ncommitter yolop <yolop@localhost> %d +0000\ndata 0\n", FolderBranch, len(paths)+1, time.Now().Unix())
-	for _, e := range entries {
-		fmt.Fprintf(w, "M %o %s %s\n", e.mode, hex.EncodeToString(e.oid[:]), quotePath(e.path))
+	// The trees and the commit go into the same pack: no loose object.
+	tree, err := pw.writeTrees(entries)
+	if err != nil {
+		return ImportResult{}, pw.abort(err)
 	}
-	w.WriteString("\ndone\n")
-	if err := w.Flush(); err != nil {
-		return fail(r.WrapError(args, err, stderr))
+	now := time.Now().Unix()
+	commit, err := pw.addBytes(packCommit, fmt.Appendf(nil, "tree %s\nauthor yolop <yolop@localhost> %d +0000\ncommitter yolop <yolop@localhost> %d +0000\n\nyolop: first capture of the folder\n", hex.EncodeToString(tree[:]), now, now))
+	if err != nil {
+		return ImportResult{}, pw.abort(err)
 	}
-	if err := in.Close(); err != nil {
-		return fail(err)
-	}
-	if err := cmd.Wait(); err != nil {
-		return ImportResult{}, r.WrapError(args, err, stderr)
+	if err := pw.finish(); err != nil {
+		return ImportResult{}, fmt.Errorf("write the folder's objects: %w", err)
 	}
 	if err := writeIndex(filepath.Join(o.GitDir, "index"), entries); err != nil {
 		return ImportResult{}, fmt.Errorf("write the folder repository's index: %w", err)
+	}
+	if _, err := r.Run(ctx, "-c", "core.fsync=reference", "update-ref", FolderBranch, hex.EncodeToString(commit[:])); err != nil {
+		return ImportResult{}, fmt.Errorf("write the folder's first commit: %w", err)
 	}
 	if o.Progress != nil {
 		o.Progress(len(paths), len(paths))
@@ -341,11 +329,10 @@ const (
 	skipOther // gone, a directory, a socket, a fifo
 )
 
-// importOne writes path's blob into the fast-import stream and returns its
-// index entry, with the stat data of the file as it was read.
-func importOne(w *bufio.Writer, o ImportOptions, p string, mark int, buf []byte) (indexEntryOut, int64, skipKind, error) {
+// importOne writes path's blob into the pack and returns its index entry,
+// with the stat data of the file as it was read.
+func importOne(pw *packWriter, o ImportOptions, p string) (indexEntryOut, int64, skipKind, error) {
 	full := filepath.Join(o.Folder, filepath.FromSlash(p))
-	var fi os.FileInfo
 	var content io.Reader
 	var f *os.File
 	fi, err := os.Lstat(full)
@@ -392,54 +379,16 @@ func importOne(w *bufio.Writer, o ImportOptions, p string, mark int, buf []byte)
 		return indexEntryOut{}, 0, skipOther, nil
 	}
 	size := fi.Size()
-	h := sha1.New()
-	fmt.Fprintf(h, "blob %d\x00", size)
-	fmt.Fprintf(w, "blob\nmark :%d\ndata %d\n", mark, size)
-	n, err := io.CopyBuffer(io.MultiWriter(w, h), io.LimitReader(content, size), buf)
-	if err != nil && f != nil {
-		return indexEntryOut{}, 0, skipNone, &CaptureError{Reason: "a file cannot be read: " + p, Err: fmt.Errorf("%w: %v", ErrUnreadable, err)}
+	oid, err := pw.addBlob(content, size)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		// The file shrank while it was read: left to the session's
+		// first capture, which hashes what is there then.
+		return indexEntryOut{}, 0, skipOther, nil
 	}
 	if err != nil {
-		return indexEntryOut{}, 0, skipNone, err
+		return indexEntryOut{}, 0, skipNone, &CaptureError{Reason: "a file cannot be read or its object written: " + p, Err: fmt.Errorf("%w: %v", ErrUnreadable, err)}
 	}
-	if n < size {
-		// The file shrank while it was read: pad the blob to the length
-		// announced and give the entry no stat data, so the first capture
-		// hashes the file again.
-		pad := make([]byte, size-n)
-		w.Write(pad)
-		h.Write(pad)
-		st = &syscall.Stat_t{}
-	}
-	w.WriteByte('\n')
-	e := indexEntryOut{path: p, st: st, mode: mode}
-	copy(e.oid[:], h.Sum(nil))
-	return e, size, skipNone, nil
-}
-
-// quotePath writes a path for a fast-import M command: as is unless it
-// starts with a quote or holds a newline, then C-style quoted.
-func quotePath(p string) string {
-	if !strings.Contains(p, "\n") && !strings.HasPrefix(p, "\"") {
-		return p
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; {
-		case c == '"' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c == '\n':
-			b.WriteString("\\n")
-		case c < 0x20 || c == 0x7f:
-			b.WriteString("\\" + strconv.FormatUint(uint64(c)|0o1000, 8)[1:])
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
+	return indexEntryOut{path: p, st: st, mode: mode, oid: oid}, size, skipNone, nil
 }
 
 // writeIndex writes a version 2 index of entries (sorted by path) with

@@ -52,6 +52,7 @@ mkdir skip && printf 's\n' > skip/s.txt
 printf 'in a nested repository\n' > nested/f.txt
 printf '* filter=evil\n' > .gitattributes
 printf 'line with crlf\r\n' > crlf.txt
+cp a.txt same-as-a.txt
 `)
 	e, res, gitDir := openFolder(t, dir, 0)
 	if _, err := os.Lstat(filepath.Join(dir, ".git")); !os.IsNotExist(err) {
@@ -88,12 +89,20 @@ printf 'line with crlf\r\n' > crlf.txt
 		t.Fatal(err)
 	}
 	got := strings.Fields(string(ls))
-	want := []string{".gitattributes", ".gitignore", ".yolopignore", "a.txt", "b.bin", "crlf.txt", "link", "run.sh", "sub/deep/n.txt"}
+	want := []string{".gitattributes", ".gitignore", ".yolopignore", "a.txt", "b.bin", "crlf.txt", "link", "run.sh", "same-as-a.txt", "sub/deep/n.txt"}
 	if !slices.Equal(got, want) {
 		t.Errorf("captured %v, want %v", got, want)
 	}
 	if res.Files != len(want) {
 		t.Errorf("import counted %d files, want %d", res.Files, len(want))
+	}
+	// The pack and its index are sound as git sees them, and the tree is
+	// the one git itself writes for the same files.
+	if out, err := head.Run(ctx, "fsck", "--strict", "--full", "--no-dangling"); err != nil {
+		t.Errorf("fsck: %v %s", err, out)
+	}
+	if out, err := head.Run(ctx, "write-tree"); err != nil || strings.TrimSpace(string(out)) != s.Tree {
+		t.Errorf("git write-tree of the import's index = %s (%v), want %s", out, err, s.Tree)
 	}
 	// The bytes are raw: no attribute of the folder's converted them.
 	blob, err := head.Run(ctx, "cat-file", "blob", s.Tree+":crlf.txt")
