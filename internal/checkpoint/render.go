@@ -63,11 +63,7 @@ func LeftOutList(paths []string) string {
 	if len(list) > 3 {
 		list, more = list[:3], fmt.Sprintf(" and %d more", len(paths)-3)
 	}
-	q := make([]string, len(list))
-	for i, p := range list {
-		q[i] = p
-	}
-	return strings.Join(q, ", ") + more
+	return strings.Join(list, ", ") + more
 }
 
 // PartialText says that checkpoint id is partial and which files it left
