@@ -167,7 +167,10 @@ type Session struct {
 	// before the first prompt (StartNotices); toldEarly is the warning it
 	// gave, which the first turn does not repeat.
 	draftCheck *checkoutCheck
-	toldEarly  string
+	// folderNotice tells the progress of a folder's first capture to the
+	// turn that creates the session (nil: nobody to tell).
+	folderNotice func(string)
+	toldEarly    string
 	// toldSubs is the submodule notice StartNotices gave.
 	toldSubs string
 	// startWarn are what creating the session found that the user must
@@ -339,7 +342,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		// after each turn): -c continues that session; a new session
 		// would start from it as if it were the user's repository.
 		if !o.Continue {
-			return nil, fmt.Errorf("%s is the worktree of session %s, not your repository: continue that session with `yolop -c` (or --session %s), or start a new one from your repository's directory", o.Dir, sid, sid)
+			return nil, &checkpoint.Error{Code: CodeSessionWorktree, Msg: fmt.Sprintf("%s is the worktree of session %s, not your repository: continue that session with `yolop -c` (or --session %s), or start a new one from your repository's directory", o.Dir, sid, sid)}
 		}
 		o.SessionID = sid
 	}
@@ -433,8 +436,12 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		d.expectWS, d.expectWhy = false, why
 	}
 	d.mode = WorkspaceNone
+	folder := false
 	if d.expectWS {
 		d.mode = o.Workspace
+		if folder = isFolder(ctx, o); folder {
+			d.mode = WorkspaceInPlace // a folder outside git: in place
+		}
 	}
 	d.ctl = checkpoint.NewUnstarted(d.ws.SessionID, d.expectWhy)
 	if o.ClientMCP && len(o.MCP) > 0 && d.expectWS {
@@ -449,7 +456,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 			return nil, err
 		}
 		s.prepareSpare()
-	} else if o.Early && d.expectWS {
+	} else if o.Early && d.expectWS && !folder {
 		s.startEarly(d.ws.SessionID)
 		s.draftCheck = startDraftCheck(o.Dir)
 	}
@@ -513,7 +520,11 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		ws.NoWorkspaceReason = workspaceOff
 	} else if o.Workspace == WorkspaceInPlace {
 		repo, err := worktree.Detect(ctx, o.Dir)
-		if err != nil {
+		if errors.Is(err, worktree.ErrNotRepo) {
+			if err := s.folderWorkspace(ctx, &ws, true); err != nil {
+				return 0, err
+			}
+		} else if err != nil {
 			ws.NoWorkspaceReason = noRepoReason(err)
 			if repo != nil {
 				ws.RepoRoot = repo.Root
@@ -525,7 +536,12 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 			ws.Kind = session.KindInPlace
 			ws.RepoRoot, ws.CommonDir, ws.ActiveRoot = repo.Root, repo.CommonDir, repo.Root
 		}
-	} else if repo, err := worktree.Detect(ctx, o.Dir); err != nil {
+	} else if repo, err := worktree.Detect(ctx, o.Dir); errors.Is(err, worktree.ErrNotRepo) {
+		// Outside git a session works in place, in the folder itself.
+		if err := s.folderWorkspace(ctx, &ws, false); err != nil {
+			return 0, err
+		}
+	} else if err != nil {
 		ws.NoWorkspaceReason = noRepoReason(err)
 		if repo != nil {
 			ws.RepoRoot = repo.Root
@@ -696,7 +712,14 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	}
 	defer end()
 	created := !s.Exists()
-	if err := s.materialize(ctx, titleOf(text)); err != nil {
+	s.mu.Lock()
+	s.folderNotice = noticeFunc(onUpdate)
+	s.mu.Unlock()
+	err = s.materialize(ctx, titleOf(text))
+	s.mu.Lock()
+	s.folderNotice = nil
+	s.mu.Unlock()
+	if err != nil {
 		return TurnResult{}, err
 	}
 	p := s.Parts()
@@ -728,6 +751,15 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 		if w := check.submoduleNote(); w != "" && w != shownSubs {
 			told = append(told, w)
 		}
+		if p.Snapshots() == nil {
+			// Said once per session, before any tool runs: on the turn
+			// that created it.
+			why := p.NoWorkspace
+			if p.git != nil && p.git.unavailable() != "" {
+				why = p.git.unavailable()
+			}
+			told = append(told, "conversation only — files are not snapshotted here ("+why+"); rewind restores the conversation, not the files")
+		}
 		for _, w := range told {
 			if onUpdate != nil {
 				onUpdate(agent.Update{Kind: agent.UpdateWarning, Text: w})
@@ -756,7 +788,7 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	}
 	ws := p.Session.Workspace()
 	var gitBefore gitState
-	if ws.Kind == session.KindInPlace {
+	if ws.Kind == session.KindInPlace && !ws.Folder {
 		gitBefore = readGitState(ws.RepoRoot, ws.CommonDir)
 	}
 	var tmu sync.Mutex
@@ -776,7 +808,7 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 		return TurnResult{}, err
 	}
 	var gitWarn string
-	if ws.Kind == session.KindInPlace && out.ID != "" {
+	if ws.Kind == session.KindInPlace && !ws.Folder && out.ID != "" {
 		rec := gitRecord{Turn: out.ID, Head: gitBefore.head, Changed: readGitState(ws.RepoRoot, ws.CommonDir).changedSince(gitBefore)}
 		if len(rec.Changed) > 0 {
 			gitWarn = gitChangeNote(out.ID, rec.Changed)
@@ -802,14 +834,6 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	warnings := res.Warnings
 	if gitWarn != "" {
 		warnings = append(warnings, gitWarn)
-	}
-	if created && p.Snapshots() == nil {
-		// Said once per session: on the turn that created it.
-		why := p.NoWorkspace
-		if p.git != nil && p.git.unavailable() != "" {
-			why = p.git.unavailable()
-		}
-		warnings = append(warnings, "conversation only — files are not snapshotted here ("+why+"); rewind restores the conversation, not the files")
 	}
 	if why := p.Tasks.LoginProblem(); why != "" {
 		s.mu.Lock()
@@ -985,10 +1009,36 @@ func workspaceUnavailable(ctx context.Context, o Options) string {
 	if o.Workspace == WorkspaceNone {
 		return workspaceOff
 	}
-	if _, err := worktree.Detect(ctx, o.Dir); err != nil {
+	if _, err := worktree.Detect(ctx, o.Dir); err != nil && !errors.Is(err, worktree.ErrNotRepo) {
 		return noRepoReason(err)
 	}
 	return ""
+}
+
+// folderWorkspace makes ws an in-place session of the folder o.Dir,
+// outside git: refused where it would do harm (checkFolder), its private
+// repository prepared with the folder's first capture. inPlace says the
+// mode was in-place (explicitly so counts for $HOME, / and max_files).
+func (s *Session) folderWorkspace(ctx context.Context, ws *session.Workspace, inPlace bool) error {
+	o := s.opts
+	folder := o.Dir
+	if r, err := filepath.EvalSymlinks(folder); err == nil {
+		folder = r
+	}
+	explicit := inPlace && o.WorkspaceExplicit
+	if err := checkFolder(o.DataDir, folder, explicit); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	notice := s.folderNotice
+	s.mu.Unlock()
+	gitDir, err := prepareFolder(ctx, o.DataDir, folder, explicit, notice)
+	if err != nil {
+		return err
+	}
+	ws.Kind, ws.Folder = session.KindInPlace, true
+	ws.RepoRoot, ws.ActiveRoot, ws.CommonDir = folder, folder, gitDir
+	return nil
 }
 
 // sessionOfWorktree returns the session whose worktree holds dir (dir

@@ -281,7 +281,20 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			return nil, err
 		}
 		p.git = &gitParts{open: func(ctx context.Context) (*snapshot.Engine, string, error) {
-			eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.RepoRoot, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit})
+			so := snapshot.Options{Worktree: ws.RepoRoot, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit}
+			if ws.Folder {
+				// A folder outside git: its private repository in the
+				// data directory, made again if it was deleted.
+				lim, err := loadFolderLimits()
+				if err != nil {
+					return nil, "", err
+				}
+				if _, err := snapshot.ImportFolder(ctx, snapshot.ImportOptions{GitDir: ws.CommonDir, Folder: ws.RepoRoot, MaxFileSize: lim.maxFileSize}); err != nil {
+					return nil, "workspace snapshots unavailable: " + err.Error(), nil
+				}
+				so.GitDir, so.CommonDir, so.Folder, so.MaxFileSize = ws.CommonDir, ws.CommonDir, true, lim.maxFileSize
+			}
+			eng, err := snapshot.Open(ctx, so)
 			if err != nil {
 				return nil, "workspace snapshots unavailable: " + err.Error(), nil
 			}
@@ -398,7 +411,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		journal = h.Journal(tl)
 	}
 	var gitWarnings func(string, []string) []checkpoint.Warning
-	if ws.Kind == session.KindInPlace {
+	if ws.Kind == session.KindInPlace && !ws.Folder {
 		gitWarnings = gitPreviewWarnings(sess.Dir, ws.RepoRoot, ws.CommonDir)
 	}
 	ro := ""

@@ -46,7 +46,9 @@ func (p *Parts) holdCheckout(ctx context.Context, forTurn, wait bool, onUpdate f
 	if ws.Kind != session.KindInPlace || p.checkout == nil {
 		return func() {}, nil
 	}
-	if err := land.CheckIdle(ctx, ws.RepoRoot, false); err != nil {
+	if ws.Folder {
+		// No git operation of the user's runs in a folder outside git.
+	} else if err := land.CheckIdle(ctx, ws.RepoRoot, false); err != nil {
 		return nil, &checkpoint.Error{Code: CodeCheckoutBusy, Msg: fmt.Sprintf("%v; the session works in your checkout, so its turns and restores are refused until then (nothing ran)", err), Err: err}
 	}
 	h := p.checkout
@@ -156,6 +158,7 @@ func inPlaceLand(ctx context.Context, p *Parts, ls land.Session, eng *snapshot.E
 	// git commit runs confined (the user's hooks may be the agent's), in
 	// a scratch git directory the sandbox lets it write.
 	ls.Confine, ls.ConfineDir = confineWith(p.Tasks), p.Session.Path("tmp")
+	ls.Folder = p.Session.Workspace().Folder
 	rows, err := p.Controller.List(ctx, false)
 	if err != nil {
 		return ls, err

@@ -11,6 +11,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/session"
@@ -140,8 +141,17 @@ func (s *Session) UndoApply(ctx context.Context, o land.UndoOptions) (*land.Undo
 
 // Commit commits the session's files on its branch.
 func (s *Session) Commit(ctx context.Context, o land.CommitOptions) (*land.CommitResult, error) {
-	return withLand(s, ctx, "commit", func(ctx context.Context, ls land.Session) (*land.CommitResult, error) { return land.Commit(ctx, ls, o) })
+	return withLand(s, ctx, "commit", func(ctx context.Context, ls land.Session) (*land.CommitResult, error) {
+		if ls.Folder {
+			return nil, fmt.Errorf("%w: session %s works in %s, which is not in a git repository, so there is no branch to commit to; its files are already there (`yolop diff %s` shows the changes; run `git init` there first to start a repository of your own)", ErrFolderNoGit, ls.ID, ls.Worktree, ls.ID)
+		}
+		return land.Commit(ctx, ls, o)
+	})
 }
+
+// ErrFolderNoGit refuses `yolop commit` for a session in a folder outside
+// git.
+var ErrFolderNoGit = fault.New(fault.NotARepository, "no git repository to commit to")
 
 // Peek opens what diff and apply need of a session that another process
 // holds open (its lock is taken): they only read its worktree, through a

@@ -83,10 +83,12 @@ func ChecksOutWorktree(ctx context.Context, o Options) bool {
 
 // SessionRow describes a saved session for listings and `sessions show`.
 type SessionRow struct {
-	SessionID string    `json:"session_id"`
-	Title     string    `json:"title"`
-	Created   time.Time `json:"created"`
-	Updated   time.Time `json:"updated"`
+	SessionID string `json:"session_id"`
+	// Folder: in place in a folder outside git (RepoRoot is the folder).
+	Folder  bool      `json:"folder,omitempty"`
+	Title   string    `json:"title"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
 	// LastUsed is when a turn last ran or a restore was last confirmed in
 	// the session (null when never); listings sort by it and -c picks by
 	// it. Opening, listing and forking a session do not use it.
@@ -175,6 +177,7 @@ func describe(e search.Entry) SessionRow {
 	out := SessionRow{SessionID: sm.ID, Title: w.Title, Created: checkpoint.JSONTime(w.Created), Updated: checkpoint.JSONTime(w.Updated), RepoRoot: w.RepoRoot, ActiveRoot: w.ActiveRoot, Workspace: w.Kind == session.KindWorktree || w.Kind == session.KindInPlace, Reason: w.NoWorkspaceReason, State: "ok", Dir: sm.Dir, WorktreeState: WorktreeConversation, WorkspaceMode: session.Mode(w.Kind)}
 	if w.Kind == session.KindInPlace {
 		out.WorktreeState = WorktreeInPlace
+		out.Folder = w.Folder
 		if _, err := os.Stat(w.RepoRoot); err != nil {
 			out.WorktreeState = WorktreeCheckoutMissing
 		}

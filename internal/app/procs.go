@@ -147,6 +147,11 @@ func planSandbox(sess *session.Session, ws session.Workspace, level string, st p
 		// repository's common dir are read-only for commands.
 		lay.Top = ws.RepoRoot
 		lay.ReadOnly = inPlaceReadOnly(ws.RepoRoot, ws.CommonDir)
+		if ws.Folder {
+			// A folder outside git: only its private repository, in the
+			// data directory (a `git init` of the agent's is its own).
+			lay.ReadOnly = []string{ws.CommonDir}
+		}
 	}
 	if err := os.MkdirAll(lay.TmpDir, 0o700); err != nil {
 		return sandbox.Status{}, fmt.Errorf("create the commands' temporary directory: %w", err)

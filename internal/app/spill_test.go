@@ -2,23 +2,39 @@ package app
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
 )
 
 // A conversation-only session started in a directory that contains the
 // data directory (yolop run in $HOME with the default data dir) must work:
-// command output beyond the caps spills outside the working directory.
+// command output beyond the caps spills outside the working directory. A
+// session with file checkpoints there is refused before anything is made.
 func TestSessionAboveItsDataDir(t *testing.T) {
 	ctx := context.Background()
 	home := t.TempDir()
 	data := filepath.Join(home, ".local", "share", "yolop")
-	s, err := Open(ctx, Options{DataDir: data, Dir: home, Provider: provider.Config{Provider: provider.NameSim}})
+	f, err := Open(ctx, Options{DataDir: data, Dir: home, Provider: provider.Config{Provider: provider.NameSim}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Prompt(ctx, "write x.txt", nil)
+	var ce *checkpoint.Error
+	if !errors.As(err, &ce) || ce.Code != CodeDataDirInFolder {
+		t.Fatalf("a folder session above its data directory: %v, want %s", err, CodeDataDirInFolder)
+	}
+	f.Close()
+	if list, err := session.List(data); err != nil || len(list) != 0 {
+		t.Fatalf("the refusal left sessions behind: %+v %v", list, err)
+	}
+	s, err := Open(ctx, Options{DataDir: data, Dir: home, Workspace: WorkspaceNone, Provider: provider.Config{Provider: provider.NameSim}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +47,7 @@ func TestSessionAboveItsDataDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := s.Info()
-	if in.Workspace || !strings.Contains(in.WorkspaceReason, "not a git repository") {
+	if in.Workspace || !strings.Contains(in.WorkspaceReason, "--workspace none") {
 		t.Fatalf("info = %+v", in)
 	}
 }

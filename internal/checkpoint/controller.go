@@ -503,6 +503,7 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 			rec.CaptureError = captureReason(err)
 		} else {
 			rec.Snapshot = &timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}
+			rec.LeftOut = snap.LeftOut
 		}
 	} else {
 		rec.CaptureError = c.cfg.NoWorkspace
@@ -521,6 +522,26 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 		return TurnOutcome{}, err
 	}
 	c.cfg.Failpoint("turn.after_checkpoint")
+
+	// What the checkpoint lacks is said before any tool runs, to a host
+	// that shows updates; the others get it with the outcome.
+	var before []string
+	if rec.CaptureError != "" && c.cfg.Snapshots != nil {
+		before = append(before, fmt.Sprintf("The workspace could not be captured before turn %s (%s): %s is conversation only.", id, rec.CaptureError, id))
+	}
+	if len(rec.LeftOut) > 0 {
+		what := "them"
+		if len(rec.LeftOut) == 1 {
+			what = "it"
+		}
+		before = append(before, PartialText(id, rec.LeftOut)+": a restore to it does not touch "+what+".")
+	}
+	if onUpdate != nil {
+		for _, w := range before {
+			onUpdate(agent.Update{Kind: agent.UpdateWarning, Text: w})
+		}
+		before = nil
+	}
 
 	out := c.cfg.Runtime.RunTurn(ctx, id, prompt, onUpdate)
 	c.cfg.Failpoint("turn.before_complete")
@@ -561,9 +582,7 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 		return TurnOutcome{}, err
 	}
 	res := TurnOutcome{ID: id, Status: out.Status, Text: out.Text, Err: out.Err, Usage: out.Usage}
-	if rec.CaptureError != "" && c.cfg.Snapshots != nil {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("The workspace could not be captured before turn %s (%s): %s is conversation only.", id, rec.CaptureError, id))
-	}
+	res.Warnings = append(res.Warnings, before...)
 	if done.EndError != "" {
 		res.Warnings = append(res.Warnings, endWarning(id, done.EndError))
 	}
@@ -743,6 +762,9 @@ func (c *Controller) List(ctx context.Context, all bool) ([]Row, error) {
 			if row.Reason == "" {
 				row.Reason = "no workspace snapshot"
 			}
+		}
+		if row.Workspace {
+			row.LeftOut = cp.LeftOut
 		}
 		row.FilesChanged = c.filesChangedLocked(ctx, cp)
 		rows = append(rows, row)

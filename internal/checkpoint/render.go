@@ -24,7 +24,7 @@ type RowCells struct {
 	Status    string // completed, failed, cancelled, interrupted, running
 	Files     string // the number of files changed; "—" when there is no workspace snapshot to count from, "?" when the end capture failed
 	FilesText string // "1 file", "2 files"; "files: —" or "files: unknown" when unknown
-	Workspace string // "yes", "yes; <end capture failure>" or "conversation only: <reason>"
+	Workspace string // "yes", "yes; <end capture failure>", "partial: left out <files>" or "conversation only: <reason>"
 	Prompt    string // the prompt's label (first line)
 }
 
@@ -41,6 +41,11 @@ func (r Row) Cells() RowCells {
 		}
 		c.Workspace = "conversation only: " + reason
 		c.Files, c.FilesText = "—", "files: —"
+	} else if len(r.LeftOut) > 0 {
+		c.Workspace = "partial: left out " + LeftOutList(r.LeftOut)
+		if r.Reason != "" {
+			c.Files, c.FilesText = "?", "files: unknown"
+		}
 	} else if r.Reason != "" {
 		// The checkpoint is whole, but the turn's end capture failed: how
 		// many files it changed is unknown, not zero.
@@ -48,6 +53,31 @@ func (r Row) Cells() RowCells {
 		c.Files, c.FilesText = "?", "files: unknown"
 	}
 	return c
+}
+
+// LeftOutList names the files a partial checkpoint left out: the first
+// three, then how many more.
+func LeftOutList(paths []string) string {
+	list := paths
+	more := ""
+	if len(list) > 3 {
+		list, more = list[:3], fmt.Sprintf(" and %d more", len(paths)-3)
+	}
+	return strings.Join(list, ", ") + more
+}
+
+// PartialText says that checkpoint id is partial and which files it left
+// out.
+func PartialText(id string, leftOut []string) string {
+	return fmt.Sprintf("checkpoint %s is partial: %s larger than [workspace] max_file_size left out (%s)", id, Plural(len(leftOut), "file", "files"), LeftOutList(leftOut))
+}
+
+// stayText says that the left-out files stay as they are.
+func stayText(n int) string {
+	if n == 1 {
+		return "it stays as it is"
+	}
+	return "they stay as they are"
 }
 
 // WhenLocal is how a listing for a person dates a checkpoint: in local

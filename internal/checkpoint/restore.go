@@ -245,6 +245,13 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 		pv.Warnings = append(pv.Warnings, Warning{Kind: WarnConversationOnly, Turn: cp.ID,
 			Message: fmt.Sprintf("checkpoint %s has no workspace snapshot (%s): only the conversation is restored, the files stay as they are", cp.ID, why)})
 	}
+	if cp := c.state.Checkpoints[p.target]; cp != nil && p.mode.HasWorkspace() && len(cp.LeftOut) > 0 && (p.action == ActionRewind || p.action == ActionUndo) {
+		// Never presented as exact: the files it left out stay as they are.
+		for _, path := range cp.LeftOut {
+			pv.Warnings = append(pv.Warnings, Warning{Kind: WarnPartial, Path: path, Turn: cp.ID,
+				Message: PartialText(cp.ID, cp.LeftOut) + ": " + stayText(len(cp.LeftOut))})
+		}
+	}
 	if p.mode.HasConversation() {
 		pv.TurnsLeaving = c.turnsDiffLocked(c.state.Head, p.newHead)
 		pv.TurnsReturning = c.turnsDiffLocked(p.newHead, c.state.Head)
@@ -363,6 +370,11 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 			for _, d := range alone {
 				if !slices.Contains(pv.Excluded, d+"/") {
 					pv.Excluded = append(pv.Excluded, d+"/")
+				}
+			}
+			for _, w := range pv.Warnings {
+				if w.Kind == WarnPartial && !slices.Contains(pv.Excluded, w.Path) {
+					pv.Excluded = append(pv.Excluded, w.Path)
 				}
 			}
 		}

@@ -110,6 +110,10 @@ type Row struct {
 	Workspace    bool      `json:"workspace"`
 	Reason       string    `json:"reason"`
 	Abandoned    bool      `json:"abandoned,omitempty"`
+	// LeftOut names the files the checkpoint's snapshot does not hold
+	// for their size (larger than [workspace] max_file_size): the
+	// checkpoint is partial, and a restore leaves them as they are.
+	LeftOut []string `json:"left_out,omitempty"`
 }
 
 // TurnRef names a turn in a preview.
@@ -158,7 +162,7 @@ func JSONTime(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond)
 
 // Warning is something the user should know before confirming.
 type Warning struct {
-	Kind      string `json:"kind"` // changed_outside_turns, external_effects, effects_outside_workspace, conversation_only, no_recovery_snapshot
+	Kind      string `json:"kind"` // changed_outside_turns, external_effects, effects_outside_workspace, conversation_only, no_recovery_snapshot, partial_checkpoint
 	Path      string `json:"path"`
 	PathBytes []byte `json:"path_bytes,omitempty"` // as in PathChange
 	// Turn and Tool name, for external_effects, the turn that called a
@@ -179,6 +183,10 @@ const WarnEffectsOutside = "effects_outside_workspace"
 // mode and restores only the conversation because its checkpoint has no
 // workspace snapshot (its capture failed).
 const WarnConversationOnly = "conversation_only"
+
+// WarnPartial is the warning kind for a restore to a checkpoint whose
+// snapshot left files out for their size: they stay as they are.
+const WarnPartial = "partial_checkpoint"
 
 // WarnNoRecovery is the warning kind for a conversation-only restore that
 // goes ahead although the current files could not be captured: no

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/buildinfo"
+	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 	"github.com/yolop-dev/yolop/internal/host/acp"
 	"github.com/yolop-dev/yolop/internal/provider"
@@ -163,5 +165,58 @@ func TestACPVersionIsYolopVersion(t *testing.T) {
 	}
 	if res.AgentInfo.Version != buildinfo.Version() || res.AgentInfo.Version == "(devel)" || res.AgentInfo.Version == "" {
 		t.Fatalf("initialize says version %q, yolop version says %q", res.AgentInfo.Version, buildinfo.Version())
+	}
+}
+
+// TestACPFolderOutsideGit: session/new with a cwd outside git works, and
+// its first prompt makes an in-place session of the folder with file
+// checkpoints: a deleted file comes back with a workspace rewind, and the
+// folder gets no .git.
+func TestACPFolderOutsideGit(t *testing.T) {
+	folder, data := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(folder, "keep.txt"), []byte("important\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := app.Options{DataDir: data, Provider: provider.Config{Provider: provider.NameSim}}
+	c := dialACP(t, o)
+	c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+	var created struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(c.call("session/new", map[string]any{"cwd": folder, "mcpServers": []any{}}), &created); err != nil || created.SessionID == "" {
+		t.Fatalf("session/new: %v %+v", err, created)
+	}
+	c.call("session/prompt", map[string]any{"sessionId": created.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "rm keep.txt"}}})
+	if _, err := os.Lstat(filepath.Join(folder, "keep.txt")); err == nil {
+		t.Fatal("the turn did not delete keep.txt")
+	}
+	c.hangUp()
+	s, err := app.Open(context.Background(), app.Options{DataDir: data, SessionID: created.SessionID, Provider: o.Provider})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if in := s.Info(); in.WorkspaceMode != app.WorkspaceInPlace || !in.Workspace {
+		t.Fatalf("session info: mode %q, workspace %v; want in place with snapshots", in.WorkspaceMode, in.Workspace)
+	}
+	exec := func(line string) (command.Result, error) {
+		cmd, err := command.Parse(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Exec(context.Background(), cmd)
+	}
+	res, err := exec("/rewind cp1 workspace")
+	if err != nil || res.Preview == nil {
+		t.Fatalf("preview: %v %+v", err, res)
+	}
+	if _, err := exec("/rewind cp1 workspace --confirm " + res.Preview.Token); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(folder, "keep.txt")); err != nil || string(b) != "important\n" {
+		t.Fatalf("keep.txt after the rewind: %q %v", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(folder, ".git")); !os.IsNotExist(err) {
+		t.Fatalf("the folder got a .git: %v", err)
 	}
 }

@@ -169,6 +169,11 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 					fmt.Fprintln(o.io.Out, "recycled    no: a fresh checkout")
 				}
 				fmt.Fprint(o.io.Out, workLines(d, work))
+			} else if d.WorkspaceMode == "in-place" && d.Folder {
+				fmt.Fprintf(o.io.Out, "folder      %s\nworkspace   in place, in a folder outside git: snapshots in a private repository in the data directory (the folder gets no .git); restores undo the agent's changes, never yours\n", d.RepoRoot)
+				if d.WorktreeState == "checkout missing" {
+					fmt.Fprintf(o.io.Out, "state       the folder %s is gone; listing and replay work\n", d.RepoRoot)
+				}
 			} else if d.WorkspaceMode == "in-place" {
 				fmt.Fprintf(o.io.Out, "checkout    %s\nworkspace   in place: snapshots of your checkout; restores undo the agent's changes, never yours\n", d.RepoRoot)
 				if d.WorktreeState == app.WorktreeCheckoutMissing {

@@ -41,8 +41,14 @@ func PreviewText(pv *checkpoint.Preview) string {
 			fmt.Fprintf(&b, "Rewind preview — back to before %s — restores: %s\n", pv.Target, pv.Mode.Describe())
 		}
 	}
+	partial := false
 	for _, w := range pv.Warnings {
 		if w.Kind == checkpoint.WarnConversationOnly || w.Kind == checkpoint.WarnNoRecovery {
+			fmt.Fprintf(&b, "Note: %s.\n", w.Message)
+		}
+		if w.Kind == checkpoint.WarnPartial && !partial {
+			// One note for all the files the checkpoint left out.
+			partial = true
 			fmt.Fprintf(&b, "Note: %s.\n", w.Message)
 		}
 	}
@@ -108,7 +114,7 @@ func PreviewText(pv *checkpoint.Preview) string {
 	}
 	var external []checkpoint.Warning
 	for _, w := range checkpoint.MergeEffects(pv.Warnings) {
-		if w.Kind != "changed_outside_turns" && w.Kind != checkpoint.WarnConversationOnly && w.Kind != checkpoint.WarnNoRecovery && !inPlaceWarning(w.Kind) {
+		if w.Kind != "changed_outside_turns" && w.Kind != checkpoint.WarnConversationOnly && w.Kind != checkpoint.WarnNoRecovery && w.Kind != checkpoint.WarnPartial && !inPlaceWarning(w.Kind) {
 			external = append(external, w)
 		}
 	}

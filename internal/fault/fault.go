@@ -65,6 +65,9 @@ const (
 	CheckoutInUse         Code = "checkout_in_use"
 	CheckoutBusy          Code = "checkout_busy"
 	WorktreeConfigChanged Code = "worktree_config_changed"
+	// A new session in a folder outside git.
+	FolderTooBroad  Code = "folder_too_broad"
+	DataDirInFolder Code = "data_dir_in_folder"
 
 	// Bringing the work home (diff, apply, commit).
 	Conflict        Code = "conflict"
@@ -77,6 +80,7 @@ const (
 	NothingToCommit Code = "nothing_to_commit"
 	NoIdentity      Code = "no_identity"
 	HookFailed      Code = "hook_failed"
+	NotARepository  Code = "not_a_repository"
 )
 
 // Exit statuses.
@@ -137,17 +141,20 @@ var table = []Entry{
 	{CheckoutInUse, ExitFailure, "another in-place session is writing the checkout"},
 	{CheckoutBusy, ExitFailure, "the checkout is in the middle of a git operation"},
 	{WorktreeConfigChanged, ExitFailure, "the session worktree's git configuration changed under yolop"},
+	{FolderTooBroad, ExitFailure, "a folder outside git that is $HOME, / or holds more than [workspace] max_files files, without --workspace in-place; nothing was created"},
+	{DataDirInFolder, ExitFailure, "the data directory lies inside the folder outside git the session would snapshot; nothing was created"},
 
 	{Conflict, ExitFailure, "the apply conflicts with the checkout"},
 	{InTheWay, ExitFailure, "untracked or ignored files are where the apply must write"},
 	{EditedSince, ExitFailure, "paths changed since the apply being undone"},
-	{SessionWorktree, ExitFailure, "the target is another session's worktree"},
+	{SessionWorktree, ExitFailure, "the target is another session's worktree, or a new session would start inside one"},
 	{OtherRepo, ExitFailure, "the target is not a checkout of the session's repository"},
 	{InPlace, ExitFailure, "the session works in the checkout: there is nothing to apply"},
 	{BranchMoved, ExitFailure, "the session's worktree left its branch"},
 	{NothingToCommit, ExitFailure, "the session changed nothing to commit"},
 	{NoIdentity, ExitFailure, "git has no user identity configured"},
 	{HookFailed, ExitFailure, "a commit hook refused the commit"},
+	{NotARepository, ExitFailure, "the session works in a folder outside git: there is no branch to commit to"},
 }
 
 // Table returns every code with its exit status, in table order.

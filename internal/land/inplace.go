@@ -22,6 +22,9 @@ var ErrInPlace = fault.New(fault.InPlace, "land: the session works in your check
 
 // applyInPlace is Apply's answer for a session in place.
 func applyInPlace(s Session) error {
+	if s.Folder {
+		return fmt.Errorf("%w: session %s works in %s itself, so its changes are already there; `yolop diff %s` shows them", ErrInPlace, s.ID, s.Worktree, s.ID)
+	}
 	return fmt.Errorf("%w: session %s works in %s itself, so its changes are already there; `yolop diff %s` shows them and `yolop commit %s` commits the paths its turns changed", ErrInPlace, s.ID, s.Worktree, s.ID, s.ID)
 }
 

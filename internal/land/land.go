@@ -57,7 +57,10 @@ type Session struct {
 	// checkout, Base the tree of its first checkpoint, Paths what its
 	// turns changed); see inplace.go.
 	InPlace bool
-	Paths   []string
+	// Folder: in place in a folder outside git (its repository is
+	// yolop's own, in the data directory): nothing to commit to.
+	Folder bool
+	Paths  []string
 	// Confine runs one git command of a commit the way the session's
 	// commands run: under the spawn helper, in the session's sandbox, with
 	// their environment plus env (see Confine). Nil runs it in this

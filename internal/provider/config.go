@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -64,9 +65,60 @@ type Settings struct {
 //	[workspace]
 //	mode = "in-place"   # worktree (the default), in-place or none
 //	keep_days = 30      # in-place sessions' snapshot refs age out after this many idle days
+//	max_files = 200000  # a folder outside git with more files is refused unless --workspace in-place
+//	max_file_size = "50 MiB" # larger files are left out of a folder's checkpoints (bytes, or "20 MiB", "1 GB")
 type WorkspaceSection struct {
-	Mode     string `toml:"mode"`
-	KeepDays *int   `toml:"keep_days"`
+	Mode        string    `toml:"mode"`
+	KeepDays    *int      `toml:"keep_days"`
+	MaxFiles    *int      `toml:"max_files"`
+	MaxFileSize *ByteSize `toml:"max_file_size"`
+}
+
+// ByteSize is a size in bytes written as a whole number or a string with a
+// unit ("50 MiB", "1GB", "512 KiB").
+type ByteSize int64
+
+// UnmarshalTOML reads a whole number of bytes or a string with a unit.
+func (b *ByteSize) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case int64:
+		if x < 0 {
+			return fmt.Errorf("%d: want 0 or more bytes", x)
+		}
+		*b = ByteSize(x)
+		return nil
+	case string:
+		n, err := ParseByteSize(x)
+		if err != nil {
+			return err
+		}
+		*b = ByteSize(n)
+		return nil
+	}
+	return fmt.Errorf("%v: want a number of bytes or a size such as \"50 MiB\"", v)
+}
+
+// ParseByteSize reads "50 MiB", "50MiB", "2 GB", "1024": KiB, MiB, GiB are
+// powers of 1024, KB, MB, GB of 1000.
+func ParseByteSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, fmt.Errorf("%q: want a size such as \"50 MiB\" or a number of bytes", s)
+	}
+	n, err := strconv.ParseInt(t[:i], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q: %w", s, err)
+	}
+	units := map[string]int64{"": 1, "b": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "kb": 1e3, "mb": 1e6, "gb": 1e9}
+	u, ok := units[strings.ToLower(strings.TrimSpace(t[i:]))]
+	if !ok {
+		return 0, fmt.Errorf("%q: unknown unit %q (use KiB, MiB, GiB, KB, MB or GB)", s, strings.TrimSpace(t[i:]))
+	}
+	return n * u, nil
 }
 
 // MCPSection lists MCP servers:

@@ -22,7 +22,10 @@
 // "worktree" (a git worktree of its own; worktree.path/branch/base), "in-place"
 // (the user's checkout: repo_root is its top level, common_dir its
 // repository's common git dir; snapshots are refs in that repository, and a
-// restore undoes agent turns path by path) or "conversation" (no file
+// restore undoes agent turns path by path; with folder true, a folder
+// outside git: repo_root is the folder, common_dir its private repository
+// in the data directory, <data-dir>/folders/<key>/git, and there is no
+// git-state.jsonl) or "conversation" (no file
 // snapshots; no_workspace_reason says why). Listings and JSON call them
 // worktree, in-place and none (Mode). A session written with kind
 // "conversation" and reason "worktrees are off (--worktree off)" predates

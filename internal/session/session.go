@@ -103,13 +103,17 @@ type Seal struct {
 
 // Workspace is workspace.json: what the session works on.
 type Workspace struct {
-	Version    int       `json:"version"`
-	SessionID  string    `json:"session_id"`
-	Kind       string    `json:"kind"` // KindWorktree or KindConversation
-	RepoRoot   string    `json:"repo_root,omitempty"`
-	ActiveRoot string    `json:"active_root"`
-	CommonDir  string    `json:"common_dir,omitempty"`
-	Worktree   *Worktree `json:"worktree,omitempty"`
+	Version    int    `json:"version"`
+	SessionID  string `json:"session_id"`
+	Kind       string `json:"kind"` // KindWorktree or KindConversation
+	RepoRoot   string `json:"repo_root,omitempty"`
+	ActiveRoot string `json:"active_root"`
+	CommonDir  string `json:"common_dir,omitempty"`
+	// Folder: an in-place session in a folder outside git; CommonDir is
+	// then the folder's private repository in the data directory (its git
+	// dir, the folder its work tree), and the folder has no .git.
+	Folder   bool      `json:"folder,omitempty"`
+	Worktree *Worktree `json:"worktree,omitempty"`
 	// Recycled: the worktree was a parked spare of an earlier session (or
 	// prepared ahead), moved to the starting commit, not a fresh checkout.
 	Recycled          bool      `json:"recycled,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -115,6 +116,11 @@ func (e *Engine) captureOnce(ctx context.Context, ch changes) (string, error) {
 	// Only one Engine uses a state dir at a time, but the file, not memory,
 	// is what status compares with.
 	headKnown := e.headIsTree && e.headFileIs(e.head)
+	if ch.full == "" && len(e.lastLeftOut) > 0 {
+		// Which files are left out for their size is what a whole status
+		// lists; a watched change set does not say.
+		ch.full = "files are left out for their size"
+	}
 	if ch.full == "" && !derive {
 		switch {
 		case !headKnown:
@@ -200,6 +206,13 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (str
 		// The index no longer holds the private HEAD's tree.
 		indexDiffers = indexDiffers || dropped
 	}
+	// Files over Options.MaxFileSize are left out of the snapshot: an
+	// untracked one is not added, one the index holds is dropped from it.
+	var dropTracked []string
+	paths, e.lastLeftOut, dropTracked = e.dropLarge(paths)
+	if len(dropTracked) > 0 {
+		indexDiffers = true // the fast tree edit would hash them
+	}
 	if len(paths) == 0 && !indexDiffers && headKnown && e.headIsTree {
 		// status compared the worktree with the index and the index with
 		// the private HEAD, the last captured tree, and found no
@@ -242,16 +255,17 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (str
 			return "", err
 		}
 	}
-	return e.indexTree(ctx, paths)
+	return e.indexTree(ctx, paths, dropTracked)
 }
 
-// indexTree records the listed paths in the private index and writes its
-// tree.
-func (e *Engine) indexTree(ctx context.Context, paths []string) (string, error) {
+// indexTree records the listed paths in the private index, removes the
+// paths of drop from it, and writes its tree.
+func (e *Engine) indexTree(ctx context.Context, paths, drop []string) (string, error) {
 	// A path whose parent became a symlink is gone from the tree, but
 	// update-index --remove refuses to look beyond the link: drop those
 	// entries without looking. This is rare, so it usually costs nothing.
-	var normal, beyond []string
+	var normal []string
+	beyond := drop
 	for _, p := range paths {
 		if e.beyondSymlink(p) {
 			beyond = append(beyond, p)
@@ -333,6 +347,11 @@ func (e *Engine) beyondSymlink(p string) bool {
 // excludeTextFresh re-reads the repository's info/exclude so an edit made
 // during the session is honoured by the next capture.
 func (e *Engine) excludeTextFresh() string {
+	if e.folder {
+		// The folder's .yolopignore, read again for every capture.
+		e.excludes = folderIgnoreText(e.root)
+		return e.excludeText()
+	}
 	if b, err := os.ReadFile(filepath.Join(e.commonDir, "info", "exclude")); err == nil {
 		e.excludes = string(b)
 	} else {
@@ -362,7 +381,53 @@ func (e *Engine) changedPaths(ctx context.Context) (paths []string, indexDiffers
 		}
 	}
 	paths, indexDiffers = parseStatus(out)
+	e.lastUntracked = nil
+	if e.maxFileSize > 0 {
+		e.lastUntracked = untrackedOf(out)
+	}
 	return paths, indexDiffers, nil
+}
+
+// untrackedOf returns the untracked paths of a `status --porcelain=v1 -z`.
+func untrackedOf(out []byte) map[string]bool {
+	u := map[string]bool{}
+	fields := git.SplitZ(out)
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if len(f) < 4 {
+			continue
+		}
+		if f[0] == 'R' || f[0] == 'C' {
+			i++
+		}
+		if f[0] == '?' {
+			u[f[3:]] = true
+		}
+	}
+	return u
+}
+
+// dropLarge takes out of paths the regular files larger than
+// Options.MaxFileSize: leftOut names them all (sorted), tracked those the
+// private index holds (to be removed from it).
+func (e *Engine) dropLarge(paths []string) (kept, leftOut, tracked []string) {
+	if e.maxFileSize <= 0 {
+		return paths, nil, nil
+	}
+	kept = paths[:0:0]
+	for _, p := range paths {
+		st, err := os.Lstat(filepath.Join(e.root, filepath.FromSlash(p)))
+		if err != nil || !st.Mode().IsRegular() || st.Size() <= e.maxFileSize {
+			kept = append(kept, p)
+			continue
+		}
+		leftOut = append(leftOut, p)
+		if !e.lastUntracked[p] {
+			tracked = append(tracked, p)
+		}
+	}
+	sort.Strings(leftOut)
+	return kept, leftOut, tracked
 }
 
 // refreshHead points the private HEAD at the worktree's HEAD commit.
@@ -444,7 +509,7 @@ func (e *Engine) ensureIndex(ctx context.Context) (derive bool, err error) {
 		return false, nil
 	}
 	seeded, flagged := false, false
-	if !e.conversionConfigured(ctx) {
+	if e.folder || !e.conversionConfigured(ctx) {
 		ok, err := copyPreservingMtime(e.realIndex, e.privIndex)
 		if err != nil {
 			return false, e.fileErr("cannot copy the worktree index", err)
@@ -457,8 +522,9 @@ func (e *Engine) ensureIndex(ctx context.Context) (derive bool, err error) {
 			}
 			// A tracked .gitattributes may convert content: the stat data
 			// of the real index cannot stand for the bytes on disk.
-			seeded, flagged = !attrs, f
-			if attrs {
+			// A folder's index is yolop's own, of raw bytes.
+			seeded, flagged = !attrs || e.folder, f
+			if !seeded {
 				if err := os.Remove(e.privIndex); err != nil {
 					return false, e.fileErr("cannot reset the private index", err)
 				}

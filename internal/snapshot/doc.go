@@ -157,6 +157,41 @@
 // directory finds nested repositories. The seed is read straight from the
 // index file (versions 2 to 4) rather than through `ls-files`.
 //
+// # Folders outside git
+//
+// With Options.Folder the worktree is a folder in no repository, and GitDir
+// (= CommonDir) is the folder's private repository, kept by the caller
+// outside the folder: every git process on it is pinned there (git.Dirs),
+// nothing is ever written into the folder, and there is no .git link to
+// guard. InitFolder makes that repository: no template (no hooks), a config
+// with nothing that runs, an info/attributes that gives every path
+// "-text -eol -filter -ident -working-tree-encoding !diff !merge" (the
+// highest-precedence attributes file, so no .gitattributes in the
+// folder can name a filter, textconv or merge driver for yolop's git), and
+// an info/exclude holding the folder's .yolopignore, the blocklist and the
+// restore temporaries; captures read the .yolopignore again every time.
+//
+// ImportFolder is the folder's first capture. `ls-files --others
+// --exclude-standard` against no index lists what a capture takes
+// (.gitignore files and the user's global excludes apply as in git;
+// directories holding a .git entry are nested repositories and left out, as
+// the capture's walk leaves them out); packWriter writes every blob, the
+// trees and the commit refs/heads/folder into one pack (version 2, no
+// deltas) and its version 2 index, fsynced and renamed into objects/pack
+// (index last); and the repository's own index is written in Go (version
+// 2, sorted, each entry with the stat data of the file as it was read, no
+// extensions). The session's private index is seeded from that index
+// without the conversion checks (its blobs are raw bytes by construction),
+// so the session's first capture hashes only what changed since the
+// import. A file that shrinks while it is read is left out of the import
+// and found by that first capture.
+//
+// Options.MaxFileSize leaves files larger than it out of every capture: an
+// untracked one is never added, one the index holds is removed from it (its
+// path disappears from the tree). Snapshot.LeftOut names them, so callers
+// can label the snapshot partial; a restore never touches them (they are in
+// neither the tree it starts from nor the target).
+//
 // # Crash model
 //
 // The private index is a cache of the worktree's state: losing it, or finding

@@ -81,12 +81,23 @@ type Options struct {
 	// *git.ConfigChangedError otherwise (a command may have planted
 	// filters or hooks there that git would run).
 	Seal *git.Seal
+	// Folder says GitDir (= CommonDir) is the private repository of a
+	// folder outside git (ImportFolder): the folder has no .git link to
+	// guard, and the repository's index is yolop's own, of raw bytes.
+	Folder bool
+	// MaxFileSize leaves files larger than this many bytes out of every
+	// capture (Snapshot.LeftOut names them); 0 = no limit.
+	MaxFileSize int64
 }
 
 // Snapshot is a captured tree and the ref anchoring it ("" when unnamed).
 type Snapshot struct {
 	Tree string
 	Ref  string
+	// LeftOut are the files larger than Options.MaxFileSize that the
+	// tree does not hold although no ignore rule leaves them out: the
+	// snapshot is partial.
+	LeftOut []string
 }
 
 // Engine captures and restores one session worktree. Its methods are safe for
@@ -195,6 +206,13 @@ type Engine struct {
 	dirs git.Dirs
 	seal *git.Seal // Options.Seal
 
+	folder      bool  // Options.Folder
+	maxFileSize int64 // Options.MaxFileSize
+	// lastLeftOut are the files the last capture left out for their size;
+	// lastUntracked the untracked paths of its status (with MaxFileSize).
+	lastLeftOut   []string
+	lastUntracked map[string]bool
+
 	repo *git.Runner // real repository, worktree as cwd
 	priv *git.Runner // private GIT_DIR / index / work tree
 
@@ -224,13 +242,13 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, &CaptureError{Reason: "worktree is missing", Err: err}
 	}
-	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, failpointFn: o.Failpoint, seedSettled: o.SeedSettled, knownClean: o.KnownClean, knownWalk: o.KnownWalk, repo: git.New(root)}
+	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, failpointFn: o.Failpoint, seedSettled: o.SeedSettled, knownClean: o.KnownClean, knownWalk: o.KnownWalk, repo: git.New(root), folder: o.Folder, maxFileSize: o.MaxFileSize}
 	if o.CommonDir != "" && o.GitDir != "" {
 		e.dirs = git.Dirs{GitDir: o.GitDir, CommonDir: o.CommonDir, WorkTree: root}
 		e.repo = e.dirs.Runner()
 		e.seal = o.Seal
 	}
-	if o.CommonDir != "" {
+	if o.CommonDir != "" && !o.Folder {
 		e.linked, e.commonDir = true, o.CommonDir
 		if err := e.guardLink(); err != nil {
 			return nil, err
@@ -488,7 +506,7 @@ func (e *Engine) Capture(ctx context.Context, name string) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
-	s := Snapshot{Tree: tree}
+	s := Snapshot{Tree: tree, LeftOut: e.lastLeftOut}
 	if name != "" {
 		ref := e.RefName(name)
 		// The permissions a tree cannot hold are kept in a blob beside
@@ -662,6 +680,9 @@ func (e *Engine) DeleteRef(ctx context.Context, name string) error {
 // SessionRefs returns the full names of this session's snapshot refs,
 // sorted.
 func (e *Engine) SessionRefs(ctx context.Context) ([]string, error) {
+	if e.folder {
+		return ListRefs(ctx, e.commonDir, e.sessionID)
+	}
 	return ListRefs(ctx, e.root, e.sessionID)
 }
 

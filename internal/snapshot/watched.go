@@ -318,6 +318,9 @@ func (e *Engine) watchedTree(ctx context.Context, ch changes) (string, error) {
 		case err != nil:
 			absent = append(absent, p)
 			delete(modes, p)
+		case st.Mode().IsRegular() && e.maxFileSize > 0 && st.Size() > e.maxFileSize:
+			// Left out for its size: the walked capture says so.
+			return "", errNotWatched
 		case st.Mode().IsRegular() || st.Mode()&fs.ModeSymlink != 0:
 			present = append(present, p)
 			if st.Mode().IsRegular() && restrictive(st.Mode().Perm()) {
@@ -425,5 +428,5 @@ func (e *Engine) headEdited(ctx context.Context, paths []string) (string, error)
 	if !errors.Is(err, errNotFast) {
 		return "", err
 	}
-	return e.indexTree(ctx, paths)
+	return e.indexTree(ctx, paths, nil)
 }

@@ -10,8 +10,10 @@
 //
 //   - checkpoint.created: checkpoint ("cpN", N growing across branches),
 //     parent (the head when it was made, "" = root), seq_before (last event
-//     seq before the turn), prompt, snapshot {tree, ref} or capture_error.
-//     Fsynced before the turn runs. It opens the turn and empties the redo
+//     seq before the turn), prompt, snapshot {tree, ref} or capture_error,
+//     left_out (files the snapshot does not hold for their size, larger
+//     than [workspace] max_file_size: the checkpoint is partial; absent when
+//     none). Fsynced before the turn runs. It opens the turn and empties the redo
 //     slot.
 //   - turn.completed: checkpoint, final_seq, status (completed, failed,
 //     cancelled, interrupted), end {tree, ref}, files_changed (paths

@@ -11,7 +11,7 @@ import (
 
 // stateFormat is the version of the encoding below; DecodeState refuses
 // any other.
-const stateFormat = 3
+const stateFormat = 4
 
 // ErrStateFormat is wrapped by DecodeState's errors.
 var ErrStateFormat = errors.New("timeline: encoded state unreadable")
@@ -64,6 +64,10 @@ func AppendState(b []byte, s *State) ([]byte, error) {
 			w.Str(p)
 		}
 		w.Int(int64(cp.PathsMore))
+		w.Uint(uint64(len(cp.LeftOut)))
+		for _, p := range cp.LeftOut {
+			w.Str(p)
+		}
 		w.Uint(uint64(len(cp.Restores)))
 		for _, rc := range cp.Restores {
 			w.Str(rc.From)
@@ -196,6 +200,12 @@ func DecodeState(data []byte) (s *State, err error) {
 			cp.Paths = paths[start:len(paths):len(paths)]
 		}
 		cp.PathsMore = int(r.Int())
+		if nl := r.Count(); nl > 0 {
+			cp.LeftOut = make([]string, 0, nl)
+			for j := 0; j < nl && r.Err == nil; j++ {
+				cp.LeftOut = append(cp.LeftOut, r.Str())
+			}
+		}
 		if nr := r.Count(); nr > 0 {
 			cp.Restores = make([]RestoreChange, 0, nr)
 			for j := 0; j < nr && r.Err == nil; j++ {

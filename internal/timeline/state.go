@@ -25,6 +25,7 @@ type Checkpoint struct {
 	Open         bool   // no turn.completed yet
 	Snapshot     *SnapshotRef
 	CaptureError string
+	LeftOut      []string // files the snapshot left out for their size (Record.LeftOut)
 	End          *SnapshotRef
 	EndError     string // why the end-of-turn capture failed ("" = it did not)
 	// FilesChanged is the number of paths the turn changed, as its
@@ -339,7 +340,7 @@ func (s *State) planCreated(r Record) (func(), error) {
 	return func() {
 		cp := &Checkpoint{
 			ID: r.Checkpoint, Parent: r.Parent, Prompt: r.Prompt, PromptBytes: r.PromptBytes, Created: r.Time, Sandbox: r.Sandbox,
-			SeqBefore: r.SeqBefore, Open: true, Snapshot: r.Snapshot, CaptureError: r.CaptureError,
+			SeqBefore: r.SeqBefore, Open: true, Snapshot: r.Snapshot, CaptureError: r.CaptureError, LeftOut: r.LeftOut,
 		}
 		s.Checkpoints[cp.ID] = cp
 		s.Order = append(s.Order, cp.ID)

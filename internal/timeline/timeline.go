@@ -79,6 +79,10 @@ type Record struct {
 	PromptBytes  int64        `json:"prompt_bytes,omitempty"`
 	Snapshot     *SnapshotRef `json:"snapshot,omitempty"` // nil = conversation only
 	CaptureError string       `json:"capture_error,omitempty"`
+	// LeftOut are files the snapshot does not hold for their size
+	// (larger than [workspace] max_file_size) although no ignore rule
+	// leaves them out: the checkpoint is partial.
+	LeftOut []string `json:"left_out,omitempty"`
 	// Sandbox is the sandbox level the turn's commands ran under (off,
 	// write, strict); "" in records written before it was recorded.
 	Sandbox string `json:"sandbox,omitempty"`

@@ -1,0 +1,303 @@
+package snapshot
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/yolop-dev/yolop/internal/fsutil"
+)
+
+// packWriter writes blobs into one pack file (version 2, no deltas, zlib at
+// its fastest level) and its index (version 2) in a repository's
+// objects/pack directory: the bulk path of a folder's first capture, one
+// file for all its objects instead of a loose object per file. Git reads
+// the result as any fetched pack. Only SHA-1 repositories are written.
+type packWriter struct {
+	dir  string // objects/pack
+	f    *os.File
+	w    *bufio.Writer
+	off  int64 // bytes written so far (the offset of the next object)
+	objs []packObj
+	seen map[[sha1.Size]byte]bool
+	zw   *zlib.Writer
+}
+
+type packObj struct {
+	oid [sha1.Size]byte
+	crc uint32
+	off int64
+}
+
+// Object types in a pack entry's header.
+const (
+	packCommit = 1
+	packTree   = 2
+	packBlob   = 3
+)
+
+var packTypeName = map[int]string{packCommit: "commit", packTree: "tree", packBlob: "blob"}
+
+func newPackWriter(objects string) (*packWriter, error) {
+	dir := filepath.Join(objects, "pack")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(dir, "tmp_pack_yolop_")
+	if err != nil {
+		return nil, err
+	}
+	p := &packWriter{dir: dir, f: f, w: bufio.NewWriterSize(f, 1<<20), seen: map[[sha1.Size]byte]bool{}}
+	// The object count is written at the end.
+	p.w.Write([]byte{'P', 'A', 'C', 'K', 0, 0, 0, 2, 0, 0, 0, 0})
+	p.off = 12
+	return p, nil
+}
+
+// countingCRC counts and checksums what goes through it.
+type countingCRC struct {
+	w   io.Writer
+	crc hash.Hash32
+	n   int64
+}
+
+func (c *countingCRC) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.crc.Write(b[:n])
+	c.n += int64(n)
+	return n, err
+}
+
+// addBlob writes a blob of size bytes read from r, and returns its id. An
+// object already in the pack is written once: the repeat is cut off again.
+// A reader giving fewer than size bytes is an error (io.ErrUnexpectedEOF).
+func (p *packWriter) addBlob(r io.Reader, size int64) ([sha1.Size]byte, error) {
+	return p.add(packBlob, r, size)
+}
+
+// addBytes writes an object held in memory (a tree, a commit).
+func (p *packWriter) addBytes(typ int, data []byte) ([sha1.Size]byte, error) {
+	return p.add(typ, bytes.NewReader(data), int64(len(data)))
+}
+
+func (p *packWriter) add(typ int, r io.Reader, size int64) ([sha1.Size]byte, error) {
+	var oid [sha1.Size]byte
+	start := p.off
+	cw := &countingCRC{w: p.w, crc: crc32.NewIEEE()}
+	// Header: type and size, 4 bits then 7 per byte, little end first.
+	var hdr [16]byte
+	n := 0
+	c := byte(typ<<4) | byte(size&0x0f)
+	s := size >> 4
+	for s > 0 {
+		hdr[n] = c | 0x80
+		n++
+		c = byte(s & 0x7f)
+		s >>= 7
+	}
+	hdr[n] = c
+	n++
+	if _, err := cw.Write(hdr[:n]); err != nil {
+		return oid, err
+	}
+	h := sha1.New()
+	fmt.Fprintf(h, "%s %d\x00", packTypeName[typ], size)
+	if p.zw == nil {
+		zw, err := zlib.NewWriterLevel(cw, zlib.BestSpeed)
+		if err != nil {
+			return oid, err
+		}
+		p.zw = zw
+	} else {
+		p.zw.Reset(cw)
+	}
+	got, err := io.Copy(io.MultiWriter(p.zw, h), io.LimitReader(r, size))
+	if err == nil && got < size {
+		// Shorter than its size said (it shrank while read): take the
+		// partial entry off again; the caller leaves the file out.
+		if err := p.cut(start); err != nil {
+			return oid, err
+		}
+		return oid, io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return oid, err
+	}
+	if err := p.zw.Close(); err != nil {
+		return oid, err
+	}
+	copy(oid[:], h.Sum(nil))
+	p.off += cw.n
+	if p.seen[oid] {
+		return oid, p.cut(start)
+	}
+	p.seen[oid] = true
+	p.objs = append(p.objs, packObj{oid: oid, crc: cw.crc.Sum32(), off: start})
+	return oid, nil
+}
+
+// writeTrees writes the trees of entries (sorted by path, as in an index)
+// and returns the root tree's id. A tree lists its entries in git's order:
+// by name, a directory's name compared as if it ended in '/'.
+func (p *packWriter) writeTrees(entries []indexEntryOut) ([sha1.Size]byte, error) {
+	type item struct {
+		name string
+		mode uint32
+		oid  [sha1.Size]byte
+	}
+	var build func(prefix string, ents []indexEntryOut) ([sha1.Size]byte, error)
+	build = func(prefix string, ents []indexEntryOut) ([sha1.Size]byte, error) {
+		var items []item
+		for i := 0; i < len(ents); {
+			rest := ents[i].path[len(prefix):]
+			j := strings.IndexByte(rest, '/')
+			if j < 0 {
+				items = append(items, item{rest, ents[i].mode, ents[i].oid})
+				i++
+				continue
+			}
+			dir := rest[:j+1]
+			k := i
+			for k < len(ents) && strings.HasPrefix(ents[k].path[len(prefix):], dir) {
+				k++
+			}
+			oid, err := build(prefix+dir, ents[i:k])
+			if err != nil {
+				return oid, err
+			}
+			items = append(items, item{dir, 0o40000, oid})
+			i = k
+		}
+		sort.Slice(items, func(a, b int) bool { return items[a].name < items[b].name })
+		var b bytes.Buffer
+		for _, it := range items {
+			fmt.Fprintf(&b, "%o %s\x00", it.mode, strings.TrimSuffix(it.name, "/"))
+			b.Write(it.oid[:])
+		}
+		return p.addBytes(packTree, b.Bytes())
+	}
+	return build("", entries)
+}
+
+// cut takes everything from start on off the pack again.
+func (p *packWriter) cut(start int64) error {
+	if err := p.w.Flush(); err != nil {
+		return err
+	}
+	if err := p.f.Truncate(start); err != nil {
+		return err
+	}
+	if _, err := p.f.Seek(start, io.SeekStart); err != nil {
+		return err
+	}
+	p.off = start
+	return nil
+}
+
+// finish completes the pack (object count, trailer), writes its index,
+// makes both durable and renames them into place: the index last, as git
+// only looks at packs through their index. An empty pack is removed.
+func (p *packWriter) finish() error {
+	if err := p.w.Flush(); err != nil {
+		return p.abort(err)
+	}
+	if len(p.objs) == 0 {
+		return p.abort(nil)
+	}
+	var cnt [4]byte
+	binary.BigEndian.PutUint32(cnt[:], uint32(len(p.objs)))
+	if _, err := p.f.WriteAt(cnt[:], 8); err != nil {
+		return p.abort(err)
+	}
+	// The trailer is the SHA-1 of everything before it, read back once.
+	if _, err := p.f.Seek(0, io.SeekStart); err != nil {
+		return p.abort(err)
+	}
+	h := sha1.New()
+	if _, err := io.Copy(h, bufio.NewReaderSize(p.f, 1<<20)); err != nil {
+		return p.abort(err)
+	}
+	sum := h.Sum(nil)
+	if _, err := p.f.Write(sum); err != nil {
+		return p.abort(err)
+	}
+	if err := p.f.Sync(); err != nil {
+		return p.abort(err)
+	}
+	tmp := p.f.Name()
+	if err := p.f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	name := filepath.Join(p.dir, "pack-"+hex.EncodeToString(sum))
+	if err := os.Chmod(tmp, 0o400); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, name+".pack"); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := fsutil.WriteFileAtomic(name+".idx", p.index(sum), 0o400); err != nil {
+		return err
+	}
+	return fsutil.SyncDir(p.dir)
+}
+
+// abort removes the unfinished pack and returns err.
+func (p *packWriter) abort(err error) error {
+	name := p.f.Name()
+	p.f.Close()
+	return errors.Join(err, os.Remove(name))
+}
+
+// index is the version 2 pack index of the objects written.
+func (p *packWriter) index(packSum []byte) []byte {
+	objs := append([]packObj(nil), p.objs...)
+	sort.Slice(objs, func(i, j int) bool { return bytes.Compare(objs[i].oid[:], objs[j].oid[:]) < 0 })
+	var b bytes.Buffer
+	b.Write([]byte{0xff, 't', 'O', 'c', 0, 0, 0, 2})
+	var fan [256]uint32
+	for _, o := range objs {
+		fan[o.oid[0]]++
+	}
+	var total uint32
+	for i := range fan {
+		total += fan[i]
+		_ = binary.Write(&b, binary.BigEndian, total)
+	}
+	for _, o := range objs {
+		b.Write(o.oid[:])
+	}
+	for _, o := range objs {
+		_ = binary.Write(&b, binary.BigEndian, o.crc)
+	}
+	var large []int64
+	for _, o := range objs {
+		if o.off < 1<<31 {
+			_ = binary.Write(&b, binary.BigEndian, uint32(o.off))
+			continue
+		}
+		_ = binary.Write(&b, binary.BigEndian, uint32(1<<31|len(large)))
+		large = append(large, o.off)
+	}
+	for _, off := range large {
+		_ = binary.Write(&b, binary.BigEndian, uint64(off))
+	}
+	b.Write(packSum)
+	sum := sha1.Sum(b.Bytes())
+	b.Write(sum[:])
+	return b.Bytes()
+}
