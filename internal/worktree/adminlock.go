@@ -2,11 +2,9 @@ package worktree
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -33,39 +31,11 @@ func lockWorktrees(ctx context.Context, commonDir string, exclusive bool, limit 
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("worktree: worktrees lock: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("worktree: worktrees lock: %w", err)
-	}
 	how := unix.LOCK_SH
 	if exclusive {
 		how = unix.LOCK_EX
 	}
-	delay := 2 * time.Millisecond
-	deadline := time.Now().Add(limit)
-	for {
-		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
-		if err == nil {
-			return func() { f.Close() }, nil
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
-			f.Close()
-			return nil, fmt.Errorf("worktree: lock %s: %w", path, err)
-		}
-		if time.Now().After(deadline) {
-			f.Close()
-			return nil, fmt.Errorf("worktree: %s stayed locked for %s while another yolop process added a worktree or pruned git's worktree records", path, limit)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(delay):
-		}
-		if delay < 50*time.Millisecond {
-			delay *= 2
-		}
-	}
+	return waitLock(ctx, path, how, limit, "another yolop process is adding a worktree or pruning git's worktree records")
 }
 
 // pruneWorktrees runs `git worktree prune` in commonDir once no worktree

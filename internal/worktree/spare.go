@@ -343,15 +343,23 @@ func createLockedOnce(path string) (*os.File, error) {
 // holds it (holds are short: a few renames and reads). The lock file is
 // never deleted.
 func repoLock(ctx context.Context, dir string) (func(), error) {
-	path := filepath.Join(dir, repoLockName)
+	return waitLock(ctx, filepath.Join(dir, repoLockName), unix.LOCK_EX, 30*time.Second,
+		"another yolop process is stuck claiming or parking a worktree")
+}
+
+// waitLock opens (creating) the lock file at path and flocks it how
+// (unix.LOCK_EX or LOCK_SH), waiting while it is held the other way, for
+// at most limit; stuck says what a longer hold means. The returned func
+// releases it.
+func waitLock(ctx context.Context, path string, how int, limit time.Duration, stuck string) (func(), error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("worktree: open lock %s: %w", path, err)
 	}
 	delay := 2 * time.Millisecond
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(limit)
 	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
 		if err == nil {
 			return func() { f.Close() }, nil
 		}
@@ -361,7 +369,7 @@ func repoLock(ctx context.Context, dir string) (func(), error) {
 		}
 		if time.Now().After(deadline) {
 			f.Close()
-			return nil, fmt.Errorf("worktree: %s stayed locked for 30s; another yolop process is stuck claiming or parking a worktree", path)
+			return nil, fmt.Errorf("worktree: %s stayed locked for %s; %s", path, limit, stuck)
 		}
 		select {
 		case <-ctx.Done():
