@@ -50,6 +50,20 @@ const (
 
 var packTypeName = map[int]string{packCommit: "commit", packTree: "tree", packBlob: "blob"}
 
+// packEntryHeader appends a pack entry's header to b: its type and size,
+// 4 bits then 7 per byte, little end first, the high bit saying more
+// follow.
+func packEntryHeader(b []byte, typ int, size uint64) []byte {
+	c := byte(typ<<4) | byte(size&0x0f)
+	size >>= 4
+	for size > 0 {
+		b = append(b, c|0x80)
+		c = byte(size & 0x7f)
+		size >>= 7
+	}
+	return append(b, c)
+}
+
 func newPackWriter(objects string) (*packWriter, error) {
 	dir := filepath.Join(objects, "pack")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -96,20 +110,8 @@ func (p *packWriter) add(typ int, r io.Reader, size int64) ([sha1.Size]byte, err
 	var oid [sha1.Size]byte
 	start := p.off
 	cw := &countingCRC{w: p.w, crc: crc32.NewIEEE()}
-	// Header: type and size, 4 bits then 7 per byte, little end first.
 	var hdr [16]byte
-	n := 0
-	c := byte(typ<<4) | byte(size&0x0f)
-	s := size >> 4
-	for s > 0 {
-		hdr[n] = c | 0x80
-		n++
-		c = byte(s & 0x7f)
-		s >>= 7
-	}
-	hdr[n] = c
-	n++
-	if _, err := cw.Write(hdr[:n]); err != nil {
+	if _, err := cw.Write(packEntryHeader(hdr[:0], typ, uint64(size))); err != nil {
 		return oid, err
 	}
 	h := sha1.New()

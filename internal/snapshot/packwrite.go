@@ -61,15 +61,8 @@ func encodePack(newHash func() hash.Hash, objs []packObject) ([]byte, error) {
 		return nil, err
 	}
 	for _, o := range objs {
-		size := uint64(len(o.data))
-		c := o.typ<<4 | byte(size&0x0f)
-		size >>= 4
-		for size > 0 {
-			b.WriteByte(c | 0x80)
-			c = byte(size & 0x7f)
-			size >>= 7
-		}
-		b.WriteByte(c)
+		var hdr [16]byte
+		b.Write(packEntryHeader(hdr[:0], int(o.typ), uint64(len(o.data))))
 		w := zw
 		if len(o.data) < 1024 {
 			w = zs
