@@ -179,11 +179,11 @@ func Commit(ctx context.Context, s Session, o CommitOptions) (*CommitResult, err
 	if err != nil {
 		return nil, err
 	}
-	files, err := r.Run(ctx, "diff-tree", "--no-commit-id", "--name-only", "-r", "-z", "HEAD")
+	files, err := committedFiles(ctx, r, "HEAD")
 	if err != nil {
 		return nil, err
 	}
-	res := &CommitResult{SessionID: s.ID, Branch: branch, Commit: git.Trim(out), Files: len(git.SplitZ(files)), Message: msg}
+	res := &CommitResult{SessionID: s.ID, Branch: branch, Commit: git.Trim(out), Files: files, Message: msg}
 	if branch != s.Branch {
 		res.MovedFrom = s.Branch
 	}
@@ -291,4 +291,15 @@ func defaultMessage(s Session) string {
 	}
 	b.WriteString("\nyolop-session: " + s.ID + "\n")
 	return b.String()
+}
+
+// committedFiles counts the files commit rev changed as git's own commit
+// summary does: a rename is one file (-M whatever diff.renames says, which
+// --name-only then lists once, by its new path).
+func committedFiles(ctx context.Context, r *git.Runner, rev string) (int, error) {
+	out, err := r.Run(ctx, "diff-tree", "--no-commit-id", "--name-only", "-M", "-r", "-z", rev)
+	if err != nil {
+		return 0, err
+	}
+	return len(git.SplitZ(out)), nil
 }

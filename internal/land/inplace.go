@@ -152,9 +152,9 @@ func commitInPlace(ctx context.Context, s Session, o CommitOptions) (*CommitResu
 	if err != nil {
 		return nil, err
 	}
-	files, err := r.Run(ctx, "diff-tree", "--no-commit-id", "--name-only", "-r", "-z", sha)
+	files, err := committedFiles(ctx, r, sha)
 	if err != nil {
 		return nil, err
 	}
-	return &CommitResult{SessionID: s.ID, Branch: branch, Commit: sha, Files: len(git.SplitZ(files)), Message: msg, InPlace: true, Notes: notes}, nil
+	return &CommitResult{SessionID: s.ID, Branch: branch, Commit: sha, Files: files, Message: msg, InPlace: true, Notes: notes}, nil
 }
