@@ -95,7 +95,11 @@ func runSessionsSearch(c *cobra.Command, o *rootOptions, so *searchOptions, quer
 		if cp == "" {
 			cp = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", h.SessionID, cp, h.Branch, h.Time.Local().Format("2006-01-02 15:04"), h.Kind, command.DisplayText(h.Snippet))
+		branch := h.Branch
+		if h.Branch == app.SearchAbandoned && h.BranchID != "" {
+			branch += " " + h.BranchID
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", h.SessionID, cp, branch, h.Time.Local().Format("2006-01-02 15:04"), h.Kind, command.DisplayText(h.Snippet))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -105,7 +109,11 @@ func runSessionsSearch(c *cobra.Command, o *rootOptions, so *searchOptions, quer
 	}
 	for _, h := range res.Hits {
 		if h.Branch == app.SearchAbandoned && h.Checkpoint != "" {
-			fmt.Fprintf(o.io.Out, "Back to an abandoned hit: `%s -p '/rewind %s'` previews switching to the branch holding it; nothing changes until you confirm.\n", o.sessionCommand(h.SessionID), h.Checkpoint)
+			which := "the branch holding it"
+			if h.BranchID != "" {
+				which = "branch " + h.BranchID
+			}
+			fmt.Fprintf(o.io.Out, "Back to an abandoned hit: `%s -p '/rewind %s'` previews switching to %s; nothing changes until you confirm.\n", o.sessionCommand(h.SessionID), h.Checkpoint, which)
 			break
 		}
 	}

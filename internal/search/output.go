@@ -72,6 +72,10 @@ func appendHitJSON(buf []byte, h *Hit) ([]byte, error) {
 	buf = appendJSONString(buf, h.Checkpoint)
 	buf = append(buf, `,"branch":`...)
 	buf = appendJSONString(buf, h.Branch)
+	if h.BranchID != "" {
+		buf = append(buf, `,"branch_id":`...)
+		buf = appendJSONString(buf, h.BranchID)
+	}
 	buf = append(buf, `,"ts":`...)
 	var err error
 	if buf, err = appendJSONTime(buf, h.Time); err != nil {

@@ -203,6 +203,29 @@ func refSearch(t testing.TB, dataDir, q string, isRegex, abandonedOnly bool) []r
 			t.Fatal(err)
 		}
 		st := timeline.Build(recs)
+		branches := st.Branches()
+		// The branch a hit lies on, the plain way: the active branch, or
+		// the first branch not active whose own turns hold the
+		// checkpoint, else the first whose turns do.
+		branchOf := func(cp string, active bool) string {
+			for _, own := range []bool{true, false} {
+				for _, b := range branches {
+					if active {
+						if b.Active {
+							return b.ID
+						}
+						continue
+					}
+					chain := st.Chain(b.Tip)
+					for i, c := range chain {
+						if cp != "" && c.ID == cp && !b.Active && (!own || i >= len(chain)-b.Own) {
+							return b.ID
+						}
+					}
+				}
+			}
+			return ""
+		}
 		data, err := os.ReadFile(filepath.Join(dir, session.EventsFile))
 		if err != nil {
 			t.Fatal(err)
@@ -219,7 +242,7 @@ func refSearch(t testing.TB, dataDir, q string, isRegex, abandonedOnly bool) []r
 			if abandonedOnly && active {
 				continue
 			}
-			hits = append(hits, refHit{Hit{SessionID: id, Checkpoint: turn, Branch: branchLabel(active), Time: ts, Snippet: snippet, Kind: kindOf(typ), Seq: seq}, i})
+			hits = append(hits, refHit{Hit{SessionID: id, Checkpoint: turn, Branch: branchLabel(active), BranchID: branchOf(turn, active), Time: ts, Snippet: snippet, Kind: kindOf(typ), Seq: seq}, i})
 		}
 		for _, cid := range st.Order {
 			cp := st.Checkpoints[cid]
@@ -229,7 +252,7 @@ func refSearch(t testing.TB, dataDir, q string, isRegex, abandonedOnly bool) []r
 			}
 			for _, p := range cp.Paths {
 				if loc := m.re.FindStringIndex(p); loc != nil {
-					hits = append(hits, refHit{Hit: Hit{SessionID: id, Checkpoint: cid, Branch: branchLabel(active), Time: cp.Created.UTC(), Snippet: "changed " + refCut(p, loc[0], loc[1]), Kind: KindPath}, line: -1})
+					hits = append(hits, refHit{Hit: Hit{SessionID: id, Checkpoint: cid, Branch: branchLabel(active), BranchID: branchOf(cid, active), Time: cp.Created.UTC(), Snippet: "changed " + refCut(p, loc[0], loc[1]), Kind: KindPath}, line: -1})
 					break
 				}
 			}
@@ -239,7 +262,7 @@ func refSearch(t testing.TB, dataDir, q string, isRegex, abandonedOnly bool) []r
 }
 
 func hitKey(h Hit) string {
-	return fmt.Sprintf("%s|%s|%s|%s|%d|%s|%q", h.SessionID, h.Checkpoint, h.Branch, h.Time.Format(time.RFC3339Nano), h.Seq, h.Kind, h.Snippet)
+	return fmt.Sprintf("%s|%s|%s|%s|%s|%d|%s|%q", h.SessionID, h.Checkpoint, h.Branch, h.BranchID, h.Time.Format(time.RFC3339Nano), h.Seq, h.Kind, h.Snippet)
 }
 
 // genText is random text with what makes escaping and folding hard.
@@ -542,7 +565,7 @@ func TestWriteJSONMatchesEncodingJSON(t *testing.T) {
 	t.Parallel()
 	loc := time.FixedZone("x", 3600)
 	res := &Result{Query: "q\"<>&\u2028", Hits: []Hit{
-		{SessionID: "s", Checkpoint: "", Branch: BranchActive, Time: time.Date(2026, 1, 2, 3, 4, 5, 60000, time.UTC), Snippet: "a\x00\x1f\b\f\n\r\t\"\\\u2029\xff<>&é😀", Kind: KindPrompt, Seq: 7},
+		{SessionID: "s", Checkpoint: "", Branch: BranchAbandoned, BranchID: "b\"3", Time: time.Date(2026, 1, 2, 3, 4, 5, 60000, time.UTC), Snippet: "a\x00\x1f\b\f\n\r\t\"\\\u2029\xff<>&é😀", Kind: KindPrompt, Seq: 7},
 		{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, loc)},
 		{Time: time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)},
 		{},

@@ -66,13 +66,17 @@ type Options struct {
 
 // Hit is one matching event (or changed path) of one session.
 type Hit struct {
-	SessionID  string    `json:"session_id"`
-	Checkpoint string    `json:"checkpoint"` // turn the event belongs to ("" before the first turn)
-	Branch     string    `json:"branch"`     // active or abandoned
-	Time       time.Time `json:"ts"`
-	Snippet    string    `json:"snippet"`
-	Kind       string    `json:"kind"` // prompt, assistant, tool, notice, error, path
-	Seq        int64     `json:"seq,omitempty"`
+	SessionID  string `json:"session_id"`
+	Checkpoint string `json:"checkpoint"` // turn the event belongs to ("" before the first turn)
+	Branch     string `json:"branch"`     // active or abandoned
+	// BranchID is the id of the branch the hit lies on ("b3", as
+	// /branches lists it): for an abandoned hit, the branch to switch to;
+	// "" when no listed branch holds it.
+	BranchID string    `json:"branch_id,omitempty"`
+	Time     time.Time `json:"ts"`
+	Snippet  string    `json:"snippet"`
+	Kind     string    `json:"kind"` // prompt, assistant, tool, notice, error, path
+	Seq      int64     `json:"seq,omitempty"`
 }
 
 // Result is a search's answer.

@@ -37,7 +37,10 @@ type hit struct {
 	session          int32 // index in the sorted session list
 	checkpoint, kind int32 // indexes in the worker's names
 	active           bool
-	seq              int64
+	// branch is 1 + the index in the worker's names of the branch id the
+	// hit lies on; 0 when no branch holds it.
+	branch int32
+	seq    int64
 	// pos orders hits whose keys are equal (a damaged log that repeats a
 	// seq): the later line first. Path hits have negative positions.
 	pos              int64
@@ -227,6 +230,7 @@ func Search(o Options) (*Result, error) {
 			SessionID:  sr.ids[h.session],
 			Checkpoint: w.strs[h.checkpoint],
 			Branch:     branchLabel(h.active),
+			BranchID:   branchID(w.strs, h.branch),
 			Time:       time.Unix(h.sec, int64(h.nsec)).UTC().Truncate(time.Millisecond), // milliseconds, like every time yolop prints
 			Snippet:    chunks[h.worker][h.snipChunk][h.snipOff : h.snipOff+h.snipLen],
 			Kind:       w.strs[h.kind],
@@ -447,6 +451,7 @@ func (w *worker) session(dir string, index int) (problem string, skipped bool) {
 		return tl, tlErr
 	}
 	var st *timeline.State
+	var branches branchNamer
 	state := func() *timeline.State {
 		if st == nil {
 			var err error
@@ -526,6 +531,7 @@ func (w *worker) session(dir string, index int) (problem string, skipped bool) {
 		// Labeled only when kept: with a limit, most sessions' hits are
 		// counted and dropped, and their timelines are not decoded.
 		h.active = state().InActiveRange(w.strs[h.checkpoint], h.seq)
+		h.branch = w.branchOf(&branches, state(), w.strs[h.checkpoint], h.active)
 		w.snippetStart(&h)
 		w.arena = appendSnippet(w.arena, w.found, w.a, w.b)
 		w.snippetEnd(&h)
@@ -535,7 +541,7 @@ func (w *worker) session(dir string, index int) (problem string, skipped bool) {
 	// each turn's changed paths. Its bytes are prefiltered like the
 	// events' before it is decoded.
 	if st != nil || m.needle == nil || w.timelineHas(timelineData) {
-		w.pathHits(index, state(), m)
+		w.pathHits(index, state(), &branches, m)
 	}
 	if len(problems) > 0 {
 		problem = id + ": " + strings.Join(problems, "; ")
@@ -642,7 +648,7 @@ func pathsHold(m *matcher, ff *foldFinder, tl []byte) bool {
 }
 
 // pathHits matches the paths each turn changed.
-func (w *worker) pathHits(index int, s *timeline.State, m *matcher) {
+func (w *worker) pathHits(index int, s *timeline.State, branches *branchNamer, m *matcher) {
 	n := int64(0)
 	for _, cid := range s.Order {
 		cp := s.Checkpoints[cid]
@@ -660,6 +666,7 @@ func (w *worker) pathHits(index int, s *timeline.State, m *matcher) {
 			h := hit{worker: w.id, session: int32(index), checkpoint: w.internString(cid), kind: w.internString(KindPath), active: active, pos: -n}
 			setTime(&h, cp.Created.UTC())
 			if w.admit(&h) {
+				h.branch = w.branchOf(branches, s, cid, active)
 				w.snippetStart(&h)
 				w.arena = append(w.arena, "changed "...)
 				w.arena = appendSnippet(w.arena, w.bufs[0], a, b)
@@ -669,6 +676,41 @@ func (w *worker) pathHits(index int, s *timeline.State, m *matcher) {
 			break
 		}
 	}
+}
+
+// branchNamer holds a session's branches, derived once, when a kept hit
+// first needs them.
+type branchNamer struct {
+	list []timeline.Branch
+	done bool
+}
+
+// branchOf names the branch a kept hit of checkpoint cp lies on: the
+// active one for an active hit; for an abandoned one, the branch not
+// active that holds cp, the one holding it as its own turn first (as
+// /branches lists it). It returns 1 + the id's index in the worker's
+// names, 0 when no such branch is listed.
+func (w *worker) branchOf(n *branchNamer, s *timeline.State, cp string, active bool) int32 {
+	if !n.done {
+		n.list, n.done = s.Branches(), true
+	}
+	if active {
+		for _, b := range n.list {
+			if b.Active {
+				return 1 + w.internString(b.ID)
+			}
+		}
+		return 0
+	}
+	if cp == "" {
+		return 0
+	}
+	for _, b := range timeline.BranchOf(n.list, s, cp) {
+		if !b.Active {
+			return 1 + w.internString(b.ID)
+		}
+	}
+	return 0
 }
 
 func branchLabel(active bool) string {
@@ -887,4 +929,11 @@ func (w *worker) match(m *matcher, raw []byte, esc bool, key []byte, nest int, h
 		return false
 	}
 	return true
+}
+
+func branchID(strs []string, i int32) string {
+	if i == 0 {
+		return ""
+	}
+	return strs[i-1]
 }
