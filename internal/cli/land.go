@@ -34,33 +34,51 @@ func (l *landOptions) open(ctx context.Context, args []string) (app.Lander, erro
 	if len(args) == 1 {
 		l.session = args[0]
 	}
-	dataDir, err := l.root.resolveDataDir()
+	s, err := openOrLatest(ctx, l.root, args, app.Options{}, app.OpenLand)
 	if err != nil {
 		return nil, err
-	}
-	pcfg, err := l.root.providerConfig()
-	if err != nil {
-		return nil, err
-	}
-	o := app.Options{DataDir: dataDir, Dir: l.root.dir, SessionID: l.session, Continue: l.session == "", Provider: pcfg}
-	s, err := app.OpenLand(ctx, o)
-	if err != nil {
-		if l.session == "" && errors.Is(err, app.ErrNoSession) {
-			// The app's words are for -c; here the id is what is missing.
-			where := l.root.dir
-			if where == "" {
-				where = "the current directory"
-			}
-			return nil, &noSessionHere{where}
-		}
-		return nil, err
-	}
-	if l.session == "" {
-		fmt.Fprintf(l.root.io.ErrOut, "session %s (the latest of this repository)\n", s.ID())
 	}
 	l.repairs = s.Repairs()
 	if !l.json() {
 		tellRepairs(l.root.io.ErrOut, l.repairs)
+	}
+	return s, nil
+}
+
+// openOrLatest opens the session args name, or without one the latest
+// session of the current repository (-C DIR's), which it names on stderr:
+// the one rule of every subcommand whose session id is optional (diff,
+// apply, commit, checkpoints). o is completed with the data directory,
+// the provider, the directory and the session.
+func openOrLatest[S interface{ ID() string }](ctx context.Context, r *rootOptions, args []string, o app.Options, open func(context.Context, app.Options) (S, error)) (S, error) {
+	var none S
+	dataDir, err := r.resolveDataDir()
+	if err != nil {
+		return none, err
+	}
+	pcfg, err := r.providerConfig()
+	if err != nil {
+		return none, err
+	}
+	o.DataDir, o.Dir, o.Provider = dataDir, r.dir, pcfg
+	if len(args) == 1 {
+		o.SessionID = args[0]
+	}
+	o.Continue = o.SessionID == ""
+	s, err := open(ctx, o)
+	if err != nil {
+		if o.Continue && errors.Is(err, app.ErrNoSession) {
+			// The app's words are for -c; here the id is what is missing.
+			where := r.dir
+			if where == "" {
+				where = "the current directory"
+			}
+			return none, &noSessionHere{where}
+		}
+		return none, err
+	}
+	if o.Continue {
+		fmt.Fprintf(r.io.ErrOut, "session %s (the latest of this repository)\n", s.ID())
 	}
 	return s, nil
 }
@@ -81,8 +99,8 @@ func (l *landOptions) notes(more []string) []string {
 	return append(append([]string(nil), l.repairs...), more...)
 }
 
-// noSessionHere is a diff, apply or commit without an id where no
-// session was started; it matches app.ErrNoSession.
+// noSessionHere is a diff, apply, commit or checkpoints without an id
+// where no session was started; it matches app.ErrNoSession.
 type noSessionHere struct{ where string }
 
 func (e *noSessionHere) Error() string {

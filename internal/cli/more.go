@@ -23,26 +23,22 @@ import (
 func newCheckpointsCmd(o *rootOptions) *cobra.Command {
 	var all, branches bool
 	cmd := &cobra.Command{
-		Use: "checkpoints ID",
-		Example: `  yolop checkpoints s_01jf…               # the active branch, newest first
+		Use: "checkpoints [SESSION]",
+		Example: `  yolop checkpoints                       # the latest session of this repository
+  yolop checkpoints s_01jf…               # the active branch, newest first
   yolop checkpoints s_01jf… --all         # abandoned turns too
   yolop checkpoints s_01jf… --branches    # the branches (b1, b2, …)
   yolop checkpoints s_01jf… --output-format json`,
-		Short:             "List a session's checkpoints (the same as /rewind)",
-		Args:              sessionArg,
+		Short: "List a session's checkpoints (the same as /rewind)",
+		Long: `List a session's checkpoints, as /rewind does (or its branches, as /branches).
+SESSION defaults to the latest session of this repository, as for diff, apply
+and commit.`,
+		Args:              optionalSessionArg,
 		ValidArgsFunction: completeSessionIDs(o),
 		RunE: func(c *cobra.Command, args []string) error {
-			dataDir, err := o.resolveDataDir()
-			if err != nil {
-				return err
-			}
-			pcfg, err := o.providerConfig()
-			if err != nil {
-				return o.report(err)
-			}
 			// Listing needs no write: a read-only data directory or a
 			// session held by another process is listed as it is on disk.
-			s, err := app.Open(c.Context(), app.Options{DataDir: dataDir, SessionID: args[0], Provider: pcfg, ForReading: true})
+			s, err := openOrLatest(c.Context(), o, args, app.Options{ForReading: true}, app.Open)
 			if err != nil {
 				return o.report(err)
 			}
