@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -188,12 +189,19 @@ func (in Instructions) Report() string {
 		b.WriteString("Project instructions: none (AGENTS.md files from the repository top down to the working directory, and the user-level file, are read before every turn)\n")
 	} else {
 		b.WriteString("Project instructions, read before every turn:\n")
+		// Two columns, aligned: the paths left, the sizes right.
+		nameW, sizeW := 0, 0
+		for _, f := range in.Files {
+			nameW = max(nameW, utf8.RuneCountInString(f.Rel))
+			sizeW = max(sizeW, len(strconv.FormatInt(f.Size, 10)))
+		}
 		for _, f := range in.Files {
 			note := ""
 			if f.Truncated {
 				note = fmt.Sprintf(" (cut to %d bytes by the size cap)", f.Used)
 			}
-			fmt.Fprintf(&b, "  %s  %d bytes%s\n", f.Rel, f.Size, note)
+			pad := strings.Repeat(" ", nameW-utf8.RuneCountInString(f.Rel))
+			fmt.Fprintf(&b, "  %s%s  %*d bytes%s\n", f.Rel, pad, sizeW, f.Size, note)
 		}
 	}
 	for _, s := range in.Skipped {

@@ -63,3 +63,21 @@ func TestLoadInstructions(t *testing.T) {
 		t.Fatalf("total %d bytes (cap %d), skipped %v", total, MaxInstructionTotal, in.Skipped)
 	}
 }
+
+// The /context listing is two aligned columns: paths left, sizes right,
+// whatever the lengths of the paths (counted in characters) and sizes.
+func TestInstructionsReportAligned(t *testing.T) {
+	t.Parallel()
+	in := Instructions{Files: []Instruction{
+		{Rel: "/home/ü/.config/yolop/AGENTS.md", Size: 7},
+		{Rel: "AGENTS.md", Size: 12345},
+		{Rel: "a/b/AGENTS.md", Size: 300, Used: 200, Truncated: true},
+	}}
+	want := "Project instructions, read before every turn:\n" +
+		"  /home/ü/.config/yolop/AGENTS.md      7 bytes\n" +
+		"  AGENTS.md                        12345 bytes\n" +
+		"  a/b/AGENTS.md                      300 bytes (cut to 200 bytes by the size cap)\n"
+	if got := in.Report(); got != want {
+		t.Errorf("report:\n%s\nwant:\n%s", got, want)
+	}
+}
