@@ -75,7 +75,7 @@ type WatchOptions struct {
 	// half the period, and gives way to any capture.
 	Resync time.Duration
 	// Budget caps the watches (0: a quarter of the user's free
-	// max_user_watches).
+	// max_user_watches; negative: none, every capture walks).
 	Budget int
 }
 
@@ -335,6 +335,7 @@ func (e *Engine) watchedTree(ctx context.Context, ch changes) (string, error) {
 	}
 	sort.Strings(present)
 	var uncertain []string
+	ignoredNow := map[string]bool{}
 	if len(present) > 0 {
 		out, err := e.runPriv(ctx, []byte(strings.Join(present, "\x00")+"\x00"), "check-ignore", "--no-index", "-z", "--stdin")
 		if err != nil {
@@ -343,7 +344,7 @@ func (e *Engine) watchedTree(ctx context.Context, ch changes) (string, error) {
 				return "", e.captureErr(ctx, "cannot check ignored files", err)
 			}
 		}
-		ignored := map[string]bool{}
+		ignored := ignoredNow
 		for _, p := range git.SplitZ(out) {
 			ignored[p] = true
 		}
@@ -379,8 +380,13 @@ func (e *Engine) watchedTree(ctx context.Context, ch changes) (string, error) {
 			}
 		}
 		for _, p := range uncertain {
-			if tracked[p] {
+			switch _, known := e.rulesTracked(p); {
+			case tracked[p] || known:
 				paths = append(paths, p)
+			case e.rules == nil && ignoredNow[p]:
+				// Whether the repository tracks it is not known
+				// until a walk reconciles the rules (rules.go).
+				return "", errNotWatched
 			}
 		}
 	}
@@ -389,13 +395,29 @@ func (e *Engine) watchedTree(ctx context.Context, ch changes) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	e.lastWalk = walkResult{nested: nested, modes: modes}
+	if e.rules != nil && len(e.rules.tracked) > 0 {
+		e.recreatedTracked(e.rules)
+		if err := e.saveRules(e.rules); err != nil {
+			return "", e.fileErr("cannot write private state", err)
+		}
+	}
+	e.lastWalk = walkResult{nested: nested, modes: modes, gitignores: e.lastWalk.gitignores}
 	if e.head != tree {
 		// The private HEAD could not be written: what the index and HEAD
 		// hold is no longer known.
 		e.indexStale = true
 	}
 	return tree, nil
+}
+
+// rulesTracked reports whether p is a file the repository tracks although
+// the rules ignore it, as the last reconcile found.
+func (e *Engine) rulesTracked(p string) (onDisk, known bool) {
+	if e.rules == nil {
+		return false, false
+	}
+	onDisk, known = e.rules.tracked[p]
+	return onDisk, known
 }
 
 // headEdited returns the private HEAD's tree with the listed paths as
