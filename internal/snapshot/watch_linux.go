@@ -133,12 +133,15 @@ func startWatcher(root, markDir string, budget int) (*watcher, error) {
 	if why := watchable(root); why != "" {
 		return nil, errors.New(why)
 	}
-	if budget <= 0 {
+	if budget == 0 {
 		b, err := watchBudget()
 		if err != nil {
 			return nil, fmt.Errorf("cannot read the inotify watch limit: %w", err)
 		}
 		budget = b
+	}
+	if budget < 0 {
+		return nil, errors.New("the watch budget allows none")
 	}
 	if budget < 2 {
 		return nil, errors.New("no inotify watches left for this user")
