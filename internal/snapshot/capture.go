@@ -230,8 +230,10 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (str
 		}
 		paths = mergePaths(paths, add)
 		indexDiffers = indexDiffers || dropped
-	} else if back := e.recreatedTracked(rules); len(back) > 0 {
-		paths = mergePaths(paths, back)
+	} else if len(rules.tracked) > 0 {
+		// A copy: a failed capture must find them gone again.
+		rules = rules.clone()
+		paths = mergePaths(paths, e.recreatedTracked(rules))
 	}
 	// Files over Options.MaxFileSize are left out of the snapshot: an
 	// untracked one is not added, one the index holds is dropped from it.

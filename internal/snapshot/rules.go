@@ -48,6 +48,15 @@ type rulesState struct {
 	tracked map[string]bool // tracked ignored paths -> on disk at the last capture
 }
 
+func (r *rulesState) clone() *rulesState {
+	c := *r
+	c.tracked = make(map[string]bool, len(r.tracked))
+	for p, on := range r.tracked {
+		c.tracked[p] = on
+	}
+	return &c
+}
+
 func (e *Engine) rulesFile() string { return e.privIndex + ".rules" }
 
 // loadRules reads the recorded rules state (nil when there is none).
