@@ -143,6 +143,8 @@ func (e *Engine) captureOnce(ctx context.Context, ch changes) (string, error) {
 			ch.full = "the private index did not catch up"
 		case !e.walkKnown:
 			ch.full = "no walk to start from"
+		case e.rules == nil:
+			ch.full = "the ignore rules are not reconciled yet"
 		default:
 			tree, err := e.watchedTree(ctx, ch)
 			if err == nil {
@@ -182,6 +184,7 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (str
 		} else {
 			go func() { walked <- walkTree(e.root) }()
 		}
+		entries := e.seedEntries
 		e.knownWalk, e.seedEntries = nil, nil
 		out, err := e.runPriv(ctx, nil, "write-tree")
 		w := <-walked
@@ -189,6 +192,16 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (str
 			return "", e.captureErr(ctx, "cannot write the snapshot tree", err)
 		}
 		if len(w.nested) == 0 {
+			if e.noteWalks > 0 && w.gitignores == "" {
+				// Known clean: every .gitignore is an entry.
+				w.gitignores = entryGitignores(e.root, entries)
+			}
+			// The private index is the real one: nothing to reconcile.
+			rules := &rulesState{stamp: rulesStamp(e.ignoreStamp(), w.gitignores, e.realSet), realKey: e.realKey, realSet: e.realSet, tracked: map[string]bool{}}
+			if err := e.saveRules(rules); err != nil {
+				return "", e.fileErr("cannot write private state", err)
+			}
+			e.rules, e.seededReal = rules, false
 			e.lastWalk = w
 			e.derivedCaptures++
 			tree := git.Trim(out)
@@ -222,7 +235,16 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (str
 	}
 	// The rules decide what the private index may hold (rules.go).
 	rules := e.rules
-	if stamp := rulesStamp(e.ignoreStamp(), w.gitignores, e.realSet); rules == nil || rules.stamp != stamp {
+	seededReal := e.seededReal
+	e.seededReal = false
+	stamp := rulesStamp(e.ignoreStamp(), w.gitignores, e.realSet)
+	switch {
+	case rules == nil && seededReal:
+		// The private index was just copied from the real one: it
+		// holds what the repository tracks, and status adds only what
+		// the rules let through.
+		rules = &rulesState{stamp: stamp, realKey: e.realKey, realSet: e.realSet, tracked: map[string]bool{}}
+	case rules == nil || rules.stamp != stamp:
 		rules = &rulesState{stamp: stamp, realKey: e.realKey, realSet: e.realSet}
 		add, dropped, err := e.reconcileRules(ctx, w.nested, rules)
 		if err != nil {
@@ -230,10 +252,13 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (str
 		}
 		paths = mergePaths(paths, add)
 		indexDiffers = indexDiffers || dropped
-	} else if len(rules.tracked) > 0 {
-		// A copy: a failed capture must find them gone again.
+	default:
+		// A copy: a failed capture must find them as they were.
 		rules = rules.clone()
 		paths = mergePaths(paths, e.recreatedTracked(rules))
+		if err := e.noteTrackedGone(ctx, rules, paths); err != nil {
+			return "", err
+		}
 	}
 	// Files over Options.MaxFileSize are left out of the snapshot: an
 	// untracked one is not added, one the index holds is dropped from it.
@@ -585,6 +610,7 @@ func (e *Engine) ensureIndex(ctx context.Context) (derive bool, err error) {
 			// of the real index cannot stand for the bytes on disk.
 			// A folder's index is yolop's own, of raw bytes.
 			seeded, flagged = !attrs || e.folder, f
+			e.seededReal = seeded
 			if !seeded {
 				if err := os.Remove(e.privIndex); err != nil {
 					return false, e.fileErr("cannot reset the private index", err)

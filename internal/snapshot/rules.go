@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,16 +28,22 @@ import (
 //
 // So the engine reconciles the private index with the rules whenever they
 // may have changed: the rules stamp covers the rules from outside the
-// worktree (ignoreStamp), every .gitignore the walk found (path, size,
-// mtime, inode) and the set of paths the real index holds. When the stamp
+// worktree (ignoreStamp), every .gitignore the walk found (path and
+// content) and the set of paths the real index holds. When the stamp
 // differs from the one recorded with the private index (<state>/index.rules,
 // removed with the index), the walked capture lists the ignored entries of
-// the private index and of the real index (`ls-files -c -i`), drops from the
-// private index those the repository does not track, and adds those it
-// tracks that are on disk. The tracked-and-ignored paths are recorded with
-// the stamp, so that one deleted and later written again is captured again
-// (status would take it for an ignored untracked file), and the watched
-// capture counts them as tracked.
+// the private index and of the real index (`ls-files -c -i`, most of a
+// status each on a big tree), drops from the private index those the
+// repository does not track, and adds those it tracks that are on disk. A
+// private index just copied from the real one needs none of it: the stamp
+// is recorded as it is. The watched capture walks whenever the stamp may
+// have changed (a .gitignore event, the outside rules, the real index).
+//
+// Status would take a tracked ignored file deleted and later written back
+// for an ignored untracked one, so the record also lists the tracked
+// ignored paths gone from disk (the whole list after a reconcile, then each
+// deletion a capture sees): a capture writes back those on disk again, and
+// the watched capture counts them as tracked.
 
 const rulesMagic = "yolop-rules 1"
 
@@ -45,7 +52,7 @@ type rulesState struct {
 	stamp   string          // digest of the rules stamp the private index is reconciled with
 	realKey string          // stat of the real index when realSet was computed
 	realSet string          // digest of the paths the real index holds
-	tracked map[string]bool // tracked ignored paths -> on disk at the last capture
+	tracked map[string]bool // tracked ignored paths (known) -> on disk at the last capture
 }
 
 func (r *rulesState) clone() *rulesState {
@@ -191,6 +198,67 @@ func (e *Engine) reconcileRules(ctx context.Context, nested []string, r *rulesSt
 		}
 	}
 	return add, len(drop) > 0, nil
+}
+
+// noteTrackedGone records, among the paths a walked capture looks at, the
+// ones gone from disk that the rules ignore: they are entries of the
+// private index (status listed them), so the repository tracks them, and
+// status would not list them again once written back.
+func (e *Engine) noteTrackedGone(ctx context.Context, r *rulesState, paths []string) error {
+	var gone []string
+	for _, p := range paths {
+		if _, known := r.tracked[p]; known {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(e.root, filepath.FromSlash(p))); err != nil {
+			gone = append(gone, p)
+		}
+	}
+	ign, err := e.ignoredOf(ctx, gone)
+	if err != nil {
+		return err
+	}
+	for _, p := range ign {
+		r.tracked[p] = false
+	}
+	return nil
+}
+
+// ignoredOf returns the paths the rules ignore. A path beyond a symbolic
+// link (or a file) is not asked about: git refuses it, and no file is
+// there.
+func (e *Engine) ignoredOf(ctx context.Context, paths []string) ([]string, error) {
+	var ask []string
+	for _, p := range paths {
+		if !e.beyondSymlink(p) {
+			ask = append(ask, p)
+		}
+	}
+	paths = ask
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	out, err := e.runPriv(ctx, []byte(strings.Join(paths, "\x00")+"\x00"), "check-ignore", "--no-index", "-z", "--stdin")
+	if err != nil {
+		var ge *git.Error
+		if !errors.As(err, &ge) || ge.ExitCode != 1 { // 1: nothing ignored
+			return nil, e.captureErr(ctx, "cannot check ignored files", err)
+		}
+	}
+	return git.SplitZ(out), nil
+}
+
+// entryGitignores is the walk's .gitignore digest for a worktree known to
+// hold exactly the index entries.
+func entryGitignores(root string, entries []indexEntry) string {
+	var recs []string
+	for _, ent := range entries {
+		if ent.path == ".gitignore" || strings.HasSuffix(ent.path, "/.gitignore") {
+			recs = append(recs, ent.path+"\x00"+gitignoreDigest(filepath.Join(root, filepath.FromSlash(ent.path))))
+		}
+	}
+	sort.Strings(recs)
+	return strings.Join(recs, "\x00")
 }
 
 // recreatedTracked lists the tracked ignored paths that were gone at the

@@ -79,3 +79,39 @@ func gitView(t *testing.T, wt string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// The reconcile (two listings of every index entry against the rules, most
+// of a status each) runs only when the rules or what the repository tracks
+// changed: never for a private index just copied from the real one, nor
+// while nothing changed them, and once after a .gitignore edit.
+func TestRulesReconcileOnlyOnChange(t *testing.T) {
+	t.Parallel()
+	wt := gittest.NewRepo(t)
+	e := openEngine(t, wt)
+	listings := 0
+	e.onPriv = func(args []string) {
+		for _, a := range args {
+			if a == "ls-files" {
+				listings++
+			}
+		}
+	}
+	sh(t, wt, "echo a > a.txt")
+	capture(t, e, "")
+	sh(t, wt, "echo b > b.txt; rm README.md")
+	capture(t, e, "")
+	if listings != 0 {
+		t.Fatalf("%d listings of the private index without any rule changing", listings)
+	}
+	sh(t, wt, "echo 'b.txt' > .gitignore")
+	if tree := capture(t, e, "").Tree; tree != gitView(t, wt) {
+		t.Fatalf("after the .gitignore edit the capture is %s, git gives %s", tree, gitView(t, wt))
+	}
+	if listings != 1 {
+		t.Fatalf("%d listings of the private index after a .gitignore edit, want 1", listings)
+	}
+	capture(t, e, "")
+	if listings != 1 {
+		t.Fatalf("%d listings once the rules were reconciled, want 1", listings)
+	}
+}

@@ -185,6 +185,9 @@ type Engine struct {
 	// rules is what the private index is reconciled with (rules.go;
 	// nil: not yet, or not known), loaded from the state dir once;
 	// realKey and realSet identify the real index as this capture saw it.
+	// seededReal says the private index was just copied from the real
+	// one (it holds what the repository tracks, nothing else).
+	seededReal       bool
 	rules            *rulesState
 	rulesLoaded      bool
 	realKey, realSet string

@@ -269,6 +269,11 @@ func (e *Engine) ignoreStamp() string {
 // HEAD, which the private index holds) and the watcher's change set.
 // errNotWatched declines: the capture walks.
 func (e *Engine) watchedTree(ctx context.Context, ch changes) (string, error) {
+	if e.rules == nil {
+		// What the repository tracks among the ignored files is not
+		// known until a walk reconciles the rules (rules.go).
+		return "", errNotWatched
+	}
 	nested := e.lastWalk.nested
 	keep := func(p string) bool {
 		return checkPath(p) == nil && !excludedPath(p) && !underAny(p, nested)
@@ -334,18 +339,14 @@ func (e *Engine) watchedTree(ctx context.Context, ch changes) (string, error) {
 		}
 	}
 	sort.Strings(present)
-	var uncertain []string
-	ignoredNow := map[string]bool{}
-	if len(present) > 0 {
-		out, err := e.runPriv(ctx, []byte(strings.Join(present, "\x00")+"\x00"), "check-ignore", "--no-index", "-z", "--stdin")
+	var uncertain, goneIgnored []string
+	if len(present)+len(absent) > 0 {
+		ign, err := e.ignoredOf(ctx, append(append([]string(nil), present...), absent...))
 		if err != nil {
-			var ge *git.Error
-			if !errors.As(err, &ge) || ge.ExitCode != 1 { // 1: nothing ignored
-				return "", e.captureErr(ctx, "cannot check ignored files", err)
-			}
+			return "", err
 		}
-		ignored := ignoredNow
-		for _, p := range git.SplitZ(out) {
+		ignored := map[string]bool{}
+		for _, p := range ign {
 			ignored[p] = true
 		}
 		if len(ignored) > 0 {
@@ -358,14 +359,22 @@ func (e *Engine) watchedTree(ctx context.Context, ch changes) (string, error) {
 				}
 			}
 			present = kept
+			for _, p := range absent {
+				if _, known := e.rules.tracked[p]; ignored[p] && !known {
+					goneIgnored = append(goneIgnored, p)
+				}
+			}
 		}
 	}
 	uncertain = append(uncertain, other...)
 	paths := append(present, absent...)
-	if len(uncertain) > 0 {
+	var goneTracked []string
+	if len(uncertain)+len(goneIgnored) > 0 {
 		// An ignored file is captured when it is tracked, like status
 		// reports it; a tracked file replaced by a directory is deleted.
-		out, err := e.runPriv(ctx, nil, append([]string{"--literal-pathspecs", "ls-tree", "-z", "--full-tree", e.head, "--"}, uncertain...)...)
+		// A tracked ignored file deleted is recorded: written back, it
+		// is tracked still (rules.go).
+		out, err := e.runPriv(ctx, nil, append(append([]string{"--literal-pathspecs", "ls-tree", "-z", "--full-tree", e.head, "--"}, uncertain...), goneIgnored...)...)
 		if err != nil {
 			return "", e.captureErr(ctx, "cannot list the previous tree", err)
 		}
@@ -380,13 +389,13 @@ func (e *Engine) watchedTree(ctx context.Context, ch changes) (string, error) {
 			}
 		}
 		for _, p := range uncertain {
-			switch _, known := e.rulesTracked(p); {
-			case tracked[p] || known:
+			if _, known := e.rules.tracked[p]; tracked[p] || known {
 				paths = append(paths, p)
-			case e.rules == nil && ignoredNow[p]:
-				// Whether the repository tracks it is not known
-				// until a walk reconciles the rules (rules.go).
-				return "", errNotWatched
+			}
+		}
+		for _, p := range goneIgnored {
+			if tracked[p] {
+				goneTracked = append(goneTracked, p)
 			}
 		}
 	}
@@ -395,7 +404,10 @@ func (e *Engine) watchedTree(ctx context.Context, ch changes) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if e.rules != nil && len(e.rules.tracked) > 0 {
+	for _, p := range goneTracked {
+		e.rules.tracked[p] = false
+	}
+	if len(e.rules.tracked) > 0 {
 		e.recreatedTracked(e.rules)
 		if err := e.saveRules(e.rules); err != nil {
 			return "", e.fileErr("cannot write private state", err)
@@ -408,16 +420,6 @@ func (e *Engine) watchedTree(ctx context.Context, ch changes) (string, error) {
 		e.indexStale = true
 	}
 	return tree, nil
-}
-
-// rulesTracked reports whether p is a file the repository tracks although
-// the rules ignore it, as the last reconcile found.
-func (e *Engine) rulesTracked(p string) (onDisk, known bool) {
-	if e.rules == nil {
-		return false, false
-	}
-	onDisk, known = e.rules.tracked[p]
-	return onDisk, known
 }
 
 // headEdited returns the private HEAD's tree with the listed paths as
