@@ -250,8 +250,21 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (str
 		if err != nil {
 			return "", err
 		}
+		if len(dropped) > 0 {
+			gone := map[string]bool{}
+			for _, p := range dropped {
+				gone[p] = true
+			}
+			kept := paths[:0]
+			for _, p := range paths {
+				if !gone[p] {
+					kept = append(kept, p)
+				}
+			}
+			paths = kept
+			indexDiffers = true
+		}
 		paths = mergePaths(paths, add)
-		indexDiffers = indexDiffers || dropped
 	default:
 		// A copy: a failed capture must find them as they were.
 		rules = rules.clone()

@@ -156,17 +156,18 @@ func rulesStamp(outside, gitignores, realSet string) string {
 }
 
 // reconcileRules brings the private index in line with the rules (see
-// above) and returns the paths update-index must add; changed reports that
-// entries were dropped. The caller then writes the tree from the index.
-func (e *Engine) reconcileRules(ctx context.Context, nested []string, r *rulesState) (add []string, changed bool, err error) {
+// above) and returns the paths update-index must add and those it dropped
+// (which update-index must not look at again: it would add them back).
+// The caller then writes the tree from the index.
+func (e *Engine) reconcileRules(ctx context.Context, nested []string, r *rulesState) (add, drop []string, err error) {
 	keep := func(p string) bool { return !excludedPath(p) && !underAny(p, nested) }
 	privOut, err := e.runPriv(ctx, nil, "ls-files", "-z", "-c", "-i", "--exclude-standard")
 	if err != nil {
-		return nil, false, e.captureErr(ctx, "cannot list ignored files", err)
+		return nil, nil, e.captureErr(ctx, "cannot list ignored files", err)
 	}
 	realOut, err := e.repo.Run(ctx, append(e.privConfig(), "ls-files", "-z", "-c", "-i", "--exclude-standard")...)
 	if err != nil {
-		return nil, false, e.captureErr(ctx, "cannot list the repository's ignored files", err)
+		return nil, nil, e.captureErr(ctx, "cannot list the repository's ignored files", err)
 	}
 	priv := map[string]bool{}
 	for _, p := range git.SplitZ(privOut) {
@@ -183,7 +184,6 @@ func (e *Engine) reconcileRules(ctx context.Context, nested []string, r *rulesSt
 			add = append(add, p)
 		}
 	}
-	var drop []string
 	for p := range priv {
 		if _, ok := r.tracked[p]; !ok {
 			drop = append(drop, p)
@@ -194,10 +194,10 @@ func (e *Engine) reconcileRules(ctx context.Context, nested []string, r *rulesSt
 	if len(drop) > 0 {
 		in := strings.Join(drop, "\x00") + "\x00"
 		if _, err := e.runPriv(ctx, []byte(in), "update-index", "--force-remove", "-z", "--stdin"); err != nil {
-			return nil, false, e.captureErr(ctx, "cannot drop files the rules now ignore", err)
+			return nil, nil, e.captureErr(ctx, "cannot drop files the rules now ignore", err)
 		}
 	}
-	return add, len(drop) > 0, nil
+	return add, drop, nil
 }
 
 // noteTrackedGone records, among the paths a walked capture looks at, the

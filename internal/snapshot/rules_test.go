@@ -36,6 +36,8 @@ func TestCaptureFollowsRulesNotHistory(t *testing.T) {
 	steps := []struct{ what, script string }{
 		{"untracked files", `printf 's\n' > secret.env; mkdir -p d; printf 'l\n' > d/x.log; printf 'k\n' > keep.txt`},
 		{"a .gitignore rule", `printf '*.env\n' > .gitignore`},
+		{"an ignored file captured before, edited", `printf 's2\n' > secret.env; printf 'x\n' > other.env`},
+		{"a rule for a captured file edited at once", `printf 'k2\n' > keep.txt; printf 'keep.txt\n' >> .gitignore`},
 		{"an info/exclude rule", `printf '*.log\n' >> .git/info/exclude`},
 		{"a rule for a tracked file", `printf '*.cfg\n' >> .gitignore; printf 'c2\n' > committed.cfg`},
 		{"the tracked ignored file deleted", `rm committed.cfg`},
