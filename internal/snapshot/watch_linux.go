@@ -160,9 +160,12 @@ func startWatcher(root, markDir string, budget int) (*watcher, error) {
 	go w.read()
 	w.arming.Store(true)
 	go func() {
-		defer w.arming.Store(false)
 		w.mu.Lock()
 		defer w.mu.Unlock()
+		// Cleared before the lock is given back: whoever waitArmed
+		// wakes takes the change set (a capture seeing arming still
+		// set would walk without taking it, and so would the next).
+		defer w.arming.Store(false)
 		w.arm()
 	}()
 	return w, nil

@@ -189,7 +189,7 @@ func TestWatchedCaptureLooksAtChangedPathsOnly(t *testing.T) {
 	cmds = nil
 	capture(t, e, "")
 	if len(cmds) != 0 || e.watchedCaptures != 1 {
-		t.Fatalf("a quiet worktree ran %q (%d watched)", cmds, e.watchedCaptures)
+		t.Fatalf("a quiet worktree ran %q (%d watched; last walk: %q)", cmds, e.watchedCaptures, e.lastWalkReason)
 	}
 	gittest.WriteFile(t, wt, "a/b/x", "changed\n")
 	cmds = nil
