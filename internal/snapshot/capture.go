@@ -264,11 +264,17 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (str
 			paths = kept
 			indexDiffers = true
 		}
+		// Ignored files are written to the index at once (no tree edit
+		// with a background update): were that update lost with the
+		// process, status would not list them again.
+		indexDiffers = indexDiffers || len(add) > 0
 		paths = mergePaths(paths, add)
 	default:
 		// A copy: a failed capture must find them as they were.
 		rules = rules.clone()
-		paths = mergePaths(paths, e.recreatedTracked(rules))
+		back := e.recreatedTracked(rules)
+		indexDiffers = indexDiffers || len(back) > 0 // at once, as above
+		paths = mergePaths(paths, back)
 		if err := e.noteTrackedGone(ctx, rules, paths); err != nil {
 			return "", err
 		}

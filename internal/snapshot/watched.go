@@ -369,6 +369,7 @@ func (e *Engine) watchedTree(ctx context.Context, ch changes) (string, error) {
 	uncertain = append(uncertain, other...)
 	paths := append(present, absent...)
 	var goneTracked []string
+	ignoredKept := false
 	if len(uncertain)+len(goneIgnored) > 0 {
 		// An ignored file is captured when it is tracked, like status
 		// reports it; a tracked file replaced by a directory is deleted.
@@ -391,6 +392,7 @@ func (e *Engine) watchedTree(ctx context.Context, ch changes) (string, error) {
 		for _, p := range uncertain {
 			if _, known := e.rules.tracked[p]; tracked[p] || known {
 				paths = append(paths, p)
+				ignoredKept = true
 			}
 		}
 		for _, p := range goneIgnored {
@@ -400,7 +402,14 @@ func (e *Engine) watchedTree(ctx context.Context, ch changes) (string, error) {
 		}
 	}
 	sort.Strings(paths)
-	tree, err := e.headEdited(ctx, paths)
+	headEdit := e.headEdited
+	if ignoredKept {
+		// Written to the index at once: were the background update
+		// lost with the process, status would not list an ignored file
+		// again, and the next capture would leave it out.
+		headEdit = func(ctx context.Context, paths []string) (string, error) { return e.indexTree(ctx, paths, nil) }
+	}
+	tree, err := headEdit(ctx, paths)
 	if err != nil {
 		return "", err
 	}
