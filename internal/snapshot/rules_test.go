@@ -52,8 +52,10 @@ func TestCaptureFollowsRulesNotHistory(t *testing.T) {
 	for i, s := range steps {
 		sh(t, wt, s.script)
 		want := capture(t, open(filepath.Join(t.TempDir(), "fresh")), "").Tree
+		longTree := capture(t, long, "").Tree
+		long.Wait() // one engine at a time on a state dir
 		got := map[string]string{
-			"long-lived": capture(t, long, "").Tree,
+			"long-lived": longTree,
 			"reopened":   capture(t, open(state), "").Tree,
 			"watched":    capture(t, watched, "").Tree,
 			"git add -A": gitView(t, wt),
