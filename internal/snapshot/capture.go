@@ -239,6 +239,10 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (str
 	e.seededReal = false
 	stamp := rulesStamp(e.ignoreStamp(), w.gitignores, e.realSet)
 	switch {
+	case e.folder:
+		// A folder has no repository besides the session's own: what
+		// its private index holds is what is tracked (folder.go).
+		rules = &rulesState{stamp: stamp, realKey: e.realKey, realSet: e.realSet, tracked: map[string]bool{}}
 	case rules == nil && seededReal:
 		// The private index was just copied from the real one: it
 		// holds what the repository tracks, and status adds only what

@@ -39,6 +39,9 @@ import (
 // is recorded as it is. The watched capture walks whenever the stamp may
 // have changed (a .gitignore event, the outside rules, the real index).
 //
+// A folder outside git has no repository besides the session's own, so
+// there the private index is what is tracked, and nothing is reconciled.
+//
 // Status would take a tracked ignored file deleted and later written back
 // for an ignored untracked one, so the record also lists the tracked
 // ignored paths gone from disk (the whole list after a reconcile, then each
