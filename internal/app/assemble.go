@@ -241,6 +241,10 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			if err != nil {
 				return nil, err
 			}
+			watchOpts, err := watchOptions()
+			if err != nil {
+				return nil, err
+			}
 			// Ensure verified a re-added worktree already.
 			verified := !present
 			p.git = &gitParts{open: func(ctx context.Context) (*snapshot.Engine, string, error) {
@@ -257,7 +261,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 					return nil, "workspace snapshots unavailable: " + err.Error(), nil
 				}
 				if o.Watch {
-					eng.Watch(snapshot.WatchOptions{})
+					eng.Watch(watchOpts)
 				}
 				return eng, "", nil
 			}}
@@ -280,6 +284,10 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		if err != nil {
 			return nil, err
 		}
+		watchOpts, err := watchOptions()
+		if err != nil {
+			return nil, err
+		}
 		p.git = &gitParts{open: func(ctx context.Context) (*snapshot.Engine, string, error) {
 			so := snapshot.Options{Worktree: ws.RepoRoot, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit}
 			if ws.Folder {
@@ -299,7 +307,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 				return nil, "workspace snapshots unavailable: " + err.Error(), nil
 			}
 			if o.Watch {
-				eng.Watch(snapshot.WatchOptions{})
+				eng.Watch(watchOpts)
 			}
 			return eng, "", nil
 		}}
@@ -611,6 +619,24 @@ func compactAt() (int, error) {
 // captureBudget reads YOLOP_CAPTURE_BUDGET (a Go duration such as "20s"):
 // how long a workspace capture may take before the checkpoint is labelled
 // conversation only. Unset means the snapshot engine's default.
+// watchOptions reads $YOLOP_WATCH_BUDGET, the most inotify watches a
+// session's file watcher may hold (default: a quarter of the user's free
+// max_user_watches; below 2 there is no watcher and every capture walks).
+func watchOptions() (snapshot.WatchOptions, error) {
+	v := os.Getenv("YOLOP_WATCH_BUDGET")
+	if v == "" {
+		return snapshot.WatchOptions{}, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return snapshot.WatchOptions{}, fmt.Errorf("YOLOP_WATCH_BUDGET=%q is not a number of watches (e.g. 8192; 0 means no watcher)", v)
+	}
+	if n == 0 {
+		n = -1 // none: Budget 0 would mean the default
+	}
+	return snapshot.WatchOptions{Budget: n}, nil
+}
+
 func captureBudget() (time.Duration, error) {
 	v := os.Getenv("YOLOP_CAPTURE_BUDGET")
 	if v == "" {

@@ -76,7 +76,8 @@ func indexCorrupt(err error) bool {
 
 func (e *Engine) removeIndex() error {
 	e.seedIsHead = false
-	for _, p := range []string{e.privIndex, e.privIndex + ".settle", e.privIndex + ".lock"} {
+	e.rules, e.rulesLoaded = nil, true
+	for _, p := range []string{e.privIndex, e.privIndex + ".settle", e.privIndex + ".lock", e.rulesFile()} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
@@ -88,16 +89,29 @@ func (e *Engine) captureOnce(ctx context.Context, ch changes) (string, error) {
 	if err := writeIfChanged(filepath.Join(e.privDir, "info", "exclude"), []byte(e.excludeTextFresh())); err != nil {
 		return "", e.fileErr("cannot prepare the private git directory", err)
 	}
-	if stamp := e.ignoreStamp(); stamp != e.lastIgnore {
-		// A rule from outside the worktree changed: what it hides or
-		// shows changed everywhere, not at the paths the watcher saw.
+	if _, err := os.Stat(e.privIndex); err != nil {
+		// A new private index starts from the real one: whatever was
+		// reconciled before is no longer there.
+		if err := os.Remove(e.rulesFile()); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return "", e.fileErr("cannot reset the private index", err)
+		}
+		e.rules, e.rulesLoaded = nil, true
 		if ch.full == "" {
-			ch.full = "an ignore rule outside the worktree changed"
+			ch.full = "the private index is being seeded"
+		}
+	}
+	if !e.rulesLoaded {
+		e.rules, e.rulesLoaded = e.loadRules(), true
+	}
+	e.realKey, e.realSet = e.realIndexSet(e.rules)
+	if stamp := e.ignoreStamp() + "\x00" + e.realSet; stamp != e.lastIgnore {
+		// A rule from outside the worktree changed, or what the
+		// repository tracks: what is captured changed everywhere, not
+		// at the paths the watcher saw.
+		if ch.full == "" {
+			ch.full = "an ignore rule outside the worktree, or what the repository tracks, changed"
 		}
 		e.lastIgnore = stamp
-	}
-	if _, err := os.Stat(e.privIndex); err != nil && ch.full == "" {
-		ch.full = "the private index is being seeded"
 	}
 	derive, err := e.ensureIndex(ctx)
 	if err != nil {
@@ -129,6 +143,8 @@ func (e *Engine) captureOnce(ctx context.Context, ch changes) (string, error) {
 			ch.full = "the private index did not catch up"
 		case !e.walkKnown:
 			ch.full = "no walk to start from"
+		case e.rules == nil:
+			ch.full = "the ignore rules are not reconciled yet"
 		default:
 			tree, err := e.watchedTree(ctx, ch)
 			if err == nil {
@@ -168,6 +184,7 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (str
 		} else {
 			go func() { walked <- walkTree(e.root) }()
 		}
+		entries := e.seedEntries
 		e.knownWalk, e.seedEntries = nil, nil
 		out, err := e.runPriv(ctx, nil, "write-tree")
 		w := <-walked
@@ -175,6 +192,16 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (str
 			return "", e.captureErr(ctx, "cannot write the snapshot tree", err)
 		}
 		if len(w.nested) == 0 {
+			if e.noteWalks > 0 && w.gitignores == "" {
+				// Known clean: every .gitignore is an entry.
+				w.gitignores = entryGitignores(e.root, entries)
+			}
+			// The private index is the real one: nothing to reconcile.
+			rules := &rulesState{stamp: rulesStamp(e.ignoreStamp(), w.gitignores, e.realSet), realKey: e.realKey, realSet: e.realSet, tracked: map[string]bool{}}
+			if err := e.saveRules(rules); err != nil {
+				return "", e.fileErr("cannot write private state", err)
+			}
+			e.rules, e.seededReal = rules, false
 			e.lastWalk = w
 			e.derivedCaptures++
 			tree := git.Trim(out)
@@ -206,6 +233,56 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (str
 		// The index no longer holds the private HEAD's tree.
 		indexDiffers = indexDiffers || dropped
 	}
+	// The rules decide what the private index may hold (rules.go).
+	rules := e.rules
+	seededReal := e.seededReal
+	e.seededReal = false
+	stamp := rulesStamp(e.ignoreStamp(), w.gitignores, e.realSet)
+	switch {
+	case e.folder:
+		// A folder has no repository besides the session's own: what
+		// its private index holds is what is tracked (folder.go).
+		rules = &rulesState{stamp: stamp, realKey: e.realKey, realSet: e.realSet, tracked: map[string]bool{}}
+	case rules == nil && seededReal:
+		// The private index was just copied from the real one: it
+		// holds what the repository tracks, and status adds only what
+		// the rules let through.
+		rules = &rulesState{stamp: stamp, realKey: e.realKey, realSet: e.realSet, tracked: map[string]bool{}}
+	case rules == nil || rules.stamp != stamp:
+		rules = &rulesState{stamp: stamp, realKey: e.realKey, realSet: e.realSet}
+		add, dropped, err := e.reconcileRules(ctx, w.nested, rules)
+		if err != nil {
+			return "", err
+		}
+		if len(dropped) > 0 {
+			gone := map[string]bool{}
+			for _, p := range dropped {
+				gone[p] = true
+			}
+			kept := paths[:0]
+			for _, p := range paths {
+				if !gone[p] {
+					kept = append(kept, p)
+				}
+			}
+			paths = kept
+			indexDiffers = true
+		}
+		// Ignored files are written to the index at once (no tree edit
+		// with a background update): were that update lost with the
+		// process, status would not list them again.
+		indexDiffers = indexDiffers || len(add) > 0
+		paths = mergePaths(paths, add)
+	default:
+		// A copy: a failed capture must find them as they were.
+		rules = rules.clone()
+		back := e.recreatedTracked(rules)
+		indexDiffers = indexDiffers || len(back) > 0 // at once, as above
+		paths = mergePaths(paths, back)
+		if err := e.noteTrackedGone(ctx, rules, paths); err != nil {
+			return "", err
+		}
+	}
 	// Files over Options.MaxFileSize are left out of the snapshot: an
 	// untracked one is not added, one the index holds is dropped from it.
 	var dropTracked []string
@@ -213,6 +290,38 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (str
 	if len(dropTracked) > 0 {
 		indexDiffers = true // the fast tree edit would hash them
 	}
+	tree, err := e.walkedTree(ctx, paths, dropTracked, indexDiffers, headKnown)
+	if err != nil {
+		return "", err
+	}
+	if err := e.saveRules(rules); err != nil {
+		return "", e.fileErr("cannot write private state", err)
+	}
+	e.rules = rules
+	return tree, nil
+}
+
+// mergePaths adds more to the sorted-or-not paths, without duplicates.
+func mergePaths(paths, more []string) []string {
+	if len(more) == 0 {
+		return paths
+	}
+	seen := map[string]bool{}
+	for _, p := range paths {
+		seen[p] = true
+	}
+	for _, p := range more {
+		if !seen[p] {
+			paths = append(paths, p)
+			seen[p] = true
+		}
+	}
+	return paths
+}
+
+// walkedTree writes the tree from the private HEAD and the paths the walk
+// found changed.
+func (e *Engine) walkedTree(ctx context.Context, paths, dropTracked []string, indexDiffers, headKnown bool) (string, error) {
 	if len(paths) == 0 && !indexDiffers && headKnown && e.headIsTree {
 		// status compared the worktree with the index and the index with
 		// the private HEAD, the last captured tree, and found no
@@ -524,6 +633,7 @@ func (e *Engine) ensureIndex(ctx context.Context) (derive bool, err error) {
 			// of the real index cannot stand for the bytes on disk.
 			// A folder's index is yolop's own, of raw bytes.
 			seeded, flagged = !attrs || e.folder, f
+			e.seededReal = seeded
 			if !seeded {
 				if err := os.Remove(e.privIndex); err != nil {
 					return false, e.fileErr("cannot reset the private index", err)

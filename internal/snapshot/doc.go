@@ -51,9 +51,14 @@
 // # Ignore rules from outside the worktree
 //
 // The repository's info/exclude and core.excludesFile are shared by every
-// worktree and belong to no snapshot, so they can change under a session:
-// a file captured before a rule matched it is ignored by later captures.
-// Such a file is still restored byte for byte. The verification then
+// worktree and belong to no snapshot, so they can change under a session,
+// as can every .gitignore and what the repository's index tracks. A capture
+// holds what `git add -A` on a copy of the worktree's index would: the
+// files the repository tracks and the untracked files no rule ignores,
+// however long the session's private index has remembered a file (the
+// index is reconciled with the rules whenever they change; rules.go). So a
+// file captured before a rule matched it is ignored by later captures, of
+// this process and of every later one. Such a file is still restored byte for byte. The verification then
 // accepts a written path its capture leaves out only when the rules in
 // force ignore it and the worktree holds exactly the target's bytes and
 // mode (RestoreResult.Ignored; RestoreResult.Tree is what captures see).

@@ -182,6 +182,15 @@ type Engine struct {
 	// lastIgnore stamps the ignore rules from outside the worktree as
 	// the last capture saw them.
 	lastIgnore string
+	// rules is what the private index is reconciled with (rules.go;
+	// nil: not yet, or not known), loaded from the state dir once;
+	// realKey and realSet identify the real index as this capture saw it.
+	// seededReal says the private index was just copied from the real
+	// one (it holds what the repository tracks, nothing else).
+	seededReal       bool
+	rules            *rulesState
+	rulesLoaded      bool
+	realKey, realSet string
 	// watchedCaptures and walkedCaptures count the two kinds of capture;
 	// lastWalkReason says why the last walk was needed.
 	watchedCaptures, walkedCaptures int

@@ -2,6 +2,8 @@ package snapshot
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -30,6 +32,9 @@ type walkResult struct {
 	// than the 0644/0755 a Git tree can express (a 0600 key, a 0400
 	// file). A restore gives them those bits back.
 	modes map[string]fs.FileMode
+	// gitignores digests every .gitignore found (path and content), so
+	// a change of the rules inside the worktree is noticed (rules.go).
+	gitignores string
 }
 
 // Walk is what a walk of a worktree found that a status cannot report:
@@ -112,6 +117,7 @@ func walkTree(root string) walkResult {
 	var (
 		mu      sync.Mutex
 		w       walkResult
+		ignores []string
 		pending sync.WaitGroup
 	)
 	jobs := make(chan dirJob, 1024)
@@ -172,6 +178,12 @@ func walkTree(root string) walkResult {
 			if j.rel != "" {
 				rel = j.rel + "/" + name
 			}
+			if name == ".gitignore" {
+				rec := rel + "\x00" + gitignoreDigest(filepath.Join(dir, name))
+				mu.Lock()
+				ignores = append(ignores, rec)
+				mu.Unlock()
+			}
 			switch t := d.Type(); {
 			case t.IsDir():
 				push(dirJob{rel})
@@ -224,7 +236,26 @@ func walkTree(root string) walkResult {
 	go func() { pending.Wait(); close(done) }()
 	wg.Wait()
 	sort.Strings(w.nested)
+	sort.Strings(ignores)
+	w.gitignores = strings.Join(ignores, "\x00")
 	return w
+}
+
+// gitignoreDigest identifies a .gitignore's kind and content.
+func gitignoreDigest(p string) string {
+	st, err := os.Lstat(p)
+	if err != nil {
+		return "gone"
+	}
+	if !st.Mode().IsRegular() {
+		return st.Mode().Type().String()
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return "unreadable " + err.Error()
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }
 
 // defaultPerm is what a file gets from a tree entry alone: 0755 for an

@@ -133,12 +133,15 @@ func startWatcher(root, markDir string, budget int) (*watcher, error) {
 	if why := watchable(root); why != "" {
 		return nil, errors.New(why)
 	}
-	if budget <= 0 {
+	if budget == 0 {
 		b, err := watchBudget()
 		if err != nil {
 			return nil, fmt.Errorf("cannot read the inotify watch limit: %w", err)
 		}
 		budget = b
+	}
+	if budget < 0 {
+		return nil, errors.New("the watch budget allows none")
 	}
 	if budget < 2 {
 		return nil, errors.New("no inotify watches left for this user")
@@ -157,9 +160,12 @@ func startWatcher(root, markDir string, budget int) (*watcher, error) {
 	go w.read()
 	w.arming.Store(true)
 	go func() {
-		defer w.arming.Store(false)
 		w.mu.Lock()
 		defer w.mu.Unlock()
+		// Cleared before the lock is given back: whoever waitArmed
+		// wakes takes the change set (a capture seeing arming still
+		// set would walk without taking it, and so would the next).
+		defer w.arming.Store(false)
 		w.arm()
 	}()
 	return w, nil

@@ -30,9 +30,8 @@ func openWatched(t testing.TB, wt string, o WatchOptions) *Engine {
 }
 
 // checkWatched requires e's capture to equal the walk of twin, an engine
-// without a watcher that captured at the same moments (a fresh engine is no
-// oracle once ignore rules change: a long-lived engine keeps capturing a
-// file its private index holds), and its permission record to equal a
+// without a watcher that captured at the same moments (TestCaptureFollowsRulesNotHistory
+// shows that equals a fresh engine's), and its permission record to equal a
 // fresh walk's.
 func checkWatched(t *testing.T, e, twin *Engine, wt string, what func() string) {
 	t.Helper()
@@ -190,7 +189,7 @@ func TestWatchedCaptureLooksAtChangedPathsOnly(t *testing.T) {
 	cmds = nil
 	capture(t, e, "")
 	if len(cmds) != 0 || e.watchedCaptures != 1 {
-		t.Fatalf("a quiet worktree ran %q (%d watched)", cmds, e.watchedCaptures)
+		t.Fatalf("a quiet worktree ran %q (%d watched; last walk: %q)", cmds, e.watchedCaptures, e.lastWalkReason)
 	}
 	gittest.WriteFile(t, wt, "a/b/x", "changed\n")
 	cmds = nil

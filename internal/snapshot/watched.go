@@ -75,7 +75,7 @@ type WatchOptions struct {
 	// half the period, and gives way to any capture.
 	Resync time.Duration
 	// Budget caps the watches (0: a quarter of the user's free
-	// max_user_watches).
+	// max_user_watches; negative: none, every capture walks).
 	Budget int
 }
 
@@ -269,6 +269,11 @@ func (e *Engine) ignoreStamp() string {
 // HEAD, which the private index holds) and the watcher's change set.
 // errNotWatched declines: the capture walks.
 func (e *Engine) watchedTree(ctx context.Context, ch changes) (string, error) {
+	if e.rules == nil {
+		// What the repository tracks among the ignored files is not
+		// known until a walk reconciles the rules (rules.go).
+		return "", errNotWatched
+	}
 	nested := e.lastWalk.nested
 	keep := func(p string) bool {
 		return checkPath(p) == nil && !excludedPath(p) && !underAny(p, nested)
@@ -334,17 +339,14 @@ func (e *Engine) watchedTree(ctx context.Context, ch changes) (string, error) {
 		}
 	}
 	sort.Strings(present)
-	var uncertain []string
-	if len(present) > 0 {
-		out, err := e.runPriv(ctx, []byte(strings.Join(present, "\x00")+"\x00"), "check-ignore", "--no-index", "-z", "--stdin")
+	var uncertain, goneIgnored []string
+	if len(present)+len(absent) > 0 {
+		ign, err := e.ignoredOf(ctx, append(append([]string(nil), present...), absent...))
 		if err != nil {
-			var ge *git.Error
-			if !errors.As(err, &ge) || ge.ExitCode != 1 { // 1: nothing ignored
-				return "", e.captureErr(ctx, "cannot check ignored files", err)
-			}
+			return "", err
 		}
 		ignored := map[string]bool{}
-		for _, p := range git.SplitZ(out) {
+		for _, p := range ign {
 			ignored[p] = true
 		}
 		if len(ignored) > 0 {
@@ -357,14 +359,23 @@ func (e *Engine) watchedTree(ctx context.Context, ch changes) (string, error) {
 				}
 			}
 			present = kept
+			for _, p := range absent {
+				if _, known := e.rules.tracked[p]; ignored[p] && !known {
+					goneIgnored = append(goneIgnored, p)
+				}
+			}
 		}
 	}
 	uncertain = append(uncertain, other...)
 	paths := append(present, absent...)
-	if len(uncertain) > 0 {
+	var goneTracked []string
+	ignoredKept := false
+	if len(uncertain)+len(goneIgnored) > 0 {
 		// An ignored file is captured when it is tracked, like status
 		// reports it; a tracked file replaced by a directory is deleted.
-		out, err := e.runPriv(ctx, nil, append([]string{"--literal-pathspecs", "ls-tree", "-z", "--full-tree", e.head, "--"}, uncertain...)...)
+		// A tracked ignored file deleted is recorded: written back, it
+		// is tracked still (rules.go).
+		out, err := e.runPriv(ctx, nil, append(append([]string{"--literal-pathspecs", "ls-tree", "-z", "--full-tree", e.head, "--"}, uncertain...), goneIgnored...)...)
 		if err != nil {
 			return "", e.captureErr(ctx, "cannot list the previous tree", err)
 		}
@@ -379,17 +390,39 @@ func (e *Engine) watchedTree(ctx context.Context, ch changes) (string, error) {
 			}
 		}
 		for _, p := range uncertain {
-			if tracked[p] {
+			if _, known := e.rules.tracked[p]; tracked[p] || known {
 				paths = append(paths, p)
+				ignoredKept = true
+			}
+		}
+		for _, p := range goneIgnored {
+			if tracked[p] {
+				goneTracked = append(goneTracked, p)
 			}
 		}
 	}
 	sort.Strings(paths)
-	tree, err := e.headEdited(ctx, paths)
+	headEdit := e.headEdited
+	if ignoredKept {
+		// Written to the index at once: were the background update
+		// lost with the process, status would not list an ignored file
+		// again, and the next capture would leave it out.
+		headEdit = func(ctx context.Context, paths []string) (string, error) { return e.indexTree(ctx, paths, nil) }
+	}
+	tree, err := headEdit(ctx, paths)
 	if err != nil {
 		return "", err
 	}
-	e.lastWalk = walkResult{nested: nested, modes: modes}
+	for _, p := range goneTracked {
+		e.rules.tracked[p] = false
+	}
+	if len(e.rules.tracked) > 0 {
+		e.recreatedTracked(e.rules)
+		if err := e.saveRules(e.rules); err != nil {
+			return "", e.fileErr("cannot write private state", err)
+		}
+	}
+	e.lastWalk = walkResult{nested: nested, modes: modes, gitignores: e.lastWalk.gitignores}
 	if e.head != tree {
 		// The private HEAD could not be written: what the index and HEAD
 		// hold is no longer known.

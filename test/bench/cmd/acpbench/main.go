@@ -1,0 +1,417 @@
+// Command acpbench times what checkpointing adds to a turn through the real
+// hosts, beside `git status --porcelain --untracked-files=all` in the same
+// run, on a generated tree (test/bench/synth): ACP (`yolop --acp` over
+// stdio, its file watcher on) in a worktree session and in place, and
+// print mode in place.
+//
+// Each turn is one prompt whose bash command appends a line to one file
+// (the sim provider: "$ printf … >> FILE"), so a turn holds both captures
+// (before it, nothing changed since the last turn's end; after it, one
+// file changed). What checkpointing adds is the turn's time less the time
+// of the same turn in a conversation-only session (`--workspace none`, no
+// capture) on a copy of the same tree, the two timed one after the other in
+// every round (the median of the per-round differences is reported). A
+// round times, in turn: git status, the ACP worktree turn, the ACP
+// in-place turn, the ACP conversation-only turn, git status again, the
+// print-mode in-place turn and the print-mode conversation-only turn. Each
+// ACP turn is followed by an idle pause (-idle, a user reading the reply),
+// in which the private index catches up, as it does between real turns.
+// The safety-net walk is timed on its own (Engine.Resync, what the hosts
+// run in the background, on the in-place checkout with a state dir of its
+// own), alternately with git status.
+//
+//	go build -o /tmp/yolop ./cmd/yolop
+//	go run ./test/bench/cmd/acpbench -yolop /tmp/yolop [-runs 15] [-print-runs 7] [-dir DIR] [N]
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/snapshot"
+	"github.com/yolop-dev/yolop/test/bench/synth"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "acpbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("acpbench", flag.ContinueOnError)
+	bin := fs.String("yolop", "", "the yolop binary (an absolute path; go build -o /tmp/yolop ./cmd/yolop)")
+	runs := fs.Int("runs", 15, "ACP rounds (medians reported)")
+	printRuns := fs.Int("print-runs", 7, "rounds that also time print-mode turns (the first ones)")
+	idle := fs.Duration("idle", 500*time.Millisecond, "pause after each ACP turn")
+	work := fs.String("dir", "", "directory for the generated trees and data (default: a new temporary directory, removed afterwards)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if !filepath.IsAbs(*bin) {
+		return fmt.Errorf("-yolop %q: want the absolute path of a built yolop", *bin)
+	}
+	n := 100000
+	if fs.NArg() > 0 {
+		v, err := strconv.Atoi(fs.Arg(0))
+		if err != nil || v < 100 {
+			return fmt.Errorf("size %q: want a number of files >= 100", fs.Arg(0))
+		}
+		n = v
+	}
+	dir := *work
+	if dir == "" {
+		d, err := os.MkdirTemp("", "acpbench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	repo, plain := filepath.Join(dir, "repo"), filepath.Join(dir, "plain")
+	fmt.Fprintf(os.Stderr, "generating %d files (load %s)\n", n, loadavg())
+	if _, err := synth.Generate(ctx, repo, n, 1); err != nil {
+		return err
+	}
+	// The conversation-only sessions work in a copy with the same state.
+	if out, err := exec.Command("cp", "-a", repo, plain).CombinedOutput(); err != nil {
+		return fmt.Errorf("copy the tree: %v\n%s", err, out)
+	}
+	home := filepath.Join(dir, "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return err
+	}
+	gitconfig := filepath.Join(dir, "gitconfig")
+	if err := os.WriteFile(gitconfig, []byte("[user]\n\tname = bench\n\temail = bench@example.invalid\n"), 0o600); err != nil {
+		return err
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + os.TempDir(), "LANG=C.UTF-8",
+		"GIT_CONFIG_GLOBAL=" + gitconfig, "GIT_CONFIG_NOSYSTEM=1", "YOLOP_WORKTREE_SPARES=0",
+		"YOLOP_DATA_DIR=" + filepath.Join(dir, "data")}
+
+	loadStart := loadavg()
+	fmt.Fprintf(os.Stderr, "starting the ACP agents (load %s)\n", loadStart)
+	wt, err := startAgent(*bin, repo, env)
+	if err != nil {
+		return err
+	}
+	defer wt.close()
+	inPlace, err := startAgent(*bin, repo, env, "--in-place")
+	if err != nil {
+		return err
+	}
+	defer inPlace.close()
+	none, err := startAgent(*bin, plain, env, "--workspace", "none")
+	if err != nil {
+		return err
+	}
+	defer none.close()
+
+	// The first turns make the sessions (a worktree session checks out
+	// its worktree), seed and settle the private indexes and arm the
+	// watchers; they are not timed.
+	file := synth.Path(n / 2)
+	i := 0
+	prompt := func() string {
+		i++
+		return fmt.Sprintf("$ printf 'turn %d\\n' >> %s", i, file)
+	}
+	for range 3 {
+		for _, a := range []*agent{wt, inPlace, none} {
+			if _, err := a.turn(prompt()); err != nil {
+				return err
+			}
+		}
+		time.Sleep(1200 * time.Millisecond)
+	}
+	printIn, err := printSession(*bin, plain, env, "--in-place")
+	if err != nil {
+		return err
+	}
+	printNone, err := printSession(*bin, plain, env, "--workspace", "none")
+	if err != nil {
+		return err
+	}
+	for range 2 {
+		if _, err := printIn.turn(prompt()); err != nil {
+			return err
+		}
+	}
+	status := func(d string) (time.Duration, error) {
+		start := time.Now()
+		_, err := git.New(d).Run(ctx, "status", "--porcelain", "--untracked-files=all")
+		return time.Since(start), err
+	}
+	var st, wtT, ipT, noT, wtD, ipD, prT, pnT, prD []time.Duration
+	for r := range *runs {
+		d, err := status(repo)
+		if err != nil {
+			return err
+		}
+		st = append(st, d)
+		var turn [3]time.Duration
+		for k, a := range []*agent{wt, inPlace, none} {
+			if turn[k], err = a.turn(prompt()); err != nil {
+				return err
+			}
+			time.Sleep(*idle)
+		}
+		wtT, ipT, noT = append(wtT, turn[0]), append(ipT, turn[1]), append(noT, turn[2])
+		wtD, ipD = append(wtD, turn[0]-turn[2]), append(ipD, turn[1]-turn[2])
+		if r >= *printRuns {
+			continue
+		}
+		if d, err = status(repo); err != nil {
+			return err
+		}
+		st = append(st, d)
+		pi, err := printIn.turn(prompt())
+		if err != nil {
+			return err
+		}
+		pn, err := printNone.turn(prompt())
+		if err != nil {
+			return err
+		}
+		prT, pnT, prD = append(prT, pi), append(pnT, pn), append(prD, pi-pn)
+		fmt.Fprintf(os.Stderr, "round %d: status %v, acp worktree %v, in place %v, none %v; print in place %v, none %v\n", r, d, turn[0], turn[1], turn[2], pi, pn)
+	}
+	// The safety-net walk, as the hosts run it in the background.
+	eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: repo, SessionID: "s_bench", StateDir: filepath.Join(dir, "resync-state")})
+	if err != nil {
+		return err
+	}
+	if _, err := eng.Capture(ctx, ""); err != nil {
+		return err
+	}
+	time.Sleep(1200 * time.Millisecond)
+	var rs, rst []time.Duration
+	for range 5 {
+		d, err := status(repo)
+		if err != nil {
+			return err
+		}
+		rst = append(rst, d)
+		start := time.Now()
+		if err := eng.Resync(ctx); err != nil {
+			return err
+		}
+		rs = append(rs, time.Since(start))
+	}
+	eng.Wait()
+	loadEnd := loadavg()
+
+	s := median(st)
+	fmt.Printf("\n%d files; load average %s at the start, %s at the end (2 cores, shared)\n\n", n, loadStart, loadEnd)
+	fmt.Println("| measurement | median | ÷ status alongside |")
+	fmt.Println("|---|---|---|")
+	row := func(name string, d, floor time.Duration) {
+		fmt.Printf("| %s | %s | %.2f× |\n", name, fmtDur(d), float64(d)/float64(floor))
+	}
+	row("`git status --porcelain --untracked-files=all` (floor)", s, s)
+	row(fmt.Sprintf("ACP turn, worktree session (%d rounds)", len(wtT)), median(wtT), s)
+	row("ACP turn, in place", median(ipT), s)
+	row("ACP turn, conversation only (no capture)", median(noT), s)
+	row("**ACP per-turn checkpoint overhead (both captures), worktree**", median(wtD), s)
+	row("**ACP per-turn checkpoint overhead (both captures), in place**", median(ipD), s)
+	row(fmt.Sprintf("print-mode turn, in place (%d rounds)", len(prT)), median(prT), s)
+	row("print-mode turn, conversation only", median(pnT), s)
+	row("**print-mode per-turn checkpoint overhead (both captures)**", median(prD), s)
+	row("safety-net walk (`Engine.Resync`, off the turn's path), 5 runs", median(rs), median(rst))
+	return nil
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func fmtDur(d time.Duration) string {
+	return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000)
+}
+
+// agent is a `yolop --acp` process with one session.
+type agent struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	msgs chan map[string]json.RawMessage
+	id   int
+	sid  string
+	errb strings.Builder
+}
+
+func startAgent(bin, dir string, env []string, args ...string) (*agent, error) {
+	cmd := exec.Command(bin, append([]string{"--acp", "--provider", "sim"}, args...)...)
+	cmd.Dir, cmd.Env = dir, env
+	a := &agent{cmd: cmd, msgs: make(chan map[string]json.RawMessage, 1024)}
+	var err error
+	if a.in, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = &a.errb
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		defer close(a.msgs)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				a.msgs <- m
+			}
+		}
+	}()
+	if _, err := a.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); err != nil {
+		return nil, err
+	}
+	res, err := a.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})
+	if err != nil {
+		return nil, err
+	}
+	var created struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(res, &created); err != nil || created.SessionID == "" {
+		return nil, fmt.Errorf("session/new: %s", res)
+	}
+	a.sid = created.SessionID
+	return a, nil
+}
+
+func (a *agent) call(method string, params any) (json.RawMessage, error) {
+	a.id++
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": a.id, "method": method, "params": params})
+	if _, err := a.in.Write(append(b, '\n')); err != nil {
+		return nil, err
+	}
+	want := strconv.Itoa(a.id)
+	timeout := time.After(10 * time.Minute)
+	for {
+		select {
+		case m, ok := <-a.msgs:
+			if !ok {
+				return nil, fmt.Errorf("%s: the agent closed the connection: %s", method, a.errb.String())
+			}
+			if string(m["id"]) != want || m["method"] != nil {
+				continue
+			}
+			if e := m["error"]; e != nil {
+				return nil, fmt.Errorf("%s: %s", method, e)
+			}
+			return m["result"], nil
+		case <-timeout:
+			return nil, fmt.Errorf("%s: no response", method)
+		}
+	}
+}
+
+// turn times one prompt, from the request to its response.
+func (a *agent) turn(text string) (time.Duration, error) {
+	start := time.Now()
+	res, err := a.call("session/prompt", map[string]any{"sessionId": a.sid, "prompt": []any{map[string]any{"type": "text", "text": text}}})
+	d := time.Since(start)
+	if err != nil {
+		return 0, err
+	}
+	var r struct {
+		StopReason string `json:"stopReason"`
+	}
+	if json.Unmarshal(res, &r) != nil || r.StopReason != "end_turn" {
+		return 0, fmt.Errorf("prompt %q: %s", text, res)
+	}
+	return d, nil
+}
+
+func (a *agent) close() {
+	a.in.Close()
+	done := make(chan error, 1)
+	go func() { done <- a.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		_ = a.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// printer runs print-mode turns of one session.
+type printer struct {
+	bin, dir, sid string
+	env           []string
+}
+
+func printSession(bin, dir string, env []string, args ...string) (*printer, error) {
+	p := &printer{bin: bin, dir: dir, env: env}
+	out, err := p.run(append(args, "-p", "hello")...)
+	if err != nil {
+		return nil, err
+	}
+	var m struct {
+		SessionID string `json:"session_id"`
+	}
+	if err := json.Unmarshal(out, &m); err != nil || m.SessionID == "" {
+		return nil, fmt.Errorf("print mode: %s", out)
+	}
+	p.sid = m.SessionID
+	return p, nil
+}
+
+func (p *printer) run(args ...string) ([]byte, error) {
+	cmd := exec.Command(p.bin, append([]string{"--provider", "sim", "--output-format", "json"}, args...)...)
+	cmd.Dir, cmd.Env = p.dir, p.env
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return nil, fmt.Errorf("yolop %q: %v\n%s%s", args, err, out, ee.Stderr)
+	}
+	return out, err
+}
+
+func (p *printer) turn(text string) (time.Duration, error) {
+	start := time.Now()
+	_, err := p.run("--session", p.sid, "-p", text)
+	return time.Since(start), err
+}
