@@ -158,6 +158,13 @@ func copyShared(ctx context.Context, share []string, from, to, admin, commonDir 
 			res.Notes = append(res.Notes, fmt.Sprintf("[worktree] share: %s is %s, which does not work when copied (its scripts name the checkout's interpreter); make it in each worktree with [worktree] setup instead, e.g. setup = \"python3 -m venv %s && %s/bin/pip install -r requirements.txt\"", e, why, e, e))
 			continue
 		}
+		if link := symlinkAbove(to, e); link != "" {
+			// A claimed spare holds what an earlier session's agent left:
+			// replacing the entry through a symlink would delete and
+			// write wherever it points.
+			res.Notes = append(res.Notes, fmt.Sprintf("[worktree] share: %s in the session worktree is a symlink, so %s was not copied there", link, e))
+			continue
+		}
 		present = append(present, e)
 	}
 	if len(present) == 0 {
@@ -227,6 +234,24 @@ func copyShared(ctx context.Context, share []string, from, to, admin, commonDir 
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// symlinkAbove returns the first directory of entry (a slash path under
+// top) that is a symlink in top, "" when none is; a missing one ends the
+// check (MkdirAll makes it a directory).
+func symlinkAbove(top, entry string) string {
+	parts := strings.Split(entry, "/")
+	for i := 1; i < len(parts); i++ {
+		rel := strings.Join(parts[:i], "/")
+		st, err := os.Lstat(filepath.Join(top, filepath.FromSlash(rel)))
+		if err != nil {
+			return ""
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return rel
+		}
+	}
+	return ""
 }
 
 // shareStamp sums up what dir and its direct entries are (names, kinds,

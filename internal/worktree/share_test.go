@@ -168,3 +168,34 @@ func TestCopierDirectoryTimes(t *testing.T) {
 		t.Errorf("b: mode %v, want 0555", st.Mode().Perm())
 	}
 }
+
+// An earlier session's agent may have left a symlink where a shared
+// entry's parent should be: the copy must not delete or write through it.
+func TestCopySharedRefusesSymlinkedParents(t *testing.T) {
+	t.Parallel()
+	repo := gittest.NewRepo(t)
+	gittest.WriteFile(t, repo, ".gitignore", "web/node_modules/\n")
+	gittest.Commit(t, repo, "ignore")
+	gittest.WriteFile(t, repo, "web/node_modules/a/index.js", "a\n")
+	r := detect(t, repo)
+	m := &Manager{DataDir: t.TempDir()}
+	info := create(t, m, r, "s_share0000002", "share")
+	outside := t.TempDir()
+	gittest.WriteFile(t, outside, "node_modules/precious.txt", "the user's\n")
+	if err := os.Symlink(outside, filepath.Join(info.Path, "web")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := copyShared(context.Background(), []string{"web/node_modules"}, repo, info.Path, "", r.CommonDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Copied) != 0 || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "web in the session worktree is a symlink") {
+		t.Errorf("copied %q, notes %q", res.Copied, res.Notes)
+	}
+	if b, err := os.ReadFile(filepath.Join(outside, "node_modules/precious.txt")); err != nil || string(b) != "the user's\n" {
+		t.Errorf("the file behind the symlink: %q, %v", b, err)
+	}
+	if _, err := os.Lstat(filepath.Join(outside, "node_modules/a")); err == nil {
+		t.Error("the copy was written through the symlink")
+	}
+}
