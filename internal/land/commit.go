@@ -87,15 +87,7 @@ func Commit(ctx context.Context, s Session, o CommitOptions) (*CommitResult, err
 		return nil, err
 	}
 	defer os.RemoveAll(scratch)
-	cur, err := s.Engine.Capture(ctx, "")
-	if err != nil {
-		return nil, fmt.Errorf("capture the session's files: %w", err)
-	}
-	head, err := treeOf(ctx, r, "HEAD")
-	if err != nil {
-		return nil, err
-	}
-	ch, err := s.Engine.Diff(ctx, head, cur.Tree)
+	ch, err := s.changesSinceHead(ctx, r, "the session's files")
 	if err != nil {
 		return nil, err
 	}

@@ -46,15 +46,7 @@ func commitInPlace(ctx context.Context, s Session, o CommitOptions) (*CommitResu
 		return nil, fmt.Errorf("%w: %s is on no branch (detached HEAD), so a commit would belong to no branch; switch to a branch first (nothing was committed)", ErrBranchMoved, s.Worktree)
 	}
 	branch := git.Trim(out)
-	cur, err := s.Engine.Capture(ctx, "")
-	if err != nil {
-		return nil, fmt.Errorf("capture the checkout's files: %w", err)
-	}
-	head, err := treeOf(ctx, r, "HEAD")
-	if err != nil {
-		return nil, err
-	}
-	ch, err := s.Engine.Diff(ctx, head, cur.Tree)
+	ch, err := s.changesSinceHead(ctx, r, "the checkout's files")
 	if err != nil {
 		return nil, err
 	}

@@ -321,6 +321,20 @@ func smudge(ctx context.Context, dir, scratch, path, oid string) (string, error)
 	return git.Trim(out), nil
 }
 
+// changesSinceHead captures the session's files (what names them in an
+// error) and lists how they differ from the tree of r's HEAD.
+func (s *Session) changesSinceHead(ctx context.Context, r *git.Runner, what string) ([]snapshot.Change, error) {
+	cur, err := s.Engine.Capture(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("capture %s: %w", what, err)
+	}
+	head, err := treeOf(ctx, r, "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	return s.Engine.Diff(ctx, head, cur.Tree)
+}
+
 // treeOf returns the tree of a commit (or tree) id.
 func treeOf(ctx context.Context, r *git.Runner, rev string) (string, error) {
 	out, err := r.Run(ctx, "rev-parse", "--verify", "--quiet", rev+"^{tree}")
