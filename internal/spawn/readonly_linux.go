@@ -176,7 +176,7 @@ func runProbe() error {
 	// parent writes into the child's /proc files, cannot come from it.
 	// Neither process needs, or gets, yolop's environment (its keys).
 	cmd := exec.Command(exe, ProbeArg, dir)
-	cmd.Env = []string{helperEnv + "=1"}
+	cmd.Env = probeEnv()
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		return nil
@@ -186,6 +186,18 @@ func runProbe() error {
 		msg = fmt.Sprintf("the read-only paths probe failed: %v", err)
 	}
 	return errors.New(msg)
+}
+
+// probeEnv is the probe's whole environment: the helper mark, and GORACE
+// when it is set. GORACE is no secret and means something only to a
+// race-built binary (the tests'): without its atexit_sleep_ms=0 both probe
+// processes would sleep a second at exit, in every process that probes.
+func probeEnv() []string {
+	env := []string{helperEnv + "=1"}
+	if v, ok := os.LookupEnv("GORACE"); ok {
+		env = append(env, "GORACE="+v)
+	}
+	return env
 }
 
 // probeLaunch is the probe's launcher: it starts the probe itself in the

@@ -279,3 +279,19 @@ func TestReadOnlyRefused(t *testing.T) {
 		t.Fatalf("the leg failed: %v", err)
 	}
 }
+
+// The probe gets none of yolop's environment (its keys) but the race
+// runtime's options, so a race-built binary's probe does not sleep at exit.
+func TestProbeEnvKeepsOnlyGORACE(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "secret")
+	t.Setenv("GORACE", "atexit_sleep_ms=0 halt_on_error=1")
+	got := strings.Join(probeEnv(), "\n")
+	want := helperEnv + "=1\nGORACE=atexit_sleep_ms=0 halt_on_error=1"
+	if got != want {
+		t.Fatalf("probe environment:\n%s\nwant:\n%s", got, want)
+	}
+	os.Unsetenv("GORACE")
+	if got := probeEnv(); len(got) != 1 || got[0] != helperEnv+"=1" {
+		t.Fatalf("probe environment without GORACE: %q", got)
+	}
+}
