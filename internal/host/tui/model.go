@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/app"
@@ -312,8 +313,13 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		m.settleTyping(true)
 		before := m.composer.Value()
 		var cmd tea.Cmd
-		m.composer, cmd = m.composer.Update(msg)
-		if got := m.composer.Value(); msg.Content != "" && (got == before || strings.Count(got, "\n")-strings.Count(before, "\n") < strings.Count(msg.Content, "\n")) {
+		tooLong := minRows(before, m.composer.Width())+minRows(msg.Content, m.composer.Width())-1 > m.composer.MaxContentHeight
+		if !tooLong {
+			// Only a paste that may fit goes to the input: inserting a
+			// megabyte into it takes many seconds, however it ends.
+			m.composer, cmd = m.composer.Update(msg)
+		}
+		if got := m.composer.Value(); msg.Content != "" && (tooLong || got == before || strings.Count(got, "\n")-strings.Count(before, "\n") < strings.Count(msg.Content, "\n")) {
 			// The input holds a bounded number of lines and cut the paste
 			// to fit: nothing of it is kept, rather than a prompt that
 			// silently lacks its end.
@@ -1117,4 +1123,16 @@ func (m *model) noteNotices() {
 		m.shownNotices[n] = true
 		m.entries = append(m.entries, entry{kind: kindNotice, text: n})
 	}
+}
+
+// minRows is the fewest rows s can take in an input width cells wide: a
+// row for each line, and as many as its cells need (wrapping at words only
+// adds rows).
+func minRows(s string, width int) int {
+	width = max(1, width)
+	rows := 0
+	for line := range strings.SplitSeq(s, "\n") {
+		rows += max(1, (ansi.StringWidth(line)+width-1)/width)
+	}
+	return rows
 }
