@@ -321,18 +321,11 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 			o.Workspace = WorkspaceInPlace
 		}
 	}
-	if o.Dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, err
-		}
-		o.Dir = wd
-	}
-	abs, err := filepath.Abs(o.Dir)
+	dir, err := workDir(o.Dir)
 	if err != nil {
 		return nil, err
 	}
-	o.Dir = abs
+	o.Dir = dir
 	prov, err := provider.New(o.Provider)
 	if err != nil {
 		return nil, err

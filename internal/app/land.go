@@ -282,13 +282,32 @@ func OpenLand(ctx context.Context, o Options) (Lander, error) {
 }
 
 func absDir(d string) string {
-	if d == "" {
-		d, _ = os.Getwd()
-	}
-	if a, err := filepath.Abs(d); err == nil {
-		return a
+	if w, err := workDir(d); err == nil {
+		return w
 	}
 	return d
+}
+
+// workDir is the directory a command works in: d, or the current
+// directory when d is "", absolute and with its symlinks resolved, so a
+// folder reached through a symlink is the same folder (git resolves a
+// checkout's top level the same way).
+func workDir(d string) (string, error) {
+	if d == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		d = wd
+	}
+	abs, err := filepath.Abs(d)
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real, nil
+	}
+	return abs, nil
 }
 
 // peeked is a session another process holds open.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/search"
@@ -64,11 +63,9 @@ func SearchSessions(ctx context.Context, o SearchOptions) (res *SearchResult, sc
 	}
 	opts := search.Options{DataDir: o.DataDir, Query: o.Query, Regex: o.Regex, AbandonedOnly: o.AbandonedOnly, Limit: o.Limit}
 	if !o.All {
-		dir := o.Dir
-		if dir == "" {
-			if dir, err = os.Getwd(); err != nil {
-				return nil, "", err
-			}
+		dir, err := workDir(o.Dir)
+		if err != nil {
+			return nil, "", err
 		}
 		repo, err := worktree.Detect(ctx, dir)
 		switch {
