@@ -58,7 +58,13 @@ func (p *Parts) holdCheckout(ctx context.Context, forTurn, wait bool, onUpdate f
 	if !held {
 		told := false
 		for {
-			l, err := worktree.LockCheckout(ws.CommonDir, ws.RepoRoot, p.Session.ID)
+			var l *worktree.CheckoutLock
+			var err error
+			if ws.Folder {
+				l, err = worktree.LockFolder(ws.RepoRoot, p.Session.ID)
+			} else {
+				l, err = worktree.LockCheckout(ws.CommonDir, ws.RepoRoot, p.Session.ID)
+			}
 			if err == nil {
 				h.mu.Lock()
 				if h.closed {

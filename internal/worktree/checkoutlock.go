@@ -42,8 +42,9 @@ func (e *CheckoutInUseError) Unwrap() error { return ErrCheckoutInUse }
 // in place share: held while a turn, a restore or a background task of such
 // a session runs, and by `yolop apply` while it writes. It lives in the
 // repository's common git directory (yolop/checkout-<hash of the top
-// level>.lock), so sessions of every data directory see it; the file is
-// never deleted (a deleted flock'ed file lets a second process lock a new
+// level>.lock), so sessions of every data directory see it (a folder
+// outside git has its lock in the user's runtime directory instead:
+// FolderLockPath); the file is never deleted (a deleted flock'ed file lets a second process lock a new
 // inode of the same name).
 type CheckoutLock struct {
 	f *os.File
@@ -64,6 +65,69 @@ func LockCheckout(commonDir, top, sessionID string) (*CheckoutLock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("checkout lock: %w", err)
 	}
+	return lockAt(path, top, sessionID)
+}
+
+// FolderLockPath is where the lock of a folder outside git lives: in the
+// user's runtime directory ($XDG_RUNTIME_DIR/yolop, else a directory of
+// the user's own under the temporary directory), named by the folder's
+// device and inode. A folder's private repository lives in one data
+// directory, so a lock there would not keep out a session of another data
+// directory; this one is the same for every data directory, and for every
+// path (a symlink, a bind mount) that reaches the folder. It makes the
+// directory it returns, and refuses one that is not the user's alone.
+func FolderLockPath(top string) (string, error) {
+	st, err := os.Stat(top)
+	if err != nil {
+		return "", fmt.Errorf("folder lock: %w", err)
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "", fmt.Errorf("folder lock: no device and inode for %s", top)
+	}
+	dir, err := runtimeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, fmt.Sprintf("folder-%x-%x.lock", uint64(sys.Dev), uint64(sys.Ino))), nil
+}
+
+// runtimeDir is the directory of yolop's machine-wide locks for this user.
+func runtimeDir() (string, error) {
+	var dir string
+	if rt := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) {
+		dir = filepath.Join(rt, "yolop")
+	} else {
+		dir = filepath.Join(os.TempDir(), fmt.Sprintf("yolop-%d", os.Getuid()))
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("folder lock: %w", err)
+	}
+	// Anyone can make a directory under /tmp first: only one that is a
+	// directory (no symlink), the user's own and closed to others is used.
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return "", fmt.Errorf("folder lock: %w", err)
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !st.IsDir() || !ok || int(sys.Uid) != os.Getuid() || st.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("folder lock: %s is not a directory of this user's alone (mode %v); remove it, or set XDG_RUNTIME_DIR to a private directory", dir, st.Mode())
+	}
+	return dir, nil
+}
+
+// LockFolder takes the lock of a folder outside git without waiting, as
+// LockCheckout does for a checkout (the same *CheckoutInUseError when it is
+// held).
+func LockFolder(top, sessionID string) (*CheckoutLock, error) {
+	path, err := FolderLockPath(top)
+	if err != nil {
+		return nil, err
+	}
+	return lockAt(path, top, sessionID)
+}
+
+func lockAt(path, top, sessionID string) (*CheckoutLock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("checkout lock: %w", err)
