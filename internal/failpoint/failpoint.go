@@ -52,6 +52,7 @@ const PauseEnv = "YOLOP_PAUSEPOINT"
 // Pause points, in the order a tool call reaches them.
 var PauseNames = []string{
 	"tools.after_resolve", // a file tool resolved its path and is about to use it
+	"folder.import_half",  // a folder's first capture has written half its files
 }
 
 var pauseName, pauseDir, _ = strings.Cut(os.Getenv(PauseEnv), ":")

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/yolop-dev/yolop/internal/failpoint"
 	"github.com/yolop-dev/yolop/internal/fsutil"
 	"github.com/yolop-dev/yolop/internal/git"
 )
@@ -276,6 +277,9 @@ func importPaths(ctx context.Context, o ImportOptions, r *git.Runner, paths []st
 	for i, p := range paths {
 		if ctx.Err() != nil {
 			return ImportResult{}, pw.abort(ctx.Err())
+		}
+		if i == len(paths)/2 {
+			failpoint.Pause("folder.import_half", fmt.Sprintf("%d of %d", i, len(paths)))
 		}
 		ent, size, skip, err := importOne(pw, o, p)
 		if err != nil {
