@@ -253,7 +253,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 						return nil, "", fmt.Errorf("worktree: %w", err)
 					}
 				}
-				eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, GitDir: ws.Worktree.GitDir, Seal: gitSeal(ws.Worktree), SeedSettled: ws.Recycled, KnownClean: o.knownClean, KnownWalk: o.knownWalk})
+				eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, GitDir: ws.Worktree.GitDir, Seal: gitSeal(ws.Worktree), SeedSettled: ws.Recycled, KnownClean: o.knownClean, KnownWalk: o.knownWalk, OwnIndex: true})
 				if err != nil {
 					if errors.Is(err, git.ErrConfigChanged) {
 						p.git.cause = err

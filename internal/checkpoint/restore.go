@@ -574,13 +574,13 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 	}
 	c.cfg.Failpoint("restore.after_intent")
 
-	changed, filesTree := 0, ""
+	changed, filesTree, indexWarning := 0, "", ""
 	if rec.Mode.HasWorkspace() {
 		res, err := c.cfg.Snapshots.Restore(ctx, snapshot.Snapshot{Tree: rec.Recovery.Tree, Ref: rec.Recovery.Ref}, rec.TargetTree)
 		if err != nil {
 			return nil, c.rollbackLocked(ctx, restoreID, rec, err)
 		}
-		changed = len(res.Changes)
+		changed, indexWarning = len(res.Changes), res.IndexWarning
 		if res.Tree != "" && res.Tree != rec.TargetTree {
 			filesTree = res.Tree
 		}
@@ -600,7 +600,7 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 	if err := c.expirePreviewsLocked(ctx, store, "another restore was confirmed after it"); err != nil {
 		return nil, err
 	}
-	out := &Restored{Action: rec.Action, Target: rec.Target, Mode: rec.Mode, PathsChanged: changed, Paths: rec.Paths}
+	out := &Restored{Action: rec.Action, Target: rec.Target, Mode: rec.Mode, PathsChanged: changed, Paths: rec.Paths, Warning: indexWarning}
 	if rec.Action == ActionBranch {
 		out.Target = rec.Branch
 	}
@@ -615,7 +615,7 @@ func (c *Controller) Confirm(ctx context.Context, req Request, token string) (*R
 	// describe other files than the ones the branch was left with.
 	toModel := rec.Mode == ModeWorkspace || (rec.Action == ActionBranch && rec.Mode.HasWorkspace() && c.headToldOfFilesLocked())
 	if err := c.cfg.Runtime.Note(c.state.Head, agent.NoticeData{Kind: "restore", Text: out.Notice, Model: toModel}); err != nil {
-		out.Warning = fmt.Sprintf("the restore succeeded, but its notice could not be recorded (%v): the model is not told about it; mention it in your next prompt", err)
+		out.Warning = strings.TrimPrefix(out.Warning+"; "+fmt.Sprintf("the restore succeeded, but its notice could not be recorded (%v): the model is not told about it; mention it in your next prompt", err), "; ")
 	}
 	c.reseedLocked()
 	if w := c.saveDigestLocked(); w != "" {

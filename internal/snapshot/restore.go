@@ -36,6 +36,11 @@ type RestoreResult struct {
 	Tree       string        // the verified tree of the worktree as captures see it (the target minus LeftAlone and Ignored)
 	ApplyTime  time.Duration // validating, writing and deleting
 	VerifyTime time.Duration // re-capturing and comparing
+	// IndexWarning says the worktree's own index could not be set to
+	// HEAD for the restored paths (Options.OwnIndex): the files are
+	// restored, but `git status` there may show what an undone turn
+	// staged.
+	IndexWarning string
 }
 
 // Restore makes the worktree equal to target. from must be a fresh capture
@@ -103,6 +108,16 @@ func (e *Engine) Restore(ctx context.Context, from Snapshot, target string) (Res
 	}
 	res.VerifyTime = time.Since(vstart)
 	res.Tree, res.Ignored = got, ignored
+	// The files are restored and verified; what the undone turns staged
+	// in the session worktree's own index goes with them. A failure here
+	// changes nothing the restore did: it is said, not undone.
+	paths := make([]string, len(changes))
+	for i, c := range changes {
+		paths[i] = c.Path
+	}
+	if err := e.resetOwnIndex(ctx, paths); err != nil {
+		res.IndexWarning = fmt.Sprintf("the files are restored, but the session worktree's index could not be reset to HEAD for them (%v), so git status there may show changes staged by the undone turns; run git reset -q in %s to clear them", err, e.root)
+	}
 	return res, nil
 }
 

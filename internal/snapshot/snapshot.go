@@ -88,6 +88,13 @@ type Options struct {
 	// MaxFileSize leaves files larger than this many bytes out of every
 	// capture (Snapshot.LeftOut names them); 0 = no limit.
 	MaxFileSize int64
+	// OwnIndex says the worktree is the session's own (a session
+	// worktree, never the user's checkout): its real index is nobody
+	// else's, and after a restore the entries of the restored paths are
+	// set to the worktree's HEAD (Restore), so `git status` there shows
+	// the restored files against HEAD, not what an undone turn staged.
+	// Ignored with Folder.
+	OwnIndex bool
 }
 
 // Snapshot is a captured tree and the ref anchoring it ("" when unnamed).
@@ -216,6 +223,7 @@ type Engine struct {
 	seal *git.Seal // Options.Seal
 
 	folder      bool  // Options.Folder
+	ownIndex    bool  // Options.OwnIndex (never with folder)
 	maxFileSize int64 // Options.MaxFileSize
 	// lastLeftOut are the files the last capture left out for their size;
 	// lastUntracked the untracked paths of its status (with MaxFileSize).
@@ -251,7 +259,7 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, &CaptureError{Reason: "worktree is missing", Err: err}
 	}
-	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, failpointFn: o.Failpoint, seedSettled: o.SeedSettled, knownClean: o.KnownClean, knownWalk: o.KnownWalk, repo: git.New(root), folder: o.Folder, maxFileSize: o.MaxFileSize}
+	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, failpointFn: o.Failpoint, seedSettled: o.SeedSettled, knownClean: o.KnownClean, knownWalk: o.KnownWalk, repo: git.New(root), folder: o.Folder, maxFileSize: o.MaxFileSize, ownIndex: o.OwnIndex && !o.Folder}
 	if o.CommonDir != "" && o.GitDir != "" {
 		e.dirs = git.Dirs{GitDir: o.GitDir, CommonDir: o.CommonDir, WorkTree: root}
 		e.repo = e.dirs.Runner()

@@ -1,0 +1,63 @@
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/yolop-dev/yolop/internal/git"
+)
+
+// resetOwnIndex sets the entries of the worktree's real index for the
+// given paths to what the worktree's HEAD commit holds there (and drops
+// those HEAD does not hold), so that after a restore `git status` in the
+// worktree shows the restored files against HEAD and nothing staged by
+// the turns the restore undid (a `git mv` rewound is no `RD` plus `??`).
+//
+// Only for Options.OwnIndex: a session-owned worktree, whose index is
+// nobody's but the session's. It is plumbing only: ls-tree reads HEAD and
+// `update-index --index-info` writes the entries, so no filter, hook or
+// refresh runs; the entries carry no stat data, and the next status
+// compares those files once.
+func (e *Engine) resetOwnIndex(ctx context.Context, paths []string) error {
+	if !e.ownIndex || len(paths) == 0 {
+		return nil
+	}
+	r := e.repo.With("GIT_LITERAL_PATHSPECS=1", "GIT_OPTIONAL_LOCKS=0")
+	head := map[string]string{} // path -> "mode oid" in HEAD, files, links and gitlinks only
+	// ls-tree takes its paths as arguments: a few hundred per run keeps
+	// the argument list far below any system's limit.
+	const chunk = 256
+	for i := 0; i < len(paths); i += chunk {
+		part := paths[i:min(i+chunk, len(paths))]
+		out, err := r.Run(ctx, append([]string{"ls-tree", "-z", "--full-tree", "HEAD", "--"}, part...)...)
+		if err != nil {
+			return fmt.Errorf("read HEAD: %w", err)
+		}
+		for _, rec := range git.SplitZ(out) {
+			meta, p, ok := strings.Cut(rec, "\t")
+			f := strings.Fields(meta)
+			if !ok || len(f) != 3 || f[1] == "tree" {
+				continue
+			}
+			head[p] = f[0] + " " + f[2]
+		}
+	}
+	zero := strings.Repeat("0", 40)
+	if e.objFormat == "sha256" {
+		zero = strings.Repeat("0", 64)
+	}
+	var in bytes.Buffer
+	for _, p := range paths {
+		if ent, ok := head[p]; ok {
+			fmt.Fprintf(&in, "%s\t%s\x00", ent, p)
+		} else {
+			fmt.Fprintf(&in, "0 %s\t%s\x00", zero, p)
+		}
+	}
+	if _, err := r.RunInput(ctx, in.Bytes(), "update-index", "-z", "--index-info"); err != nil {
+		return fmt.Errorf("update the index: %w", err)
+	}
+	return nil
+}
