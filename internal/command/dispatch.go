@@ -69,6 +69,11 @@ type Result struct {
 	Text     string // compacted, tasks, help, diff, apply, commit, branches: a human message
 	Data     any    // diff, apply, commit: the object JSON output prints
 	Confirm  string // apply preview: the slash command that confirms it
+	// Body is an apply preview without its token lines, and ConfirmWhat
+	// what confirming it does, for a host that confirms with a key (the
+	// TUI's y) instead of a typed line.
+	Body        string
+	ConfirmWhat string
 }
 
 // Run dispatches a parsed command to its handler.

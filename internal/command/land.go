@@ -151,16 +151,18 @@ func runApply(ctx context.Context, t Target, c Command) (Result, error) {
 			if len(res.Markers) == 0 {
 				what = "apply with each conflicting path keeping one side, as the notes say"
 			}
+			body := text + "\n/apply would write nothing, so what is offered is `/apply markers`.\n"
 			text += fmt.Sprintf("\n/apply would write nothing, so there is no token for it.\nConfirmation token for /apply markers: %s\nTo %s instead (undo with /apply undo), send exactly:\n%s\n",
 				res.MarkersToken, what, confirm)
-			return Result{Kind: ResultApplyPreview, Text: text, Data: res, Confirm: confirm}, nil
+			return Result{Kind: ResultApplyPreview, Text: text, Data: res, Confirm: confirm, Body: body, ConfirmWhat: what + " (undo with /apply undo)"}, nil
 		}
 		confirm := "/apply --confirm " + res.Token
 		if c.Verb != land.OnConflictRefuse {
 			confirm = "/apply " + c.Verb + " --confirm " + res.Token
 		}
+		body := text
 		text += fmt.Sprintf("\nConfirmation token: %s\nTo apply, send exactly:\n%s\n", res.Token, confirm)
-		return Result{Kind: ResultApplyPreview, Text: text, Data: res, Confirm: confirm}, nil
+		return Result{Kind: ResultApplyPreview, Text: text, Data: res, Confirm: confirm, Body: body, ConfirmWhat: "apply these changes to " + res.Target + " (undo with /apply undo)"}, nil
 	}
 	res, err := l.Apply(ctx, land.ApplyOptions{OnConflict: c.Verb, Token: c.Token, Hints: land.GrammarSlash})
 	if err != nil {

@@ -82,6 +82,11 @@ func TestApplyPreviewsThenConfirms(t *testing.T) {
 	if err != nil || res.Kind != ResultApplyPreview || res.Confirm != "/apply markers --confirm tok" || !strings.Contains(res.Text, "/apply markers --confirm tok") {
 		t.Fatalf("preview %+v %v", res, err)
 	}
+	// A host that confirms with a key shows the preview without the
+	// token and says what confirming does.
+	if strings.Contains(res.Body, "tok") || !strings.Contains(res.Body, "Dry run: applying session s_1") || res.ConfirmWhat != "apply these changes to /repo (undo with /apply undo)" {
+		t.Fatalf("key-confirm preview: body %q, confirm %q", res.Body, res.ConfirmWhat)
+	}
 	if len(f.applies) != 1 || !f.applies[0].DryRun || f.applies[0].OnConflict != "markers" {
 		t.Fatalf("the preview must be a dry run: %+v", f.applies)
 	}

@@ -249,9 +249,8 @@ func TestTmuxRewindEndToEnd(t *testing.T) {
 	waitFile(t, filepath.Join(root, "a.txt"), "", true)
 	waitFile(t, filepath.Join(root, "b.txt"), "second\n", false)
 
-	// /diff shows the session's work; /apply previews it with a token and
-	// writes nothing into the user's checkout. (An Enter right after a
-	// restore sends nothing, so wait that out first.)
+	// /diff shows the session's work. (An Enter right after a restore
+	// sends nothing, so wait that out first.)
 	time.Sleep(time.Second)
 	tm.typeLines("/diff")
 	tm.keys("Enter")
@@ -259,34 +258,61 @@ func TestTmuxRewindEndToEnd(t *testing.T) {
 	tm.waitText("/diff: the session's work")
 	tm.keys("Escape") // close the pager
 	tm.waitFor("the pager to close", func(s string) bool { return !strings.Contains(s, "+++ b/b.txt") })
+	// /apply previews the session's work with no token to type and writes
+	// nothing; any key but y cancels it.
 	tm.typeLines("/apply")
 	tm.keys("Enter")
-	ap := tm.waitText("Confirmation token")
-	for _, want := range []string{"Dry run: applying session " + id, "clean", "b.txt", "/apply --confirm "} {
+	ap := tm.waitText("y apply · any other key cancels")
+	for _, want := range []string{"Dry run: applying session " + id, "clean", "b.txt", "y will apply these changes to " + repo} {
 		if !strings.Contains(ap, want) {
 			t.Errorf("apply preview lacks %q:\n%s", want, ap)
 		}
 	}
+	for _, bad := range []string{"--confirm", "Confirmation token"} {
+		if strings.Contains(ap, bad) {
+			t.Errorf("the apply preview asks for a typed token (%q):\n%s", bad, ap)
+		}
+	}
+	tm.keys("x")
+	tm.waitText("apply cancelled: nothing was written")
 	if _, err := os.Stat(filepath.Join(repo, "b.txt")); !os.IsNotExist(err) {
 		t.Fatalf("the /apply preview wrote b.txt into the checkout")
 	}
+	// Previewed again, y (after the moment it is ignored) applies it, and
+	// /apply undo takes it back.
+	tm.typeLines("/apply")
+	tm.keys("Enter")
+	tm.waitText("y apply · any other key cancels")
+	time.Sleep(700 * time.Millisecond)
+	tm.keys("y")
+	tm.waitText("Wrote 1 path as uncommitted changes")
+	waitFile(t, filepath.Join(repo, "b.txt"), "second\n", false)
+	tm.typeLines("/apply undo")
+	tm.keys("Enter")
+	tm.waitText("Undid the apply of session " + id)
+	waitFile(t, filepath.Join(repo, "b.txt"), "", true)
 	// With a b.txt of the user's own, the preview conflicts: its hints are
-	// slash commands, and the only token offered is for /apply markers.
+	// slash commands, and y offers only what /apply markers does.
 	if err := os.WriteFile(filepath.Join(repo, "b.txt"), []byte("mine\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tm.typeLines("/apply")
 	tm.keys("Enter")
-	ap = tm.waitText("Confirmation token for /apply markers")
-	for _, want := range []string{"`/apply markers`", "no token for it", "/apply markers --confirm "} {
+	ap = tm.waitText("/apply would write nothing")
+	for _, want := range []string{"`/apply markers`", "y will write conflict markers into b.txt"} {
 		if !strings.Contains(ap, want) {
 			t.Errorf("conflicting apply preview lacks %q:\n%s", want, ap)
 		}
 	}
-	for _, bad := range []string{"--on-conflict", "apply --undo"} {
+	for _, bad := range []string{"--on-conflict", "apply --undo", "--confirm"} {
 		if strings.Contains(ap, bad) {
-			t.Errorf("conflicting apply preview names %q, which /apply rejects:\n%s", bad, ap)
+			t.Errorf("conflicting apply preview names %q, which the TUI does not take:\n%s", bad, ap)
 		}
+	}
+	tm.keys("Escape")
+	tm.waitText("apply cancelled: nothing was written")
+	if b, err := os.ReadFile(filepath.Join(repo, "b.txt")); err != nil || string(b) != "mine\n" {
+		t.Fatalf("a cancelled apply changed the user's b.txt: %q %v", b, err)
 	}
 
 	// Ctrl+C twice quits cleanly; the exit line says where the work is.

@@ -777,6 +777,9 @@ func (m *model) handleExecDone(msg execDoneMsg) tea.Cmd {
 			if msg.cmd.Confirm {
 				// The token is spent or refused; Enter previews again.
 				m.picker.refused, m.picker.preview = m.picker.preview, nil
+				if m.picker.apply != nil {
+					m.picker.apply, m.picker.applyRefused = nil, true
+				}
 			}
 			m.picker.scroll = 1 << 30 // the error is at the end
 			return nil
@@ -807,6 +810,25 @@ func (m *model) handleExecDone(msg execDoneMsg) tea.Cmd {
 	case command.ResultRestored:
 		m.picker = nil
 		m.applyRestore(res.Restored, msg)
+	case command.ResultApplyPreview:
+		c, err := command.Parse(res.Confirm)
+		if res.Body == "" || err != nil {
+			m.picker = nil
+			m.addEntry(entry{kind: kindInfo, text: res.Text})
+			return nil
+		}
+		// Confirmed like a restore: the preview shows, y confirms.
+		if m.picker == nil {
+			m.picker = &picker{}
+		}
+		m.picker.setApply(&applyPreview{body: res.Body, what: res.ConfirmWhat, confirm: c}, m.now())
+		m.picker.request = msg.cmd
+		m.picker.err = ""
+		m.clampPicker()
+	case command.ResultApplied:
+		m.picker = nil
+		m.unstash()
+		m.addEntry(entry{kind: kindInfo, text: res.Text})
 	case command.ResultDiff:
 		m.unstash()
 		m.pager = &pager{title: "/diff: the session's work", lines: m.patchLines(res.Text)}

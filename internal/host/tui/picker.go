@@ -55,7 +55,32 @@ type picker struct {
 	seenAll bool
 	// confirming is set while the confirmed restore is being applied.
 	confirming bool
+
+	// apply is an /apply preview awaiting y, shown instead of a restore
+	// preview (nil for a restore); applyRefused says the session refused
+	// its confirmation (Enter previews again).
+	apply        *applyPreview
+	applyRefused bool
 }
+
+// applyPreview is the dry run of an /apply: the session's words without
+// the token lines, what y does, and the command that confirms it.
+type applyPreview struct {
+	body    string
+	what    string
+	confirm command.Command
+}
+
+// setApply shows an /apply preview for confirmation, read from the top.
+func (p *picker) setApply(ap *applyPreview, now time.Time) {
+	p.stage, p.preview, p.apply, p.applyRefused = stageConfirm, nil, ap, false
+	p.scroll, p.file, p.seenAll, p.note = 0, 0, false, ""
+	p.shownAt = now
+}
+
+// awaiting reports whether a preview (a restore's or an apply's) is shown
+// for confirmation.
+func (p *picker) awaiting() bool { return p.preview != nil || p.apply != nil }
 
 // confirmGrace is how long y is ignored after a preview appears.
 const confirmGrace = 600 * time.Millisecond
@@ -206,6 +231,30 @@ func (m *model) pickerKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 	case stageConfirm:
 		page := max(1, m.transcriptHeight()-3)
+		if p.apply != nil {
+			// y applies once the preview was read; the keys that read
+			// it scroll; any other key cancels, as nothing was written.
+			switch ks {
+			case "y", "Y":
+				return m.confirmPreview()
+			case "up", "k":
+				m.scrollPicker(-1)
+			case "down", "j":
+				m.scrollPicker(1)
+			case "pgup":
+				m.scrollPicker(-page)
+			case "pgdown", "space":
+				m.scrollPicker(page)
+			case "home":
+				m.scrollPicker(-1 << 30)
+			case "end":
+				m.scrollPicker(1 << 30)
+			default:
+				m.picker = nil
+				m.addNotice("apply cancelled: nothing was written")
+			}
+			return nil
+		}
 		switch ks {
 		case "esc", "q", "n":
 			if len(p.rows) > 0 {
@@ -214,6 +263,10 @@ func (m *model) pickerKey(k tea.KeyPressMsg) tea.Cmd {
 				return nil
 			}
 			m.picker = nil
+			if p.applyRefused {
+				m.addNotice("apply cancelled: nothing was written")
+				return nil
+			}
 			m.addNotice("restore cancelled: nothing was changed")
 		case "up", "k":
 			m.scrollPicker(-1)
@@ -260,7 +313,7 @@ func (m *model) pickerKey(k tea.KeyPressMsg) tea.Cmd {
 // shown for a moment and every line of it was on screen.
 func (m *model) confirmPreview() tea.Cmd {
 	p := m.picker
-	if p.preview == nil {
+	if !p.awaiting() {
 		p.note = "there is nothing to confirm: press Enter to preview again"
 		return nil
 	}
@@ -271,6 +324,12 @@ func (m *model) confirmPreview() tea.Cmd {
 	if !p.seenAll {
 		p.note = "read the whole preview first (↓/PgDn), then press y"
 		return nil
+	}
+	if p.apply != nil {
+		// An apply writes the user's checkout, not the conversation: a
+		// draft in the composer stays where it is.
+		p.confirming = true
+		return m.runCommand(p.apply.confirm)
 	}
 	if p.request.Name == "" {
 		p.request = previewCommand(p.preview)
@@ -371,7 +430,7 @@ func (m *model) clampPicker() {
 	}
 	_, off, atEnd := window(lines, m.pickerRoom(), p.scroll, m.st.dim)
 	p.scroll = off
-	if atEnd && p.stage == stageConfirm && p.preview != nil {
+	if atEnd && p.stage == stageConfirm && p.awaiting() {
 		p.seenAll = true
 	}
 }
@@ -415,6 +474,12 @@ func (m *model) pickerHints(p *picker) string {
 		back = "Esc back"
 	}
 	switch {
+	case p.apply != nil && p.confirming:
+		return "applying… (Enter is ignored until it ends)"
+	case p.apply != nil && !p.seenAll:
+		return "↓/PgDn/End read on (y applies at the end) · any other key cancels"
+	case p.apply != nil:
+		return "y apply · any other key cancels"
 	case p.preview == nil:
 		return "Enter preview again · " + back
 	case p.confirming:
@@ -488,6 +553,9 @@ func (m *model) previewContent(p *picker, w int) (out []string, fileAt []int) {
 	plain := lipgloss.NewStyle()
 	para := func(s string, style lipgloss.Style) { out = append(out, indent(s, w, "", "  ", style)...) }
 	row := func(s string) { out = append(out, ansi.Truncate(s, w, "…")) }
+	if p.apply != nil || p.applyRefused {
+		return m.applyContent(p, w), nil
+	}
 	pv := p.preview
 	if pv == nil {
 		if p.refused != nil {
@@ -585,6 +653,34 @@ func (m *model) previewContent(p *picker, w int) (out []string, fileAt []int) {
 		out = append(out, indent(p.err, w, st.err.Render("✗ "), "  ", st.err)...)
 	}
 	return out, fileAt
+}
+
+// applyContent renders an /apply preview at width w: the session's dry
+// run as it words it, then what y does.
+func (m *model) applyContent(p *picker, w int) (out []string) {
+	st := m.st
+	para := func(s string, style lipgloss.Style) { out = append(out, indent(s, w, "", "  ", style)...) }
+	if p.apply == nil {
+		para("Apply the session's work to your checkout · not applied, nothing was written", st.title)
+		out = append(out, "")
+	} else {
+		para("Apply the session's work to your checkout", st.title)
+		out = append(out, "")
+		for _, l := range strings.Split(strings.TrimRight(p.apply.body, "\n"), "\n") {
+			para(l, lipgloss.NewStyle())
+		}
+		out = append(out, "")
+		para("y will "+p.apply.what+"; any other key cancels.", st.dim)
+	}
+	if p.loading && p.apply != nil && p.confirming {
+		para("applying…", st.dim)
+	} else if p.loading {
+		para("previewing…", st.dim)
+	}
+	if p.err != "" {
+		out = append(out, indent(p.err, w, st.err.Render("✗ "), "  ", st.err)...)
+	}
+	return out
 }
 
 func previewTitle(pv *checkpoint.Preview) string {

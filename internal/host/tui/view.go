@@ -502,8 +502,12 @@ func (m *model) hintLine(w int) string {
 		h = "press Ctrl+C again to quit"
 	case m.pager != nil:
 		h = "reading " + strings.ToLower(m.pager.title)
+	case m.picker != nil && m.picker.confirming && m.picker.apply != nil:
+		h = "applying… typing goes to the composer"
 	case m.picker != nil && m.picker.confirming:
 		h = "restoring… typing goes to the composer"
+	case m.picker != nil && (m.picker.apply != nil || m.picker.applyRefused):
+		h = "apply preview"
 	case m.picker != nil:
 		h = "rewind picker"
 	default:
