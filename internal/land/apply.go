@@ -157,22 +157,12 @@ func (e *ConflictError) Error() string {
 }
 
 // conflictNote says what the merge keeps of a conflicting path that gets
-// no conflict markers ("" when there is nothing to add).
-func conflictNote(c conflict, writes bool, worktree string) string {
+// no conflict markers ("" when there is nothing to add). checkout is the
+// apply's target, worktree the session's.
+func conflictNote(c conflict, writes bool, checkout, worktree string) string {
 	p := git.DisplayPath(c.path)
 	if df := c.dirFile; df != nil {
-		files := df.list()
-		where := filepath.Join(worktree, c.path)
-		switch {
-		case df.sessionFile && df.baseDir:
-			return fmt.Sprintf("%s: the session replaced the directory %s/ with a file, but your checkout has %s in it; your directory is kept (the session's file is %s)", p, p, files, where)
-		case df.sessionFile:
-			return fmt.Sprintf("%s: the session creates a file %s where your checkout has a directory holding %s; your directory is kept (the session's file is %s)", p, p, files, where)
-		case df.baseFile:
-			return fmt.Sprintf("%s: the session replaced the file %s with a directory holding %s, but you changed the file; your file is kept (the session's files are in %s/)", p, p, files, where)
-		default:
-			return fmt.Sprintf("%s: the session creates a directory %s/ holding %s where your checkout has a file; your file is kept (the session's files are in %s/)", p, p, files, where)
-		}
+		return df.note(c.path, checkout, worktree)
 	}
 	base, yours, session := !c.stages[1].missing(), !c.stages[2].missing(), !c.stages[3].missing()
 	switch {
@@ -540,7 +530,7 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 			conflictPaths = append(conflictPaths, p)
 			if writes && hasMarkers(ctx, r, newSide(ch)) {
 				markers = append(markers, p)
-			} else if n := conflictNote(cf, writes, s.Worktree); n != "" {
+			} else if n := conflictNote(cf, writes, c.dir, s.Worktree); n != "" {
 				notes = append(notes, n)
 			}
 		case !writes:
@@ -780,12 +770,99 @@ type conflict struct {
 
 // dirFile describes a file/directory conflict.
 type dirFile struct {
-	sessionFile bool     // the session has the file, the checkout the directory
-	baseDir     bool     // the base had a directory at the path
-	baseFile    bool     // the base had a file at the path
-	inside      []string // files in the directory (first few)
+	sessionFile bool     // the session's side was moved aside: the checkout's entry holds the path
+	inside      []string // files in the directory side (first few)
 	more        int      // how many more
 	untracked   map[string]bool
+	// base, ours and theirs are the entries at the path in the base, the
+	// checkout and the session (a directory is mode 040000); oursLink and
+	// theirsLink the targets of those that are symlinks.
+	base, ours, theirs   entry
+	oursLink, theirsLink string
+}
+
+// kindOf names the kind of a tree entry for a note.
+func kindOf(e entry) string {
+	switch {
+	case e.missing():
+		return "nothing"
+	case e.mode == "040000":
+		return "directory"
+	case e.mode == "120000":
+		return "symlink"
+	case e.mode == "160000":
+		return "submodule"
+	}
+	return "file"
+}
+
+// side describes one side's entry: "a regular file", "a symlink to X",
+// "a directory holding a, b".
+func (df *dirFile) side(e entry, link string) string {
+	switch kindOf(e) {
+	case "directory":
+		if l := df.list(); l != "" {
+			return "a directory holding " + l
+		}
+		return "a directory"
+	case "symlink":
+		return "a symlink to " + git.DisplayText(link)
+	case "submodule":
+		return "a submodule (commit " + short(e.oid) + ")"
+	}
+	if e.mode == "100755" {
+		return "an executable file"
+	}
+	return "a regular file"
+}
+
+// note says exactly what each side has at path, which one the apply
+// keeps (always the checkout's), where the session's is, and the
+// commands that take the session's instead.
+func (df *dirFile) note(path, checkout, worktree string) string {
+	p := git.DisplayPath(path)
+	ok, tk, bk := kindOf(df.ours), kindOf(df.theirs), kindOf(df.base)
+	var how string
+	switch {
+	case bk == "nothing":
+		how = "both created it"
+	case bk == tk:
+		how = fmt.Sprintf("you replaced the %s with the %s, and the session changed the %s", bk, ok, bk)
+	case bk == ok && bk == "directory":
+		how = fmt.Sprintf("the session replaced the directory with the %s, and you changed files in it", tk)
+	case bk == ok:
+		how = fmt.Sprintf("the session replaced the %s with the %s, and you changed the %s", bk, tk, bk)
+	default:
+		how = fmt.Sprintf("each side replaced the %s with something else", bk)
+	}
+	mine, theirs := filepath.Join(checkout, path), filepath.Join(worktree, path)
+	kept := fmt.Sprintf("your %s is kept", ok)
+	switch tk {
+	case "directory":
+		kept += fmt.Sprintf("; the session's files are in %s/", theirs)
+	case "file":
+		kept += "; the session's file is " + theirs
+	}
+	var aside, take string
+	switch ok {
+	case "symlink":
+		aside = "rm " + shellQuote(mine)
+	case "file", "directory":
+		aside = "mv " + shellQuote(mine) + " " + shellQuote(mine+".mine")
+	}
+	switch tk {
+	case "file":
+		take = "cp -p " + shellQuote(theirs) + " " + shellQuote(mine)
+	case "directory":
+		take = "cp -R " + shellQuote(theirs) + " " + shellQuote(mine)
+	case "symlink":
+		take = "ln -s " + shellQuote(df.theirsLink) + " " + shellQuote(mine)
+	}
+	todo := "resolve it by hand"
+	if aside != "" && take != "" {
+		todo = "to take the session's instead: " + aside + " && " + take
+	}
+	return fmt.Sprintf("%s: your checkout has %s at %s; the session has %s there (%s); %s; %s", p, df.side(df.ours, df.oursLink), p, df.side(df.theirs, df.theirsLink), how, kept, todo)
 }
 
 // mergeLabels name the sides in conflict markers.
@@ -913,11 +990,23 @@ func dirFileConflicts(ctx context.Context, r *git.Runner, dir, scratch, baseTree
 			continue
 		}
 		df := &dirFile{sessionFile: sessionFile}
-		be, err := lsTree(ctx, r, baseTree, real)
-		if err != nil {
-			return "", nil, err
+		var err error
+		for _, side := range []struct {
+			e    *entry
+			link *string
+			tree string
+		}{{&df.base, nil, baseTree}, {&df.ours, &df.oursLink, cu}, {&df.theirs, &df.theirsLink, cs}} {
+			if *side.e, err = lsTree(ctx, r, side.tree, real); err != nil {
+				return "", nil, err
+			}
+			if side.link != nil && side.e.mode == "120000" {
+				b, err := r.Run(ctx, "cat-file", "blob", side.e.oid)
+				if err != nil {
+					return "", nil, fmt.Errorf("read the symlink %s: %w", real, err)
+				}
+				*side.link = string(b)
+			}
 		}
-		df.baseDir, df.baseFile = be.mode == "040000", !be.missing() && be.mode != "040000"
 		inside, err := filesUnder(ctx, r, tree, real)
 		if err != nil {
 			return "", nil, err

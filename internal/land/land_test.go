@@ -631,8 +631,8 @@ func TestApplyFileDirectoryConflicts(t *testing.T) {
 			}
 			notes := strings.Join(res.Notes, "\n")
 			for _, want := range []string{
-				"docs: the session replaced the directory docs/ with a file, but your checkout has docs/notes.txt (untracked) in it; your directory is kept (the session's file is " + filepath.Join(r.sess.Worktree, "docs") + ")",
-				"localdir: the session creates a file localdir where your checkout has a directory holding localdir/x (untracked); your directory is kept",
+				"docs: your checkout has a directory holding docs/notes.txt (untracked) at docs; the session has a regular file there (the session replaced the directory with the file, and you changed files in it); your directory is kept; the session's file is " + filepath.Join(r.sess.Worktree, "docs") + "; to take the session's instead: mv " + filepath.Join(r.checkout, "docs") + " " + filepath.Join(r.checkout, "docs.mine") + " && cp -p " + filepath.Join(r.sess.Worktree, "docs") + " " + filepath.Join(r.checkout, "docs"),
+				"localdir: your checkout has a directory holding localdir/x (untracked) at localdir; the session has a regular file there (both created it); your directory is kept",
 			} {
 				if !strings.Contains(notes, want) {
 					t.Fatalf("notes %q\nwant %q", notes, want)
@@ -681,8 +681,8 @@ func TestApplyFileDirectoryConflicts(t *testing.T) {
 		}
 		notes := strings.Join(res.Notes, "\n")
 		for _, want := range []string{
-			"cfg: the session replaced the file cfg with a directory holding cfg/a.toml, but you changed the file; your file is kept",
-			"tool: the session creates a directory tool/ holding tool/main.go where your checkout has a file; your file is kept",
+			"cfg: your checkout has a regular file at cfg; the session has a directory holding cfg/a.toml there (the session replaced the file with the directory, and you changed the file); your file is kept; the session's files are in " + filepath.Join(r.sess.Worktree, "cfg") + "/; to take the session's instead: mv " + filepath.Join(r.checkout, "cfg") + " " + filepath.Join(r.checkout, "cfg.mine") + " && cp -R " + filepath.Join(r.sess.Worktree, "cfg") + " " + filepath.Join(r.checkout, "cfg"),
+			"tool: your checkout has a regular file at tool; the session has a directory holding tool/main.go there (both created it); your file is kept",
 		} {
 			if !strings.Contains(notes, want) {
 				t.Fatalf("notes %q\nwant %q", notes, want)
