@@ -116,6 +116,9 @@ type ApplyResult struct {
 	// InTheWay are the paths the session creates where the checkout has
 	// an ignored or write-blocklisted file: the apply is refused.
 	InTheWay []string `json:"in_the_way,omitempty"`
+	// Beneath are those of InTheWay that lie beneath a symlink of the
+	// checkout (the notes say how to apply them).
+	Beneath []string `json:"-"`
 
 	// Mode is the conflict mode and Hints the grammar of the hints in
 	// Text, as the options gave them.
@@ -501,6 +504,10 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 	}
 	var conflictPaths, markers []string
 	inTheWay := c.inTheWay(um)
+	through, replaced := c.throughLinks(um)
+	for _, l := range sortedKeys(replaced) {
+		notes = append(notes, replacedLinkNote(c.dir, l, replaced[l]))
+	}
 	// The session's files in a directory that conflicts with the
 	// checkout's file are not applied; the conflict's note names them.
 	var keptOut []string
@@ -522,6 +529,11 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		_, userChanged := bu[p]
 		cf, conflicted := isConflict[p]
 		switch {
+		case through[p].link != "":
+			out = OutcomeInTheWay
+			res.InTheWay = append(res.InTheWay, p)
+			res.Beneath = append(res.Beneath, p)
+			notes = append(notes, through[p].note(c.dir, s.Worktree, p))
 		case inTheWay[p] != nil:
 			out = OutcomeInTheWay
 			res.InTheWay = append(res.InTheWay, p)
@@ -558,7 +570,7 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 		// Nothing can be written before they are moved: say so in the
 		// preview too, whatever the conflicts.
 		res.Token, res.MarkersToken = "", ""
-		return res, &InTheWayError{Paths: res.InTheWay, Holding: inTheWay, DryRun: o.DryRun}
+		return res, &InTheWayError{Paths: res.InTheWay, Holding: inTheWay, Through: through, DryRun: o.DryRun}
 	}
 	if o.DryRun || (cerr != nil && o.OnConflict == OnConflictRefuse) {
 		return res, cerr
@@ -649,7 +661,9 @@ func (c *checkout) inTheWay(um map[string]snapshot.Change) map[string][]string {
 			out[p] = []string{}
 			continue
 		}
-		if ch.Kind != snapshot.Added {
+		if ch.Kind != snapshot.Added || symlinkedParent(c.dir, p) != "" {
+			// Under a symlink, what is on disk is not the checkout's:
+			// throughLinks decides.
 			continue
 		}
 		st, err := os.Lstat(filepath.Join(c.dir, p))
@@ -664,6 +678,91 @@ func (c *checkout) inTheWay(um map[string]snapshot.Change) map[string][]string {
 		}
 	}
 	return out
+}
+
+// symlinkedParent returns the nearest parent directory of p in root that
+// is a symlink ("" when none: every existing parent is a real directory).
+// Nothing is followed: each component is looked at with lstat.
+func symlinkedParent(root, p string) string {
+	comps := strings.Split(p, "/")
+	for i := 1; i < len(comps); i++ {
+		sub := strings.Join(comps[:i], "/")
+		st, err := os.Lstat(filepath.Join(root, sub))
+		if err != nil || !st.IsDir() && st.Mode()&fs.ModeSymlink == 0 {
+			return ""
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return sub
+		}
+	}
+	return ""
+}
+
+// linkPath is a path an apply would write beneath a symlink of the
+// checkout: the symlink, its target as stored, and whether it resolves
+// outside the checkout.
+type linkPath struct {
+	link, target string
+	outside      bool
+}
+
+// throughLinks finds the paths the apply would write beneath a symlink
+// of the checkout. A symlink the merge deletes (the session replaced it
+// with a directory) is removed before anything is written beneath it,
+// as the session did: those are in replaced, keyed by the symlink. A
+// symlink that stays would be written through, which apply never does:
+// those paths are in through.
+func (c *checkout) throughLinks(um map[string]snapshot.Change) (through map[string]linkPath, replaced map[string]linkPath) {
+	through, replaced = map[string]linkPath{}, map[string]linkPath{}
+	for p, ch := range um {
+		if ch.Kind == snapshot.Deleted {
+			continue
+		}
+		l := symlinkedParent(c.dir, p)
+		if l == "" {
+			continue
+		}
+		lp := linkPath{link: l}
+		lp.target, _ = os.Readlink(filepath.Join(c.dir, l))
+		if real, err := filepath.EvalSymlinks(filepath.Join(c.dir, l)); err != nil || !within(c.dir, real) {
+			lp.outside = true
+		}
+		if lc, ok := um[l]; ok && lc.Kind == snapshot.Deleted {
+			replaced[l] = lp
+			continue
+		}
+		through[p] = lp
+	}
+	return through, replaced
+}
+
+// within reports whether path (symlinks resolved) lies in root.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// where words a symlink's target for a note: "a symlink to X (outside
+// the checkout)".
+func (lp linkPath) where() string {
+	s := "a symlink to " + git.DisplayText(lp.target)
+	if lp.outside {
+		s += " (outside the checkout)"
+	}
+	return s
+}
+
+// note says why p is not written and how to get it there.
+func (lp linkPath) note(checkout, worktree, p string) string {
+	l := filepath.Join(checkout, lp.link)
+	return fmt.Sprintf("%s: in your checkout %s is %s, and apply never writes through a symlink; to apply it, replace the symlink with a directory (rm %s && mkdir %s) and apply again, or copy the session's file through the symlink by hand: cp -Pp %s %s",
+		git.DisplayPath(p), git.DisplayPath(lp.link), lp.where(), shellQuote(l), shellQuote(l), shellQuote(filepath.Join(worktree, p)), shellQuote(filepath.Join(checkout, p)))
+}
+
+// replacedLinkNote says that the session replaced a symlink of the
+// checkout with a directory and that the apply does the same.
+func replacedLinkNote(checkout, link string, lp linkPath) string {
+	return fmt.Sprintf("%s: the session replaced this symlink with a directory; in your checkout it is %s, and the apply replaces it the same way (the symlink is removed, nothing is written through it)", git.DisplayPath(link), lp.where())
 }
 
 // uncaptured returns up to a few files on disk under the directory d of
@@ -700,12 +799,19 @@ type InTheWayError struct {
 	// Holding maps a path that is a directory in the checkout to the
 	// ignored files in it (a few); a file in the way maps to none.
 	Holding map[string][]string
+	// Through maps a path beneath a symlink of the checkout that stays
+	// to that symlink: apply never writes through one.
+	Through map[string]linkPath
 	DryRun  bool
 }
 
 func (e *InTheWayError) Error() string {
-	var files, dirs []string
+	var files, dirs, links []string
 	for _, p := range e.Paths {
+		if lp := e.Through[p]; lp.link != "" {
+			links = append(links, fmt.Sprintf("%s beneath %s, %s", git.DisplayPath(p), git.DisplayPath(lp.link), lp.where()))
+			continue
+		}
 		if held := e.Holding[p]; len(held) > 0 {
 			dirs = append(dirs, fmt.Sprintf("a file %s where your checkout has a directory holding %s", git.DisplayPath(p), strings.Join(displayPaths(held), ", ")))
 		} else {
@@ -717,6 +823,15 @@ func (e *InTheWayError) Error() string {
 		what = append(what, fmt.Sprintf("%s, where your checkout has an ignored or write-blocklisted file", strings.Join(files, ", ")))
 	}
 	what = append(what, dirs...)
+	if len(links) > 0 {
+		// Nothing of the user's is in the way: a symlink is, and moving
+		// what it points at would be wrong advice.
+		msg := fmt.Sprintf("%s: the session creates %s; apply never writes through a symlink: replace it with a directory and apply again, or copy the files by hand (the notes give the commands; nothing was written)", ErrInTheWay.Error(), strings.Join(links, "; and "))
+		if len(what) > 0 {
+			msg = strings.TrimSuffix(msg, "; nothing was written)") + fmt.Sprintf("); it also creates %s, which apply never overwrites or removes: move them away (nothing was written)", strings.Join(what, "; and "))
+		}
+		return msg
+	}
 	return fmt.Sprintf("%s: the session creates %s, which apply never overwrites or removes; move %s away and apply again (nothing was written)", ErrInTheWay.Error(), strings.Join(what, "; and "), map[bool]string{true: "it", false: "them"}[len(e.Paths) == 1])
 }
 

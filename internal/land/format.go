@@ -25,6 +25,8 @@ func (r *ApplyResult) Text() string {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}
 	switch {
+	case len(r.InTheWay) > 0 && len(r.Beneath) == len(r.InTheWay):
+		fmt.Fprintf(&b, "%s beneath a symlink of your checkout, which apply never writes through; the notes say how to apply %s (nothing was written).\n", plural(len(r.InTheWay), "path lies", "paths lie"), map[bool]string{true: "it", false: "them"}[len(r.InTheWay) == 1])
 	case len(r.InTheWay) > 0 && r.DryRun:
 		fmt.Fprintf(&b, "%s in the way: where the session creates a file, your checkout has an ignored or write-blocklisted one (or a directory holding such files), and apply never overwrites or removes those; move %s away first (nothing was written).\n", plural(len(r.InTheWay), "path", "paths"), map[bool]string{true: "it", false: "them"}[len(r.InTheWay) == 1])
 	case len(r.InTheWay) > 0:
