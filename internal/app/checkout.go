@@ -130,8 +130,13 @@ func checkoutWarning(ctx context.Context, root, head string) string {
 	for i, p := range list {
 		list[i] = git.DisplayPath(p)
 	}
-	return lead + fmt.Sprintf("your checkout %s has %s (%s%s) that this session does not see: its worktree starts from your last commit %s. Commit or stash them and start a new session if the agent needs them; `yolop apply` merges the session's work with them later",
+	rest := fmt.Sprintf("your checkout %s has %s (%s%s) that this session does not see: its worktree starts from your last commit %s. Commit or stash them and start a new session if the agent needs them; `yolop apply` merges the session's work with them later",
 		root, checkpoint.Plural(len(paths), "uncommitted change", "uncommitted changes"), strings.Join(list, ", "), more, short(head))
+	if lead != "" {
+		// A new sentence after the instructions' one.
+		rest = "Y" + rest[1:]
+	}
+	return lead + rest
 }
 
 // instructionsNote says what the agent reads of a project instructions
