@@ -58,3 +58,37 @@ func TestRestoreResetsOwnIndex(t *testing.T) {
 		})
 	}
 }
+
+// With OwnIndex, an index the undone changes staged nothing in is not
+// rewritten: its bytes stay as they were.
+func TestRestoreLeavesAnUnstagedOwnIndex(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	wt := gittest.NewRepo(t)
+	e, err := Open(ctx, Options{Worktree: wt, SessionID: "s_test", StateDir: filepath.Join(t.TempDir(), "state"), OwnIndex: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Wait)
+	base := capture(t, e, "cp1")
+	sh(t, wt, `mv README.md NOTES.md && printf 'x\n' > new && mkdir d && printf 'n\n' > d/n`)
+	index := filepath.Join(wt, ".git", "index")
+	before, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := capture(t, e, "cp2")
+	if _, err := e.Restore(ctx, cur, base.Tree); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(before) != string(after) {
+		t.Fatal("the index was rewritten although nothing was staged")
+	}
+	if st := gittest.Git(t, wt, "status", "--porcelain", "--untracked-files=all"); st != "" {
+		t.Fatalf("git status after the restore:\n%s", st)
+	}
+}
