@@ -71,7 +71,7 @@ func TestApplyConfirmsWithY(t *testing.T) {
 			t.Fatalf("the apply's result is not shown: %q", e)
 		}
 	})
-	for _, k := range []string{"esc", "n", "x", "enter", "tab"} {
+	for _, k := range []string{"esc", "n", "x", "enter", "tab", "ctrl+c"} {
 		t.Run("cancel with "+k, func(t *testing.T) {
 			t.Parallel()
 			f := applySession(nil)

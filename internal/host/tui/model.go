@@ -563,6 +563,9 @@ func (m *model) handleCtrlC() tea.Cmd {
 		// The restore is being applied; it is not interrupted.
 		return nil
 	case m.picker != nil:
+		if m.picker.apply != nil || m.picker.applyRefused {
+			m.addNotice("apply cancelled: nothing was written")
+		}
 		m.picker = nil
 		m.quitArmed = false
 		return nil
