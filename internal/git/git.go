@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -194,10 +195,23 @@ func (r *Runner) command(ctx context.Context, args []string) (*exec.Cmd, *bytes.
 	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Dir = r.Dir
 	cmd.Env = Environ(r.Env...)
+	if g, ok := ctx.Value(groupKey{}).(int); ok && g > 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: g}
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = 2 * time.Second
 	return cmd, &stderr
+}
+
+type groupKey struct{}
+
+// InProcessGroup returns ctx whose git processes start in the process
+// group pgid (0: their caller's, as without it), so that one signal to
+// the group reaches each of them and the processes they start: a spare
+// preparation stops its checkout that way while a turn runs.
+func InProcessGroup(ctx context.Context, pgid int) context.Context {
+	return context.WithValue(ctx, groupKey{}, pgid)
 }
 
 func (r *Runner) wrap(args []string, err error, stderr *bytes.Buffer) error {

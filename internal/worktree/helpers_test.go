@@ -15,7 +15,13 @@ import (
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 )
 
-func TestMain(m *testing.M) { os.Exit(gittest.Main(m)) }
+func TestMain(m *testing.M) {
+	if data := os.Getenv(preparerEnv); data != "" {
+		// The preparing process of turns_test.go, which a test kills.
+		os.Exit(runPreparer(data, os.Getenv(preparerRepoEnv)))
+	}
+	os.Exit(gittest.Main(m))
+}
 
 // detect is Detect that fails the test on error.
 func detect(t *testing.T, dir string) *Repo {

@@ -72,6 +72,15 @@ type Manager struct {
 	// and preparing a spare (SpareFailpoints); crash tests make it kill
 	// the process.
 	Failpoint func(name string)
+	// Notify, when set, is told what a start waits for as it begins to
+	// wait (a spare being prepared in the background), for the host to
+	// show.
+	Notify func(msg string)
+	// StallLimit and WaitLimit bound a start's wait for a preparation in
+	// flight: no progress for StallLimit, or WaitLimit in all, and it
+	// checks out its own worktree (zero: 15 s and 10 minutes). PollEvery
+	// is how often a preparation looks whether a turn runs (zero: 100 ms).
+	StallLimit, WaitLimit, PollEvery time.Duration
 }
 
 // sessionIDPattern keeps session ids usable as one path component and one

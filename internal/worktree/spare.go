@@ -179,14 +179,37 @@ func (m *Manager) start(ctx context.Context, repo *Repo, sessionID, title string
 		}
 	}
 	if m.spareLimit() > 0 && !repo.Bare {
-		info, ok, notes, err := m.claim(ctx, repo, dir, path, sessionID, title, st, detached)
-		st.Notes = append(st.Notes, notes...)
+		claim := func() (bool, error) {
+			info, ok, notes, err := m.claim(ctx, repo, dir, path, sessionID, title, st, detached)
+			st.Notes = append(st.Notes, notes...)
+			if err != nil || !ok {
+				return false, err
+			}
+			st.Info, st.Recycled = info, true
+			return true, nil
+		}
+		ok, err := claim()
+		if err == nil && !ok {
+			// A spare being prepared is worth waiting for: checking out
+			// a second tree beside it would slow both down.
+			var waited bool
+			var note string
+			waited, note, err = m.awaitPreparation(ctx, dir)
+			if note != "" {
+				st.Notes = append(st.Notes, note)
+			}
+			if waited && err == nil {
+				if ok, err = claim(); err == nil && !ok {
+					// It died or failed: what it left goes first.
+					st.Notes = append(st.Notes, m.sweep(ctx, dir)...)
+				}
+			}
+		}
 		if err != nil {
 			st.Done()
 			return nil, err
 		}
 		if ok {
-			st.Info, st.Recycled = info, true
 			if err := m.share(ctx, repo, st); err != nil {
 				m.Abandon(context.WithoutCancel(ctx), st)
 				return nil, err
@@ -952,6 +975,15 @@ func (m *Manager) sweep(ctx context.Context, dir string) []string {
 			}
 			_ = os.Remove(filepath.Join(dir, name))
 			f.Close()
+		case strings.HasPrefix(name, tmpPrefix) && strings.HasSuffix(name, waitSuffix) && !e.IsDir():
+			// A reservation whose waiter died; the preparation it
+			// reserved is over once its lock file is gone.
+			base := strings.TrimSuffix(name, waitSuffix)
+			if _, err := os.Lstat(filepath.Join(dir, base+lockSuffix)); errors.Is(err, fs.ErrNotExist) {
+				if r := reserve(filepath.Join(dir, name)); r != nil {
+					r.release()
+				}
+			}
 		case strings.HasPrefix(name, tmpPrefix) && e.IsDir():
 			// Every .tmp- directory is made after its lock; one without a
 			// lock file is a leftover whose lock was already cleaned.
@@ -1265,13 +1297,34 @@ func (m *Manager) prepareSpare(ctx context.Context, repo *Repo, dir, commit stri
 		return "", err
 	}
 	undo := func() { _ = removeWorktreeDir(context.WithoutCancel(ctx), tmp.path) }
-	if err := addWorktree(ctx, repo.CommonDir, undo, "--quiet", "--detach", tmp.path, commit); err != nil {
+	if err := tmp.describe(commit); err != nil {
+		tmp.release()
+		return "", err
+	}
+	// The git processes run in a group the poll stops while a turn runs
+	// (see turns.go); the undo's own git runs outside it.
+	p := startPauser(repo.CommonDir, tmp.path+lockSuffix, m.PollEvery)
+	defer p.close()
+	gctx := p.context(ctx)
+	// The add itself holds the worktrees lock, which a prune waits for:
+	// it is not stopped. The checkout, git's `reset --hard` as the add
+	// would run it, is.
+	if err := addWorktree(gctx, repo.CommonDir, undo, "--quiet", "--no-checkout", "--detach", tmp.path, commit); err != nil {
 		undo()
 		tmp.release()
 		return "", fmt.Errorf("worktree: prepare a spare worktree at %s: %w", tmp.path, err)
 	}
+	p.arm()
+	if _, err := git.New(tmp.path).Run(gctx, "reset", "--hard", "--no-recurse-submodules", "--quiet"); err != nil {
+		p.disarm()
+		undo()
+		tmp.release()
+		return "", fmt.Errorf("worktree: check out the spare worktree at %s: %w", tmp.path, err)
+	}
 	m.hit("spare.prepare_after_add")
-	if err := settleIndex(ctx, tmp.path); err != nil {
+	err = settleIndex(gctx, tmp.path)
+	p.disarm()
+	if err != nil {
 		_ = removeWorktreeDir(context.WithoutCancel(ctx), tmp.path)
 		tmp.release()
 		return "", err

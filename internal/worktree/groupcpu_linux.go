@@ -1,0 +1,50 @@
+package worktree
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
+// groupCPU is the processor time (clock ticks: user and system, with that
+// of their reaped children) of the live processes in the process group
+// pgid, from /proc.
+func groupCPU(pgid int) (uint64, bool) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return 0, false
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return 0, false
+	}
+	want := strconv.Itoa(pgid)
+	var sum uint64
+	for _, n := range names {
+		if n[0] < '0' || n[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + n + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		// After the name: state(3) ppid(4) pgrp(5) ... utime(14)
+		// stime(15) cutime(16) cstime(17).
+		f := strings.Fields(s[i+1:])
+		if len(f) < 15 || f[2] != want {
+			continue
+		}
+		for _, k := range f[11:15] {
+			if v, err := strconv.ParseUint(k, 10, 64); err == nil {
+				sum += v
+			}
+		}
+	}
+	return sum, true
+}
