@@ -167,9 +167,12 @@ type Session struct {
 	// before the first prompt (StartNotices); toldEarly is the warning it
 	// gave, which the first turn does not repeat.
 	draftCheck *checkoutCheck
-	// folderNotice tells the progress of a folder's first capture to the
-	// turn that creates the session (nil: nobody to tell).
+	// folderNotice tells the progress of a folder's first capture, and
+	// what a worktree's start waits for, to the turn that creates the
+	// session (nil: nobody to tell); earlyNotice is what an early start
+	// said while no turn was there to tell.
 	folderNotice func(string)
+	earlyNotice  string
 	toldEarly    string
 	// toldSubs is the submodule notice StartNotices gave.
 	toldSubs string
@@ -731,6 +734,21 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	}
 	defer release()
 	var early []string // warnings for a caller that takes no updates
+	// While the turn runs, a background spare preparation of its
+	// repository stops its checkout (worktree.HoldTurn).
+	if ws := p.Session.Workspace(); ws.CommonDir != "" && !ws.Folder {
+		release, err := worktree.HoldTurn(ctx, ws.CommonDir)
+		if err != nil {
+			w := fmt.Sprintf("could not hold the repository's turns lock (%v)", err)
+			if onUpdate != nil {
+				onUpdate(agent.Update{Kind: agent.UpdateWarning, Text: w})
+			} else {
+				early = append(early, w)
+			}
+		} else {
+			defer release()
+		}
+	}
 	if created {
 		// The checkout's uncommitted changes the new worktree does not
 		// have: said before the agent starts working without them.

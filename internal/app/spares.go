@@ -146,8 +146,25 @@ func (s *Session) startEarly(sessionID string) {
 		if o.Base != "" {
 			repo.Head, repo.Branch = o.Base, ""
 		}
-		e.st, e.err = o.manager().StartDetached(ctx, repo, sessionID)
+		m := o.manager()
+		m.Notify = s.startNotice
+		e.st, e.err = m.StartDetached(ctx, repo, sessionID)
 	}()
+}
+
+// startNotice tells what the session's start waits for to the prompt that
+// waits for the start, or keeps it for the prompt that comes while the
+// early start still waits (takeEarly).
+func (s *Session) startNotice(msg string) {
+	s.mu.Lock()
+	sink := s.folderNotice
+	if sink == nil {
+		s.earlyNotice = msg
+	}
+	s.mu.Unlock()
+	if sink != nil {
+		sink(msg)
+	}
 }
 
 // takeEarly waits for the early worktree and gives it the session branch
@@ -160,6 +177,19 @@ func (s *Session) takeEarly(ctx context.Context, repo *worktree.Repo, sessionID,
 	s.mu.Unlock()
 	if e == nil {
 		return nil
+	}
+	select {
+	case <-e.done:
+	default:
+		// Still under way: what it waits for, if it said so before this
+		// prompt came, is told now.
+		s.mu.Lock()
+		msg, sink := s.earlyNotice, s.folderNotice
+		s.earlyNotice = ""
+		s.mu.Unlock()
+		if msg != "" && sink != nil {
+			sink(msg)
+		}
 	}
 	select {
 	case <-e.done:
@@ -197,7 +227,9 @@ func (s *Session) startWorktree(ctx context.Context, repo *worktree.Repo, sessio
 	if st := s.takeEarly(ctx, repo, sessionID, title); st != nil {
 		return st, nil
 	}
-	return s.opts.manager().Start(ctx, repo, sessionID, title)
+	m := s.opts.manager()
+	m.Notify = s.startNotice
+	return m.Start(ctx, repo, sessionID, title)
 }
 
 // afterStart notes that a spare should be prepared for the repository at

@@ -34,7 +34,11 @@
 //	                                 it was parked from ("" when prepared)
 //	<repo-id>/.stale-<n>             a spare found unusable, kept for the user
 //	<repo-id>/.tmp-<hex>(.lock)      a worktree being prepared or parked; the
-//	                                 flock on .lock is held while it lives
+//	                                 flock on .lock is held while it lives; a
+//	                                 preparation writes "prepare <pid> <commit>"
+//	                                 in it and touches its mtime as it progresses
+//	<repo-id>/.tmp-<hex>.wait        flocked by the start that waits for that
+//	                                 preparation (one waiter per preparation)
 //	<repo-id>/.pending-<sid>.lock    a session being started: flocked until its
 //	                                 session directory exists; holds the
 //	                                 branch and commit it was made at
@@ -50,8 +54,14 @@
 // and moved to the user's HEAD with `git read-tree -m -u <old> <new>`, git's
 // two-tree merge that writes only the files that differ (skipped at the same
 // commit), then the branch is created and HEAD pointed at it. PrepareSpare
-// makes a spare from scratch (`worktree add --detach`, then an index
-// rewritten a second later so no entry is racily clean).
+// makes a spare from scratch (`worktree add --no-checkout --detach`, the
+// add's own `reset --hard`, then an index rewritten a second later so no
+// entry is racily clean).
+//
+// A start that finds no ready spare but a preparation in flight waits for
+// it and claims its spare; turns hold <common-dir>/yolop/turns.lock shared
+// and a preparation stops its checkout while one runs (turns.go says how,
+// and why no git is ever left stopped).
 //
 // Crash model: a process killed while preparing or parking leaves a .tmp-
 // worktree whose lock nobody holds: the next Start (or Prune) removes it. A

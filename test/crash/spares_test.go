@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -372,4 +373,97 @@ func TestCrashDuringEditorEarlyClaim(t *testing.T) {
 			e.checkNoLeaks()
 		})
 	}
+}
+
+// TestSecondSessionWaitsForThePreparation: a session started while a
+// spare is being prepared in the background says on stderr that it waits
+// for it, and claims that spare: one checkout in all, not two.
+func TestSecondSessionWaitsForThePreparation(t *testing.T) {
+	t.Parallel()
+	e := newSpareEnv(t)
+	// Every checkout of the repository from here on waits for the flag.
+	flag := filepath.Join(t.TempDir(), "go")
+	gittest.WriteFile(t, e.repo, ".gitattributes", "slow.txt filter=slow\n")
+	gittest.WriteFile(t, e.repo, "slow.txt", "slow\n")
+	gittest.Commit(t, e.repo, "a file whose checkout waits")
+	gittest.Git(t, e.repo, "config", "filter.slow.smudge", "while [ ! -e '"+flag+"' ]; do sleep 0.02; done; cat")
+	goOn := sync.OnceFunc(func() {
+		if err := os.WriteFile(flag, nil, 0o600); err != nil {
+			t.Error(err)
+		}
+	})
+	// A start that does not wait would hang in its own checkout.
+	defer time.AfterFunc(2*time.Minute, goOn).Stop()
+
+	prep := exec.Command(bin, "worktree", "prepare-spare")
+	prep.Dir = e.repo
+	prep.Env = append(append([]string(nil), baseEnv...), "YOLOP_DATA_DIR="+e.data, worktree.SparesEnv+"=1")
+	prep.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := prep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	prepDone := make(chan error, 1)
+	go func() { prepDone <- prep.Wait() }()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		locks, _ := filepath.Glob(filepath.Join(e.data, "worktrees", "*", ".tmp-*.lock"))
+		if len(locks) > 0 {
+			if b, _ := os.ReadFile(locks[0]); strings.HasPrefix(string(b), "prepare ") {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the preparation did not start")
+		}
+	}
+
+	cmd := exec.Command(bin, "-p", "second")
+	cmd.Dir = e.repo
+	cmd.Env = append(append([]string(nil), baseEnv...), "YOLOP_DATA_DIR="+e.data, worktree.SparesEnv+"=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var told strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := stderr.Read(buf)
+		told.Write(buf[:n])
+		if strings.Contains(told.String(), "waiting for the spare worktree being prepared in the background") {
+			goOn()
+		}
+		if err != nil {
+			break
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("second session: %v\n%s\n%s", err, out.String(), told.String())
+	}
+	if err := <-prepDone; err != nil {
+		t.Fatalf("the preparation: %v", err)
+	}
+	if !strings.Contains(told.String(), fmt.Sprintf("yolop process %d", prep.Process.Pid)) {
+		t.Fatalf("the start did not say what it waited for:\n%s", told.String())
+	}
+	ids := e.sessions()
+	if len(ids) != 1 {
+		t.Fatalf("sessions: %v", ids)
+	}
+	for sid := range ids {
+		b, err := os.ReadFile(filepath.Join(e.data, "sessions", sid, "workspace.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ws struct {
+			Recycled bool `json:"recycled"`
+		}
+		if err := json.Unmarshal(b, &ws); err != nil || !ws.Recycled {
+			t.Fatalf("the session did not claim the prepared spare: %s", b)
+		}
+	}
+	e.checkNoLeaks()
 }
