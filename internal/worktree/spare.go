@@ -1185,7 +1185,7 @@ func (m *Manager) park(ctx context.Context, path, fromSession string) (string, e
 	// From here on an interruption leaves a .tmp- worktree that the next
 	// start removes; the session's worktree was being discarded anyway.
 	m.hit("spare.park_after_move")
-	if err := m.settle(ctx, tmp.path, newAdmin, common, head, fromSession, true, nil); err != nil {
+	if err := m.settle(ctx, tmp.path, newAdmin, common, head, fromSession, true, nil, true); err != nil {
 		_ = removeWorktreeDir(ctx, tmp.path)
 		tmp.release()
 		return "", fmt.Errorf("worktree: clean %s for reuse: %w", path, err)
@@ -1195,8 +1195,9 @@ func (m *Manager) park(ctx context.Context, path, fromSession string) (string, e
 }
 
 // settle resets a spare being parked (reset) or prepared to its known
-// state and writes its parking record beside it.
-func (m *Manager) settle(ctx context.Context, path, admin, common, head, fromSession string, reset bool, shared map[string]string) error {
+// state and writes its parking record beside it, with the snapshot walk
+// of its tree when walk.
+func (m *Manager) settle(ctx context.Context, path, admin, common, head, fromSession string, reset bool, shared map[string]string, walk bool) error {
 	if reset {
 		if err := resetToKnown(ctx, path, admin, common, m.SpareKeeps == KeepNothing); err != nil {
 			return err
@@ -1213,8 +1214,12 @@ func (m *Manager) settle(ctx context.Context, path, admin, common, head, fromSes
 	if err != nil {
 		return err
 	}
-	w := snapshot.WalkTree(path)
-	return writeRecord(path, parkRecord{From: fromSession, Head: head, GitDir: admin, Seal: seal, Walk: &w, Shared: shared})
+	rec := parkRecord{From: fromSession, Head: head, GitDir: admin, Seal: seal, Shared: shared}
+	if walk {
+		w := snapshot.WalkTree(path)
+		rec.Walk = &w
+	}
+	return writeRecord(path, rec)
 }
 
 // promote renames a clean worktree being prepared or parked to the next free
@@ -1322,7 +1327,11 @@ func (m *Manager) prepareSpare(ctx context.Context, repo *Repo, dir, commit stri
 		return "", fmt.Errorf("worktree: check out the spare worktree at %s: %w", tmp.path, err)
 	}
 	m.hit("spare.prepare_after_add")
-	err = settleIndex(gctx, tmp.path)
+	// A start waiting for this spare claims it at once: the claim's own
+	// status refreshes the index, and the session's first capture walks
+	// the tree at the start's priority rather than this one's.
+	hurry := func() bool { return reserved(tmp.path + waitSuffix) }
+	err = settleIndex(gctx, tmp.path, hurry)
 	p.disarm()
 	if err != nil {
 		_ = removeWorktreeDir(context.WithoutCancel(ctx), tmp.path)
@@ -1337,7 +1346,7 @@ func (m *Manager) prepareSpare(ctx context.Context, repo *Repo, dir, commit stri
 		shared, err = copyShared(ctx, m.Share, repo.Root, tmp.path, admin, repo.CommonDir, nil)
 	}
 	if err == nil {
-		err = m.settle(ctx, tmp.path, admin, repo.CommonDir, "", "", false, shared.Stamps)
+		err = m.settle(ctx, tmp.path, admin, repo.CommonDir, "", "", false, shared.Stamps, !hurry())
 	}
 	if err != nil {
 		_ = removeWorktreeDir(context.WithoutCancel(ctx), tmp.path)
@@ -1355,20 +1364,30 @@ func (m *Manager) prepareSpare(ctx context.Context, repo *Repo, dir, commit stri
 // than the checkout, then refreshes it: entries written in the same second
 // as the index are racily clean and would be re-hashed by every status (and
 // by the first capture seeded from it). status refreshes and writes the
-// index when it found such entries.
-func settleIndex(ctx context.Context, path string) error {
+// index when it found such entries. It gives up (nil) as soon as hurry
+// says a start waits for the worktree.
+func settleIndex(ctx context.Context, path string, hurry func() bool) error {
 	admin, _, err := adminDir(path)
 	if err != nil {
 		return err
 	}
 	if st, err := os.Stat(filepath.Join(admin, "index")); err == nil {
-		if wait := time.Until(st.ModTime().Add(1100 * time.Millisecond)); wait > 0 {
+		until := st.ModTime().Add(1100 * time.Millisecond)
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for time.Now().Before(until) {
+			if hurry() {
+				return nil
+			}
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
-			case <-time.After(wait):
+			case <-t.C:
 			}
 		}
+	}
+	if hurry() {
+		return nil
 	}
 	if _, err := git.New(path).Run(ctx, "status", "--porcelain", "--untracked-files=all"); err != nil {
 		return fmt.Errorf("worktree: settle the index of %s: %w", path, err)
