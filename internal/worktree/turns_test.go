@@ -344,13 +344,16 @@ func TestPreparationStopsWhileATurnRuns(t *testing.T) {
 		}
 		return false
 	}
+	// Stopped: git in state T, the filter's shells in T or, a shell whose
+	// vfork child was stopped before it ran, D (waiting for that child).
 	allIn := func(state string) func([]procStat) bool {
 		return func(ps []procStat) bool {
 			if !hasGit(ps) {
 				return false
 			}
 			for _, p := range ps {
-				if (p.state == "T") != (state == "T") {
+				stopped := p.state == "T" || (p.state == "D" && p.comm != "git")
+				if state == "T" && !stopped || state != "T" && p.state == "T" {
 					return false
 				}
 			}
