@@ -109,9 +109,11 @@ type Options struct {
 	Early bool
 	// Sandbox is the --sandbox level ("" = the settings' or write).
 	Sandbox string
-	// Watch keeps a file watcher over the session's files (hosts that
-	// live across turns: the TUI, ACP), so a capture looks at the paths
-	// changed since the last one instead of walking the whole tree.
+	// Watch keeps a file watcher over the session's files, so a capture
+	// looks at the paths changed since the last one instead of walking
+	// the whole tree. Hosts that live across turns (the TUI, ACP) arm it
+	// in the background; a OneShot process lets its first capture's walk
+	// arm it, so the end of its turn is watched.
 	Watch bool
 	// OneShot says the process ends with its turn (print mode): the
 	// turn's result warns about background tasks, which stop with it.

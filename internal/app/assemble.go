@@ -261,7 +261,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 					return nil, "workspace snapshots unavailable: " + err.Error(), nil
 				}
 				if o.Watch {
-					eng.Watch(watchOpts)
+					eng.Watch(watchOptsFor(watchOpts, o))
 				}
 				return eng, "", nil
 			}}
@@ -307,7 +307,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 				return nil, "workspace snapshots unavailable: " + err.Error(), nil
 			}
 			if o.Watch {
-				eng.Watch(watchOpts)
+				eng.Watch(watchOptsFor(watchOpts, o))
 			}
 			return eng, "", nil
 		}}
@@ -635,6 +635,13 @@ func watchOptions() (snapshot.WatchOptions, error) {
 		n = -1 // none: Budget 0 would mean the default
 	}
 	return snapshot.WatchOptions{Budget: n}, nil
+}
+
+// watchOptsFor arms a one-shot process's watcher with its first walk: it
+// has no time for one of its own before its last capture.
+func watchOptsFor(w snapshot.WatchOptions, o Options) snapshot.WatchOptions {
+	w.ArmWithWalk = o.OneShot
+	return w
 }
 
 func captureBudget() (time.Duration, error) {

@@ -451,9 +451,10 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 		return o.report(usagef("%v", err))
 	}
 	opts := app.Options{DataDir: dataDir, Dir: o.dir, SessionID: o.sessionID, Continue: o.cont, Worktree: o.worktree, Workspace: mode, WorkspaceExplicit: explicit, Provider: pcfg, MCP: servers, Sandbox: o.sandbox, OneShot: o.printSet}
-	// The TUI and ACP live across turns: a file watcher spares each
-	// capture the walk of the whole tree.
-	opts.Watch = o.acp || !o.printSet
+	// A file watcher spares a capture the walk of the whole tree: the
+	// TUI and ACP arm it in the background, print mode with the first
+	// capture's walk (app.Options.Watch).
+	opts.Watch = true
 	if opts, err = withSpares(opts); err != nil {
 		return o.report(err)
 	}

@@ -105,7 +105,7 @@ func BenchmarkRestore(b *testing.B) {
 func BenchmarkWalk(b *testing.B) {
 	_, dir, _ := benchRepo(b)
 	for b.Loop() {
-		walkTree(dir)
+		walkTree(dir, nil)
 	}
 }
 

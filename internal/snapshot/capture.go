@@ -20,6 +20,9 @@ import (
 // otherwise it looks at the changed paths only (watched.go). The caller
 // holds e.mu.
 func (e *Engine) capture(ctx context.Context, walk bool) (string, error) {
+	// Whatever the capture records was looked at after this moment: a
+	// walk that arms the watcher counts what changed since as changed.
+	e.captureStart = time.Now()
 	e.waitIndexUpdate()
 	defer ownerOnly(e.privIndex, e.privDir)
 	ctx, cancel := context.WithTimeout(ctx, e.budget)
@@ -182,7 +185,7 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (str
 			e.noteWalks++
 			walked <- w
 		} else {
-			go func() { walked <- walkTree(e.root) }()
+			go e.walk(walked)
 		}
 		entries := e.seedEntries
 		e.knownWalk, e.seedEntries = nil, nil
@@ -210,9 +213,12 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (str
 		}
 		walked <- w
 	} else {
-		go func() { walked <- walkTree(e.root) }()
+		go e.walk(walked)
 	}
 	paths, indexDiffers, err := e.changedPaths(ctx)
+	if e.onStatus != nil {
+		e.onStatus()
+	}
 	w := <-walked
 	if err != nil {
 		return "", err
@@ -299,6 +305,23 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (str
 	}
 	e.rules = rules
 	return tree, nil
+}
+
+// walk walks the worktree beside the capture's status. A watcher waiting
+// for a walk to arm it (WatchOptions.ArmWithWalk) is armed by this one.
+func (e *Engine) walk(to chan<- walkResult) {
+	var arm *walkArm
+	if e.watch != nil {
+		arm = e.watch.walkArm(e.captureStart)
+	}
+	if arm != nil {
+		arm.onEnter = e.onWalkDir
+	}
+	w := walkTree(e.root, arm)
+	if arm != nil {
+		arm.finish()
+	}
+	to <- w
 }
 
 // mergePaths adds more to the sorted-or-not paths, without duplicates.

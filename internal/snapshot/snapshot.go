@@ -208,6 +208,7 @@ type Engine struct {
 	resyncStop   chan struct{}
 	resyncDone   chan struct{}
 	lastCapture  time.Time
+	captureStart time.Time    // when the running capture began
 	waiting      atomic.Int32 // callers about to take mu (the background walk gives way)
 	// lastWalk is what the last capture's walk found (nested
 	// repositories, restrictive permissions).
@@ -234,6 +235,10 @@ type Engine struct {
 	priv *git.Runner // private GIT_DIR / index / work tree
 
 	onPriv func(args []string) // tests: sees every git command run on the private index
+	// Tests: onStatus runs when a walked capture's status is done,
+	// onWalkDir before a walk that arms the watcher watches a directory.
+	onStatus  func()
+	onWalkDir func(rel string)
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/git"
@@ -53,7 +54,7 @@ type Walk struct {
 // WalkTree walks the worktree at root as a capture does.
 func WalkTree(root string) Walk {
 	at := time.Now()
-	w := walkTree(root)
+	w := walkTree(root, nil)
 	return Walk{At: at, Nested: w.nested, Modes: w.modes}
 }
 
@@ -111,9 +112,14 @@ func (e *Engine) walkFromNote(note *Walk, entries []indexEntry) (walkResult, boo
 // it cannot read is skipped: git status reports that problem. Directories
 // are read by a few goroutines (one per CPU) and files are stat'ed relative
 // to their open directory, so the walk costs about what git status's own
-// stat pass does, and runs beside it.
-func walkTree(root string) walkResult {
-	type dirJob struct{ rel string } // "" is the root
+// stat pass does, and runs beside it. With arm, the walk arms a watcher
+// as it goes (watch_linux.go): each directory is watched before it is
+// read, and what changed since the capture began is recorded.
+func walkTree(root string, arm *walkArm) walkResult {
+	type dirJob struct {
+		rel     string // "" is the root
+		suspect bool   // a directory above changed since the capture began
+	}
 	var (
 		mu      sync.Mutex
 		w       walkResult
@@ -149,12 +155,30 @@ func walkTree(root string) walkResult {
 		if j.rel != "" {
 			dir = filepath.Join(root, j.rel)
 		}
+		if arm != nil {
+			arm.enter(j.rel, dir)
+		}
 		f, err := openDir(dir)
 		if err != nil {
+			if arm != nil && !gone(err) {
+				arm.fail(fmt.Sprintf("cannot read %q: %v", j.rel, err))
+			}
 			return
 		}
 		defer f.Close()
+		suspect := j.suspect
+		if arm != nil && !suspect {
+			if ct, ok := dirCtime(f); !ok || arm.recent(ct) {
+				// Entries came or went since the capture began,
+				// maybe before the watch: all of it is looked at.
+				suspect = true
+				arm.replaced(j.rel)
+			}
+		}
 		ents, err := f.ReadDir(-1)
+		if err != nil && arm != nil {
+			arm.fail(fmt.Sprintf("cannot read %q: %v", j.rel, err))
+		}
 		if err != nil && len(ents) == 0 {
 			return
 		}
@@ -164,6 +188,9 @@ func walkTree(root string) walkResult {
 					mu.Lock()
 					w.nested = append(w.nested, j.rel)
 					mu.Unlock()
+					if arm != nil && suspect {
+						arm.walkNext("a nested repository appeared or went away")
+					}
 					return
 				}
 			}
@@ -184,17 +211,26 @@ func walkTree(root string) walkResult {
 				ignores = append(ignores, rec)
 				mu.Unlock()
 			}
+			changed := suspect
 			switch t := d.Type(); {
 			case t.IsDir():
-				push(dirJob{rel})
+				push(dirJob{rel, suspect})
+				continue
 			case t.IsRegular():
-				perm, ok := permAt(f, name)
+				perm, ct, ok := permAt(f, name)
 				if ok && restrictive(perm) {
 					if modes == nil {
 						modes = map[string]fs.FileMode{}
 					}
 					modes[rel] = perm
 				}
+				changed = changed || !ok || (arm != nil && arm.recent(ct))
+			}
+			if arm != nil && changed {
+				if name == ".gitignore" {
+					arm.walkNext("an ignore file changed")
+				}
+				arm.changed(rel)
 			}
 		}
 		if len(modes) > 0 {
@@ -239,6 +275,12 @@ func walkTree(root string) walkResult {
 	sort.Strings(ignores)
 	w.gitignores = strings.Join(ignores, "\x00")
 	return w
+}
+
+// gone reports an error opening a directory that is no longer one: it
+// was removed or replaced (by a file or a symlink).
+func gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP)
 }
 
 // gitignoreDigest identifies a .gitignore's kind and content.
@@ -320,7 +362,7 @@ func (e *Engine) dropNested(ctx context.Context, nested []string) (bool, error) 
 // as it is now (directories holding a .git entry), relative and sorted.
 // Captures leave them out and restores leave them alone.
 func (e *Engine) NestedRepos() []string {
-	return walkTree(e.root).nested
+	return walkTree(e.root, nil).nested
 }
 
 // LeftAlone splits changes (from Diff) into those a restore applies and the

@@ -60,6 +60,12 @@ type watcher struct {
 	seen     uint64            // last barrier marker read back
 	closed   bool
 
+	// byWalk: the watches are added by the next capture's walk
+	// (WatchOptions.ArmWithWalk), never in the background; unarmed says
+	// why the last such walk did not arm it.
+	byWalk  bool
+	unarmed string
+
 	overflowHook bool // tests: the next event batch is treated as a queue overflow
 	done         chan struct{}
 }
@@ -128,8 +134,9 @@ func watchesInUse() int {
 }
 
 // startWatcher opens an inotify instance over root and arms it in the
-// background; until it is armed every capture walks.
-func startWatcher(root, markDir string, budget int) (*watcher, error) {
+// background, or with byWalk lets the next capture's walk arm it; until it
+// is armed every capture walks.
+func startWatcher(root, markDir string, budget int, byWalk bool) (*watcher, error) {
 	if why := watchable(root); why != "" {
 		return nil, errors.New(why)
 	}
@@ -158,6 +165,10 @@ func startWatcher(root, markDir string, budget int) (*watcher, error) {
 	w.cond = sync.NewCond(&w.mu)
 	w.reset()
 	go w.read()
+	if byWalk {
+		w.byWalk, w.full = true, ""
+		return w, nil
+	}
 	w.arming.Store(true)
 	go func() {
 		w.mu.Lock()
@@ -463,7 +474,11 @@ func (w *watcher) take(ctx context.Context) changes {
 		return changes{full: "no watcher: " + w.dead}
 	}
 	if !w.armed && !w.rearm {
-		return changes{full: "the watcher is not armed yet"}
+		why := "the watcher is not armed yet"
+		if w.unarmed != "" {
+			why = "the watcher could not be armed: " + w.unarmed
+		}
+		return changes{full: why}
 	}
 	w.seq++
 	seq := w.seq
@@ -497,6 +512,15 @@ func (w *watcher) take(ctx context.Context) changes {
 			}
 		}
 		delete(w.detached, cookie)
+	}
+	if w.rearm && w.byWalk {
+		// The capture walks: its walk arms the watcher again.
+		c := changes{full: w.full}
+		if c.full == "" {
+			c.full = "the watches must be rebuilt"
+		}
+		w.disarm()
+		return c
 	}
 	if w.rearm {
 		w.arm()
@@ -575,4 +599,190 @@ func (w *watcher) close() {
 	w.mu.Unlock()
 	w.f.Close()
 	<-w.done
+}
+
+// # Armed by the walk
+//
+// A process that lives for one turn (print mode) has no time to arm in
+// the background before its first capture and walk again at its second:
+// with WatchOptions.ArmWithWalk the watcher holds no watches until a
+// capture walks, and that capture's own walk (walkTree) adds each
+// directory's watch before reading it. What changes in a directory after
+// its watch is in place raises an event. What changed after the capture
+// began but before the watch was added (the capture's status, which runs
+// beside the walk, may have looked first) is found by the walk itself: it
+// reads each directory and stats each file after the watch, and an inode
+// changed (ctime, which no user can set) since the capture began, less
+// the clock's slack, counts as changed; a directory so changed counts as
+// replaced, so everything at and under it, as the previous tree and the
+// disk have it, is looked at by the next capture. A .gitignore, a nested
+// repository or the worktree's top directory changed that way, a
+// directory that cannot be watched or read, and the budget reached leave
+// the next capture walking (the budget for good), as with the background
+// arm. So the capture after the walking one is watched.
+
+// walkArm is the arming of a watcher by one walk.
+type walkArm struct {
+	w     *watcher
+	since int64 // Unix ns: an inode changed at or after this may postdate what the capture saw
+
+	onEnter func(rel string) // tests: runs before each directory is watched
+
+	mu         sync.Mutex
+	failed     string // why the walk could not arm the watcher
+	overBudget bool
+}
+
+// armSlack is how far before the capture's start a change may be stamped
+// (the kernel stamps inodes from a clock updated every tick); files
+// systems with whole-second (or coarser) times get armSlackCoarse.
+const (
+	armSlack       = 100 * time.Millisecond
+	armSlackCoarse = 2 * time.Second
+)
+
+// walkArm returns the arming of the watcher by a walk that begins now for
+// a capture that began at start, or nil when the watcher is armed, dead,
+// or arms in the background.
+func (w *watcher) walkArm(start time.Time) *walkArm {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.byWalk || w.armed || w.dead != "" || w.closed {
+		return nil
+	}
+	// What an earlier walk that could not arm left is dropped: this one
+	// looks again.
+	w.disarm()
+	if w.markWD <= 0 {
+		wd, err := unix.InotifyAddWatch(w.fd, w.markDir, unix.IN_CREATE|unix.IN_ONLYDIR)
+		if err != nil {
+			w.dead = "cannot watch the barrier directory: " + err.Error()
+			return nil
+		}
+		w.markWD = int32(wd)
+	}
+	slack := armSlack
+	var st unix.Stat_t
+	if err := unix.Stat(w.root, &st); err != nil || st.Ctim.Nsec == 0 {
+		// Whole-second inode times (or none to tell by).
+		slack = armSlackCoarse
+	}
+	return &walkArm{w: w, since: start.Add(-slack).UnixNano()}
+}
+
+// disarm removes every worktree watch; the next walk arms again. The
+// caller holds w.mu.
+func (w *watcher) disarm() {
+	for wd := range w.wds {
+		_, _ = unix.InotifyRmWatch(w.fd, uint32(wd)) // gone already: nothing to remove
+	}
+	w.reset()
+	w.armed, w.rearm, w.full = false, false, ""
+}
+
+func (a *walkArm) fail(why string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.failed == "" {
+		a.failed = why
+	}
+}
+
+func (a *walkArm) stopped() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.failed != ""
+}
+
+// enter watches the directory rel (at abs) before the walk reads it.
+func (a *walkArm) enter(rel, abs string) {
+	if a.onEnter != nil {
+		a.onEnter(rel)
+	}
+	if a.stopped() {
+		return
+	}
+	w := a.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || w.dead != "" {
+		a.fail("the watcher stopped")
+		return
+	}
+	if len(w.wds) >= w.budget {
+		a.mu.Lock()
+		a.overBudget = true
+		a.mu.Unlock()
+		a.fail(fmt.Sprintf("the worktree has more directories than the %d inotify watches yolop allows itself", w.budget))
+		return
+	}
+	wd, err := unix.InotifyAddWatch(w.fd, abs, watchMask)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			return // gone or replaced already: its parent says so
+		}
+		a.fail(fmt.Sprintf("cannot watch %q: %v", rel, err))
+		return
+	}
+	if old, ok := w.wds[int32(wd)]; ok && old != rel {
+		// A directory moved inside the worktree keeps its descriptor.
+		delete(w.dirs, old)
+	}
+	w.wds[int32(wd)] = rel
+	w.dirs[rel] = int32(wd)
+}
+
+// recent reports whether an inode changed at ctime (Unix ns) may have
+// changed after the capture looked at it.
+func (a *walkArm) recent(ctime int64) bool { return ctime >= a.since }
+
+// changed records the path rel as changed.
+func (a *walkArm) changed(rel string) {
+	a.w.mu.Lock()
+	defer a.w.mu.Unlock()
+	a.w.mark(rel)
+}
+
+// replaced records the directory rel as replaced: what it held, before
+// and now, is looked at.
+func (a *walkArm) replaced(rel string) {
+	a.w.mu.Lock()
+	defer a.w.mu.Unlock()
+	if rel == "" {
+		a.w.setFull("the worktree's top directory changed as the capture began")
+		return
+	}
+	a.w.gone[rel] = true
+}
+
+// walkNext makes the next capture walk.
+func (a *walkArm) walkNext(why string) {
+	a.w.mu.Lock()
+	defer a.w.mu.Unlock()
+	a.w.setFull(why)
+}
+
+// finish arms the watcher when the walk could watch every directory; the
+// change set gathered since is the next capture's.
+func (a *walkArm) finish() {
+	w := a.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	defer w.cond.Broadcast()
+	if w.closed || w.dead != "" {
+		return
+	}
+	a.mu.Lock()
+	failed, over := a.failed, a.overBudget
+	a.mu.Unlock()
+	if failed != "" {
+		w.disarm()
+		w.unarmed = failed
+		if over {
+			// More directories than the budget allows: stop for good.
+			w.dead = failed
+		}
+		return
+	}
+	w.armed, w.unarmed = true, ""
 }

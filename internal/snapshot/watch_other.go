@@ -5,12 +5,13 @@ package snapshot
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Other systems keep the walk at every capture: the watcher is inotify's.
 type watcher struct{}
 
-func startWatcher(root, markDir string, budget int) (*watcher, error) {
+func startWatcher(root, markDir string, budget int, byWalk bool) (*watcher, error) {
 	return nil, errors.New("file watching is only supported on Linux")
 }
 
@@ -20,6 +21,18 @@ func (w *watcher) forceOverflow()                      {}
 func (w *watcher) state() (bool, string, int)          { return false, "unsupported", 0 }
 func (w *watcher) waitArmed(ctx context.Context) error { return errors.New("no watcher") }
 func (w *watcher) close()                              {}
+func (w *watcher) walkArm(start time.Time) *walkArm    { return nil }
+
+// walkArm is never made here: walks arm nothing.
+type walkArm struct{ onEnter func(string) }
+
+func (a *walkArm) enter(rel, abs string)   {}
+func (a *walkArm) fail(why string)         {}
+func (a *walkArm) recent(ctime int64) bool { return false }
+func (a *walkArm) changed(rel string)      {}
+func (a *walkArm) replaced(rel string)     {}
+func (a *walkArm) walkNext(why string)     {}
+func (a *walkArm) finish()                 {}
 
 // changes is what the watcher vouches for since the last take.
 type changes struct {

@@ -77,14 +77,19 @@ type WatchOptions struct {
 	// Budget caps the watches (0: a quarter of the user's free
 	// max_user_watches; negative: none, every capture walks).
 	Budget int
+	// ArmWithWalk leaves the watches to the next capture's walk instead
+	// of a walk of their own in the background (a process that lives for
+	// one turn: print mode): that capture walks as it would anyway, and
+	// the next one is watched (watch_linux.go, "Armed by the walk").
+	ArmWithWalk bool
 }
 
 // DefaultResync is the period of the background safety-net walk.
 const DefaultResync = 5 * time.Minute
 
 // Watch starts a watcher over the worktree, so later captures look at the
-// changed paths only. It arms in the background: captures walk until it
-// is. Where there can be no watcher (another system, a network file
+// changed paths only. It arms in the background (or with the next walk,
+// WatchOptions.ArmWithWalk): captures walk until it is. Where there can be no watcher (another system, a network file
 // system, no watches left), captures keep walking, which is always
 // correct, and WatchState says why.
 func (e *Engine) Watch(o WatchOptions) {
@@ -93,7 +98,7 @@ func (e *Engine) Watch(o WatchOptions) {
 	if e.watch != nil {
 		return
 	}
-	w, err := startWatcher(e.root, filepath.Join(e.stateDir, "watch"), o.Budget)
+	w, err := startWatcher(e.root, filepath.Join(e.stateDir, "watch"), o.Budget, o.ArmWithWalk)
 	if err != nil {
 		e.noWatch = fmt.Sprintf("no file watcher for %s: %v", e.root, err)
 		return

@@ -1,0 +1,255 @@
+package snapshot
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/yolop-dev/yolop/internal/git/gittest"
+)
+
+// openArmed opens an engine on the state dir as a print-mode process
+// does: its watcher is armed by its first capture's walk.
+func openArmed(t testing.TB, wt, state string, budget int) *Engine {
+	t.Helper()
+	e, err := Open(context.Background(), Options{Worktree: wt, SessionID: "s_test", StateDir: state})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	e.Watch(WatchOptions{Resync: -1, Budget: budget, ArmWithWalk: true})
+	t.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
+// captureServing runs e's capture in another goroutine while this one
+// runs whatever the walk's hooks ask for (the fuzz operations call
+// t.Fatal, which only the test's goroutine may).
+func captureServing(t *testing.T, e *Engine, ops <-chan func()) Snapshot {
+	t.Helper()
+	type result struct {
+		s   Snapshot
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := e.Capture(context.Background(), "")
+		done <- result{s, err}
+	}()
+	for {
+		select {
+		case op := <-ops:
+			op()
+		case r := <-done:
+			if r.err != nil {
+				t.Fatalf("Capture: %v", r.err)
+			}
+			return r.s
+		}
+	}
+}
+
+// ageChanges lets the last edits fall out of the arming walk's slack, as
+// the time between two print-mode turns does (whether they do changes
+// only how much the next end capture looks at, or whether it walks).
+func ageChanges() { time.Sleep(armSlack + 20*time.Millisecond) }
+
+// TestArmWithWalkDifferential: print-mode processes one after the other
+// on one state dir. Each one's first capture walks and arms the watcher,
+// and while that walk runs (after the capture's status is done, in half
+// of them: the changes then come after status looked and before their
+// directory's watch), random operations change the worktree; more follow
+// (the turn's command), then the process's second capture, which must
+// equal a fresh engine's walk and should be watched.
+func TestArmWithWalkDifferential(t *testing.T) {
+	t.Parallel()
+	for _, seed := range []uint64{21, 22, 23} {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
+			rng := rand.New(rand.NewPCG(seed, seed*0x9e3779b97f4a7c15))
+			wt := gittest.NewRepo(t)
+			sh(t, wt, `mkdir -p src/lib/deep docs ign new/sub; printf 'a\n' > src/a.go; printf 'bb\n' > src/lib/b.go
+printf 'd\n' > src/lib/deep/d.txt; printf 'readme\n' > docs/r.md; printf 'ign/\n*.log\n' > .gitignore; printf 'x\n' > top.txt
+printf 'n\n' > new/sub/n; git add -A; git commit -qm base`)
+			state := filepath.Join(t.TempDir(), "state")
+			twin := openEngine(t, wt)
+			f := &fuzzTree{t: t, rng: rng, root: wt}
+			var log []string
+			what := func() string { return "ops:\n" + strings.Join(log, "\n") + "\nworktree:\n" + f.listing() }
+			watched, midWalk := 0, 0
+			const processes = 30
+			for i := 0; i < processes; i++ {
+				e := openArmed(t, wt, state, 0)
+				ops := make(chan func())
+				statusDone := make(chan struct{})
+				e.onStatus = func() { close(statusDone) }
+				afterStatus := i%2 == 0
+				e.onWalkDir = func(rel string) {
+					if rel == "" {
+						if afterStatus {
+							<-statusDone
+						}
+						return
+					}
+					if rng.IntN(4) != 0 {
+						return
+					}
+					ran := make(chan struct{})
+					ops <- func() {
+						defer close(ran)
+						for range 1 + rng.IntN(2) {
+							log = append(log, fmt.Sprintf("[process %d, walking %s] %s", i, rel, watchStep(f, e)))
+							midWalk++
+						}
+					}
+					<-ran
+				}
+				captureServing(t, e, ops)
+				e.onWalkDir, e.onStatus = nil, nil
+				// The turn's own command.
+				for range 1 + rng.IntN(3) {
+					log = append(log, fmt.Sprintf("[process %d, turn] %s", i, watchStep(f, e)))
+				}
+				before := e.watchedCaptures
+				checkWatched(t, e, twin, wt, what)
+				if e.watchedCaptures > before {
+					watched++
+				} else {
+					log = append(log, fmt.Sprintf("[process %d] the end capture walked: %s", i, e.lastWalkReason))
+				}
+				if err := e.Close(); err != nil {
+					t.Fatal(err)
+				}
+				ageChanges()
+			}
+			if watched < processes/2 || midWalk == 0 {
+				t.Fatalf("%d of %d end captures were watched, %d operations during the arming walks: the test no longer exercises the arming\n%s", watched, processes, midWalk, strings.Join(log, "\n"))
+			}
+			t.Logf("%d of %d end captures watched, %d operations during arming walks", watched, processes, midWalk)
+		})
+	}
+}
+
+// TestArmWithWalkSeesWhatStatusMissed: the changes made after the first
+// capture's status looked and before the walk watched their directory (a
+// file edited in place, one deleted, one chmodded, a directory renamed
+// in) are the next capture's, which is watched.
+func TestArmWithWalkSeesWhatStatusMissed(t *testing.T) {
+	t.Parallel()
+	wt := gittest.NewRepo(t)
+	sh(t, wt, `mkdir -p a/b c/d/e; printf 'x\n' > a/b/x; printf 'y\n' > a/y; printf 'z\n' > a/z; printf 'e\n' > c/d/e/f
+printf 'top\n' > top; git add -A; git commit -qm base`)
+	state := filepath.Join(t.TempDir(), "state")
+	// An earlier process made the private index and the rules.
+	e := openArmed(t, wt, state, 0)
+	capture(t, e, "")
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ageChanges()
+	e = openArmed(t, wt, state, 0)
+	statusDone := make(chan struct{})
+	e.onStatus = func() { close(statusDone) }
+	e.onWalkDir = func(rel string) {
+		switch rel {
+		case "":
+			<-statusDone
+		case "a":
+			sh(t, wt, `printf 'x, edited\n' > a/b/x; rm a/y; chmod 600 a/z; mv c/d a/d`)
+		}
+	}
+	first := capture(t, e, "").Tree
+	e.onWalkDir, e.onStatus = nil, nil
+	if s := e.WatchState(); !s.Watching {
+		t.Fatalf("the first capture's walk did not arm the watcher: %+v", s)
+	}
+	base := gittest.Git(t, wt, "rev-parse", "HEAD^{tree}")
+	if first != base {
+		t.Fatalf("the first capture is %s, not the tree status saw (%s)", first, base)
+	}
+	twin := openEngine(t, wt)
+	checkWatched(t, e, twin, wt, func() string { return "" })
+	if e.watchedCaptures != 1 {
+		t.Fatalf("the second capture walked: %q", e.lastWalkReason)
+	}
+}
+
+// TestArmWithWalkFallsBack: what the arming walk cannot vouch for makes
+// the next capture walk: the watch budget (for good), an unreadable
+// directory, a .gitignore edited during the walk, the top directory
+// changed as the capture began.
+func TestArmWithWalkFallsBack(t *testing.T) {
+	t.Parallel()
+	setup := func(t *testing.T) (wt, state string) {
+		wt = gittest.NewRepo(t)
+		sh(t, wt, `mkdir -p a/b c; printf 'x\n' > a/b/x; printf 'c\n' > c/c; git add -A; git commit -qm base`)
+		state = filepath.Join(t.TempDir(), "state")
+		e := openArmed(t, wt, state, 0)
+		capture(t, e, "")
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		ageChanges()
+		return wt, state
+	}
+	for _, c := range []struct {
+		name   string
+		budget int
+		during func(t *testing.T, wt, rel string)
+		reason string
+	}{
+		{name: "budget", budget: 3, reason: "inotify watches"},
+		{name: "gitignore", during: func(t *testing.T, wt, rel string) {
+			if rel == "c" {
+				gittest.WriteFile(t, wt, "a/.gitignore", "x\n")
+			}
+		}, reason: "ignore file"},
+		{name: "top", during: func(t *testing.T, wt, rel string) {
+			if rel == "" {
+				gittest.WriteFile(t, wt, "new", "n\n")
+			}
+		}, reason: "top directory"},
+		{name: "unreadable", during: func(t *testing.T, wt, rel string) {
+			if rel == "" && os.Geteuid() != 0 {
+				if err := os.Chmod(filepath.Join(wt, "c"), 0); err != nil {
+					t.Error(err)
+				}
+			}
+		}, reason: "cannot read"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if c.name == "unreadable" && os.Geteuid() == 0 {
+				t.Skip("root reads every directory")
+			}
+			wt, state := setup(t)
+			e := openArmed(t, wt, state, c.budget)
+			if c.during != nil {
+				e.onWalkDir = func(rel string) { c.during(t, wt, rel) }
+			}
+			capture(t, e, "")
+			e.onWalkDir = nil
+			if c.name == "unreadable" {
+				if err := os.Chmod(filepath.Join(wt, "c"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			gittest.WriteFile(t, wt, "a/b/x", "changed\n")
+			twin := openEngine(t, wt)
+			walks := e.walkedCaptures
+			checkWatched(t, e, twin, wt, func() string { return "" })
+			if e.walkedCaptures != walks+1 || !strings.Contains(e.lastWalkReason, c.reason) {
+				t.Fatalf("second capture: %d walks (was %d), last walk %q; want a walk because of %q", e.walkedCaptures, walks, e.lastWalkReason, c.reason)
+			}
+			if c.name == "budget" {
+				if s := e.WatchState(); !strings.Contains(s.Stopped, "inotify watches") {
+					t.Fatalf("state %+v: the budget should stop the watcher for good", s)
+				}
+			}
+		})
+	}
+}
