@@ -20,8 +20,14 @@
 // run in the background, on the in-place checkout with a state dir of its
 // own), alternately with git status.
 //
+// -print-only times git status and the print-mode turns alone (no ACP
+// agent, no worktree checkout, no safety-net walk). -baseline BIN also
+// runs, in every print-mode round right after this binary's, a turn of
+// the same in-place session with another build (the same session: its
+// state is what both read), so two builds are compared at one load.
+//
 //	go build -o /tmp/yolop ./cmd/yolop
-//	go run ./test/bench/cmd/acpbench -yolop /tmp/yolop [-runs 15] [-print-runs 7] [-dir DIR] [N]
+//	go run ./test/bench/cmd/acpbench -yolop /tmp/yolop [-runs 15] [-print-runs 7] [-print-only] [-baseline BIN] [-dir DIR] [N]
 package main
 
 import (
@@ -58,12 +64,20 @@ func run(args []string) error {
 	runs := fs.Int("runs", 15, "ACP rounds (medians reported)")
 	printRuns := fs.Int("print-runs", 7, "rounds that also time print-mode turns (the first ones)")
 	idle := fs.Duration("idle", 500*time.Millisecond, "pause after each ACP turn")
+	printOnly := fs.Bool("print-only", false, "time git status and the print-mode turns only")
+	baseline := fs.String("baseline", "", "another yolop binary whose print-mode turns are timed alternately with this one's")
 	work := fs.String("dir", "", "directory for the generated trees and data (default: a new temporary directory, removed afterwards)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if !filepath.IsAbs(*bin) {
 		return fmt.Errorf("-yolop %q: want the absolute path of a built yolop", *bin)
+	}
+	if *baseline != "" && !filepath.IsAbs(*baseline) {
+		return fmt.Errorf("-baseline %q: want the absolute path of a built yolop", *baseline)
+	}
+	if *printOnly {
+		*runs = *printRuns
 	}
 	n := 100000
 	if fs.NArg() > 0 {
@@ -108,22 +122,21 @@ func run(args []string) error {
 		"YOLOP_DATA_DIR=" + filepath.Join(dir, "data")}
 
 	loadStart := loadavg()
-	fmt.Fprintf(os.Stderr, "starting the ACP agents (load %s)\n", loadStart)
-	wt, err := startAgent(*bin, repo, env)
-	if err != nil {
-		return err
+	var agents []*agent
+	if !*printOnly {
+		fmt.Fprintf(os.Stderr, "starting the ACP agents (load %s)\n", loadStart)
+		for _, a := range []struct {
+			dir  string
+			args []string
+		}{{repo, nil}, {repo, []string{"--in-place"}}, {plain, []string{"--workspace", "none"}}} {
+			ag, err := startAgent(*bin, a.dir, env, a.args...)
+			if err != nil {
+				return err
+			}
+			defer ag.close()
+			agents = append(agents, ag)
+		}
 	}
-	defer wt.close()
-	inPlace, err := startAgent(*bin, repo, env, "--in-place")
-	if err != nil {
-		return err
-	}
-	defer inPlace.close()
-	none, err := startAgent(*bin, plain, env, "--workspace", "none")
-	if err != nil {
-		return err
-	}
-	defer none.close()
 
 	// The first turns make the sessions (a worktree session checks out
 	// its worktree), seed and settle the private indexes and arm the
@@ -135,7 +148,10 @@ func run(args []string) error {
 		return fmt.Sprintf("$ printf 'turn %d\\n' >> %s", i, file)
 	}
 	for range 3 {
-		for _, a := range []*agent{wt, inPlace, none} {
+		if *printOnly {
+			break
+		}
+		for _, a := range agents {
 			if _, err := a.turn(prompt()); err != nil {
 				return err
 			}
@@ -150,9 +166,20 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	var printBase *printer
+	if *baseline != "" {
+		b := *printIn
+		b.bin = *baseline
+		printBase = &b
+	}
 	for range 2 {
 		if _, err := printIn.turn(prompt()); err != nil {
 			return err
+		}
+		if printBase != nil {
+			if _, err := printBase.turn(prompt()); err != nil {
+				return err
+			}
 		}
 	}
 	status := func(d string) (time.Duration, error) {
@@ -160,26 +187,29 @@ func run(args []string) error {
 		_, err := git.New(d).Run(ctx, "status", "--porcelain", "--untracked-files=all")
 		return time.Since(start), err
 	}
-	var st, wtT, ipT, noT, wtD, ipD, prT, pnT, prD []time.Duration
+	var st, wtT, ipT, noT, wtD, ipD, prT, pnT, prD, pbT, pbD []time.Duration
 	for r := range *runs {
-		d, err := status(repo)
-		if err != nil {
-			return err
-		}
-		st = append(st, d)
 		var turn [3]time.Duration
-		for k, a := range []*agent{wt, inPlace, none} {
-			if turn[k], err = a.turn(prompt()); err != nil {
+		if !*printOnly {
+			d, err := status(repo)
+			if err != nil {
 				return err
 			}
-			time.Sleep(*idle)
+			st = append(st, d)
+			for k, a := range agents {
+				if turn[k], err = a.turn(prompt()); err != nil {
+					return err
+				}
+				time.Sleep(*idle)
+			}
+			wtT, ipT, noT = append(wtT, turn[0]), append(ipT, turn[1]), append(noT, turn[2])
+			wtD, ipD = append(wtD, turn[0]-turn[2]), append(ipD, turn[1]-turn[2])
 		}
-		wtT, ipT, noT = append(wtT, turn[0]), append(ipT, turn[1]), append(noT, turn[2])
-		wtD, ipD = append(wtD, turn[0]-turn[2]), append(ipD, turn[1]-turn[2])
 		if r >= *printRuns {
 			continue
 		}
-		if d, err = status(repo); err != nil {
+		d, err := status(repo)
+		if err != nil {
 			return err
 		}
 		st = append(st, d)
@@ -192,7 +222,33 @@ func run(args []string) error {
 			return err
 		}
 		prT, pnT, prD = append(prT, pi), append(pnT, pn), append(prD, pi-pn)
-		fmt.Fprintf(os.Stderr, "round %d: status %v, acp worktree %v, in place %v, none %v; print in place %v, none %v\n", r, d, turn[0], turn[1], turn[2], pi, pn)
+		var pb time.Duration
+		if printBase != nil {
+			if pb, err = printBase.turn(prompt()); err != nil {
+				return err
+			}
+			pbT, pbD = append(pbT, pb), append(pbD, pb-pn)
+		}
+		fmt.Fprintf(os.Stderr, "round %d (load %s): status %v, acp worktree %v, in place %v, none %v; print in place %v, none %v, baseline %v\n", r, loadavg(), d, turn[0], turn[1], turn[2], pi, pn, pb)
+	}
+	if *printOnly {
+		loadEnd := loadavg()
+		s := median(st)
+		fmt.Printf("\n%d files; load average %s at the start, %s at the end (2 cores, shared)\n\n", n, loadStart, loadEnd)
+		fmt.Println("| measurement | median | ÷ status alongside |")
+		fmt.Println("|---|---|---|")
+		row := func(name string, d time.Duration) {
+			fmt.Printf("| %s | %s | %.2f× |\n", name, fmtDur(d), float64(d)/float64(s))
+		}
+		row("`git status --porcelain --untracked-files=all` (floor)", s)
+		row(fmt.Sprintf("print-mode turn, in place (%d rounds)", len(prT)), median(prT))
+		row("print-mode turn, conversation only", median(pnT))
+		row("**print-mode per-turn checkpoint overhead (both captures)**", median(prD))
+		if printBase != nil {
+			row("print-mode turn, in place, baseline build", median(pbT))
+			row("print-mode per-turn checkpoint overhead, baseline build", median(pbD))
+		}
+		return nil
 	}
 	// The safety-net walk, as the hosts run it in the background.
 	eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: repo, SessionID: "s_bench", StateDir: filepath.Join(dir, "resync-state")})
