@@ -30,6 +30,11 @@ import (
 // The permissions record and the nested repositories come from the last
 // walk, updated at the changed paths.
 //
+// A process that lives for one turn (print mode) arms its watcher with
+// its first capture's own walk instead (WatchOptions.ArmWithWalk; "Armed
+// by the walk" in watch_linux.go), so the capture at the end of its turn
+// is watched.
+//
 // The capture walks, as without a watcher, whenever the watcher cannot
 // vouch: before it is armed, after a queue overflow (its watches are then
 // rebuilt first), when a directory could not be watched (the watch budget,
