@@ -291,6 +291,10 @@ func run(args []string) error {
 	row(fmt.Sprintf("print-mode turn, in place (%d rounds)", len(prT)), median(prT), s)
 	row("print-mode turn, conversation only", median(pnT), s)
 	row("**print-mode per-turn checkpoint overhead (both captures)**", median(prD), s)
+	if printBase != nil {
+		row("print-mode turn, in place, baseline build", median(pbT), s)
+		row("print-mode per-turn checkpoint overhead, baseline build", median(pbD), s)
+	}
 	row("safety-net walk (`Engine.Resync`, off the turn's path), 5 runs", median(rs), median(rst))
 	return nil
 }
