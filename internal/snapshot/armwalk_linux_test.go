@@ -258,3 +258,35 @@ func TestArmWithWalkFallsBack(t *testing.T) {
 		})
 	}
 }
+
+// TestArmWithWalkRearmsAfterOverflow: after a queue overflow the capture
+// walks, and its walk arms the watcher again (no walk of its own), so
+// the capture after it is watched again.
+func TestArmWithWalkRearmsAfterOverflow(t *testing.T) {
+	t.Parallel()
+	wt := gittest.NewRepo(t)
+	sh(t, wt, `mkdir -p a/b; printf 'x\n' > a/b/x; git add -A; git commit -qm base`)
+	ageChanges()
+	e := openArmed(t, wt, filepath.Join(t.TempDir(), "state"), 0)
+	twin := openEngine(t, wt)
+	capture(t, e, "")
+	capture(t, twin, "")
+	if s := e.WatchState(); !s.Watching {
+		t.Fatalf("the first capture's walk did not arm the watcher: %+v (%q)", s, e.lastWalkReason)
+	}
+	e.ForceOverflow()
+	gittest.WriteFile(t, wt, "a/b/x", "after the overflow\n")
+	checkWatched(t, e, twin, wt, func() string { return "" })
+	if e.walkedCaptures != 2 || !strings.Contains(e.lastWalkReason, "overflow") {
+		t.Fatalf("after an overflow: %d walks, last %q", e.walkedCaptures, e.lastWalkReason)
+	}
+	if s := e.WatchState(); !s.Watching {
+		t.Fatalf("the overflow's walk did not arm the watcher again: %+v", s)
+	}
+	ageChanges()
+	sh(t, wt, `mkdir a/c && printf 'c\n' > a/c/c && mv a/b a/d`)
+	checkWatched(t, e, twin, wt, func() string { return "" })
+	if e.watchedCaptures != 1 {
+		t.Fatalf("the capture after the overflow's walk walked: %q", e.lastWalkReason)
+	}
+}
