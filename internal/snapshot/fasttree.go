@@ -217,14 +217,21 @@ func (e *Engine) fastTree(ctx context.Context, base string, paths []string, leni
 				continue
 			}
 		}
-		content, mk := treeContent(m)
+		var content []byte
+		if packed {
+			content = treeBody(m)
+		} else {
+			var mk []byte
+			content, mk = treeContent(m)
+			batch.Write(mk)
+			batch.WriteByte(0)
+		}
 		oid := objectID(newHash, "tree", content)
 		if packed {
 			objs = append(objs, packObject{typ: 2, data: content, oid: oid})
+		} else {
+			want = append(want, hex.EncodeToString(oid))
 		}
-		batch.Write(mk)
-		batch.WriteByte(0)
-		want = append(want, hex.EncodeToString(oid))
 		if d == "" {
 			root = hex.EncodeToString(oid)
 		} else {
@@ -323,29 +330,54 @@ func depth(d string) int {
 // (a directory sorts as if its name ended in '/'), and the same entries as
 // `mktree -z` input.
 func treeContent(m map[string]fastEntry) (content, mktree []byte) {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	key := func(n string) string {
-		if m[n].isTree() {
-			return n + "/"
-		}
-		return n
-	}
-	sort.Slice(names, func(i, j int) bool { return key(names[i]) < key(names[j]) })
-	var b, mk bytes.Buffer
-	for _, n := range names {
+	content = treeBody(m)
+	var mk bytes.Buffer
+	for _, n := range treeOrder(m) {
 		x := m[n]
-		b.WriteString(x.mode + " " + n + "\x00")
-		b.Write(x.oid)
 		typ := "blob"
 		if x.isTree() {
 			typ = "tree"
 		}
 		mk.WriteString(x.mode + " " + typ + " " + hex.EncodeToString(x.oid) + "\t" + n + "\x00")
 	}
-	return b.Bytes(), mk.Bytes()
+	return content, mk.Bytes()
+}
+
+// treeBody is a tree object's body with m's entries in git's order.
+func treeBody(m map[string]fastEntry) []byte {
+	names := treeOrder(m)
+	size := 0
+	for _, n := range names {
+		size += len(m[n].mode) + len(n) + 2 + len(m[n].oid)
+	}
+	b := make([]byte, 0, size)
+	for _, n := range names {
+		x := m[n]
+		b = append(b, x.mode...)
+		b = append(b, ' ')
+		b = append(b, n...)
+		b = append(b, 0)
+		b = append(b, x.oid...)
+	}
+	return b
+}
+
+// treeOrder is m's names in git's tree order: by name, a directory's name
+// compared as if it ended in '/'.
+func treeOrder(m map[string]fastEntry) []string {
+	keys := make([]string, 0, len(m))
+	for n, x := range m {
+		if x.isTree() {
+			n += "/"
+		}
+		keys = append(keys, n)
+	}
+	sort.Strings(keys)
+	for i, k := range keys {
+		// A name holds no '/': a trailing one is a directory's key.
+		keys[i] = strings.TrimSuffix(k, "/")
+	}
+	return keys
 }
 
 // fastBlobs writes the blobs of the changed files and symlinks with one

@@ -20,19 +20,23 @@ import (
 	"github.com/yolop-dev/yolop/internal/fsutil"
 )
 
-// packWriter writes blobs into one pack file (version 2, no deltas, zlib at
-// its fastest level) and its index (version 2) in a repository's
-// objects/pack directory: the bulk path of a folder's first capture, one
-// file for all its objects instead of a loose object per file. Git reads
-// the result as any fetched pack. Only SHA-1 repositories are written.
+// packWriter writes objects into one pack file (version 2, no deltas, zlib
+// at its fastest level, small objects and trees stored) and its index
+// (version 2) in a repository's objects/pack directory: the bulk path of a
+// folder's first capture and of a checkout's first tree edit, one file for
+// all its objects instead of a loose object per file or an index-pack that
+// inflates and hashes them all again. Git reads the result as any fetched
+// pack. Only SHA-1 repositories are written.
 type packWriter struct {
 	dir  string // objects/pack
+	perm os.FileMode
 	f    *os.File
 	w    *bufio.Writer
 	off  int64 // bytes written so far (the offset of the next object)
 	objs []packObj
 	seen map[[sha1.Size]byte]bool
 	zw   *zlib.Writer
+	zs   *zlib.Writer // stores: no compression
 }
 
 type packObj struct {
@@ -64,6 +68,15 @@ func packEntryHeader(b []byte, typ int, size uint64) []byte {
 	return append(b, c)
 }
 
+// packStoreBelow is the size under which an object is stored, not
+// compressed: a dynamic Huffman table per tiny zlib stream costs more CPU
+// than it saves. Trees are stored whatever their size (their object ids,
+// two fifths of them, do not compress).
+const packStoreBelow = 1024
+
+// newPackWriter starts a pack in objects/pack whose files will be readable
+// by their owner only (a folder's own repository); set perm before finish
+// for a repository the user's git reads.
 func newPackWriter(objects string) (*packWriter, error) {
 	dir := filepath.Join(objects, "pack")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -73,7 +86,7 @@ func newPackWriter(objects string) (*packWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &packWriter{dir: dir, f: f, w: bufio.NewWriterSize(f, 1<<20), seen: map[[sha1.Size]byte]bool{}}
+	p := &packWriter{dir: dir, perm: 0o400, f: f, w: bufio.NewWriterSize(f, 1<<20), seen: map[[sha1.Size]byte]bool{}}
 	// The object count is written at the end.
 	p.w.Write([]byte{'P', 'A', 'C', 'K', 0, 0, 0, 2, 0, 0, 0, 0})
 	p.off = 12
@@ -116,16 +129,11 @@ func (p *packWriter) add(typ int, r io.Reader, size int64) ([sha1.Size]byte, err
 	}
 	h := sha1.New()
 	fmt.Fprintf(h, "%s %d\x00", packTypeName[typ], size)
-	if p.zw == nil {
-		zw, err := zlib.NewWriterLevel(cw, zlib.BestSpeed)
-		if err != nil {
-			return oid, err
-		}
-		p.zw = zw
-	} else {
-		p.zw.Reset(cw)
+	zw, err := p.zlib(cw, typ == packTree || size < packStoreBelow)
+	if err != nil {
+		return oid, err
 	}
-	got, err := io.Copy(io.MultiWriter(p.zw, h), io.LimitReader(r, size))
+	got, err := io.Copy(io.MultiWriter(zw, h), io.LimitReader(r, size))
 	if err == nil && got < size {
 		// Shorter than its size said (it shrank while read): take the
 		// partial entry off again; the caller leaves the file out.
@@ -137,7 +145,7 @@ func (p *packWriter) add(typ int, r io.Reader, size int64) ([sha1.Size]byte, err
 	if err != nil {
 		return oid, err
 	}
-	if err := p.zw.Close(); err != nil {
+	if err := zw.Close(); err != nil {
 		return oid, err
 	}
 	copy(oid[:], h.Sum(nil))
@@ -148,6 +156,24 @@ func (p *packWriter) add(typ int, r io.Reader, size int64) ([sha1.Size]byte, err
 	p.seen[oid] = true
 	p.objs = append(p.objs, packObj{oid: oid, crc: cw.crc.Sum32(), off: start})
 	return oid, nil
+}
+
+// zlib returns the writer (compressing, or storing) reset onto w.
+func (p *packWriter) zlib(w io.Writer, store bool) (*zlib.Writer, error) {
+	z, level := &p.zw, zlib.BestSpeed
+	if store {
+		z, level = &p.zs, zlib.NoCompression
+	}
+	if *z == nil {
+		zw, err := zlib.NewWriterLevel(w, level)
+		if err != nil {
+			return nil, err
+		}
+		*z = zw
+		return zw, nil
+	}
+	(*z).Reset(w)
+	return *z, nil
 }
 
 // writeTrees writes the trees of entries (sorted by path, as in an index)
@@ -244,7 +270,7 @@ func (p *packWriter) finish() error {
 		return err
 	}
 	name := filepath.Join(p.dir, "pack-"+hex.EncodeToString(sum))
-	if err := os.Chmod(tmp, 0o400); err != nil {
+	if err := os.Chmod(tmp, p.perm); err != nil {
 		os.Remove(tmp)
 		return err
 	}
@@ -252,10 +278,8 @@ func (p *packWriter) finish() error {
 		os.Remove(tmp)
 		return err
 	}
-	if err := fsutil.WriteFileAtomic(name+".idx", p.index(sum), 0o400); err != nil {
-		return err
-	}
-	return fsutil.SyncDir(p.dir)
+	// Its directory sync also makes the pack's rename durable.
+	return fsutil.WriteFileAtomic(name+".idx", p.index(sum), p.perm)
 }
 
 // abort removes the unfinished pack and returns err.

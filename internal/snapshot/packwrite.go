@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/zlib"
 	"context"
+	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -85,16 +86,25 @@ func encodePack(newHash func() hash.Hash, objs []packObject) ([]byte, error) {
 // has every one of them under the id computed here. Any failure declines
 // to the index path (errNotFast) unless the capture was cancelled.
 func (e *Engine) writePack(ctx context.Context, newHash func() hash.Hash, objs []packObject) error {
-	pack, err := encodePack(newHash, objs)
-	if err != nil {
-		return errNotFast
-	}
-	if _, err := e.runPriv(ctx, pack, "index-pack", "--stdin"); err != nil {
-		if ctx.Err() != nil {
-			return e.captureErr(ctx, "cannot record changed files", err)
+	if e.hashSize() == sha1.Size {
+		// The pack and its index written here (pack.go): index-pack
+		// would only inflate and hash every object again.
+		if err := writeOwnPack(e.objects, objs); err != nil {
+			return errNotFast
 		}
-		return errNotFast
+	} else {
+		pack, err := encodePack(newHash, objs)
+		if err != nil {
+			return errNotFast
+		}
+		if _, err := e.runPriv(ctx, pack, "index-pack", "--stdin"); err != nil {
+			if ctx.Err() != nil {
+				return e.captureErr(ctx, "cannot record changed files", err)
+			}
+			return errNotFast
+		}
 	}
+	// Git itself must find every object under the id computed here.
 	var in strings.Builder
 	for _, o := range objs {
 		in.WriteString(hex.EncodeToString(o.oid) + "\n")
@@ -120,4 +130,26 @@ func (e *Engine) writePack(ctx context.Context, newHash func() hash.Hash, objs [
 		}
 	}
 	return nil
+}
+
+// writeOwnPack stores objs (SHA-1) as one durable pack with its index in
+// the repository's objects directory, readable by everyone who can reach
+// it, as git's own packs are. An object whose id is not the one computed
+// for it declines.
+func writeOwnPack(objects string, objs []packObject) error {
+	pw, err := newPackWriter(objects)
+	if err != nil {
+		return err
+	}
+	pw.perm = 0o444
+	for _, o := range objs {
+		oid, err := pw.addBytes(int(o.typ), o.data)
+		if err == nil && !bytes.Equal(oid[:], o.oid) {
+			err = fmt.Errorf("object %x was computed as %x", oid, o.oid)
+		}
+		if err != nil {
+			return pw.abort(err)
+		}
+	}
+	return pw.finish()
 }

@@ -123,6 +123,14 @@ func TestFirstCaptureOfADirtyCheckout(t *testing.T) {
 	if len(packs) != 1 {
 		t.Errorf("packs written: %v, want one", packs)
 	}
+	for _, p := range packs {
+		// Git reads the pack and its index written in Go as its own.
+		gittest.Git(t, repo, "verify-pack", p)
+		if st, err := os.Stat(p); err != nil || st.Mode().Perm()&0o044 == 0 {
+			t.Errorf("pack %s: %v, %v: git's own packs are readable by whoever reaches the repository", p, st.Mode(), err)
+		}
+	}
+	gittest.Git(t, repo, "fsck", "--no-dangling", "--no-progress")
 	if _, err := os.Stat(filepath.Join(e.stateDir, "index.settle")); err == nil {
 		t.Errorf("the background index update left the seed unsettled")
 	}
