@@ -78,7 +78,7 @@ func indexCorrupt(err error) bool {
 }
 
 func (e *Engine) removeIndex() error {
-	e.seedIsHead = false
+	e.seedIsHead, e.seedBase = false, nil
 	e.rules, e.rulesLoaded = nil, true
 	for _, p := range []string{e.privIndex, e.privIndex + ".settle", e.privIndex + ".lock", e.rulesFile()} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -355,6 +355,11 @@ func (e *Engine) walkedTree(ctx context.Context, paths, dropTracked []string, in
 	// private HEAD: HEAD itself, or before the first capture the tree of
 	// the worktree's HEAD commit.
 	base := ""
+	// The seeded index's entries, which stand for base wherever status
+	// shows no difference: the first capture computes base's trees from
+	// them instead of reading them from the object store.
+	seed := e.seedBase
+	e.seedBase = nil
 	if !indexDiffers {
 		switch {
 		case headKnown && e.headIsTree:
@@ -363,7 +368,11 @@ func (e *Engine) walkedTree(ctx context.Context, paths, dropTracked []string, in
 			if out, err := e.runPriv(ctx, nil, "rev-parse", "--verify", "--quiet", e.head+"^{tree}"); err == nil {
 				base = git.Trim(out)
 			}
+		default:
+			seed = nil
 		}
+	} else {
+		seed = nil
 	}
 	if len(paths) == 0 && base != "" && !e.headIsTree {
 		// A first capture of a clean worktree: its tree is the commit's.
@@ -374,7 +383,7 @@ func (e *Engine) walkedTree(ctx context.Context, paths, dropTracked []string, in
 		// The index holds base exactly, so editing that tree at the
 		// listed paths gives the worktree's tree without reading the
 		// index; the index catches up in the background.
-		tree, err := e.fastTree(ctx, base, paths, false)
+		tree, err := e.fastTreeFrom(ctx, base, seed, paths, false)
 		if err == nil {
 			e.treeEdits++
 			e.setHead(tree)
@@ -684,6 +693,10 @@ func (e *Engine) ensureIndex(ctx context.Context) (derive bool, err error) {
 	// Only a seed made in this process, with nothing pruned, is known to
 	// hold the HEAD commit's tree wherever status shows no difference.
 	e.seedIsHead = !e.seedPruned
+	e.seedBase = nil
+	if e.seedIsHead {
+		e.seedBase = e.seedEntries
+	}
 	derive = seeded && knownClean && !flagged && e.pinnedConfig(ctx)
 	if !derive {
 		e.seedEntries, e.knownWalk = nil, nil

@@ -63,6 +63,14 @@ type fastChange struct {
 // deleted that base does not hold either is skipped (fastSkipped) instead
 // of declining: it was created and removed between two captures.
 func (e *Engine) fastTree(ctx context.Context, base string, paths []string, lenient bool) (string, error) {
+	return e.fastTreeFrom(ctx, base, nil, paths, lenient)
+}
+
+// fastTreeFrom is fastTree with base's trees computed from seed, the
+// entries of an index whose tree is base (the private index just seeded,
+// where status showed no index-side difference), instead of read with
+// cat-file: base's tree ids are then checked by computing its root.
+func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntry, paths []string, lenient bool) (string, error) {
 	if len(paths) == 0 || len(paths) > fastMaxPackedPaths {
 		return "", errNotFast
 	}
@@ -147,9 +155,19 @@ func (e *Engine) fastTree(ctx context.Context, base string, paths []string, leni
 	} else if err := e.fastBlobs(ctx, changes); err != nil {
 		return "", err
 	}
-	old, err := e.fastOldTrees(ctx, base, dirs)
-	if err != nil {
-		return "", err
+	var old map[string]map[string]fastEntry
+	if seed != nil {
+		root, trees, err := seedTrees(seed, newHash, dirs)
+		if err == nil && hex.EncodeToString(root) == base {
+			old = trees
+			e.seedTrees++
+		}
+	}
+	if old == nil {
+		var err error
+		if old, err = e.fastOldTrees(ctx, base, dirs); err != nil {
+			return "", err
+		}
 	}
 
 	// Apply the changes to each directory's entries.
@@ -431,6 +449,91 @@ func (e *Engine) fastBlobs(ctx context.Context, changes []*fastChange) error {
 		c.oid = raw
 	}
 	return nil
+}
+
+// seedTrees computes the tree of the index entries (sorted by path, as an
+// index holds them) as write-tree would: its root's id, and the entries of
+// the trees at dirs (a directory it does not hold maps to nil). An entry git
+// does not put in a tree as it is (a submodule, a sparse directory, an
+// unmerged stage) is an error; an intent-to-add entry is left out, as
+// write-tree leaves it out.
+func seedTrees(entries []indexEntry, newHash func() hash.Hash, dirs map[string]bool) ([]byte, map[string]map[string]fastEntry, error) {
+	trees := map[string]map[string]fastEntry{}
+	var build func(prefix string, ents []indexEntry) ([]byte, error)
+	build = func(prefix string, ents []indexEntry) ([]byte, error) {
+		dir := strings.TrimSuffix(prefix, "/")
+		var m map[string]fastEntry
+		if dirs[dir] {
+			m = map[string]fastEntry{}
+		}
+		var body []byte
+		add := func(mode, name, oid string) {
+			body = append(body, mode...)
+			body = append(body, ' ')
+			body = append(body, name...)
+			body = append(body, 0)
+			body = append(body, oid...)
+			if m != nil {
+				m[name] = fastEntry{mode: mode, oid: []byte(oid)}
+			}
+		}
+		for i := 0; i < len(ents); {
+			x := ents[i]
+			if !strings.HasPrefix(x.path, prefix) {
+				return nil, fmt.Errorf("index entry %q out of order", x.path)
+			}
+			rest := x.path[len(prefix):]
+			slash := strings.IndexByte(rest, '/')
+			if slash < 0 {
+				i++
+				if x.intentToAdd {
+					continue
+				}
+				if x.stage != 0 || rest == "" {
+					return nil, fmt.Errorf("index entry %q: stage %d", x.path, x.stage)
+				}
+				var mode string
+				switch x.mode {
+				case 0o100644:
+					mode = "100644"
+				case 0o100755:
+					mode = "100755"
+				case 0o120000:
+					mode = "120000"
+				default:
+					return nil, fmt.Errorf("index entry %q: mode %o", x.path, x.mode)
+				}
+				add(mode, rest, x.oid)
+				continue
+			}
+			name := rest[:slash]
+			sub := prefix + name + "/"
+			k := i + 1
+			for k < len(ents) && strings.HasPrefix(ents[k].path, sub) {
+				k++
+			}
+			oid, err := build(sub, ents[i:k])
+			if err != nil {
+				return nil, err
+			}
+			i = k
+			if oid != nil {
+				add("40000", name, string(oid))
+			}
+		}
+		if m != nil {
+			trees[dir] = m
+		}
+		if len(body) == 0 && prefix != "" {
+			return nil, nil // git records no empty directory
+		}
+		return objectID(newHash, "tree", body), nil
+	}
+	root, err := build("", entries)
+	if err != nil {
+		return nil, nil, err
+	}
+	return root, trees, nil
 }
 
 // fastOldTrees reads base's trees at dirs with one cat-file --batch. A

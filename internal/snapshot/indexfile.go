@@ -11,11 +11,13 @@ import (
 // indexEntry is what the capture needs of one entry of a git index file.
 type indexEntry struct {
 	path         string
-	ctime        int64 // nanoseconds since the epoch
+	oid          string // raw object id
+	ctime        int64  // nanoseconds since the epoch
 	mode         uint32
 	stage        int
 	assumed      bool // assume-unchanged ("valid")
 	skipWorktree bool
+	intentToAdd  bool // `git add -N`: no blob yet, left out of the index's tree
 }
 
 // errIndexFormat: an index file this reader does not handle (a split
@@ -59,6 +61,7 @@ func readIndexFile(path string, hashSize int) ([]indexEntry, error) {
 			mode:    binary.BigEndian.Uint32(e[24:28]),
 			stage:   int(flags>>12) & 3,
 			assumed: flags&0x8000 != 0,
+			oid:     string(e[40 : 40+hashSize]),
 		}
 		if flags&0x4000 != 0 {
 			if version < 3 || off+head+2 > end {
@@ -66,6 +69,7 @@ func readIndexFile(path string, hashSize int) ([]indexEntry, error) {
 			}
 			ext := binary.BigEndian.Uint16(e[head:])
 			ent.skipWorktree = ext&0x4000 != 0
+			ent.intentToAdd = ext&0x2000 != 0
 			head += 2
 		}
 		p := off + head

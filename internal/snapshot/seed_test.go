@@ -119,6 +119,9 @@ func TestFirstCaptureOfADirtyCheckout(t *testing.T) {
 	if e.treeEdits != 1 {
 		t.Errorf("the first capture took the index path (tree edits: %d)", e.treeEdits)
 	}
+	if e.seedTrees != 1 {
+		t.Errorf("the first capture read the HEAD commit's trees instead of computing them from the seed")
+	}
 	packs, _ := filepath.Glob(filepath.Join(repo, ".git", "objects", "pack", "*.pack"))
 	if len(packs) != 1 {
 		t.Errorf("packs written: %v, want one", packs)

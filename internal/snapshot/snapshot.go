@@ -137,6 +137,13 @@ type Engine struct {
 	// seedEntries are the entries of the index just seeded, as
 	// cleanSeed kept them (nil when read through git).
 	seedEntries []indexEntry
+	// seedBase is what the first capture edits instead of reading the
+	// HEAD commit's trees: the seeded index's entries (cleanSeed's), kept
+	// until that capture (nil when read through git or already used).
+	seedBase []indexEntry
+	// seedTrees counts tree edits whose base trees were computed from
+	// seedBase (tests).
+	seedTrees int
 	// derivedCaptures counts captures whose tree came from a seed known
 	// clean, without a status (tests).
 	derivedCaptures int
