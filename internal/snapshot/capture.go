@@ -93,6 +93,12 @@ func (e *Engine) captureOnce(ctx context.Context, ch changes) (string, error) {
 		return "", e.fileErr("cannot prepare the private git directory", err)
 	}
 	if _, err := os.Stat(e.privIndex); err != nil {
+		// One read of the real index serves the seed and its rules;
+		// when it fails, the paths that read the file report why.
+		if snap, err := readIndexSnap(e.realIndex, e.hashSize()); err == nil {
+			e.realSnap = snap
+			defer func() { e.realSnap = nil }()
+		}
 		// A new private index starts from the real one: whatever was
 		// reconciled before is no longer there.
 		if err := os.Remove(e.rulesFile()); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -651,12 +657,19 @@ func (e *Engine) ensureIndex(ctx context.Context) (derive bool, err error) {
 	}
 	seeded, flagged := false, false
 	if e.folder || !e.conversionConfigured(ctx) {
-		ok, err := copyPreservingMtime(e.realIndex, e.privIndex)
+		snap := e.realSnap
+		var ok bool
+		var err error
+		if snap != nil {
+			ok, err = true, writeSeed(snap, e.privIndex)
+		} else {
+			ok, err = copyPreservingMtime(e.realIndex, e.privIndex)
+		}
 		if err != nil {
 			return false, e.fileErr("cannot copy the worktree index", err)
 		}
 		if ok {
-			f, attrs, err := e.cleanSeed(ctx)
+			f, attrs, err := e.cleanSeed(ctx, snap)
 			if err != nil {
 				_ = os.Remove(e.privIndex)
 				return false, err
@@ -685,7 +698,7 @@ func (e *Engine) ensureIndex(ctx context.Context) (derive bool, err error) {
 		if err != nil {
 			return false, e.captureErr(ctx, "cannot build the private index", err)
 		}
-		if flagged, _, err = e.cleanSeed(ctx); err != nil {
+		if flagged, _, err = e.cleanSeed(ctx, nil); err != nil {
 			_ = os.Remove(e.privIndex)
 			return false, err
 		}
@@ -753,11 +766,18 @@ func (e *Engine) pinnedConfig(ctx context.Context) bool {
 // (their edits would be invisible), submodules, blocklisted paths, and a
 // split-index link to a shared index that only exists in the real git dir.
 // flagged reports that it found assume-unchanged or skip-worktree entries,
-// attrs that the index tracks a .gitattributes file.
-func (e *Engine) cleanSeed(ctx context.Context) (flagged, attrs bool, err error) {
+// attrs that the index tracks a .gitattributes file. from is what the
+// private index was just written from (nil: read the file).
+func (e *Engine) cleanSeed(ctx context.Context, from *indexSnap) (flagged, attrs bool, err error) {
 	// The shared index of a split real index lives in the real git dir;
 	// reading it there and writing a whole index breaks the link.
-	if split, err := hasSplitLink(e.privIndex); err != nil {
+	var split bool
+	if from != nil {
+		split, err = splitLink(e.privIndex, from.data)
+	} else {
+		split, err = hasSplitLink(e.privIndex)
+	}
+	if err != nil {
 		return false, false, &CaptureError{Reason: "cannot read the worktree index", Err: err}
 	} else if split {
 		r := e.repo.With("GIT_INDEX_FILE=" + e.privIndex)
@@ -767,7 +787,13 @@ func (e *Engine) cleanSeed(ctx context.Context) (flagged, attrs bool, err error)
 	}
 	var assumed, skipped, remove []string
 	e.seedEntries = nil
-	entries, err := readIndexFile(e.privIndex, e.hashSize())
+	var entries []indexEntry
+	if from != nil && !split {
+		// The file holds exactly from's bytes.
+		entries, err = from.entries, from.err
+	} else {
+		entries, err = readIndexFile(e.privIndex, e.hashSize())
+	}
 	if err == nil {
 		kept := entries[:0]
 		for _, ent := range entries {
@@ -937,6 +963,27 @@ func copyPreservingMtime(src, dst string) (bool, error) {
 	return true, nil
 }
 
+// writeSeed writes the private index at dst from snap, with the real
+// index's mtime (see copyPreservingMtime).
+func writeSeed(snap *indexSnap, dst string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(dst), ".index-seed-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(snap.data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chtimes(tmp.Name(), snap.mtime, snap.mtime); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), dst)
+}
+
 // hasSplitLink reports whether an index file carries the split-index "link"
 // extension, i.e. depends on a sharedindex file in its git dir.
 func hasSplitLink(path string) (bool, error) {
@@ -944,6 +991,11 @@ func hasSplitLink(path string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	return splitLink(path, b)
+}
+
+// splitLink is hasSplitLink of the index file bytes b, read from path.
+func splitLink(path string, b []byte) (bool, error) {
 	if len(b) < 12 || string(b[:4]) != "DIRC" {
 		return false, fmt.Errorf("%s is not a git index", path)
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"time"
 )
 
 // indexEntry is what the capture needs of one entry of a git index file.
@@ -36,6 +38,14 @@ func readIndexFile(path string, hashSize int) ([]indexEntry, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
+	}
+	return parseIndex(path, b, hashSize)
+}
+
+// parseIndex is readIndexFile of an index file's bytes b, read from path.
+func parseIndex(path string, b []byte, hashSize int) ([]indexEntry, error) {
+	if hashSize == 0 {
+		return nil, errIndexFormat
 	}
 	if len(b) < 12+hashSize || string(b[:4]) != "DIRC" {
 		return nil, fmt.Errorf("%s is not a git index", path)
@@ -161,4 +171,39 @@ func FlaggedEntries(path string, hashSize int) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// indexSnap is the user's index as one read saw it, for the first capture:
+// the private index is seeded from these bytes, and the entries parsed once
+// serve both what the rules compare (realIndexSet) and the seed's clean-up,
+// instead of the file being read and parsed three times.
+type indexSnap struct {
+	data    []byte
+	mtime   time.Time
+	key     string // fileKey's, of these bytes
+	entries []indexEntry
+	err     error // parseIndex's
+}
+
+// readIndexSnap reads the index at path through one open file, so its
+// bytes, mtime and key belong to the same version (git replaces an index
+// by renaming a new file over it).
+func readIndexSnap(path string, hashSize int) (*indexSnap, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, err
+	}
+	tail := data[max(len(data)-32, 0):]
+	s := &indexSnap{data: data, mtime: st.ModTime(), key: fmt.Sprintf("%d.%d.%x", st.Size(), st.ModTime().UnixNano(), tail)}
+	s.entries, s.err = parseIndex(path, data, hashSize)
+	return s, nil
 }

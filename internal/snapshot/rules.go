@@ -111,7 +111,12 @@ func (e *Engine) saveRules(r *rulesState) error {
 // realIndexSet identifies the set of paths the real index holds: the digest
 // of its paths, recomputed only when the file's stat changed since prev.
 func (e *Engine) realIndexSet(prev *rulesState) (key, set string) {
-	key = fileKey(e.realIndex)
+	snap := e.realSnap
+	if snap != nil {
+		key = snap.key
+	} else {
+		key = fileKey(e.realIndex)
+	}
 	if prev != nil && prev.realKey == key {
 		return key, prev.realSet
 	}
@@ -119,7 +124,13 @@ func (e *Engine) realIndexSet(prev *rulesState) (key, set string) {
 	if e.objFormat == "sha256" {
 		hashSize = 32
 	}
-	ents, err := readIndexFile(e.realIndex, hashSize)
+	var ents []indexEntry
+	var err error
+	if snap != nil {
+		ents, err = snap.entries, snap.err
+	} else {
+		ents, err = readIndexFile(e.realIndex, hashSize)
+	}
 	if err != nil {
 		// A split or unknown index: its stat stands for its paths, which
 		// only costs a reconcile more often.
