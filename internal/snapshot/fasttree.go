@@ -264,6 +264,7 @@ func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntr
 	} else if err := e.fastMktree(ctx, batch.Bytes(), want); err != nil {
 		return "", err
 	}
+	e.fastPacked = packed
 	e.fastDeleted = e.fastDeleted[:0]
 	e.fastSkipped = skipped
 	gone := map[string]bool{}
@@ -649,6 +650,15 @@ func (e *Engine) startIndexUpdate(paths, deleted []string) {
 			steps = append(steps, st)
 		}
 	}
+	if e.fastPacked && len(steps) > 0 {
+		// After many paths (a first capture's), update-index leaves the
+		// index's cache tree invalid in most directories, and the next
+		// status would compare the index with the private HEAD by reading
+		// all their trees. write-tree rebuilds the cache tree and writes
+		// it back; the trees it names are already stored, so it writes
+		// none unless a file changed again since the capture.
+		steps = append(steps, step{args: []string{"write-tree"}})
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), e.budget)
 	cmds := make([]*exec.Cmd, len(steps))
 	errs := make([]*bytes.Buffer, len(steps))
@@ -657,7 +667,9 @@ func (e *Engine) startIndexUpdate(paths, deleted []string) {
 			e.onPriv(st.args)
 		}
 		cmds[i], errs[i] = e.priv.Command(ctx, append(e.privConfig(), st.args...)...)
-		cmds[i].Stdin = strings.NewReader(strings.Join(st.paths, "\x00") + "\x00")
+		if st.paths != nil {
+			cmds[i].Stdin = strings.NewReader(strings.Join(st.paths, "\x00") + "\x00")
+		}
 		// The update must not outlive the process: another engine opened
 		// on this state dir removes a lock it finds, taking it for a dead
 		// one.

@@ -1,7 +1,9 @@
 package snapshot
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -137,10 +139,37 @@ func TestFirstCaptureOfADirtyCheckout(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.stateDir, "index.settle")); err == nil {
 		t.Errorf("the background index update left the seed unsettled")
 	}
+	// The index's cache tree was rebuilt: the next status compares the
+	// index with the captured tree without reading its trees.
+	if got := cacheTreeRoot(t, e.privIndex); got != first.Tree {
+		t.Errorf("the private index's cache tree names %q at its root, want the captured %s", got, first.Tree)
+	}
 	// The index caught up: one more edit is captured, the rest kept.
 	gittest.WriteFile(t, repo, "d5/f0.txt", "again\n")
 	next := capture(t, e, "")
 	if got := gittest.Git(t, repo, "diff-tree", "-r", "--name-only", first.Tree, next.Tree); strings.TrimSpace(got) != "d5/f0.txt" {
 		t.Fatalf("second capture changed %q, want d5/f0.txt", got)
 	}
+}
+
+// cacheTreeRoot is the root tree id the index file's cache-tree extension
+// ("TREE") records, "" when it has none or the root is invalid.
+func cacheTreeRoot(t *testing.T, index string) string {
+	t.Helper()
+	b, err := os.ReadFile(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The extension: "TREE", a 4-byte size, then "<path>\0<count> <subtrees>\n<oid>"
+	// with the root's path empty; a count of -1 is an invalid entry.
+	i := bytes.Index(b, []byte("TREE"))
+	if i < 0 || len(b) < i+9 || b[i+8] != 0 {
+		return ""
+	}
+	rest := b[i+9:]
+	nl := bytes.IndexByte(rest, '\n')
+	if nl < 0 || bytes.HasPrefix(rest, []byte("-1 ")) || len(rest) < nl+1+20 {
+		return ""
+	}
+	return hex.EncodeToString(rest[nl+1 : nl+1+20])
 }

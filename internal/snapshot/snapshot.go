@@ -141,6 +141,9 @@ type Engine struct {
 	// HEAD commit's trees: the seeded index's entries (cleanSeed's), kept
 	// until that capture (nil when read through git or already used).
 	seedBase []indexEntry
+	// fastPacked: the last tree edit wrote its objects as a pack (many
+	// paths; see startIndexUpdate).
+	fastPacked bool
 	// realSnap is the user's index as the capture seeding the private
 	// index read it (nil otherwise).
 	realSnap *indexSnap
