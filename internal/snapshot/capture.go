@@ -624,8 +624,16 @@ func parseStatus(out []byte) (paths []string, indexDiffers bool) {
 
 // excludedPath reports whether a worktree-relative path is blocklisted or a
 // restore temporary.
+// It is asked of every entry of the user's index when the private index is
+// seeded, so it looks at the components in place.
 func excludedPath(p string) bool {
-	for _, c := range strings.Split(p, "/") {
+	for p != "" {
+		c := p
+		if i := strings.IndexByte(p, '/'); i >= 0 {
+			c, p = p[:i], p[i+1:]
+		} else {
+			p = ""
+		}
 		if isBlocked(c) || strings.HasPrefix(c, tmpPrefix) {
 			return true
 		}
@@ -634,8 +642,11 @@ func excludedPath(p string) bool {
 }
 
 func isBlocked(component string) bool {
+	if len(component) == 4 && strings.EqualFold(component, ".git") {
+		return true
+	}
 	for _, b := range Blocklist {
-		if component == b || strings.EqualFold(component, ".git") {
+		if component == b {
 			return true
 		}
 	}

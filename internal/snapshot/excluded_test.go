@@ -53,3 +53,18 @@ func TestExcludedListsIgnoredAndBlocklisted(t *testing.T) {
 		t.Fatalf("capped list = %d entries ending %q", len(got), got[len(got)-1])
 	}
 }
+
+// TestExcludedPath: a path is left out when any of its components is
+// blocklisted (".git" in any case) or a restore temporary.
+func TestExcludedPath(t *testing.T) {
+	t.Parallel()
+	for p, want := range map[string]bool{
+		"a/b.txt": false, "node_modules": true, "x/node_modules/y": true, "x/.GIT/config": true,
+		".gitignore": false, "a/.git": true, "a/.gitx/b": false, "d/.yolop-tmp-1": true,
+		"d/e.yolop-tmp-1": false, "build.txt": false, "a//build/": true, "": false, "git/.Git": true,
+	} {
+		if got := excludedPath(p); got != want {
+			t.Errorf("excludedPath(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
