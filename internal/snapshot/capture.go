@@ -132,7 +132,8 @@ func (e *Engine) captureOnce(ctx context.Context, ch changes) (string, error) {
 	// them, as any index write does: git re-checks every entry racy with
 	// respect to the index it read before writing a newer one.
 	if e.seededNow {
-		e.seededNow = false
+		e.seededNow, e.seedWhole = false, true
+		defer func() { e.seedWhole = false }()
 	} else if err := e.settle(ctx); err != nil {
 		return "", err
 	}
@@ -513,6 +514,13 @@ func (e *Engine) excludeTextFresh() string {
 // itself differs from the private HEAD.
 func (e *Engine) changedPaths(ctx context.Context) (paths []string, indexDiffers bool, err error) {
 	args := []string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "--ignore-submodules=all"}
+	if e.seedWhole {
+		// The seed's first status leaves the index whole: converting
+		// it to a split index would write all of it once more, and
+		// the update that follows the capture writes it anyway.
+		e.seedWhole = false
+		args = append([]string{"-c", "core.splitIndex=false"}, args...)
+	}
 	out, err := e.runPriv(ctx, nil, args...)
 	if err != nil {
 		var ge *git.Error

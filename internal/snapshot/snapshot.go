@@ -141,6 +141,9 @@ type Engine struct {
 	// HEAD commit's trees: the seeded index's entries (cleanSeed's), kept
 	// until that capture (nil when read through git or already used).
 	seedBase []indexEntry
+	// seedWhole: the next status is the first of a seed made by this
+	// capture (see changedPaths).
+	seedWhole bool
 	// fastPacked: the last tree edit wrote its objects as a pack (many
 	// paths; see startIndexUpdate).
 	fastPacked bool
