@@ -430,14 +430,16 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		return nil, err
 	}
 	d := &draft{ws: session.Workspace{SessionID: session.NewID(), Kind: session.KindConversation, ActiveRoot: o.Dir, Provider: prov.Name(), Model: prov.Model()}, dir: o.Dir, expectWS: true, contextWindow: o.Provider.ContextWindow}
-	if why := workspaceUnavailable(ctx, o); why != "" {
+	why, notRepo := workspaceUnavailable(ctx, o)
+	if why != "" {
 		d.expectWS, d.expectWhy = false, why
 	}
 	d.mode = WorkspaceNone
 	folder := false
 	if d.expectWS {
 		d.mode = o.Workspace
-		if folder = isFolder(ctx, o); folder {
+		// Outside any repository: a folder of its own, in place.
+		if folder = o.Workspace != WorkspaceNone && notRepo; folder {
 			d.mode = WorkspaceInPlace // a folder outside git: in place
 		}
 	}
@@ -1017,15 +1019,17 @@ func noRepoReason(err error) string {
 }
 
 // workspaceUnavailable predicts why a new session in o.Dir would have no
-// workspace snapshots ("" when it will have them).
-func workspaceUnavailable(ctx context.Context, o Options) string {
+// workspace snapshots ("" when it will have them); notRepo reports that
+// o.Dir is in no repository.
+func workspaceUnavailable(ctx context.Context, o Options) (why string, notRepo bool) {
 	if o.Workspace == WorkspaceNone {
-		return workspaceOff
+		return workspaceOff, false
 	}
-	if _, err := worktree.Detect(ctx, o.Dir); err != nil && !errors.Is(err, worktree.ErrNotRepo) {
-		return noRepoReason(err)
+	_, err := worktree.Detect(ctx, o.Dir)
+	if err != nil && !errors.Is(err, worktree.ErrNotRepo) {
+		return noRepoReason(err), false
 	}
-	return ""
+	return "", errors.Is(err, worktree.ErrNotRepo)
 }
 
 // folderWorkspace makes ws an in-place session of the folder o.Dir,

@@ -17,7 +17,6 @@ import (
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/snapshot"
-	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
 // Codes of the refusals of a session in a folder outside git.
@@ -58,16 +57,6 @@ func loadFolderLimits() (folderLimits, error) {
 		l.maxFileSize = int64(*v) // 0: no limit
 	}
 	return l, nil
-}
-
-// isFolder reports whether a new session in dir works in a folder outside
-// git: dir is in no repository and the mode keeps files.
-func isFolder(ctx context.Context, o Options) bool {
-	if o.Workspace == WorkspaceNone {
-		return false
-	}
-	_, err := worktree.Detect(ctx, o.Dir)
-	return errors.Is(err, worktree.ErrNotRepo)
 }
 
 // folderGitDir is the private repository of folder in the data directory:

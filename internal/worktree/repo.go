@@ -76,6 +76,17 @@ func Detect(ctx context.Context, dir string) (*Repo, error) {
 		return nil, fmt.Errorf("worktree: %s is not a directory", abs)
 	}
 	r := git.New(abs)
+	// The common case, a working tree, in one process; anything else is
+	// told apart by the steps below.
+	if out, err := r.Run(ctx, "rev-parse", "--is-bare-repository", "--is-inside-git-dir", "--git-common-dir", "--show-toplevel"); err == nil {
+		if l := strings.Split(git.Trim(out), "\n"); len(l) == 4 && l[0] == "false" && l[1] == "false" && l[3] != "" {
+			common, err := canonical(abs, l[2])
+			if err != nil {
+				return nil, fmt.Errorf("worktree: resolve git directory of %s: %w", abs, err)
+			}
+			return detectHead(ctx, r, &Repo{Root: l[3], CommonDir: common})
+		}
+	}
 	out, err := r.Run(ctx, "rev-parse", "--is-bare-repository", "--is-inside-git-dir", "--git-common-dir")
 	if err != nil {
 		var ge *git.Error
@@ -102,7 +113,11 @@ func Detect(ctx context.Context, dir string) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worktree: find the top level of %s: %w", abs, err)
 	}
-	repo := &Repo{Root: git.Trim(root), CommonDir: common}
+	return detectHead(ctx, r, &Repo{Root: git.Trim(root), CommonDir: common})
+}
+
+// detectHead fills in repo's HEAD commit and branch.
+func detectHead(ctx context.Context, r *git.Runner, repo *Repo) (*Repo, error) {
 	head, err := r.Run(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
 		var ge *git.Error
