@@ -642,12 +642,20 @@ func (e *Engine) startIndexUpdate(paths, deleted []string) {
 		paths []string
 	}
 	var steps []step
-	for _, st := range []step{
-		{[]string{"update-index", "--force-remove", "-z", "--stdin"}, deleted},
-		{[]string{"update-index", "--add", "--remove", "--replace", "-z", "--stdin"}, present},
-	} {
-		if len(st.paths) > 0 {
-			steps = append(steps, st)
+	add := []string{"update-index", "--add", "--remove", "--replace", "-z", "--stdin"}
+	if args, ok := removeArgs(deleted); ok && len(present) > 0 {
+		// One index read and write instead of two: update-index takes
+		// its options and paths in order, the few deleted ones on the
+		// command line before the others on stdin.
+		steps = append(steps, step{append(args, add[1:]...), present})
+	} else {
+		for _, st := range []step{
+			{[]string{"update-index", "--force-remove", "-z", "--stdin"}, deleted},
+			{add, present},
+		} {
+			if len(st.paths) > 0 {
+				steps = append(steps, st)
+			}
 		}
 	}
 	if e.fastPacked && len(steps) > 0 {
@@ -696,6 +704,25 @@ func (e *Engine) startIndexUpdate(paths, deleted []string) {
 		}
 		ownerOnly(e.privIndex, e.privDir)
 	}()
+}
+
+// removeArgs are update-index arguments that remove the deleted paths
+// from the index and then stop removing: "./" keeps a path that starts with
+// '-' from being taken for an option. A long list stays on stdin.
+func removeArgs(deleted []string) ([]string, bool) {
+	if len(deleted) == 0 || len(deleted) > 256 {
+		return nil, false
+	}
+	args := []string{"update-index", "--force-remove"}
+	size := 0
+	for _, p := range deleted {
+		size += len(p) + 3
+		if size > 32<<10 || strings.ContainsRune(p, 0) {
+			return nil, false
+		}
+		args = append(args, "./"+p)
+	}
+	return append(args, "--no-force-remove"), true
 }
 
 // waitIndexUpdate waits for a background index update to finish.

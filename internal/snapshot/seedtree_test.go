@@ -112,6 +112,11 @@ func TestSeededFirstCaptureEqualsAFullCapture(t *testing.T) {
 				t.Errorf("the first capture did not edit the seed's tree (tree edits %d, trees from the seed %d)", e.treeEdits, e.seedTrees)
 			}
 			gittest.Git(t, repo, "fsck", "--no-dangling", "--no-progress")
+			// The background update brought the private index to the
+			// captured tree, deletions included.
+			if out, err := e.runPriv(context.Background(), nil, "diff-index", "--cached", "--name-status", first.Tree); err != nil || len(out) > 0 {
+				t.Errorf("the private index differs from the captured tree: %v\n%s", err, out)
+			}
 			// The private index caught up with what was captured.
 			gittest.WriteFile(t, repo, "d0/s/f5.txt", "again\n")
 			next := capture(t, e, "")
