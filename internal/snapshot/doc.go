@@ -129,11 +129,23 @@
 // The first capture after a seed takes the tree edit too, from the tree of
 // the worktree's HEAD commit, when status shows the index equal to that
 // commit and the seed's clean-up removed no entry (a submodule, which
-// status does not report). A tree edit with many new objects (24 or more
-// blobs and trees, up to 20,000 paths and 64 MiB of file content) reads the
-// files in Go and writes every object into one pack (`index-pack --stdin`,
-// then `cat-file --batch-check` confirms each id), instead of one loose
-// file per object; small edits stay loose, so packs do not pile up.
+// status does not report). Its base trees are not read with cat-file: they
+// are computed from the seeded index's entries (read once from the user's
+// index, which also gives the seed's bytes and the rules' path set), as
+// write-tree would (intent-to-add entries left out), and used only when the
+// root computed equals the commit's tree id. A tree edit with many new
+// objects (24 or more blobs and trees, up to 20,000 paths and 64 MiB of
+// file content) reads the files in Go and writes every object into one pack
+// instead of one loose file per object: for SHA-1 the pack and its version
+// 2 index are written in Go (packWriter: fsync of the pack, of the index
+// and of the directory, the index renamed last), for SHA-256 through
+// `index-pack --stdin`; then `cat-file --batch-check` confirms git finds
+// each id. Small edits stay loose, so packs do not pile up. After a packed
+// edit the background index update ends with `write-tree`, which rebuilds
+// the index's cache tree (update-index invalidated it in most directories)
+// so the next status compares the index with HEAD cheaply. A seed's first
+// status keeps the private index whole (core.splitIndex=false); the update
+// after the capture writes it split.
 //
 // The private index is seeded on first use by copying the worktree's real
 // index with its mtime preserved (or, when attributes or core.autocrlf could
