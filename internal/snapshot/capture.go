@@ -37,6 +37,12 @@ func (e *Engine) capture(ctx context.Context, walk bool) (string, error) {
 		}
 	}
 	tree, err := e.captureOnce(ctx, ch)
+	for try := 0; try < changedRetries && err != nil && ctx.Err() == nil && errors.Is(err, errChangedUnderCapture); try++ {
+		// Something (a background command) turned a file into a
+		// directory while this capture recorded it: what it listed is
+		// stale, so look again, all of it.
+		tree, err = e.captureOnce(ctx, changes{full: "a path changed kind while the last capture recorded it"})
+	}
 	if err != nil && ctx.Err() == nil && indexCorrupt(err) {
 		// The private index is only a cache; a damaged one is rebuilt.
 		if rerr := e.removeIndex(); rerr == nil {
@@ -58,6 +64,14 @@ func (e *Engine) capture(ctx context.Context, walk bool) (string, error) {
 	}
 	return tree, err
 }
+
+// changedRetries is how many times a capture that raced a change of a
+// path's kind is tried again before it fails.
+const changedRetries = 3
+
+// errChangedUnderCapture marks a capture that a concurrent change made
+// fail: a listed file was a directory when git came to record it.
+var errChangedUnderCapture = errors.New("snapshot: a path changed kind during the capture")
 
 func indexCorrupt(err error) bool {
 	var ge *git.Error
