@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -48,7 +49,15 @@ func acquireLock(dir, id string) (*os.File, error) {
 		}
 		return nil, fmt.Errorf("open lock %s: %w", path, err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	// A holder that is gone (killed) can leave the lock held for a moment:
+	// a child it was forking shares the lock's open file description
+	// until that child execs. Wait that moment out, never longer.
+	for deadline := time.Now().Add(deadHolderWait); errors.Is(err, unix.EWOULDBLOCK) && holderGone(readHolder(f)) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	}
+	if err != nil {
 		defer f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return nil, &LockedError{ID: id, Holder: readHolder(f)}
@@ -62,6 +71,15 @@ func acquireLock(dir, id string) (*os.File, error) {
 		return nil, fmt.Errorf("record lock holder in %s: %w", path, err)
 	}
 	return f, nil
+}
+
+// deadHolderWait is how long a lock whose recorded holder no longer runs
+// is waited for.
+const deadHolderWait = 2 * time.Second
+
+// holderGone reports whether pid names a process that no longer exists.
+func holderGone(pid int) bool {
+	return pid > 0 && errors.Is(unix.Kill(pid, 0), unix.ESRCH)
 }
 
 func readHolder(f *os.File) int {
