@@ -638,9 +638,11 @@ func (e *Engine) captureErr(ctx context.Context, what string, err error) error {
 		if strings.Contains(s, "Permission denied") || strings.Contains(s, "unable to index file") || strings.Contains(s, "failed to insert into database") {
 			return &CaptureError{Reason: "a file cannot be read: " + firstLine(s), Err: fmt.Errorf("%w: %v", ErrUnreadable, err)}
 		}
-		if strings.Contains(s, "is a directory - add files inside instead") {
+		if strings.Contains(s, "is a directory - add ") {
 			// A file became a directory between the look and the
-			// record: the capture raced a change and is tried again.
+			// record ("add files inside instead", or "add individual
+			// files instead" for a path git reaches another way): the
+			// capture raced a change and is tried again.
 			what += ": " + firstLine(s)
 			return &CaptureError{Reason: what, Err: fmt.Errorf("%w: %v", errChangedUnderCapture, err)}
 		}
