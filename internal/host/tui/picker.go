@@ -234,25 +234,17 @@ func (m *model) pickerKey(k tea.KeyPressMsg) tea.Cmd {
 		if p.apply != nil {
 			// y applies once the preview was read; the keys that read
 			// it scroll; any other key cancels, as nothing was written.
-			switch ks {
-			case "y", "Y":
+			switch {
+			case ks == "y" || ks == "Y":
 				return m.confirmPreview()
-			case "up", "k":
-				m.scrollPicker(-1)
-			case "down", "j":
-				m.scrollPicker(1)
-			case "pgup":
-				m.scrollPicker(-page)
-			case "pgdown", "space":
-				m.scrollPicker(page)
-			case "home":
-				m.scrollPicker(-1 << 30)
-			case "end":
-				m.scrollPicker(1 << 30)
+			case m.scrollKey(ks, page):
 			default:
 				m.picker = nil
 				m.addNotice("apply cancelled: nothing was written")
 			}
+			return nil
+		}
+		if m.scrollKey(ks, page) {
 			return nil
 		}
 		switch ks {
@@ -268,18 +260,6 @@ func (m *model) pickerKey(k tea.KeyPressMsg) tea.Cmd {
 				return nil
 			}
 			m.addNotice("restore cancelled: nothing was changed")
-		case "up", "k":
-			m.scrollPicker(-1)
-		case "down", "j":
-			m.scrollPicker(1)
-		case "pgup":
-			m.scrollPicker(-page)
-		case "pgdown", "space":
-			m.scrollPicker(page)
-		case "home":
-			m.scrollPicker(-1 << 30)
-		case "end":
-			m.scrollPicker(1 << 30)
 		case "tab", "shift+tab":
 			if p.preview != nil && len(p.preview.Paths) > 0 {
 				d := 1
@@ -735,4 +715,26 @@ func displayPaths(ps []string) []string {
 		out[i] = git.DisplayPath(p)
 	}
 	return out
+}
+
+// scrollKey scrolls a preview for the keys that read it, page rows a
+// page, and reports whether ks was one of them.
+func (m *model) scrollKey(ks string, page int) bool {
+	switch ks {
+	case "up", "k":
+		m.scrollPicker(-1)
+	case "down", "j":
+		m.scrollPicker(1)
+	case "pgup":
+		m.scrollPicker(-page)
+	case "pgdown", "space":
+		m.scrollPicker(page)
+	case "home":
+		m.scrollPicker(-1 << 30)
+	case "end":
+		m.scrollPicker(1 << 30)
+	default:
+		return false
+	}
+	return true
 }
