@@ -56,15 +56,34 @@ func TestScripts(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not found")
 	}
+	// Given a built yolop ($YOLOP_BIN, as .ci/run does), the scripts run
+	// it; otherwise they run this test binary as yolop.
+	wrapper, err := testenv.ScriptYolop(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("testdata", "script"),
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
-		Setup:               setupScript,
+		Setup: func(env *testscript.Env) error {
+			if err := setupScript(env); err != nil {
+				return err
+			}
+			if wrapper != "" {
+				env.Setenv("PATH", filepath.Dir(wrapper)+string(os.PathListSeparator)+env.Getenv("PATH"))
+				env.Setenv("YOLOP_BUILT", os.Getenv(testenv.BinEnv))
+			}
+			return nil
+		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "mcpserver" {
 				_, err := os.Stat(everythingServer())
 				return err == nil, nil
+			}
+			if cond == "builtbin" {
+				// yolop is $YOLOP_BIN, run through the wrapper.
+				return wrapper != "", nil
 			}
 			if cond == "mount" {
 				return canMount(), nil

@@ -61,3 +61,25 @@ func Yolop(dir string) (string, error) {
 	}
 	return bin, nil
 }
+
+// ScriptYolop returns, when $YOLOP_BIN is set, a program for the command
+// line's scripts to run as yolop: it runs $YOLOP_BIN and records its exit
+// status for the scripts' exitcode command (see yolopexit), built now into
+// dir. It returns "" when $YOLOP_BIN is not set: the scripts then run the
+// test binary itself as yolop.
+func ScriptYolop(dir string) (string, error) {
+	if os.Getenv(BinEnv) == "" {
+		return "", nil
+	}
+	// The same checks of $YOLOP_BIN as every end-to-end test's.
+	yolop, err := Yolop(dir)
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "yolop")
+	out, err := exec.Command("go", "build", "-o", bin, "-ldflags", "-X main.bin="+yolop, "github.com/yolop-dev/yolop/internal/testenv/yolopexit").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("build the scripts' yolop: %w\n%s", err, out)
+	}
+	return bin, nil
+}
