@@ -15,9 +15,11 @@ import (
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/land"
+	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
 	_ "github.com/yolop-dev/yolop/internal/provider/all" // registers sim, openai and anthropic
 	"github.com/yolop-dev/yolop/internal/sandbox"
@@ -33,37 +35,6 @@ const (
 	WorktreeOff    = "off"
 )
 
-// Workspace modes (--workspace, [workspace] mode): where a new session
-// works. A session keeps its mode for its whole life.
-const (
-	WorkspaceWorktree = "worktree" // a git worktree of its own (the default in a repository)
-	WorkspaceInPlace  = "in-place" // the user's own checkout
-	WorkspaceNone     = "none"     // conversation-only checkpoints
-)
-
-// SettingsWorkspaceMode is the settings file's [workspace] mode ("" when
-// it sets none).
-func SettingsWorkspaceMode() (string, error) {
-	path := provider.DefaultSettingsPath(os.Getenv)
-	s, err := provider.LoadSettings(path)
-	if err != nil {
-		return "", err
-	}
-	if err := CheckWorkspaceMode(s.Workspace.Mode); err != nil {
-		return "", fmt.Errorf("settings %s: [workspace] mode = %q: want worktree, in-place or none", path, s.Workspace.Mode)
-	}
-	return s.Workspace.Mode, nil
-}
-
-// CheckWorkspaceMode checks a --workspace value.
-func CheckWorkspaceMode(m string) error {
-	switch m {
-	case "", WorkspaceWorktree, WorkspaceInPlace, WorkspaceNone:
-		return nil
-	}
-	return fmt.Errorf("--workspace must be worktree, in-place or none, not %q", m)
-}
-
 // Options selects or creates a session.
 type Options struct {
 	DataDir   string
@@ -71,13 +42,13 @@ type Options struct {
 	SessionID string // resume this session
 	Continue  bool   // resume the most recent session of Dir's repository
 	Worktree  string // always (default) or off
-	// Workspace is where a new session works: WorkspaceWorktree,
-	// WorkspaceInPlace or WorkspaceNone ("" = from Worktree: always is a
+	// Workspace is where a new session works: config.WorkspaceWorktree,
+	// config.WorkspaceInPlace or config.WorkspaceNone ("" = from Worktree: always is a
 	// worktree, off is in place). WorkspaceExplicit says the user chose it
 	// on the command line (in place in $HOME or / needs that).
 	Workspace         string
 	WorkspaceExplicit bool
-	Provider          ProviderConfig
+	Provider          provider.Config
 	// Create makes the session directory now instead of at the first turn.
 	Create bool
 	// ForReading is set by callers that only read (listing checkpoints):
@@ -97,12 +68,16 @@ type Options struct {
 	WorkBase string
 	// MCP are the MCP servers whose tools the session offers (the
 	// settings file's, and in ACP the client's).
-	MCP []MCPServer
+	MCP []mcp.Server
 	// ClientMCP says some of MCP came from an editor, which configured
 	// them for its project directory: the session says where they work.
 	ClientMCP bool
 	// Spares configures recycled worktrees (see spares.go).
-	Spares Spares
+	Spares config.Spares
+	// PrepareSpare, when set, starts a detached, low-priority process that
+	// prepares a spare for the repository whose checkout is at repoRoot
+	// (`yolop worktree prepare-spare`). It must not wait for that process.
+	PrepareSpare func(repoRoot string)
 	// Early prepares a new session's worktree as soon as the session opens
 	// (hosts whose process waits for a prompt: the TUI); the branch is made
 	// at the first prompt, and a session closed unused leaves nothing.
@@ -317,16 +292,16 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if o.Worktree != WorktreeAlways && o.Worktree != WorktreeOff {
 		return nil, fmt.Errorf("--worktree must be always or off, not %q", o.Worktree)
 	}
-	if err := CheckWorkspaceMode(o.Workspace); err != nil {
+	if err := config.CheckWorkspaceMode(o.Workspace); err != nil {
 		return nil, err
 	}
 	if o.Workspace == "" {
-		o.Workspace = WorkspaceWorktree
+		o.Workspace = config.WorkspaceWorktree
 		if o.Worktree == WorktreeOff {
-			o.Workspace = WorkspaceInPlace
+			o.Workspace = config.WorkspaceInPlace
 		}
 	}
-	dir, err := workDir(o.Dir)
+	dir, err := config.WorkDir(o.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -434,13 +409,13 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if why != "" {
 		d.expectWS, d.expectWhy = false, why
 	}
-	d.mode = WorkspaceNone
+	d.mode = config.WorkspaceNone
 	folder := false
 	if d.expectWS {
 		d.mode = o.Workspace
 		// Outside any repository: a folder of its own, in place.
-		if folder = o.Workspace != WorkspaceNone && notRepo; folder {
-			d.mode = WorkspaceInPlace // a folder outside git: in place
+		if folder = o.Workspace != config.WorkspaceNone && notRepo; folder {
+			d.mode = config.WorkspaceInPlace // a folder outside git: in place
 		}
 	}
 	d.ctl = checkpoint.NewUnstarted(d.ws.SessionID, d.expectWhy)
@@ -516,9 +491,9 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 	ws := d.ws
 	ws.Title = title
 	o := s.opts
-	if o.Workspace == WorkspaceNone {
+	if o.Workspace == config.WorkspaceNone {
 		ws.NoWorkspaceReason = workspaceOff
-	} else if o.Workspace == WorkspaceInPlace {
+	} else if o.Workspace == config.WorkspaceInPlace {
 		repo, err := worktree.Detect(ctx, o.Dir)
 		if errors.Is(err, worktree.ErrNotRepo) {
 			if err := s.folderWorkspace(ctx, &ws, true); err != nil {
@@ -1022,7 +997,7 @@ func noRepoReason(err error) string {
 // workspace snapshots ("" when it will have them); notRepo reports that
 // o.Dir is in no repository.
 func workspaceUnavailable(ctx context.Context, o Options) (why string, notRepo bool) {
-	if o.Workspace == WorkspaceNone {
+	if o.Workspace == config.WorkspaceNone {
 		return workspaceOff, false
 	}
 	_, err := worktree.Detect(ctx, o.Dir)

@@ -11,6 +11,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/land"
@@ -282,32 +283,10 @@ func OpenLand(ctx context.Context, o Options) (Lander, error) {
 }
 
 func absDir(d string) string {
-	if w, err := workDir(d); err == nil {
+	if w, err := config.WorkDir(d); err == nil {
 		return w
 	}
 	return d
-}
-
-// workDir is the directory a command works in: d, or the current
-// directory when d is "", absolute and with its symlinks resolved, so a
-// folder reached through a symlink is the same folder (git resolves a
-// checkout's top level the same way).
-func workDir(d string) (string, error) {
-	if d == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", err
-		}
-		d = wd
-	}
-	abs, err := filepath.Abs(d)
-	if err != nil {
-		return "", err
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		return real, nil
-	}
-	return abs, nil
 }
 
 // peeked is a session another process holds open.

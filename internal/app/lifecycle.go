@@ -8,15 +8,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/land"
-	"github.com/yolop-dev/yolop/internal/mcp"
-	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/search"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
@@ -29,38 +27,19 @@ import (
 // command line only parses flags, formats results and maps errors to exit
 // codes; these names let it do so without importing the layers below.
 
-// ProviderConfig selects a model provider.
-type ProviderConfig = provider.Config
-
-// ProviderSim is the offline, deterministic provider.
-const ProviderSim = provider.NameSim
-
 // Sentinel errors the command line maps to exit codes and JSON codes.
 var (
 	ErrLocked   = session.ErrLocked
 	ErrNotFound = session.ErrNotFound
-	// ErrUnknownProvider: the provider name is not one yolop knows.
-	ErrUnknownProvider = provider.ErrUnknown
 )
-
-// ResolveProvider merges the provider flags with the environment and the
-// settings file.
-func ResolveProvider(name, model, baseURL string) (ProviderConfig, error) {
-	flags := provider.Config{Provider: name, Model: model, BaseURL: baseURL}
-	return provider.Resolve(flags, os.Getenv, provider.DefaultSettingsPath(os.Getenv))
-}
 
 // CheckSessionID reports whether id can name a session (it says why not).
 func CheckSessionID(id string) error { return session.CheckID(id) }
 
-// DataDir resolves the data directory from the --data-dir flag,
-// $YOLOP_DATA_DIR and $XDG_DATA_HOME.
-func DataDir(flag string) (string, error) { return session.DataDir(flag) }
-
 // StartsWorktree reports whether a new session started in dir checks out a
 // worktree of its own (so a host can say what the wait is for).
 func StartsWorktree(ctx context.Context, dir, mode string) bool {
-	if mode != "" && mode != WorkspaceWorktree {
+	if mode != "" && mode != config.WorkspaceWorktree {
 		return false
 	}
 	if dir == "" {
@@ -393,11 +372,11 @@ func ForkSession(ctx context.Context, o Options, id string) (ForkReport, error) 
 	// stays conversation only.
 	switch ws.Kind {
 	case session.KindInPlace:
-		o.Workspace, o.WorkspaceExplicit, o.Dir = WorkspaceInPlace, true, ws.RepoRoot
+		o.Workspace, o.WorkspaceExplicit, o.Dir = config.WorkspaceInPlace, true, ws.RepoRoot
 	case session.KindConversation:
-		o.Workspace = WorkspaceNone
+		o.Workspace = config.WorkspaceNone
 	default:
-		o.Workspace = WorkspaceWorktree
+		o.Workspace = config.WorkspaceWorktree
 	}
 	var (
 		src      string
@@ -630,26 +609,14 @@ func PruneWorktrees(ctx context.Context, dataDir string, dryRun, force, spares b
 	return rep, err
 }
 
-// DefaultKeepDays is how long an in-place session's snapshot refs are kept
-// after its last use ([workspace] keep_days).
-const DefaultKeepDays = 30
-
 // pruneInPlace deletes the snapshot refs of in-place sessions whose
 // checkout is gone, or that were not used for [workspace] keep_days: their
 // conversations stay, their checkpoints become conversation only. A
 // session in use (its lock held) is left alone.
 func pruneInPlace(ctx context.Context, dataDir string, dryRun bool, rep *worktree.PruneReport) error {
-	keep := DefaultKeepDays
-	path := provider.DefaultSettingsPath(os.Getenv)
-	st, err := provider.LoadSettings(path)
+	keep, err := config.KeepDays()
 	if err != nil {
 		return err
-	}
-	if st.Workspace.KeepDays != nil {
-		if *st.Workspace.KeepDays < 1 {
-			return fmt.Errorf("settings %s: [workspace] keep_days = %d: want 1 or more days", path, *st.Workspace.KeepDays)
-		}
-		keep = *st.Workspace.KeepDays
 	}
 	list, err := search.Catalog(dataDir)
 	if err != nil {
@@ -736,39 +703,4 @@ func CheckpointIDs(ctx context.Context, dataDir, id string) ([]checkpoint.Row, e
 		return nil, err
 	}
 	return ctl.List(ctx, false)
-}
-
-// MCPServer configures one MCP server.
-type MCPServer = mcp.Server
-
-// MCPServers reads the MCP servers of the settings file.
-func MCPServers() ([]MCPServer, error) {
-	path := provider.DefaultSettingsPath(os.Getenv)
-	st, err := provider.LoadSettings(path)
-	if err != nil {
-		return nil, err
-	}
-	// A bad [mcp] call_timeout is reported here, before any session
-	// opens, also when only an editor configures servers.
-	if _, err := st.MCPCallTimeout("", path); err != nil {
-		return nil, fmt.Errorf("settings: %w", err)
-	}
-	names := make([]string, 0, len(st.MCP.Servers))
-	for n := range st.MCP.Servers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var out []MCPServer
-	for _, n := range names {
-		c := st.MCP.Servers[n]
-		s := MCPServer{Name: n, Command: c.Command, Args: c.Args, Env: c.Env, URL: c.URL, Headers: c.Headers}
-		if s.CallTimeout, err = st.MCPCallTimeout(n, path); err != nil {
-			return nil, fmt.Errorf("settings: %w", err)
-		}
-		if err := s.Validate(); err != nil {
-			return nil, fmt.Errorf("settings: %w", err)
-		}
-		out = append(out, s)
-	}
-	return out, nil
 }

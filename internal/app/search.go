@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/search"
 	"github.com/yolop-dev/yolop/internal/secret"
@@ -63,7 +64,7 @@ func SearchSessions(ctx context.Context, o SearchOptions) (res *SearchResult, sc
 	}
 	opts := search.Options{DataDir: o.DataDir, Query: o.Query, Regex: o.Regex, AbandonedOnly: o.AbandonedOnly, Limit: o.Limit}
 	if !o.All {
-		dir, err := workDir(o.Dir)
+		dir, err := config.WorkDir(o.Dir)
 		if err != nil {
 			return nil, "", err
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
@@ -27,7 +28,7 @@ func TestEarlyWorktree(t *testing.T) {
 	data := t.TempDir()
 	var prepared []string
 	opts := app.Options{DataDir: data, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}, Early: true,
-		Spares: app.Spares{Limit: 1, Prepare: func(root string) { prepared = append(prepared, root) }}}
+		Spares: config.Spares{Limit: 1}, PrepareSpare: func(root string) { prepared = append(prepared, root) }}
 
 	// Opened and closed unused: nothing is left but a spare.
 	s, err := app.Open(ctx, opts)

@@ -15,6 +15,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/buildinfo"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 	"github.com/yolop-dev/yolop/internal/host/acp"
 	"github.com/yolop-dev/yolop/internal/provider"
@@ -99,7 +100,7 @@ func (c *rpc) hangUp() {
 func TestACPBranchFromFirstPrompt(t *testing.T) {
 	repo := gittest.NewRepo(t)
 	data := t.TempDir()
-	o := app.Options{DataDir: data, Provider: provider.Config{Provider: provider.NameSim}, Spares: app.Spares{Limit: 1}}
+	o := app.Options{DataDir: data, Provider: provider.Config{Provider: provider.NameSim}, Spares: config.Spares{Limit: 1}}
 	c := dialACP(t, o)
 	c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
 
@@ -196,7 +197,7 @@ func TestACPFolderOutsideGit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if in := s.Info(); in.WorkspaceMode != app.WorkspaceInPlace || !in.Workspace {
+	if in := s.Info(); in.WorkspaceMode != config.WorkspaceInPlace || !in.Workspace {
 		t.Fatalf("session info: mode %q, workspace %v; want in place with snapshots", in.WorkspaceMode, in.Workspace)
 	}
 	exec := func(line string) (command.Result, error) {

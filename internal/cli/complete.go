@@ -7,6 +7,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/config"
 )
 
 // completeSessionIDs completes a session id argument (once) with the
@@ -21,7 +22,7 @@ func completeSessionIDs(o *rootOptions) cobra.CompletionFunc {
 }
 
 func sessionCompletions(o *rootOptions, prefix string) []cobra.Completion {
-	dataDir, err := app.DataDir(o.dataDir) // quietly: completion output is parsed by the shell
+	dataDir, err := config.DataDir(o.dataDir) // quietly: completion output is parsed by the shell
 	if err != nil {
 		return nil
 	}
@@ -49,7 +50,7 @@ func completeCheckpointIDs(o *rootOptions) cobra.CompletionFunc {
 		if id == "" {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		dataDir, err := app.DataDir(o.dataDir) // quietly: completion output is parsed by the shell
+		dataDir, err := config.DataDir(o.dataDir) // quietly: completion output is parsed by the shell
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

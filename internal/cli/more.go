@@ -18,6 +18,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/host/acp"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
 	"github.com/yolop-dev/yolop/internal/host/tui"
+	"github.com/yolop-dev/yolop/internal/mcp"
 )
 
 func newCheckpointsCmd(o *rootOptions) *cobra.Command {
@@ -329,14 +330,14 @@ func entryState(e app.WorktreeRow) string {
 // acpOpener opens app sessions for the ACP host.
 type acpOpener struct{ base app.Options }
 
-func (a acpOpener) New(ctx context.Context, cwd string, servers []app.MCPServer) (acp.Session, error) {
+func (a acpOpener) New(ctx context.Context, cwd string, servers []mcp.Server) (acp.Session, error) {
 	o := a.base
 	// The worktree is claimed (or checked out) detached as soon as the
 	// session opens; the session, its branch named from the first prompt,
 	// is made at that prompt. A session opened and never used leaves
 	// nothing behind but its worktree, given back as a spare.
 	o.Dir, o.Early = cwd, true
-	o.MCP = append(append([]app.MCPServer(nil), o.MCP...), servers...)
+	o.MCP = append(append([]mcp.Server(nil), o.MCP...), servers...)
 	o.ClientMCP = len(servers) > 0
 	s, err := app.Open(ctx, o)
 	if err != nil {
@@ -345,10 +346,10 @@ func (a acpOpener) New(ctx context.Context, cwd string, servers []app.MCPServer)
 	return s, nil
 }
 
-func (a acpOpener) Load(ctx context.Context, id, cwd string, servers []app.MCPServer) (acp.Session, error) {
+func (a acpOpener) Load(ctx context.Context, id, cwd string, servers []mcp.Server) (acp.Session, error) {
 	o := a.base
 	o.SessionID = id
-	o.MCP = append(append([]app.MCPServer(nil), o.MCP...), servers...)
+	o.MCP = append(append([]mcp.Server(nil), o.MCP...), servers...)
 	o.ClientMCP = len(servers) > 0
 	if cwd != "" {
 		o.Dir = cwd

@@ -9,17 +9,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/config"
 )
 
 // withSpares adds the spare settings and the background preparer to opts.
 func withSpares(opts app.Options) (app.Options, error) {
-	sp, err := app.ResolveSpares()
+	sp, err := config.ResolveSpares()
 	if err != nil {
 		return opts, err
 	}
 	dataDir := opts.DataDir
-	sp.Prepare = func(repoRoot string) { startPreparer(dataDir, repoRoot) }
 	opts.Spares = sp
+	opts.PrepareSpare = func(repoRoot string) { startPreparer(dataDir, repoRoot) }
 	return opts, nil
 }
 
