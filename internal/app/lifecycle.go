@@ -331,7 +331,7 @@ func RemoveSession(ctx context.Context, dataDir, id string, force bool) (RemoveR
 	return rep, os.RemoveAll(dir)
 }
 
-// ForkReport says what ForkSession carried over.
+// ForkReport says what Fork carried over.
 type ForkReport struct {
 	SessionID string // the new session
 	Events    int    // events of the old active branch carried over
@@ -343,75 +343,95 @@ type ForkReport struct {
 	Note string
 }
 
-// ForkSession starts a new session that carries the old one's active
-// conversation (up to any corruption) as its history, in a fresh worktree
-// that starts from the old worktree's commit and holds exactly the old
-// worktree's files (uncommitted changes included), and keeps its base: the
-// commit the old session's work started from. The files are copied
-// and verified before the new session exists, so a crash never leaves a
-// session with half its files; the orphaned worktree it may leave is
-// removed by `yolop worktree prune`.
-func ForkSession(ctx context.Context, o Options, id string) (ForkReport, error) {
-	var rep ForkReport
-	old, err := session.OpenReadOnly(o.DataDir, id)
+// ForkPlan is what a fork carries over from the old session, read and
+// decided before anything of the new session exists.
+type ForkPlan struct {
+	// From is the old session's id, Title its title.
+	From, Title string
+	// Dir is where the fork belongs: the old session's checkout, so -c
+	// and `sessions show` find it there.
+	Dir string
+	// Workspace is the old session's workspace mode, which the fork
+	// keeps: in place it works in the same checkout (whose files are the
+	// old session's), conversation only stays conversation only.
+	Workspace string
+	// Base is the commit the fork's worktree starts from, WorkBase the
+	// one its work counts from ("" for both without a worktree).
+	Base, WorkBase string
+	// History is the old session's active branch, turn by turn.
+	History checkpoint.ForkHistory
+	// Fill gives the new worktree the old session's files before the new
+	// session directory exists, and returns the number of paths it
+	// changed; nil when the worktree keeps the files of Base.
+	Fill func(ctx context.Context, dir, stateDir string) (int, error)
+	// Note says where the files came from when not from the old
+	// session's worktree ("" when they did).
+	Note string
+}
+
+// PlanFork reads session id for a fork: its active conversation (up to
+// any corruption), its workspace mode and checkout, and where its files
+// are. A fork's worktree starts from the old worktree's commit and holds
+// exactly the old worktree's files (uncommitted changes included), and it
+// keeps the old session's base: the commit its work started from. When
+// the old worktree is gone, the files come from the session's newest
+// snapshot that is left; when none is, the fork is refused.
+func PlanFork(ctx context.Context, dataDir, id string) (ForkPlan, error) {
+	old, err := session.OpenReadOnly(dataDir, id)
 	if err != nil {
-		return rep, err
+		return ForkPlan{}, err
 	}
 	defer old.Close()
 	ctl, err := readController(old)
 	if err != nil {
-		return rep, fmt.Errorf("fork %s: %w", id, err)
+		return ForkPlan{}, fmt.Errorf("fork %s: %w", id, err)
 	}
 	ws := old.Workspace()
-	// The fork belongs to the same checkout as the old session (so -c and
-	// `sessions show` find it there) and its worktree starts from the old
-	// worktree's current commit.
-	o.Dir, o.Base, o.WorkBase, o.Create, o.SessionID, o.Continue = ws.ActiveRoot, "", "", false, "", false
-	// A fork keeps its source's workspace mode: in place it works in the
-	// same checkout (whose files are the source's), conversation only
-	// stays conversation only.
+	plan := ForkPlan{From: id, Title: ws.Title, Dir: ws.ActiveRoot, Workspace: config.WorkspaceWorktree}
 	switch ws.Kind {
 	case session.KindInPlace:
-		o.Workspace, o.WorkspaceExplicit, o.Dir = config.WorkspaceInPlace, true, ws.RepoRoot
+		plan.Workspace, plan.Dir = config.WorkspaceInPlace, ws.RepoRoot
 	case session.KindConversation:
-		o.Workspace = config.WorkspaceNone
-	default:
-		o.Workspace = config.WorkspaceWorktree
+		plan.Workspace = config.WorkspaceNone
 	}
-	var (
-		src      string
-		snap     checkpoint.FilesSource // the files of a source whose worktree is missing
-		fromBase bool                   // ... whose branch is missing too
-	)
 	if ws.Worktree != nil && ws.RepoRoot != "" {
-		o.Dir = ws.RepoRoot
+		plan.Dir = ws.RepoRoot
 		// The fork's work counts from where the old session's did, so its
 		// diff, apply and commit carry what the old session had already
 		// committed on its branch too.
-		o.Base, o.WorkBase = ws.Worktree.Base, ws.Worktree.Base
+		plan.Base, plan.WorkBase = ws.Worktree.Base, ws.Worktree.Base
 		if _, err := os.Stat(ws.Worktree.Path); err == nil {
-			src = ws.Worktree.Path
+			src := ws.Worktree.Path
 			// A command may have pointed the worktree's .git elsewhere;
 			// reading that repository's commit would fork the wrong base.
 			if ws.CommonDir != "" {
 				if _, err := git.CheckWorktreeLink(src, ws.CommonDir); err != nil && !errors.Is(err, git.ErrNoWorktreeRecord) {
-					return rep, fmt.Errorf("fork %s: %w", id, err)
+					return ForkPlan{}, fmt.Errorf("fork %s: %w", id, err)
 				}
 			}
 			out, err := git.New(src).Run(ctx, "rev-parse", "--verify", "HEAD^{commit}")
 			if err != nil {
-				return rep, fmt.Errorf("fork %s: read the commit of its worktree: %w", id, err)
+				return ForkPlan{}, fmt.Errorf("fork %s: read the commit of its worktree: %w", id, err)
 			}
-			o.Base = git.Trim(out)
+			plan.Base = git.Trim(out)
+			plan.Fill = func(ctx context.Context, dir, stateDir string) (int, error) {
+				n, err := copyFiles(ctx, src, dir, stateDir)
+				if err != nil {
+					return 0, fmt.Errorf("copy the files of %s: %w", src, err)
+				}
+				return n, nil
+			}
 		} else if errors.Is(err, fs.ErrNotExist) && !repoGone(ws) {
 			// The worktree was deleted: its files are in the session's
 			// snapshots, its commits on its branch (if that is left).
+			fromBase := false
 			r := git.New(ws.CommonDir)
 			if out, err := r.Run(ctx, "rev-parse", "--verify", "--quiet", "refs/heads/"+ws.Worktree.Branch+"^{commit}"); err == nil {
-				o.Base = git.Trim(out)
+				plan.Base = git.Trim(out)
 			} else {
 				fromBase = true
 			}
+			var snap checkpoint.FilesSource
 			for _, c := range ctl.FilesLeft() {
 				if _, err := r.Run(ctx, "cat-file", "-e", c.Tree+"^{tree}"); err == nil {
 					snap = c
@@ -423,54 +443,58 @@ func ForkSession(ctx context.Context, o Options, id string) (ForkReport, error) 
 				if fromBase {
 					what = "the files of the commit its work started from (its branch " + ws.Worktree.Branch + " is gone too)"
 				}
-				return rep, fmt.Errorf("fork %s: its worktree %s is missing and no snapshot of its files is left in the repository, so a fork would hold only %s, not what the session left; resume it instead (`yolop --session %s` adds the worktree again), or start a new session", id, ws.Worktree.Path, what, id)
+				return ForkPlan{}, fmt.Errorf("fork %s: its worktree %s is missing and no snapshot of its files is left in the repository, so a fork would hold only %s, not what the session left; resume it instead (`yolop --session %s` adds the worktree again), or start a new session", id, ws.Worktree.Path, what, id)
+			}
+			plan.Fill = func(ctx context.Context, dir, stateDir string) (int, error) {
+				n, err := restoreFiles(ctx, snap.Tree, dir, stateDir)
+				if err != nil {
+					return 0, fmt.Errorf("put the files of its snapshot %s in the new worktree: %w", snap.Tree, err)
+				}
+				return n, nil
+			}
+			plan.Note = fmt.Sprintf("its worktree %s is missing: the fork has its files from its newest snapshot, %s", ws.Worktree.Path, snap.What)
+			if fromBase {
+				plan.Note += fmt.Sprintf(", over the commit its work started from (its branch %s is gone too: what it had committed is there as uncommitted changes)", ws.Worktree.Branch)
+			}
+			if len(snap.Missing) > 0 {
+				plan.Note += fmt.Sprintf("; the end of %s was never captured, so anything changed then is not in the fork", strings.Join(snap.Missing, ", "))
 			}
 		}
+	}
+	plan.History = ctl.Fork()
+	return plan, nil
+}
+
+// Fork starts a new session from plan: it carries the old session's
+// active conversation as its history, in a fresh worktree that Fill gives
+// the old session's files. The files are copied and verified before the
+// new session exists, so a crash never leaves a session with half its
+// files; the orphaned worktree it may leave is removed by `yolop worktree
+// prune`.
+func Fork(ctx context.Context, o Options, plan ForkPlan) (ForkReport, error) {
+	var rep ForkReport
+	o.Dir, o.Base, o.WorkBase, o.Workspace = plan.Dir, plan.Base, plan.WorkBase, plan.Workspace
+	o.Create, o.SessionID, o.Continue = false, "", false
+	if plan.Workspace == config.WorkspaceInPlace {
+		// The old session works in that checkout already: $HOME or /
+		// was asked for when it started.
+		o.WorkspaceExplicit = true
 	}
 	s, err := Open(ctx, o)
 	if err != nil {
 		return rep, err
 	}
 	defer s.Close()
-	var fill func(ctx context.Context, dir, stateDir string) (int, error)
-	if src != "" {
-		fill = func(ctx context.Context, dir, stateDir string) (int, error) {
-			n, err := copyFiles(ctx, src, dir, stateDir)
-			if err != nil {
-				return 0, fmt.Errorf("copy the files of %s: %w", src, err)
-			}
-			return n, nil
-		}
-	}
-	if snap.Tree != "" {
-		fill = func(ctx context.Context, dir, stateDir string) (int, error) {
-			n, err := restoreFiles(ctx, snap.Tree, dir, stateDir)
-			if err != nil {
-				return 0, fmt.Errorf("put the files of its snapshot %s in the new worktree: %w", snap.Tree, err)
-			}
-			return n, nil
-		}
-	}
-	n, err := s.materializeWith(ctx, ws.Title, fill)
+	n, err := s.materializeWith(ctx, plan.Title, plan.Fill)
 	if err != nil {
-		return rep, fmt.Errorf("fork %s: %w", id, err)
+		return rep, fmt.Errorf("fork %s: %w", plan.From, err)
 	}
-	rep.SessionID, rep.Files, rep.HasFiles = s.ID(), n, src != "" || snap.Tree != ""
-	if snap.Tree != "" {
-		rep.Note = fmt.Sprintf("its worktree %s is missing: the fork has its files from its newest snapshot, %s", ws.Worktree.Path, snap.What)
-		if fromBase {
-			rep.Note += fmt.Sprintf(", over the commit its work started from (its branch %s is gone too: what it had committed is there as uncommitted changes)", ws.Worktree.Branch)
-		}
-		if len(snap.Missing) > 0 {
-			rep.Note += fmt.Sprintf("; the end of %s was never captured, so anything changed then is not in the fork", strings.Join(snap.Missing, ", "))
-		}
-	}
+	rep.SessionID, rep.Files, rep.HasFiles, rep.Note = s.ID(), n, plan.Fill != nil, plan.Note
 	p := s.Parts()
-	h := ctl.Fork()
 	var anchor checkpoint.Anchor
 	eng, err := p.engine(ctx)
 	if err != nil {
-		return rep, fmt.Errorf("fork %s: %w", id, err)
+		return rep, fmt.Errorf("fork %s: %w", plan.From, err)
 	}
 	if eng != nil {
 		anchor = func(ctx context.Context, name, tree string) (timeline.SnapshotRef, error) {
@@ -478,10 +502,10 @@ func ForkSession(ctx context.Context, o Options, id string) (ForkReport, error) 
 			return timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}, err
 		}
 	}
-	rep.Events, err = p.Controller.ImportFork(ctx, h, id, anchor)
-	rep.Turns = len(h.Turns)
+	rep.Events, err = p.Controller.ImportFork(ctx, plan.History, plan.From, anchor)
+	rep.Turns = len(plan.History.Turns)
 	if err != nil {
-		return rep, fmt.Errorf("fork %s: copy its conversation: %w", id, err)
+		return rep, fmt.Errorf("fork %s: copy its conversation: %w", plan.From, err)
 	}
 	return rep, nil
 }

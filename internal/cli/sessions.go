@@ -293,7 +293,11 @@ func forkSession(ctx context.Context, o *rootOptions, id string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := app.ForkSession(ctx, fopts, id)
+	plan, err := app.PlanFork(ctx, dataDir, id)
+	if err != nil {
+		return err
+	}
+	rep, err := app.Fork(ctx, fopts, plan)
 	if err != nil {
 		if rep.SessionID != "" {
 			return fmt.Errorf("%w (the new session %s was created; remove it with yolop sessions rm %s)", err, rep.SessionID, rep.SessionID)
