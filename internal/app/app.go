@@ -2,10 +2,8 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/agent/tools"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/config"
@@ -23,7 +22,6 @@ import (
 	"github.com/yolop-dev/yolop/internal/provider"
 	_ "github.com/yolop-dev/yolop/internal/provider/all" // registers sim, openai and anthropic
 	"github.com/yolop-dev/yolop/internal/sandbox"
-	"github.com/yolop-dev/yolop/internal/search"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/worktree"
@@ -103,10 +101,6 @@ type Options struct {
 	// knownWalk is the walk made when that worktree was parked.
 	knownWalk *snapshot.Walk
 }
-
-// ErrNoSession is returned by Open with Continue when there is nothing to
-// continue.
-var ErrNoSession = fault.New(fault.NoSession, "no session to continue")
 
 // Session is a live session, as hosts see it. Before its first prompt it
 // may not exist on disk yet (TUI, print): its state is then a draft, and
@@ -310,7 +304,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sid := sessionOfWorktree(o.DataDir, o.Dir); sid != "" && o.SessionID == "" {
+	if sid := catalog.SessionOfWorktree(o.DataDir, o.Dir); sid != "" && o.SessionID == "" {
 		// Inside a session's own worktree (the directory yolop prints
 		// after each turn): -c continues that session; a new session
 		// would start from it as if it were the user's repository.
@@ -321,7 +315,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	}
 	var movedNotes []string
 	if o.Continue && o.SessionID == "" {
-		id, notes, err := latestFor(ctx, o.DataDir, o.Dir)
+		id, notes, err := catalog.LatestFor(ctx, o.DataDir, o.Dir)
 		if err != nil {
 			return nil, err
 		}
@@ -331,7 +325,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if o.SessionID != "" && o.ForReading {
 		// Reading must not re-create a worktree that is gone (a resume
 		// does, and says so).
-		if why := missingWorktree(ctx, o.DataDir, o.SessionID); why != "" {
+		if why := catalog.MissingWorktree(ctx, o.DataDir, o.SessionID); why != "" {
 			v, err := openView(o, why)
 			if err != nil {
 				return nil, err
@@ -364,7 +358,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		if errors.Is(err, worktree.ErrRepoGone) {
 			// Run from the repository's new place, the session follows it.
 			if repo, derr := worktree.Detect(ctx, o.Dir); derr == nil {
-				notes, aerr := adoptMoved(ctx, o.DataDir, repo, o.SessionID)
+				notes, aerr := catalog.AdoptMoved(ctx, o.DataDir, repo, o.SessionID)
 				if aerr != nil {
 					return nil, errors.Join(err, aerr)
 				}
@@ -436,33 +430,6 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		s.draftCheck = startDraftCheck(o.Dir)
 	}
 	return s, nil
-}
-
-// latestFor finds the session of dir's repository (or of dir itself
-// outside a repository) used last: where a turn ran or a restore was
-// confirmed most recently.
-//
-// Sessions whose repository was moved to dir's repository are brought up
-// to date first (the notes say which), so -c finds them at the new place.
-func latestFor(ctx context.Context, dataDir, dir string) (string, []string, error) {
-	root := dir
-	var notes []string
-	if repo, err := worktree.Detect(ctx, dir); err == nil {
-		root = repo.Root
-		n, err := adoptMoved(ctx, dataDir, repo, "")
-		notes = n
-		if err != nil {
-			notes = append(notes, "A session whose repository moved here could not follow it: "+err.Error())
-		}
-	}
-	id, err := search.LatestFor(dataDir, root)
-	if err != nil {
-		return "", notes, err
-	}
-	if id == "" {
-		return "", notes, fmt.Errorf("%w started from %s: run yolop without -c to start one", ErrNoSession, root)
-	}
-	return id, notes, nil
 }
 
 // materialize creates a draft session on disk (and its worktree); it does
@@ -971,6 +938,16 @@ func checkInPlaceRoot(root string, explicit bool) error {
 	return nil
 }
 
+// sameDir compares two directory paths after resolving symlinks.
+func sameDir(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
+}
+
 // The reasons a directory gets conversation-only checkpoints, as
 // workspace.json records them (no_workspace_reason; any other value is an
 // error's text). Sessions on disk hold these words: never change them.
@@ -1031,54 +1008,6 @@ func (s *Session) folderWorkspace(ctx context.Context, ws *session.Workspace, in
 	ws.Kind, ws.Folder = session.KindInPlace, true
 	ws.RepoRoot, ws.ActiveRoot, ws.CommonDir = folder, folder, gitDir
 	return nil
-}
-
-// sessionOfWorktree returns the session whose worktree holds dir (dir
-// under <data-dir>/worktrees/<repo-id>/<session-id>), "" when none does.
-func sessionOfWorktree(dataDir, dir string) string {
-	root, err := filepath.Abs(filepath.Join(dataDir, "worktrees"))
-	if err != nil {
-		return ""
-	}
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		root = r
-	}
-	if d, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = d
-	}
-	rel, err := filepath.Rel(root, dir)
-	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-		return ""
-	}
-	parts := strings.Split(rel, string(filepath.Separator))
-	if len(parts) < 2 || session.CheckID(parts[1]) != nil {
-		return ""
-	}
-	if _, err := os.Stat(filepath.Join(session.SessionsDir(dataDir), parts[1])); err != nil {
-		return ""
-	}
-	return parts[1]
-}
-
-// missingWorktree says why session id's worktree cannot be read ("" when
-// it is there, or the session has none or cannot be read: opening will
-// tell).
-func missingWorktree(ctx context.Context, dataDir, id string) string {
-	if session.CheckID(id) != nil {
-		return ""
-	}
-	b, err := os.ReadFile(filepath.Join(session.SessionsDir(dataDir), id, session.WorkspaceFile))
-	if err != nil {
-		return ""
-	}
-	var ws session.Workspace
-	if json.Unmarshal(b, &ws) != nil || ws.Worktree == nil {
-		return ""
-	}
-	if _, err := os.Lstat(ws.Worktree.Path); errors.Is(err, fs.ErrNotExist) {
-		return missingWorktreeFate(ctx, ws)
-	}
-	return ""
 }
 
 // goneReason is the part of an ErrRepoGone or ErrBranchGone error that

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/yolop-dev/yolop/internal/agent/tools"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/config"
@@ -61,7 +62,7 @@ func (s *Session) landSession(ctx context.Context) (land.Session, error) {
 
 // worktreeOwner tells land which session a worktree belongs to.
 func worktreeOwner(dataDir string) func(string) string {
-	return func(dir string) string { return sessionOfWorktree(dataDir, dir) }
+	return func(dir string) string { return catalog.SessionOfWorktree(dataDir, dir) }
 }
 
 // checkoutOf returns the top level of dir's checkout when it belongs to the
@@ -269,7 +270,7 @@ func OpenLand(ctx context.Context, o Options) (Lander, error) {
 	if id == "" {
 		// Open, which failed on the lock just now, already brought moved
 		// sessions up to date and said so; nothing is left to note here.
-		latest, _, lerr := latestFor(ctx, o.DataDir, absDir(o.Dir))
+		latest, _, lerr := catalog.LatestFor(ctx, o.DataDir, absDir(o.Dir))
 		if lerr != nil {
 			return nil, lerr
 		}
@@ -313,56 +314,6 @@ func (p *peeked) Close() error { p.done(); return nil }
 
 // Repairs is empty: the process holding the session repairs it.
 func (p *peeked) Repairs() []string { return nil }
-
-// Work is where a session's work stands, for `sessions show`.
-type Work struct {
-	Base       string          `json:"base,omitempty"`
-	Changes    *land.Stat      `json:"changes,omitempty"`
-	ChangesErr string          `json:"changes_error,omitempty"`
-	LastApply  *land.LastApply `json:"last_apply,omitempty"`
-	// Notes are the repairs made when the session was opened to look at
-	// its files (an interrupted apply rolled back): tell them.
-	Notes []string `json:"notes,omitempty"`
-}
-
-// DescribeWork reports the base of a session's worktree, its files
-// changed against it and its last apply (nil for a conversation-only
-// session). o names the data dir and provider.
-func DescribeWork(ctx context.Context, o Options, row SessionRow) *Work {
-	sm, err := findSession(o.DataDir, row.SessionID)
-	if err != nil || sm.Workspace.Worktree == nil {
-		return nil
-	}
-	w := &Work{Base: sm.Workspace.Worktree.Base, LastApply: land.Last(o.DataDir, row.SessionID)}
-	if repoGone(sm.Workspace) {
-		w.ChangesErr = fmt.Sprintf("its repository %s is gone, and the checkpoint snapshots with it; the files of its last turn are still in %s", sm.Workspace.RepoRoot, sm.Workspace.Worktree.Path)
-		if _, err := os.Lstat(sm.Workspace.Worktree.Path); err != nil {
-			w.ChangesErr = missingWorktreeFate(ctx, sm.Workspace)
-		}
-		return w
-	}
-	if _, err := os.Lstat(sm.Workspace.Worktree.Path); err != nil {
-		// Showing must not re-create it (a resume does, and says so).
-		w.ChangesErr = missingWorktreeFate(ctx, sm.Workspace)
-		return w
-	}
-	o.SessionID = row.SessionID
-	s, err := OpenLand(ctx, o)
-	if err != nil {
-		w.ChangesErr = err.Error()
-		return w
-	}
-	defer s.Close()
-	w.Notes = s.Repairs()
-	w.LastApply = land.Last(o.DataDir, row.SessionID) // a repair may have settled it
-	res, err := s.Diff(ctx, land.DiffOptions{Format: land.FormatNameStatus})
-	if err != nil {
-		w.ChangesErr = err.Error()
-		return w
-	}
-	w.Changes = &res.Stat
-	return w
-}
 
 // The land types the command line uses, so that it imports only this
 // layer, command and the hosts.

@@ -2,12 +2,9 @@ package app
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/failpoint"
-	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
@@ -17,44 +14,6 @@ func managerFor(dataDir string, sp config.Spares, hit func(string)) *worktree.Ma
 		hit = failpoint.Hit
 	}
 	return &worktree.Manager{DataDir: dataDir, Spares: sp.Limit, SpareKeeps: sp.Keeps, Share: sp.Share, Failpoint: hit}
-}
-
-// settledManager is managerFor with the settings read now, for the
-// housekeeping commands.
-func settledManager(dataDir string) (*worktree.Manager, error) {
-	sp, err := config.ResolveSpares()
-	if err != nil {
-		return nil, err
-	}
-	return managerFor(dataDir, sp, nil), nil
-}
-
-// PrepareSpare prepares a spare worktree for the repository containing dir
-// (what the detached helper runs), parked at the commit at (HEAD when
-// empty). It returns the spare's path, or "" when the repository already
-// has its spares.
-func PrepareSpare(ctx context.Context, dataDir, dir, at string) (string, error) {
-	m, err := settledManager(dataDir)
-	if err != nil {
-		return "", err
-	}
-	repo, err := worktree.Detect(ctx, dir)
-	if err != nil {
-		return "", err
-	}
-	commit := ""
-	if at != "" {
-		out, err := git.New(repo.Root).Run(ctx, "rev-parse", "--verify", "--quiet", at+"^{commit}")
-		if err != nil {
-			return "", fmt.Errorf("--at %s: not a commit in %s", at, repo.Root)
-		}
-		commit = git.Trim(out)
-	}
-	path, err := m.PrepareSpare(ctx, repo, commit)
-	if errors.Is(err, worktree.ErrSpareLimit) {
-		return "", nil
-	}
-	return path, err
 }
 
 // manager returns the worktree manager of the session's data directory
@@ -200,21 +159,4 @@ func (s *Session) prepareSpare() {
 		return
 	}
 	s.opts.PrepareSpare(repoRoot)
-}
-
-// PrepareFailures lists the repositories whose last background spare
-// preparation failed (`worktree list` shows them).
-func PrepareFailures(dataDir string) ([]worktree.PrepareFailure, error) {
-	return (&worktree.Manager{DataDir: dataDir}).PrepareFailures()
-}
-
-// RecordPrepareFailure notes that the background preparation for the
-// checkout at repoRoot could not be started, so that the next session
-// start and `worktree list` say so.
-func RecordPrepareFailure(dataDir, repoRoot string, err error) {
-	repo, derr := worktree.Detect(context.Background(), repoRoot)
-	if derr != nil {
-		return
-	}
-	(&worktree.Manager{DataDir: dataDir}).RecordPrepareFailure(repo, fmt.Errorf("start the preparation: %w", err))
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 	"github.com/yolop-dev/yolop/internal/provider"
@@ -104,7 +105,7 @@ func TestUnusedSessionIsNotListed(t *testing.T) {
 	}
 	unusedID := s.ID()
 	s.Close()
-	rows, err := app.ListSessions(data)
+	rows, err := catalog.ListSessions(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func TestUnusedSessionIsNotListed(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if rows, _ := app.ListSessions(data); len(rows) != 2 {
+	if rows, _ := catalog.ListSessions(data); len(rows) != 2 {
 		t.Fatalf("after its first prompt the session is not listed: %+v", rows)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/buildinfo"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
@@ -111,7 +112,7 @@ func TestACPBranchFromFirstPrompt(t *testing.T) {
 		t.Fatalf("session/new: %v %+v", err, created)
 	}
 	c.call("session/close", map[string]any{"sessionId": created.SessionID})
-	if rows, err := app.ListSessions(data); err != nil || len(rows) != 0 {
+	if rows, err := catalog.ListSessions(data); err != nil || len(rows) != 0 {
 		t.Fatalf("a session opened and closed unused is listed: %+v %v", rows, err)
 	}
 	if out := gittest.Git(t, repo, "for-each-ref", "refs/heads/yolop/"); out != "" {
@@ -132,7 +133,7 @@ func TestACPBranchFromFirstPrompt(t *testing.T) {
 		t.Fatalf("session/new made a branch before any prompt: %s", out)
 	}
 	c.call("session/prompt", map[string]any{"sessionId": created.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "fix the parser"}}})
-	rows, err := app.ListSessions(data)
+	rows, err := catalog.ListSessions(data)
 	if err != nil || len(rows) != 1 || rows[0].SessionID != created.SessionID {
 		t.Fatalf("after its first prompt: listed %+v %v", rows, err)
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/config"
 )
@@ -26,7 +26,7 @@ func sessionCompletions(o *rootOptions, prefix string) []cobra.Completion {
 	if err != nil {
 		return nil
 	}
-	rows, err := app.ListSessions(dataDir)
+	rows, err := catalog.ListSessions(dataDir)
 	if err != nil {
 		return nil
 	}
@@ -54,7 +54,7 @@ func completeCheckpointIDs(o *rootOptions) cobra.CompletionFunc {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		rows, err := app.CheckpointIDs(c.Context(), dataDir, id)
+		rows, err := catalog.CheckpointIDs(c.Context(), dataDir, id)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/fault"
 )
@@ -67,7 +68,7 @@ func openOrLatest[S interface{ ID() string }](ctx context.Context, r *rootOption
 	o.Continue = o.SessionID == ""
 	s, err := open(ctx, o)
 	if err != nil {
-		if o.Continue && errors.Is(err, app.ErrNoSession) {
+		if o.Continue && errors.Is(err, catalog.ErrNoSession) {
 			// The app's words are for -c; here the id is what is missing.
 			where := r.dir
 			if where == "" {
@@ -100,14 +101,14 @@ func (l *landOptions) notes(more []string) []string {
 }
 
 // noSessionHere is a diff, apply, commit or checkpoints without an id
-// where no session was started; it matches app.ErrNoSession.
+// where no session was started; it matches catalog.ErrNoSession.
 type noSessionHere struct{ where string }
 
 func (e *noSessionHere) Error() string {
 	return fmt.Sprintf("no session was started from %s; name one (`yolop sessions` lists them), or run this in its repository or with -C DIR", e.where)
 }
 
-func (e *noSessionHere) Unwrap() error { return app.ErrNoSession }
+func (e *noSessionHere) Unwrap() error { return catalog.ErrNoSession }
 
 // optionalSessionArg accepts at most one session id.
 func optionalSessionArg(c *cobra.Command, args []string) error {
@@ -369,7 +370,7 @@ func runCommit(ctx context.Context, opts *commitOptions, args []string) error {
 }
 
 // workLines are the lines of `sessions show` that say where the work is.
-func workLines(d app.SessionRow, w *app.Work) string {
+func workLines(d catalog.SessionRow, w *catalog.Work) string {
 	if w == nil {
 		return ""
 	}
@@ -388,7 +389,7 @@ func workLines(d app.SessionRow, w *app.Work) string {
 	} else {
 		b.WriteString("last apply  never\n")
 	}
-	if d.WorktreeState == app.WorktreeRepoMissing {
+	if d.WorktreeState == catalog.WorktreeRepoMissing {
 		b.WriteString("ways home   none while its repository is missing: copy what you need out of its worktree\n")
 		return b.String()
 	}

@@ -13,12 +13,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/host/acp"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
 	"github.com/yolop-dev/yolop/internal/host/tui"
 	"github.com/yolop-dev/yolop/internal/mcp"
+	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
 func newCheckpointsCmd(o *rootOptions) *cobra.Command {
@@ -77,18 +79,18 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rows, err := app.ListWorktrees(c.Context(), dataDir)
+			rows, err := catalog.ListWorktrees(c.Context(), dataDir)
 			if err != nil {
 				return err
 			}
-			failures, err := app.PrepareFailures(dataDir)
+			failures, err := catalog.PrepareFailures(dataDir)
 			if err != nil {
 				return err
 			}
 			if o.outputFormat == "json" {
 				out := make([]worktreeJSON, 0, len(rows))
 				for _, e := range rows {
-					out = append(out, worktreeOf(e.WorktreeEntry, e.InUse))
+					out = append(out, worktreeOf(e.Entry, e.InUse))
 				}
 				fails := make([]map[string]string, 0, len(failures))
 				for _, f := range failures {
@@ -146,7 +148,7 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rep, err := app.PruneWorktrees(c.Context(), dataDir, dry, force, withSpares)
+			rep, err := catalog.PruneWorktrees(c.Context(), dataDir, dry, force, withSpares)
 			if err != nil {
 				return err
 			}
@@ -235,9 +237,9 @@ type worktreeJSON struct {
 	ParkedAs   string   `json:"parked_as,omitempty"`
 }
 
-func worktreeOf(e app.WorktreeEntry, inUse bool) worktreeJSON {
+func worktreeOf(e worktree.Entry, inUse bool) worktreeJSON {
 	w := worktreeJSON{Kind: e.Kind(), Branch: e.Branch, Path: e.Path, Repository: e.CommonDir, RepoRoot: repoRootOf(e.CommonDir), InUse: inUse, Dirty: e.Dirty, DirtyPaths: nonNil(e.DirtyPaths), Missing: e.Missing, Problem: e.Problem}
-	row := app.WorktreeRow{WorktreeEntry: e, InUse: inUse}
+	row := catalog.WorktreeRow{Entry: e, InUse: inUse}
 	if w.Kind == "session" {
 		w.SessionID, w.State = e.SessionID, entryState(row)
 	} else {
@@ -269,8 +271,8 @@ type pruneJSON struct {
 	Errors      []string            `json:"errors"`
 }
 
-func pruneOf(rep app.PruneReport, dry bool) pruneJSON {
-	list := func(es []app.WorktreeEntry) []worktreeJSON {
+func pruneOf(rep worktree.PruneReport, dry bool) pruneJSON {
+	list := func(es []worktree.Entry) []worktreeJSON {
 		out := make([]worktreeJSON, 0, len(es))
 		for _, e := range es {
 			out = append(out, worktreeOf(e, false))
@@ -290,7 +292,7 @@ func pruneOf(rep app.PruneReport, dry bool) pruneJSON {
 }
 
 // spareState describes a worktree that belongs to no session.
-func spareState(e app.WorktreeRow) string {
+func spareState(e catalog.WorktreeRow) string {
 	var parts []string
 	switch {
 	case e.Spare:
@@ -311,7 +313,7 @@ func spareState(e app.WorktreeRow) string {
 	return strings.Join(parts, ", ")
 }
 
-func entryState(e app.WorktreeRow) string {
+func entryState(e catalog.WorktreeRow) string {
 	var parts []string
 	if e.InUse {
 		parts = append(parts, "in use")
@@ -443,16 +445,16 @@ func runTUI(ctx context.Context, o *rootOptions, opts app.Options) error {
 // every session, with the first hit as the reason).
 func pickSource(dataDir, dir string) tui.PickSource {
 	return func(ctx context.Context, query string) ([]tui.PickRow, error) {
-		rows, err := app.ListSessions(dataDir)
+		rows, err := catalog.ListSessions(dataDir)
 		if err != nil {
 			return nil, err
 		}
 		q := strings.ToLower(strings.TrimSpace(query))
 		match := map[string]string{}
 		if q != "" {
-			res, _, err := app.SearchSessions(ctx, app.SearchOptions{DataDir: dataDir, Dir: dir, Query: strings.TrimSpace(query), All: true, Limit: 2000})
+			res, _, err := catalog.SearchSessions(ctx, catalog.SearchOptions{DataDir: dataDir, Dir: dir, Query: strings.TrimSpace(query), All: true, Limit: 2000})
 			if err != nil {
-				var bq *app.BadQueryError
+				var bq *catalog.BadQueryError
 				if !errors.As(err, &bq) {
 					return nil, err
 				}

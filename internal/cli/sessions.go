@@ -11,8 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/command"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
+	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
 // ago renders a past time for listings.
@@ -48,7 +50,7 @@ func listTitle(t string) string {
 // digestWarning tells, once per listing on stderr, that some sessions'
 // listing digests could not be saved: listing them stays slow until the
 // cause (a full disk, a permission) is fixed.
-func digestWarning(o *rootOptions, rows []app.SessionRow) {
+func digestWarning(o *rootOptions, rows []catalog.SessionRow) {
 	n, first := 0, ""
 	for _, r := range rows {
 		if r.DigestError != "" {
@@ -75,7 +77,7 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rows, err := app.ListSessions(dataDir)
+			rows, err := catalog.ListSessions(dataDir)
 			if err != nil {
 				return err
 			}
@@ -94,7 +96,7 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 				wt := string(r.WorktreeState)
 				if r.Branch != "" {
 					wt = r.Branch
-					if r.WorktreeState != app.WorktreeOK {
+					if r.WorktreeState != catalog.WorktreeOK {
 						wt += " (" + string(r.WorktreeState) + ")"
 					}
 				}
@@ -108,7 +110,7 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 					ro = "yes"
 				case r.Problem != "":
 					ro = r.State
-				case r.WorktreeState == app.WorktreeRepoMissing:
+				case r.WorktreeState == catalog.WorktreeRepoMissing:
 					ro = "no (repository missing)"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.SessionID, listTitle(r.Title), repo, ago(r.LastUsed, now), r.Turns, wt, ro)
@@ -131,19 +133,26 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			d, err := app.DescribeSession(dataDir, args[0])
+			d, err := catalog.DescribeSession(dataDir, args[0])
 			if err != nil {
 				return err
 			}
 			pcfg, _ := o.providerConfig()
-			work := app.DescribeWork(c.Context(), app.Options{DataDir: dataDir, Provider: pcfg}, d)
+			open := func(ctx context.Context, id string) (catalog.WorkSession, error) {
+				s, err := app.OpenLand(ctx, app.Options{DataDir: dataDir, Provider: pcfg, SessionID: id})
+				if err != nil {
+					return nil, err
+				}
+				return s, nil
+			}
+			work := catalog.DescribeWork(c.Context(), dataDir, d.SessionID, open)
 			if work != nil && o.outputFormat != "json" {
 				tellRepairs(o.io.ErrOut, work.Notes)
 			}
 			if o.outputFormat == "json" {
 				return writeJSON(o, struct {
-					app.SessionRow
-					*app.Work
+					catalog.SessionRow
+					*catalog.Work
 				}{d, work})
 			}
 			if d.Problem != "" {
@@ -176,13 +185,13 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 				}
 			} else if d.WorkspaceMode == "in-place" {
 				fmt.Fprintf(o.io.Out, "checkout    %s\nworkspace   in place: snapshots of your checkout; restores undo the agent's changes, never yours\n", d.RepoRoot)
-				if d.WorktreeState == app.WorktreeCheckoutMissing {
+				if d.WorktreeState == catalog.WorktreeCheckoutMissing {
 					fmt.Fprintf(o.io.Out, "state       the checkout %s is gone; listing and replay work\n", d.RepoRoot)
 				}
 			} else {
 				fmt.Fprintf(o.io.Out, "directory   %s\nworkspace   conversation only: %s\n", d.ActiveRoot, d.Reason)
 			}
-			if d.WorktreeState == app.WorktreeRepoMissing {
+			if d.WorktreeState == catalog.WorktreeRepoMissing {
 				fmt.Fprintf(o.io.Out, "resume      only from the repository's new place, if it moved: cd NEW-PLACE && yolop --session %s\n", d.SessionID)
 			} else if d.ReadOnly() {
 				fmt.Fprintf(o.io.Out, "fork        yolop sessions fork %s  (read-only: replay works, turns and restores do not; a fork continues from the valid part)\n", d.SessionID)
@@ -240,8 +249,8 @@ func removeSession(ctx context.Context, o *rootOptions, id string, force bool) e
 	if err != nil {
 		return err
 	}
-	rep, err := app.RemoveSession(ctx, dataDir, id, force)
-	var de *app.DirtyError
+	rep, err := catalog.RemoveSession(ctx, dataDir, id, force)
+	var de *worktree.DirtyError
 	if errors.As(err, &de) {
 		return &dirtyRemoval{de}
 	}
@@ -293,7 +302,7 @@ func forkSession(ctx context.Context, o *rootOptions, id string) error {
 	if err != nil {
 		return err
 	}
-	plan, err := app.PlanFork(ctx, dataDir, id)
+	plan, err := catalog.PlanFork(ctx, dataDir, id)
 	if err != nil {
 		return err
 	}
@@ -320,7 +329,7 @@ func forkSession(ctx context.Context, o *rootOptions, id string) error {
 }
 
 // dirtyRemoval is a refused `sessions rm`, said in the command's words.
-type dirtyRemoval struct{ *app.DirtyError }
+type dirtyRemoval struct{ *worktree.DirtyError }
 
 func (e *dirtyRemoval) Error() string {
 	if e.Reason != "" {
