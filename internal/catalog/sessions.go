@@ -44,11 +44,8 @@ type SessionRow struct {
 	// IsReadOnly says the session refuses turns and restores (State says
 	// why).
 	IsReadOnly bool   `json:"read_only"`
-	State      string `json:"state"` // ok, read-only: …, problem: …, repository missing: …
-	// Problem says why the session cannot be read (State is then
-	// "problem: " and it); "" when it can.
-	Problem string `json:"-"`
-	Dir     string `json:"dir"`
+	State      State  `json:"state"`
+	Dir        string `json:"dir"`
 	// Recycled: the worktree was a parked spare, not a fresh checkout.
 	Recycled bool `json:"recycled"`
 	// DigestError says why the session's listing digest (summary.json)
@@ -106,7 +103,7 @@ func DescribeSession(dataDir, id string) (SessionRow, error) {
 func describe(e search.Entry) SessionRow {
 	sm := e.Summary
 	w := sm.Workspace
-	out := SessionRow{SessionID: sm.ID, Title: w.Title, Created: checkpoint.JSONTime(w.Created), Updated: checkpoint.JSONTime(w.Updated), RepoRoot: w.RepoRoot, ActiveRoot: w.ActiveRoot, Workspace: w.Kind == session.KindWorktree || w.Kind == session.KindInPlace, Reason: w.NoWorkspaceReason, State: "ok", Dir: sm.Dir, WorktreeState: WorktreeConversation, WorkspaceMode: session.Mode(w.Kind)}
+	out := SessionRow{SessionID: sm.ID, Title: w.Title, Created: checkpoint.JSONTime(w.Created), Updated: checkpoint.JSONTime(w.Updated), RepoRoot: w.RepoRoot, ActiveRoot: w.ActiveRoot, Workspace: w.Kind == session.KindWorktree || w.Kind == session.KindInPlace, Reason: w.NoWorkspaceReason, Dir: sm.Dir, WorktreeState: WorktreeConversation, WorkspaceMode: session.Mode(w.Kind)}
 	if w.Kind == session.KindInPlace {
 		out.WorktreeState = WorktreeInPlace
 		out.Folder = w.Folder
@@ -132,16 +129,15 @@ func describe(e search.Entry) SessionRow {
 	}
 	out.Recycled = w.Recycled
 	if sm.Problem != "" {
-		out.Problem = sm.Problem
-		out.State = "problem: " + sm.Problem
+		out.State = State{Kind: StateProblem, Detail: sm.Problem}
 		return out
 	}
 	out.Turns = e.Turns
 	if e.ReadOnly != "" {
-		out.State = "read-only: " + e.ReadOnly
+		out.State = State{Kind: StateReadOnly, Detail: e.ReadOnly}
 		out.IsReadOnly = true
 	} else if out.WorktreeState == WorktreeRepoMissing {
-		out.State = fmt.Sprintf("repository missing: %s is gone; listing and replay work, turns and restores do not (if it moved, run yolop from its new place: the session follows it)", w.RepoRoot)
+		out.State = State{Kind: StateRepoMissing, Detail: fmt.Sprintf("%s is gone; listing and replay work, turns and restores do not (if it moved, run yolop from its new place: the session follows it)", w.RepoRoot)}
 	}
 	out.DigestError = e.DigestError
 	return out

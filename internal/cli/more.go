@@ -469,7 +469,7 @@ func pickSource(dataDir, dir string) tui.PickSource {
 		now := time.Now()
 		var out []tui.PickRow
 		for _, r := range rows {
-			if r.Problem != "" {
+			if r.State.Kind == catalog.StateProblem {
 				continue
 			}
 			repo := r.RepoRoot

@@ -13,6 +13,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/config"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
@@ -108,8 +109,8 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 				switch {
 				case r.ReadOnly():
 					ro = "yes"
-				case r.Problem != "":
-					ro = r.State
+				case r.State.Kind == catalog.StateProblem:
+					ro = r.State.String()
 				case r.WorktreeState == catalog.WorktreeRepoMissing:
 					ro = "no (repository missing)"
 				}
@@ -155,7 +156,7 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 					*catalog.Work
 				}{d, work})
 			}
-			if d.Problem != "" {
+			if d.State.Kind == catalog.StateProblem {
 				// Its description cannot be read: nothing else it says
 				// would be true, and it cannot be resumed.
 				fmt.Fprintf(o.io.Out, "session     %s\nstate       %s\ndirectory   %s\nremove      yolop sessions rm %s  (its worktree, if it had one, is then left to yolop worktree prune, which keeps uncommitted work)\n", d.SessionID, d.State, d.Dir, d.SessionID)
@@ -178,12 +179,12 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 					fmt.Fprintln(o.io.Out, "recycled    no: a fresh checkout")
 				}
 				fmt.Fprint(o.io.Out, workLines(d, work))
-			} else if d.WorkspaceMode == "in-place" && d.Folder {
+			} else if d.WorkspaceMode == config.WorkspaceInPlace && d.Folder {
 				fmt.Fprintf(o.io.Out, "folder      %s\nworkspace   in place, in a folder outside git: snapshots in a private repository in the data directory (the folder gets no .git); restores undo the agent's changes, never yours\n", d.RepoRoot)
-				if d.WorktreeState == "checkout missing" {
+				if d.WorktreeState == catalog.WorktreeCheckoutMissing {
 					fmt.Fprintf(o.io.Out, "state       the folder %s is gone; listing and replay work\n", d.RepoRoot)
 				}
-			} else if d.WorkspaceMode == "in-place" {
+			} else if d.WorkspaceMode == config.WorkspaceInPlace {
 				fmt.Fprintf(o.io.Out, "checkout    %s\nworkspace   in place: snapshots of your checkout; restores undo the agent's changes, never yours\n", d.RepoRoot)
 				if d.WorktreeState == catalog.WorktreeCheckoutMissing {
 					fmt.Fprintf(o.io.Out, "state       the checkout %s is gone; listing and replay work\n", d.RepoRoot)
