@@ -155,11 +155,11 @@ func (s *Session) Commit(ctx context.Context, o land.CommitOptions) (*land.Commi
 // git.
 var ErrFolderNoGit = fault.New(fault.NotARepository, "no git repository to commit to")
 
-// Peek opens what diff and apply need of a session that another process
+// peek opens what diff and apply need of a session that another process
 // holds open (its lock is taken): they only read its worktree, through a
 // throwaway snapshot state (a first capture hashes every file once). Close
 // the returned func when done.
-func Peek(ctx context.Context, dataDir, id string) (land.Session, func(), error) {
+func peek(ctx context.Context, dataDir, id string) (land.Session, func(), error) {
 	sess, err := session.OpenReadOnly(dataDir, id)
 	if err != nil {
 		return land.Session{}, nil, err
@@ -276,7 +276,7 @@ func OpenLand(ctx context.Context, o Options) (Lander, error) {
 		}
 		id = latest
 	}
-	ls, done, perr := Peek(ctx, o.DataDir, id)
+	ls, done, perr := peek(ctx, o.DataDir, id)
 	if perr != nil {
 		return nil, perr
 	}
@@ -314,24 +314,3 @@ func (p *peeked) Close() error { p.done(); return nil }
 
 // Repairs is empty: the process holding the session repairs it.
 func (p *peeked) Repairs() []string { return nil }
-
-// The land types the command line uses, so that it imports only this
-// layer, command and the hosts.
-type (
-	DiffOptions   = land.DiffOptions
-	ApplyOptions  = land.ApplyOptions
-	ApplyResult   = land.ApplyResult
-	UndoOptions   = land.UndoOptions
-	CommitOptions = land.CommitOptions
-)
-
-// Diff formats and conflict modes.
-const (
-	FormatStat        = land.FormatStat
-	FormatNameStatus  = land.FormatNameStatus
-	OnConflictRefuse  = land.OnConflictRefuse
-	OnConflictMarkers = land.OnConflictMarkers
-)
-
-// WaysHome names the three ways a session's work reaches the user's branch.
-func WaysHome(id string) string { return land.WaysHome(id) }

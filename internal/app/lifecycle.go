@@ -8,28 +8,13 @@ import (
 	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/config"
-	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/timeline"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
-// The lifecycle layer is what the command line calls: it opens, creates,
-// describes, forks and removes sessions, and keeps worktrees tidy. The
-// command line only parses flags, formats results and maps errors to exit
-// codes; these names let it do so without importing the layers below.
-
-// Sentinel errors the command line maps to exit codes and JSON codes.
-var (
-	ErrLocked   = session.ErrLocked
-	ErrNotFound = session.ErrNotFound
-)
-
-// CheckSessionID reports whether id can name a session (it says why not).
-func CheckSessionID(id string) error { return session.CheckID(id) }
-
-// StartsWorktree reports whether a new session started in dir checks out a
+// startsWorktree reports whether a new session started in dir checks out a
 // worktree of its own (so a host can say what the wait is for).
-func StartsWorktree(ctx context.Context, dir, mode string) bool {
+func startsWorktree(ctx context.Context, dir, mode string) bool {
 	if mode != "" && mode != config.WorkspaceWorktree {
 		return false
 	}
@@ -40,11 +25,11 @@ func StartsWorktree(ctx context.Context, dir, mode string) bool {
 	return err == nil
 }
 
-// ChecksOutWorktree is StartsWorktree for a session of o: false too when a
+// ChecksOutWorktree is startsWorktree for a session of o: false too when a
 // spare worktree is ready to be claimed, which writes only the files that
 // differ and takes no noticeable time.
 func ChecksOutWorktree(ctx context.Context, o Options) bool {
-	if !StartsWorktree(ctx, o.Dir, o.Workspace) {
+	if !startsWorktree(ctx, o.Dir, o.Workspace) {
 		return false
 	}
 	repo, err := worktree.Detect(ctx, cmp.Or(o.Dir, "."))

@@ -20,10 +20,10 @@ func TestTurnUsageFromProviderFixtures(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		provider, fixture string
-		want              app.Usage
+		want              provider.Usage
 	}{
-		{"openai", "../provider/openai/testdata/text.sse", app.Usage{InputTokens: 4, OutputTokens: 5, CacheReadTokens: 8}},
-		{"anthropic", "../provider/anthropic/testdata/compact.sse", app.Usage{InputTokens: 5, OutputTokens: 6}},
+		{"openai", "../provider/openai/testdata/text.sse", provider.Usage{InputTokens: 4, OutputTokens: 5, CacheReadTokens: 8}},
+		{"anthropic", "../provider/anthropic/testdata/compact.sse", provider.Usage{InputTokens: 5, OutputTokens: 6}},
 	} {
 		t.Run(tc.provider, func(t *testing.T) {
 			t.Parallel()

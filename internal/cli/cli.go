@@ -23,6 +23,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/fault"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
 	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
@@ -284,7 +285,7 @@ ordinary prompt, and //text sends /text literally.`,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.printSet = c.Flags().Changed("print")
 			if c.Flags().Changed("session") {
-				if err := app.CheckSessionID(o.sessionID); err != nil {
+				if err := session.CheckID(o.sessionID); err != nil {
 					return o.report(usagef("--session: %v; `yolop sessions` lists the ids", err))
 				}
 			}

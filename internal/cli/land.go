@@ -15,6 +15,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/fault"
+	"github.com/yolop-dev/yolop/internal/land"
 )
 
 // landOptions are the flags shared by diff, apply and commit.
@@ -179,12 +180,12 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string) error {
 		return opts.fail(err)
 	}
 	defer s.Close()
-	do := app.DiffOptions{From: opts.from, Color: !opts.json() && isTerminal(opts.root.io.Out)}
+	do := land.DiffOptions{From: opts.from, Color: !opts.json() && isTerminal(opts.root.io.Out)}
 	switch {
 	case opts.stat:
-		do.Format = app.FormatStat
+		do.Format = land.FormatStat
 	case opts.nameStatus:
-		do.Format = app.FormatNameStatus
+		do.Format = land.FormatNameStatus
 	}
 	res, err := s.Diff(ctx, do)
 	if err != nil {
@@ -248,7 +249,7 @@ Exit codes: 0 applied, 1 refused or conflicts, 2 usage.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.dryRun, "dry-run", false, "list each path with its outcome and write nothing")
-	f.StringVar(&opts.onConflict, "on-conflict", app.OnConflictRefuse, "refuse (write nothing) or markers (write conflict markers)")
+	f.StringVar(&opts.onConflict, "on-conflict", land.OnConflictRefuse, "refuse (write nothing) or markers (write conflict markers)")
 	f.StringVar(&opts.to, "to", "", "apply to another checkout of the same repository")
 	f.BoolVar(&opts.undo, "undo", false, "put back exactly the paths the session's last apply wrote")
 	f.BoolVar(&opts.force, "force", false, "with --undo: overwrite paths you edited since the apply (your edits are kept under a ref)")
@@ -256,13 +257,13 @@ Exit codes: 0 applied, 1 refused or conflicts, 2 usage.`,
 }
 
 func runApply(ctx context.Context, opts *applyOptions, args []string) error {
-	if opts.onConflict != app.OnConflictRefuse && opts.onConflict != app.OnConflictMarkers {
+	if opts.onConflict != land.OnConflictRefuse && opts.onConflict != land.OnConflictMarkers {
 		return opts.fail(usagef("--on-conflict must be refuse or markers, not %q", opts.onConflict))
 	}
 	if opts.force && !opts.undo {
 		return opts.fail(usagef("--force only goes with --undo"))
 	}
-	if opts.undo && (opts.dryRun || opts.onConflict != app.OnConflictRefuse) {
+	if opts.undo && (opts.dryRun || opts.onConflict != land.OnConflictRefuse) {
 		return opts.fail(usagef("--undo takes no --dry-run or --on-conflict"))
 	}
 	if opts.to != "" {
@@ -276,7 +277,7 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 	}
 	defer s.Close()
 	if opts.undo {
-		res, err := s.UndoApply(ctx, app.UndoOptions{To: opts.to, Force: opts.force})
+		res, err := s.UndoApply(ctx, land.UndoOptions{To: opts.to, Force: opts.force})
 		if err != nil {
 			return opts.fail(err)
 		}
@@ -288,7 +289,7 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 		_, err = fmt.Fprint(opts.root.io.Out, res.Text())
 		return err
 	}
-	res, err := s.Apply(ctx, app.ApplyOptions{To: opts.to, DryRun: opts.dryRun, OnConflict: opts.onConflict})
+	res, err := s.Apply(ctx, land.ApplyOptions{To: opts.to, DryRun: opts.dryRun, OnConflict: opts.onConflict})
 	if res == nil {
 		return opts.fail(err)
 	}
@@ -319,7 +320,7 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 // applyFailedJSON is a refused or conflicting apply in JSON: the result
 // with the error and its code.
 type applyFailedJSON struct {
-	*app.ApplyResult
+	*land.ApplyResult
 	Code  fault.Code `json:"code"`
 	Error string     `json:"error"`
 }
@@ -357,7 +358,7 @@ func runCommit(ctx context.Context, opts *commitOptions, args []string) error {
 		return opts.fail(err)
 	}
 	defer s.Close()
-	res, err := s.Commit(ctx, app.CommitOptions{Message: opts.message, NoVerify: opts.noVerify})
+	res, err := s.Commit(ctx, land.CommitOptions{Message: opts.message, NoVerify: opts.noVerify})
 	if err != nil {
 		return opts.fail(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/host/acp"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
 	"github.com/yolop-dev/yolop/internal/host/tui"
+	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
@@ -432,7 +433,7 @@ func runTUI(ctx context.Context, o *rootOptions, opts app.Options) error {
 		if existed {
 			fmt.Fprintf(o.io.ErrOut, "Continue this session with: yolop --session %s\n", id)
 			if info.Branch != "" {
-				fmt.Fprintf(o.io.ErrOut, "Its files are in %s (branch %s). Bring them home: %s\n", info.ActiveRoot, info.Branch, app.WaysHome(id))
+				fmt.Fprintf(o.io.ErrOut, "Its files are in %s (branch %s). Bring them home: %s\n", info.ActiveRoot, info.Branch, land.WaysHome(id))
 			}
 		}
 		return err
