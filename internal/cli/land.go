@@ -16,6 +16,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/land"
+	"github.com/yolop-dev/yolop/internal/provider"
 )
 
 // landOptions are the flags shared by diff, apply and commit.
@@ -368,6 +369,18 @@ func runCommit(ctx context.Context, opts *commitOptions, args []string) error {
 	}
 	_, err = fmt.Fprint(opts.root.io.Out, res.Text())
 	return err
+}
+
+// workOpener opens a session for `sessions show` to diff its files, as
+// `yolop diff` does.
+func workOpener(dataDir string, pcfg provider.Config) func(context.Context, string) (catalog.WorkSession, error) {
+	return func(ctx context.Context, id string) (catalog.WorkSession, error) {
+		s, err := app.OpenLand(ctx, app.Options{DataDir: dataDir, Provider: pcfg, SessionID: id})
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
 }
 
 // workLines are the lines of `sessions show` that say where the work is.

@@ -139,14 +139,7 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 				return err
 			}
 			pcfg, _ := o.providerConfig()
-			open := func(ctx context.Context, id string) (catalog.WorkSession, error) {
-				s, err := app.OpenLand(ctx, app.Options{DataDir: dataDir, Provider: pcfg, SessionID: id})
-				if err != nil {
-					return nil, err
-				}
-				return s, nil
-			}
-			work := catalog.DescribeWork(c.Context(), dataDir, d.SessionID, open)
+			work := catalog.DescribeWork(c.Context(), dataDir, d.SessionID, workOpener(dataDir, pcfg))
 			if work != nil && o.outputFormat != "json" {
 				tellRepairs(o.io.ErrOut, work.Notes)
 			}
