@@ -2,10 +2,8 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,15 +11,17 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/agent/tools"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/land"
+	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
 	_ "github.com/yolop-dev/yolop/internal/provider/all" // registers sim, openai and anthropic
 	"github.com/yolop-dev/yolop/internal/sandbox"
-	"github.com/yolop-dev/yolop/internal/search"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/worktree"
@@ -33,37 +33,6 @@ const (
 	WorktreeOff    = "off"
 )
 
-// Workspace modes (--workspace, [workspace] mode): where a new session
-// works. A session keeps its mode for its whole life.
-const (
-	WorkspaceWorktree = "worktree" // a git worktree of its own (the default in a repository)
-	WorkspaceInPlace  = "in-place" // the user's own checkout
-	WorkspaceNone     = "none"     // conversation-only checkpoints
-)
-
-// SettingsWorkspaceMode is the settings file's [workspace] mode ("" when
-// it sets none).
-func SettingsWorkspaceMode() (string, error) {
-	path := provider.DefaultSettingsPath(os.Getenv)
-	s, err := provider.LoadSettings(path)
-	if err != nil {
-		return "", err
-	}
-	if err := CheckWorkspaceMode(s.Workspace.Mode); err != nil {
-		return "", fmt.Errorf("settings %s: [workspace] mode = %q: want worktree, in-place or none", path, s.Workspace.Mode)
-	}
-	return s.Workspace.Mode, nil
-}
-
-// CheckWorkspaceMode checks a --workspace value.
-func CheckWorkspaceMode(m string) error {
-	switch m {
-	case "", WorkspaceWorktree, WorkspaceInPlace, WorkspaceNone:
-		return nil
-	}
-	return fmt.Errorf("--workspace must be worktree, in-place or none, not %q", m)
-}
-
 // Options selects or creates a session.
 type Options struct {
 	DataDir   string
@@ -71,13 +40,13 @@ type Options struct {
 	SessionID string // resume this session
 	Continue  bool   // resume the most recent session of Dir's repository
 	Worktree  string // always (default) or off
-	// Workspace is where a new session works: WorkspaceWorktree,
-	// WorkspaceInPlace or WorkspaceNone ("" = from Worktree: always is a
+	// Workspace is where a new session works: config.WorkspaceWorktree,
+	// config.WorkspaceInPlace or config.WorkspaceNone ("" = from Worktree: always is a
 	// worktree, off is in place). WorkspaceExplicit says the user chose it
 	// on the command line (in place in $HOME or / needs that).
 	Workspace         string
 	WorkspaceExplicit bool
-	Provider          ProviderConfig
+	Provider          provider.Config
 	// Create makes the session directory now instead of at the first turn.
 	Create bool
 	// ForReading is set by callers that only read (listing checkpoints):
@@ -97,12 +66,16 @@ type Options struct {
 	WorkBase string
 	// MCP are the MCP servers whose tools the session offers (the
 	// settings file's, and in ACP the client's).
-	MCP []MCPServer
+	MCP []mcp.Server
 	// ClientMCP says some of MCP came from an editor, which configured
 	// them for its project directory: the session says where they work.
 	ClientMCP bool
 	// Spares configures recycled worktrees (see spares.go).
-	Spares Spares
+	Spares config.Spares
+	// PrepareSpare, when set, starts a detached, low-priority process that
+	// prepares a spare for the repository whose checkout is at repoRoot
+	// (`yolop worktree prepare-spare`). It must not wait for that process.
+	PrepareSpare func(repoRoot string)
 	// Early prepares a new session's worktree as soon as the session opens
 	// (hosts whose process waits for a prompt: the TUI); the branch is made
 	// at the first prompt, and a session closed unused leaves nothing.
@@ -128,10 +101,6 @@ type Options struct {
 	// knownWalk is the walk made when that worktree was parked.
 	knownWalk *snapshot.Walk
 }
-
-// ErrNoSession is returned by Open with Continue when there is nothing to
-// continue.
-var ErrNoSession = fault.New(fault.NoSession, "no session to continue")
 
 // Session is a live session, as hosts see it. Before its first prompt it
 // may not exist on disk yet (TUI, print): its state is then a draft, and
@@ -317,16 +286,16 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if o.Worktree != WorktreeAlways && o.Worktree != WorktreeOff {
 		return nil, fmt.Errorf("--worktree must be always or off, not %q", o.Worktree)
 	}
-	if err := CheckWorkspaceMode(o.Workspace); err != nil {
+	if err := config.CheckWorkspaceMode(o.Workspace); err != nil {
 		return nil, err
 	}
 	if o.Workspace == "" {
-		o.Workspace = WorkspaceWorktree
+		o.Workspace = config.WorkspaceWorktree
 		if o.Worktree == WorktreeOff {
-			o.Workspace = WorkspaceInPlace
+			o.Workspace = config.WorkspaceInPlace
 		}
 	}
-	dir, err := workDir(o.Dir)
+	dir, err := config.WorkDir(o.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -335,7 +304,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sid := sessionOfWorktree(o.DataDir, o.Dir); sid != "" && o.SessionID == "" {
+	if sid := catalog.SessionOfWorktree(o.DataDir, o.Dir); sid != "" && o.SessionID == "" {
 		// Inside a session's own worktree (the directory yolop prints
 		// after each turn): -c continues that session; a new session
 		// would start from it as if it were the user's repository.
@@ -346,7 +315,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	}
 	var movedNotes []string
 	if o.Continue && o.SessionID == "" {
-		id, notes, err := latestFor(ctx, o.DataDir, o.Dir)
+		id, notes, err := catalog.LatestFor(ctx, o.DataDir, o.Dir)
 		if err != nil {
 			return nil, err
 		}
@@ -356,7 +325,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if o.SessionID != "" && o.ForReading {
 		// Reading must not re-create a worktree that is gone (a resume
 		// does, and says so).
-		if why := missingWorktree(ctx, o.DataDir, o.SessionID); why != "" {
+		if why := catalog.MissingWorktree(ctx, o.DataDir, o.SessionID); why != "" {
 			v, err := openView(o, why)
 			if err != nil {
 				return nil, err
@@ -389,7 +358,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		if errors.Is(err, worktree.ErrRepoGone) {
 			// Run from the repository's new place, the session follows it.
 			if repo, derr := worktree.Detect(ctx, o.Dir); derr == nil {
-				notes, aerr := adoptMoved(ctx, o.DataDir, repo, o.SessionID)
+				notes, aerr := catalog.AdoptMoved(ctx, o.DataDir, repo, o.SessionID)
 				if aerr != nil {
 					return nil, errors.Join(err, aerr)
 				}
@@ -434,13 +403,13 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if why != "" {
 		d.expectWS, d.expectWhy = false, why
 	}
-	d.mode = WorkspaceNone
+	d.mode = config.WorkspaceNone
 	folder := false
 	if d.expectWS {
 		d.mode = o.Workspace
 		// Outside any repository: a folder of its own, in place.
-		if folder = o.Workspace != WorkspaceNone && notRepo; folder {
-			d.mode = WorkspaceInPlace // a folder outside git: in place
+		if folder = o.Workspace != config.WorkspaceNone && notRepo; folder {
+			d.mode = config.WorkspaceInPlace // a folder outside git: in place
 		}
 	}
 	d.ctl = checkpoint.NewUnstarted(d.ws.SessionID, d.expectWhy)
@@ -461,33 +430,6 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		s.draftCheck = startDraftCheck(o.Dir)
 	}
 	return s, nil
-}
-
-// latestFor finds the session of dir's repository (or of dir itself
-// outside a repository) used last: where a turn ran or a restore was
-// confirmed most recently.
-//
-// Sessions whose repository was moved to dir's repository are brought up
-// to date first (the notes say which), so -c finds them at the new place.
-func latestFor(ctx context.Context, dataDir, dir string) (string, []string, error) {
-	root := dir
-	var notes []string
-	if repo, err := worktree.Detect(ctx, dir); err == nil {
-		root = repo.Root
-		n, err := adoptMoved(ctx, dataDir, repo, "")
-		notes = n
-		if err != nil {
-			notes = append(notes, "A session whose repository moved here could not follow it: "+err.Error())
-		}
-	}
-	id, err := search.LatestFor(dataDir, root)
-	if err != nil {
-		return "", notes, err
-	}
-	if id == "" {
-		return "", notes, fmt.Errorf("%w started from %s: run yolop without -c to start one", ErrNoSession, root)
-	}
-	return id, notes, nil
 }
 
 // materialize creates a draft session on disk (and its worktree); it does
@@ -516,9 +458,9 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 	ws := d.ws
 	ws.Title = title
 	o := s.opts
-	if o.Workspace == WorkspaceNone {
+	if o.Workspace == config.WorkspaceNone {
 		ws.NoWorkspaceReason = workspaceOff
-	} else if o.Workspace == WorkspaceInPlace {
+	} else if o.Workspace == config.WorkspaceInPlace {
 		repo, err := worktree.Detect(ctx, o.Dir)
 		if errors.Is(err, worktree.ErrNotRepo) {
 			if err := s.folderWorkspace(ctx, &ws, true); err != nil {
@@ -996,6 +938,16 @@ func checkInPlaceRoot(root string, explicit bool) error {
 	return nil
 }
 
+// sameDir compares two directory paths after resolving symlinks.
+func sameDir(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
+}
+
 // The reasons a directory gets conversation-only checkpoints, as
 // workspace.json records them (no_workspace_reason; any other value is an
 // error's text). Sessions on disk hold these words: never change them.
@@ -1022,7 +974,7 @@ func noRepoReason(err error) string {
 // workspace snapshots ("" when it will have them); notRepo reports that
 // o.Dir is in no repository.
 func workspaceUnavailable(ctx context.Context, o Options) (why string, notRepo bool) {
-	if o.Workspace == WorkspaceNone {
+	if o.Workspace == config.WorkspaceNone {
 		return workspaceOff, false
 	}
 	_, err := worktree.Detect(ctx, o.Dir)
@@ -1056,54 +1008,6 @@ func (s *Session) folderWorkspace(ctx context.Context, ws *session.Workspace, in
 	ws.Kind, ws.Folder = session.KindInPlace, true
 	ws.RepoRoot, ws.ActiveRoot, ws.CommonDir = folder, folder, gitDir
 	return nil
-}
-
-// sessionOfWorktree returns the session whose worktree holds dir (dir
-// under <data-dir>/worktrees/<repo-id>/<session-id>), "" when none does.
-func sessionOfWorktree(dataDir, dir string) string {
-	root, err := filepath.Abs(filepath.Join(dataDir, "worktrees"))
-	if err != nil {
-		return ""
-	}
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		root = r
-	}
-	if d, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = d
-	}
-	rel, err := filepath.Rel(root, dir)
-	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-		return ""
-	}
-	parts := strings.Split(rel, string(filepath.Separator))
-	if len(parts) < 2 || session.CheckID(parts[1]) != nil {
-		return ""
-	}
-	if _, err := os.Stat(filepath.Join(session.SessionsDir(dataDir), parts[1])); err != nil {
-		return ""
-	}
-	return parts[1]
-}
-
-// missingWorktree says why session id's worktree cannot be read ("" when
-// it is there, or the session has none or cannot be read: opening will
-// tell).
-func missingWorktree(ctx context.Context, dataDir, id string) string {
-	if session.CheckID(id) != nil {
-		return ""
-	}
-	b, err := os.ReadFile(filepath.Join(session.SessionsDir(dataDir), id, session.WorkspaceFile))
-	if err != nil {
-		return ""
-	}
-	var ws session.Workspace
-	if json.Unmarshal(b, &ws) != nil || ws.Worktree == nil {
-		return ""
-	}
-	if _, err := os.Lstat(ws.Worktree.Path); errors.Is(err, fs.ErrNotExist) {
-		return missingWorktreeFate(ctx, ws)
-	}
-	return ""
 }
 
 // goneReason is the part of an ErrRepoGone or ErrBranchGone error that

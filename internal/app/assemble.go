@@ -275,7 +275,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		// user's git state is touched.
 		if st, err := os.Stat(ws.RepoRoot); err != nil || !st.IsDir() {
 			// Opened from its new place, the session follows it
-			// (adoptMoved); elsewhere it opens for reading.
+			// (catalog.AdoptMoved); elsewhere it opens for reading.
 			return nil, fmt.Errorf("%w: the checkout %s of this session is no longer there. If you moved it, run yolop from its new place (cd NEW-PLACE && yolop --session %s, or -c): the session follows it. If it was deleted, the session's snapshots went with it; its conversation can still be listed and replayed", worktree.ErrRepoGone, ws.RepoRoot, sess.ID)
 		}
 		p.checkout = &checkoutHold{}

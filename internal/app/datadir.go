@@ -7,31 +7,11 @@ import (
 	"strings"
 
 	"github.com/yolop-dev/yolop/internal/fault"
-	"github.com/yolop-dev/yolop/internal/session"
 )
 
 // ErrDataDirInRepo refuses to start a session whose repository's working
 // tree holds the data directory.
 var ErrDataDirInRepo = fault.New(fault.DataDirInRepo, "data directory inside the repository")
-
-// ResolveDataDir is DataDir with a note for the user when the directory
-// came from a relative --data-dir or YOLOP_DATA_DIR ("" otherwise): a
-// relative path is resolved against the current directory, so the same
-// flag names another directory elsewhere.
-func ResolveDataDir(flag string) (dir, note string, err error) {
-	dir, err = session.DataDir(flag)
-	if err != nil {
-		return "", "", err
-	}
-	from, raw := "--data-dir", flag
-	if raw == "" {
-		from, raw = "YOLOP_DATA_DIR", os.Getenv("YOLOP_DATA_DIR")
-	}
-	if raw != "" && !filepath.IsAbs(raw) {
-		note = fmt.Sprintf("data directory %s (%s %s, relative to the current directory)", dir, from, raw)
-	}
-	return dir, note, nil
-}
 
 // checkDataDirOutside refuses a data directory inside the working tree of
 // dir's repository: sessions, their logs (every prompt) and their

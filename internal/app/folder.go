@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/agent"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/provider"
@@ -86,7 +87,7 @@ func checkFolder(dataDir, folder string, explicit bool) error {
 	}
 	wts := resolveExisting(filepath.Join(dataDir, "worktrees"))
 	if rel, err := filepath.Rel(wts, resolveExisting(folder)); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		owner := sessionOfWorktree(dataDir, folder)
+		owner := catalog.SessionOfWorktree(dataDir, folder)
 		what := "a session worktree"
 		if owner != "" {
 			what = "the worktree of session " + owner

@@ -9,8 +9,10 @@ import (
 	"strings"
 
 	"github.com/yolop-dev/yolop/internal/agent/tools"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/land"
@@ -60,7 +62,7 @@ func (s *Session) landSession(ctx context.Context) (land.Session, error) {
 
 // worktreeOwner tells land which session a worktree belongs to.
 func worktreeOwner(dataDir string) func(string) string {
-	return func(dir string) string { return sessionOfWorktree(dataDir, dir) }
+	return func(dir string) string { return catalog.SessionOfWorktree(dataDir, dir) }
 }
 
 // checkoutOf returns the top level of dir's checkout when it belongs to the
@@ -153,11 +155,11 @@ func (s *Session) Commit(ctx context.Context, o land.CommitOptions) (*land.Commi
 // git.
 var ErrFolderNoGit = fault.New(fault.NotARepository, "no git repository to commit to")
 
-// Peek opens what diff and apply need of a session that another process
+// peek opens what diff and apply need of a session that another process
 // holds open (its lock is taken): they only read its worktree, through a
 // throwaway snapshot state (a first capture hashes every file once). Close
 // the returned func when done.
-func Peek(ctx context.Context, dataDir, id string) (land.Session, func(), error) {
+func peek(ctx context.Context, dataDir, id string) (land.Session, func(), error) {
 	sess, err := session.OpenReadOnly(dataDir, id)
 	if err != nil {
 		return land.Session{}, nil, err
@@ -268,13 +270,13 @@ func OpenLand(ctx context.Context, o Options) (Lander, error) {
 	if id == "" {
 		// Open, which failed on the lock just now, already brought moved
 		// sessions up to date and said so; nothing is left to note here.
-		latest, _, lerr := latestFor(ctx, o.DataDir, absDir(o.Dir))
+		latest, _, lerr := catalog.LatestFor(ctx, o.DataDir, absDir(o.Dir))
 		if lerr != nil {
 			return nil, lerr
 		}
 		id = latest
 	}
-	ls, done, perr := Peek(ctx, o.DataDir, id)
+	ls, done, perr := peek(ctx, o.DataDir, id)
 	if perr != nil {
 		return nil, perr
 	}
@@ -282,32 +284,10 @@ func OpenLand(ctx context.Context, o Options) (Lander, error) {
 }
 
 func absDir(d string) string {
-	if w, err := workDir(d); err == nil {
+	if w, err := config.WorkDir(d); err == nil {
 		return w
 	}
 	return d
-}
-
-// workDir is the directory a command works in: d, or the current
-// directory when d is "", absolute and with its symlinks resolved, so a
-// folder reached through a symlink is the same folder (git resolves a
-// checkout's top level the same way).
-func workDir(d string) (string, error) {
-	if d == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", err
-		}
-		d = wd
-	}
-	abs, err := filepath.Abs(d)
-	if err != nil {
-		return "", err
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		return real, nil
-	}
-	return abs, nil
 }
 
 // peeked is a session another process holds open.
@@ -334,74 +314,3 @@ func (p *peeked) Close() error { p.done(); return nil }
 
 // Repairs is empty: the process holding the session repairs it.
 func (p *peeked) Repairs() []string { return nil }
-
-// Work is where a session's work stands, for `sessions show`.
-type Work struct {
-	Base       string          `json:"base,omitempty"`
-	Changes    *land.Stat      `json:"changes,omitempty"`
-	ChangesErr string          `json:"changes_error,omitempty"`
-	LastApply  *land.LastApply `json:"last_apply,omitempty"`
-	// Notes are the repairs made when the session was opened to look at
-	// its files (an interrupted apply rolled back): tell them.
-	Notes []string `json:"notes,omitempty"`
-}
-
-// DescribeWork reports the base of a session's worktree, its files
-// changed against it and its last apply (nil for a conversation-only
-// session). o names the data dir and provider.
-func DescribeWork(ctx context.Context, o Options, row SessionRow) *Work {
-	sm, err := findSession(o.DataDir, row.SessionID)
-	if err != nil || sm.Workspace.Worktree == nil {
-		return nil
-	}
-	w := &Work{Base: sm.Workspace.Worktree.Base, LastApply: land.Last(o.DataDir, row.SessionID)}
-	if repoGone(sm.Workspace) {
-		w.ChangesErr = fmt.Sprintf("its repository %s is gone, and the checkpoint snapshots with it; the files of its last turn are still in %s", sm.Workspace.RepoRoot, sm.Workspace.Worktree.Path)
-		if _, err := os.Lstat(sm.Workspace.Worktree.Path); err != nil {
-			w.ChangesErr = missingWorktreeFate(ctx, sm.Workspace)
-		}
-		return w
-	}
-	if _, err := os.Lstat(sm.Workspace.Worktree.Path); err != nil {
-		// Showing must not re-create it (a resume does, and says so).
-		w.ChangesErr = missingWorktreeFate(ctx, sm.Workspace)
-		return w
-	}
-	o.SessionID = row.SessionID
-	s, err := OpenLand(ctx, o)
-	if err != nil {
-		w.ChangesErr = err.Error()
-		return w
-	}
-	defer s.Close()
-	w.Notes = s.Repairs()
-	w.LastApply = land.Last(o.DataDir, row.SessionID) // a repair may have settled it
-	res, err := s.Diff(ctx, land.DiffOptions{Format: land.FormatNameStatus})
-	if err != nil {
-		w.ChangesErr = err.Error()
-		return w
-	}
-	w.Changes = &res.Stat
-	return w
-}
-
-// The land types the command line uses, so that it imports only this
-// layer, command and the hosts.
-type (
-	DiffOptions   = land.DiffOptions
-	ApplyOptions  = land.ApplyOptions
-	ApplyResult   = land.ApplyResult
-	UndoOptions   = land.UndoOptions
-	CommitOptions = land.CommitOptions
-)
-
-// Diff formats and conflict modes.
-const (
-	FormatStat        = land.FormatStat
-	FormatNameStatus  = land.FormatNameStatus
-	OnConflictRefuse  = land.OnConflictRefuse
-	OnConflictMarkers = land.OnConflictMarkers
-)
-
-// WaysHome names the three ways a session's work reaches the user's branch.
-func WaysHome(id string) string { return land.WaysHome(id) }

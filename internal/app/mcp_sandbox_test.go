@@ -9,6 +9,8 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
+	"github.com/yolop-dev/yolop/internal/mcp"
+	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
@@ -29,8 +31,8 @@ func TestMCPServerRunsInTheSandbox(t *testing.T) {
 	gittest.Commit(t, repo, "base")
 	outside := filepath.Join(t.TempDir(), "outside.txt")
 	s, err := app.Open(context.Background(), app.Options{
-		DataDir: t.TempDir(), Dir: repo, Provider: app.ProviderConfig{Provider: app.ProviderSim}, Sandbox: "write",
-		MCP: []app.MCPServer{{Name: "w", Command: exe, Env: map[string]string{"YOLOP_TEST_MCP_WRITER": "1"}}},
+		DataDir: t.TempDir(), Dir: repo, Provider: provider.Config{Provider: provider.NameSim}, Sandbox: "write",
+		MCP: []mcp.Server{{Name: "w", Command: exe, Env: map[string]string{"YOLOP_TEST_MCP_WRITER": "1"}}},
 	})
 	if err != nil {
 		t.Fatal(err)

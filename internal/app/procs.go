@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/yolop-dev/yolop/internal/agent/tools"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/session"
@@ -94,39 +95,6 @@ func newTasks(sess *session.Session, spill string, st provider.Settings, sbx san
 	})
 }
 
-// SandboxConfig is the sandbox the user chose: the --sandbox flag (level,
-// "" for the settings' or the default) over the settings file.
-func SandboxConfig(level string, st provider.Settings) sandbox.Config {
-	cfg := sandbox.Config{Level: st.Sandbox.Level, Caches: st.Sandbox.Caches, ExtraCaches: st.Sandbox.ExtraCaches, Ports: st.Sandbox.Ports, AllowUnconfined: true}
-	if level != "" {
-		cfg.Level = level
-	}
-	if st.Sandbox.AllowUnconfined != nil {
-		cfg.AllowUnconfined = *st.Sandbox.AllowUnconfined
-	}
-	return cfg
-}
-
-// ToolsEnv says where the tools' commands would get their environment
-// from in this process, for `yolop version --verbose`.
-func ToolsEnv() (tools.EnvPlan, error) {
-	st, err := toolSettings()
-	if err != nil {
-		return tools.EnvPlan{}, err
-	}
-	return tools.PlanEnv(st.Tools.Env, os.Environ()), nil
-}
-
-// SandboxStatus is the sandbox commands would run under here, for
-// `yolop version --verbose`.
-func SandboxStatus(level string) (sandbox.Status, error) {
-	st, err := toolSettings()
-	if err != nil {
-		return sandbox.Status{}, err
-	}
-	return sandbox.Plan(SandboxConfig(level, st), sandbox.Layout{})
-}
-
 // planSandbox resolves the session's sandbox: writes go to the worktree's
 // top (what a checkpoint covers, even when the active root is below it),
 // the session's TMPDIR, the caches, and what git needs to commit on the
@@ -156,7 +124,7 @@ func planSandbox(sess *session.Session, ws session.Workspace, level string, st p
 	if err := os.MkdirAll(lay.TmpDir, 0o700); err != nil {
 		return sandbox.Status{}, fmt.Errorf("create the commands' temporary directory: %w", err)
 	}
-	return sandbox.Plan(SandboxConfig(level, st), lay)
+	return sandbox.Plan(config.SandboxConfig(level, st), lay)
 }
 
 // inPlaceReadOnly lists what commands of an in-place session must not
@@ -204,17 +172,11 @@ func adminDir(top, common string) string {
 	return dir
 }
 
-// CheckSandboxLevel checks a --sandbox value.
-func CheckSandboxLevel(level string) error {
-	_, err := sandbox.ParseLevel(level)
-	return err
-}
-
 // draftSandbox is the sandbox a session that does not exist yet will have,
 // so hosts can say what is not confined before its first turn. A settings
 // error is left for the first turn to report.
 func draftSandbox(level string) sandbox.Status {
-	st, err := SandboxStatus(level)
+	st, err := config.SandboxStatus(level)
 	if err != nil {
 		return sandbox.Status{}
 	}

@@ -2,116 +2,18 @@ package app
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
-	"strconv"
 
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/failpoint"
-	"github.com/yolop-dev/yolop/internal/git"
-	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
-// Spares configures recycled worktrees: a new session claims a parked
-// spare of its repository instead of checking out the whole tree, and a
-// spare is prepared in the background for the next session.
-type Spares struct {
-	// Limit is how many spares a repository keeps ([worktree] spares);
-	// zero turns recycling and preparation off.
-	Limit int
-	// Keeps is what a parked worktree keeps of its ignored files
-	// (worktree.KeepDependencies or worktree.KeepNothing).
-	Keeps string
-	// Share lists the directories copied from the checkout into each new
-	// session worktree ([worktree] share).
-	Share []string
-	// Prepare, when set, starts a detached, low-priority process that
-	// prepares a spare for the repository whose checkout is at repoRoot
-	// (`yolop worktree prepare-spare`). It must not wait for that process.
-	Prepare func(repoRoot string)
-}
-
-// SparesEnv overrides [worktree] spares.
-const SparesEnv = worktree.SparesEnv
-
-// ResolveSpares reads [worktree] spares, spare_keeps and share from the settings
-// file; $YOLOP_WORKTREE_SPARES overrides the number.
-func ResolveSpares() (Spares, error) {
-	path := provider.DefaultSettingsPath(os.Getenv)
-	s, err := provider.LoadSettings(path)
-	if err != nil {
-		return Spares{}, err
-	}
-	sp := Spares{Limit: worktree.DefaultSpares, Keeps: s.Worktree.SpareKeeps, Share: s.Worktree.Share}
-	if err := worktree.CheckShare(sp.Share); err != nil {
-		return Spares{}, fmt.Errorf("settings %s: %w", path, err)
-	}
-	if s.Worktree.Spares != nil {
-		if *s.Worktree.Spares < 0 || *s.Worktree.Spares > 16 {
-			return Spares{}, fmt.Errorf("settings %s: [worktree] spares = %d: want 0 (no spare worktrees) to 16", path, *s.Worktree.Spares)
-		}
-		sp.Limit = *s.Worktree.Spares
-	}
-	switch sp.Keeps {
-	case "", worktree.KeepDependencies, worktree.KeepNothing:
-	default:
-		return Spares{}, fmt.Errorf("settings %s: [worktree] spare_keeps = %q: want %q (keep dependency and build directories as a warm cache) or %q (fully clean)", path, sp.Keeps, worktree.KeepDependencies, worktree.KeepNothing)
-	}
-	if v := os.Getenv(SparesEnv); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 16 {
-			return Spares{}, fmt.Errorf("%s=%q: want a number of spare worktrees from 0 to 16", SparesEnv, v)
-		}
-		sp.Limit = n
-	}
-	return sp, nil
-}
-
 // managerFor is the worktree manager of dataDir with the spare settings.
-func managerFor(dataDir string, sp Spares, hit func(string)) *worktree.Manager {
+func managerFor(dataDir string, sp config.Spares, hit func(string)) *worktree.Manager {
 	if hit == nil {
 		hit = failpoint.Hit
 	}
 	return &worktree.Manager{DataDir: dataDir, Spares: sp.Limit, SpareKeeps: sp.Keeps, Share: sp.Share, Failpoint: hit}
-}
-
-// settledManager is managerFor with the settings read now, for the
-// housekeeping commands.
-func settledManager(dataDir string) (*worktree.Manager, error) {
-	sp, err := ResolveSpares()
-	if err != nil {
-		return nil, err
-	}
-	return managerFor(dataDir, sp, nil), nil
-}
-
-// PrepareSpare prepares a spare worktree for the repository containing dir
-// (what the detached helper runs), parked at the commit at (HEAD when
-// empty). It returns the spare's path, or "" when the repository already
-// has its spares.
-func PrepareSpare(ctx context.Context, dataDir, dir, at string) (string, error) {
-	m, err := settledManager(dataDir)
-	if err != nil {
-		return "", err
-	}
-	repo, err := worktree.Detect(ctx, dir)
-	if err != nil {
-		return "", err
-	}
-	commit := ""
-	if at != "" {
-		out, err := git.New(repo.Root).Run(ctx, "rev-parse", "--verify", "--quiet", at+"^{commit}")
-		if err != nil {
-			return "", fmt.Errorf("--at %s: not a commit in %s", at, repo.Root)
-		}
-		commit = git.Trim(out)
-	}
-	path, err := m.PrepareSpare(ctx, repo, commit)
-	if errors.Is(err, worktree.ErrSpareLimit) {
-		return "", nil
-	}
-	return path, err
 }
 
 // manager returns the worktree manager of the session's data directory
@@ -249,30 +151,12 @@ func (s *Session) prepareSpare() {
 	repoRoot := s.spareFor
 	s.spareFor = ""
 	s.mu.Unlock()
-	sp := s.opts.Spares
-	if sp.Prepare == nil || sp.Limit <= 0 || repoRoot == "" {
+	if s.opts.PrepareSpare == nil || s.opts.Spares.Limit <= 0 || repoRoot == "" {
 		return
 	}
 	repo, err := worktree.Detect(context.Background(), repoRoot)
 	if err != nil || !s.opts.manager().SparesWanted(repo) {
 		return
 	}
-	sp.Prepare(repoRoot)
-}
-
-// PrepareFailures lists the repositories whose last background spare
-// preparation failed (`worktree list` shows them).
-func PrepareFailures(dataDir string) ([]worktree.PrepareFailure, error) {
-	return (&worktree.Manager{DataDir: dataDir}).PrepareFailures()
-}
-
-// RecordPrepareFailure notes that the background preparation for the
-// checkout at repoRoot could not be started, so that the next session
-// start and `worktree list` say so.
-func RecordPrepareFailure(dataDir, repoRoot string, err error) {
-	repo, derr := worktree.Detect(context.Background(), repoRoot)
-	if derr != nil {
-		return
-	}
-	(&worktree.Manager{DataDir: dataDir}).RecordPrepareFailure(repo, fmt.Errorf("start the preparation: %w", err))
+	s.opts.PrepareSpare(repoRoot)
 }

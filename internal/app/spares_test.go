@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/catalog"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
@@ -27,7 +29,7 @@ func TestEarlyWorktree(t *testing.T) {
 	data := t.TempDir()
 	var prepared []string
 	opts := app.Options{DataDir: data, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}, Early: true,
-		Spares: app.Spares{Limit: 1, Prepare: func(root string) { prepared = append(prepared, root) }}}
+		Spares: config.Spares{Limit: 1}, PrepareSpare: func(root string) { prepared = append(prepared, root) }}
 
 	// Opened and closed unused: nothing is left but a spare.
 	s, err := app.Open(ctx, opts)
@@ -103,7 +105,7 @@ func TestUnusedSessionIsNotListed(t *testing.T) {
 	}
 	unusedID := s.ID()
 	s.Close()
-	rows, err := app.ListSessions(data)
+	rows, err := catalog.ListSessions(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +133,7 @@ func TestUnusedSessionIsNotListed(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if rows, _ := app.ListSessions(data); len(rows) != 2 {
+	if rows, _ := catalog.ListSessions(data); len(rows) != 2 {
 		t.Fatalf("after its first prompt the session is not listed: %+v", rows)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
 )
@@ -34,7 +35,7 @@ func TestSessionAboveItsDataDir(t *testing.T) {
 	if list, err := session.List(data); err != nil || len(list) != 0 {
 		t.Fatalf("the refusal left sessions behind: %+v %v", list, err)
 	}
-	s, err := Open(ctx, Options{DataDir: data, Dir: home, Workspace: WorkspaceNone, Provider: provider.Config{Provider: provider.NameSim}})
+	s, err := Open(ctx, Options{DataDir: data, Dir: home, Workspace: config.WorkspaceNone, Provider: provider.Config{Provider: provider.NameSim}})
 	if err != nil {
 		t.Fatal(err)
 	}

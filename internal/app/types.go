@@ -43,9 +43,9 @@ type Info struct {
 	// ContextTokens is the size of the model context at the last step
 	// (0 when unknown) and ContextWindow the model's window (0 when
 	// unknown).
-	Usage         Usage `json:"usage"`
-	ContextTokens int   `json:"context_tokens"`
-	ContextWindow int   `json:"context_window"`
+	Usage         provider.Usage `json:"usage"`
+	ContextTokens int            `json:"context_tokens"`
+	ContextWindow int            `json:"context_window"`
 	// Repairs are notes about repairs made when the session was opened
 	// (a torn log tail kept aside, an interrupted turn closed, an
 	// interrupted restore rolled back). Hosts show them once.
@@ -70,7 +70,7 @@ type TurnResult struct {
 	// turn; it is applied only when the user confirms its token.
 	Pending *checkpoint.Preview `json:"pending"`
 	// Usage is what the turn's model steps used, as the provider reported.
-	Usage Usage `json:"usage"`
+	Usage provider.Usage `json:"usage"`
 	// Warnings must reach the user when the turn ends: a workspace capture
 	// that failed before or after it, a worktree link that was repaired,
 	// files that are not snapshotted here (said on the turn that created
@@ -89,6 +89,3 @@ type ToolCall struct {
 	Name   string `json:"name"`
 	Status string `json:"status"`
 }
-
-// Usage counts tokens as the provider reported them (see provider.Usage).
-type Usage = provider.Usage

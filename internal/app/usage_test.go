@@ -10,6 +10,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
+	"github.com/yolop-dev/yolop/internal/provider"
 )
 
 // TestTurnUsageFromProviderFixtures: the tokens a provider reports (the
@@ -19,10 +20,10 @@ func TestTurnUsageFromProviderFixtures(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		provider, fixture string
-		want              app.Usage
+		want              provider.Usage
 	}{
-		{"openai", "../provider/openai/testdata/text.sse", app.Usage{InputTokens: 4, OutputTokens: 5, CacheReadTokens: 8}},
-		{"anthropic", "../provider/anthropic/testdata/compact.sse", app.Usage{InputTokens: 5, OutputTokens: 6}},
+		{"openai", "../provider/openai/testdata/text.sse", provider.Usage{InputTokens: 4, OutputTokens: 5, CacheReadTokens: 8}},
+		{"anthropic", "../provider/anthropic/testdata/compact.sse", provider.Usage{InputTokens: 5, OutputTokens: 6}},
 	} {
 		t.Run(tc.provider, func(t *testing.T) {
 			t.Parallel()
@@ -37,7 +38,7 @@ func TestTurnUsageFromProviderFixtures(t *testing.T) {
 			defer srv.Close()
 			dir := t.TempDir()
 			data := filepath.Join(dir, "data")
-			cfg := app.ProviderConfig{Provider: tc.provider, Model: "test-model", BaseURL: srv.URL, APIKey: "k", ContextWindow: 1000}
+			cfg := provider.Config{Provider: tc.provider, Model: "test-model", BaseURL: srv.URL, APIKey: "k", ContextWindow: 1000}
 			s, err := app.Open(context.Background(), app.Options{DataDir: data, Dir: gittest.NewRepo(t), Provider: cfg})
 			if err != nil {
 				t.Fatal(err)

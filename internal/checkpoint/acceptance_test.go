@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/session"
 )
 
@@ -238,7 +238,7 @@ func TestEveryRestoreIsRedoable(t *testing.T) {
 func TestNoWorktreeIsConversationOnly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	r := newRig(t, rigOpts{workspace: app.WorkspaceNone})
+	r := newRig(t, rigOpts{workspace: config.WorkspaceNone})
 	if ok, why := r.ctl.WorkspaceAvailable(); ok || why == "" {
 		t.Fatalf("WorkspaceAvailable = %v, %q", ok, why)
 	}

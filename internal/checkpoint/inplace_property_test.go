@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 )
 
@@ -110,7 +110,7 @@ func newProp(t *testing.T, seed uint64) *prop {
 		gittest.WriteFile(t, repo, p, lines(strings.NewReplacer("/", "", ".txt", "").Replace(p), 8))
 	}
 	gittest.Commit(t, repo, "base")
-	r := newRig(t, rigOpts{repo: repo, workspace: app.WorkspaceInPlace})
+	r := newRig(t, rigOpts{repo: repo, workspace: config.WorkspaceInPlace})
 	if r.eng == nil || r.root != repo {
 		t.Fatalf("not in place: engine %v, root %s (%s)", r.eng != nil, r.root, r.noWS)
 	}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/config"
 )
 
 // TestInPlaceRewindPastAWorkspaceRestore: a workspace-only restore changes
@@ -17,7 +17,7 @@ import (
 // the restore already undid are not taken back twice.
 func TestInPlaceRewindPastAWorkspaceRestore(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, rigOpts{workspace: app.WorkspaceInPlace})
+	r := newRig(t, rigOpts{workspace: config.WorkspaceInPlace})
 	f := filepath.Join(r.root, "f.txt")
 	r.turn("write f.txt\na\nb\nc\nEOF")
 	if err := os.WriteFile(f, []byte("a\nb-user\nc\n"), 0o644); err != nil {

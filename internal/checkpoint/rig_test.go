@@ -17,6 +17,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
+	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/timeline"
@@ -52,8 +53,8 @@ type rig struct {
 
 type rigOpts struct {
 	// workspace is the --workspace mode ("" = the default, a worktree):
-	// app.WorkspaceNone for conversation-only checkpoints,
-	// app.WorkspaceInPlace for a session in the user's checkout.
+	// config.WorkspaceNone for conversation-only checkpoints,
+	// config.WorkspaceInPlace for a session in the user's checkout.
 	workspace string
 	repo      string // use this repository instead of a new one
 	// runtime replaces the agent as the controller's runtime.
@@ -74,7 +75,7 @@ func newRig(t testing.TB, o rigOpts) *rig {
 		gittest.WriteFile(t, r.repo, "src/main.go", "package main\n")
 		gittest.Commit(t, r.repo, "base")
 	}
-	r.opts = app.Options{DataDir: r.data, Dir: r.repo, Provider: app.ProviderConfig{Provider: app.ProviderSim}, Hooks: app.Hooks{System: "test", Runtime: o.runtime}, Sandbox: o.sandbox}
+	r.opts = app.Options{DataDir: r.data, Dir: r.repo, Provider: provider.Config{Provider: provider.NameSim}, Hooks: app.Hooks{System: "test", Runtime: o.runtime}, Sandbox: o.sandbox}
 	r.opts.Workspace = o.workspace
 	first := r.opts
 	first.Create = true

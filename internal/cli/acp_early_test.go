@@ -14,7 +14,9 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/buildinfo"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 	"github.com/yolop-dev/yolop/internal/host/acp"
 	"github.com/yolop-dev/yolop/internal/provider"
@@ -99,7 +101,7 @@ func (c *rpc) hangUp() {
 func TestACPBranchFromFirstPrompt(t *testing.T) {
 	repo := gittest.NewRepo(t)
 	data := t.TempDir()
-	o := app.Options{DataDir: data, Provider: provider.Config{Provider: provider.NameSim}, Spares: app.Spares{Limit: 1}}
+	o := app.Options{DataDir: data, Provider: provider.Config{Provider: provider.NameSim}, Spares: config.Spares{Limit: 1}}
 	c := dialACP(t, o)
 	c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
 
@@ -110,7 +112,7 @@ func TestACPBranchFromFirstPrompt(t *testing.T) {
 		t.Fatalf("session/new: %v %+v", err, created)
 	}
 	c.call("session/close", map[string]any{"sessionId": created.SessionID})
-	if rows, err := app.ListSessions(data); err != nil || len(rows) != 0 {
+	if rows, err := catalog.ListSessions(data); err != nil || len(rows) != 0 {
 		t.Fatalf("a session opened and closed unused is listed: %+v %v", rows, err)
 	}
 	if out := gittest.Git(t, repo, "for-each-ref", "refs/heads/yolop/"); out != "" {
@@ -131,7 +133,7 @@ func TestACPBranchFromFirstPrompt(t *testing.T) {
 		t.Fatalf("session/new made a branch before any prompt: %s", out)
 	}
 	c.call("session/prompt", map[string]any{"sessionId": created.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "fix the parser"}}})
-	rows, err := app.ListSessions(data)
+	rows, err := catalog.ListSessions(data)
 	if err != nil || len(rows) != 1 || rows[0].SessionID != created.SessionID {
 		t.Fatalf("after its first prompt: listed %+v %v", rows, err)
 	}
@@ -196,7 +198,7 @@ func TestACPFolderOutsideGit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if in := s.Info(); in.WorkspaceMode != app.WorkspaceInPlace || !in.Workspace {
+	if in := s.Info(); in.WorkspaceMode != config.WorkspaceInPlace || !in.Workspace {
 		t.Fatalf("session info: mode %q, workspace %v; want in place with snapshots", in.WorkspaceMode, in.Workspace)
 	}
 	exec := func(line string) (command.Result, error) {

@@ -19,8 +19,11 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/buildinfo"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/fault"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
+	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
@@ -282,7 +285,7 @@ ordinary prompt, and //text sends /text literally.`,
 		RunE: func(c *cobra.Command, _ []string) error {
 			o.printSet = c.Flags().Changed("print")
 			if c.Flags().Changed("session") {
-				if err := app.CheckSessionID(o.sessionID); err != nil {
+				if err := session.CheckID(o.sessionID); err != nil {
 					return o.report(usagef("--session: %v; `yolop sessions` lists the ids", err))
 				}
 			}
@@ -359,7 +362,7 @@ func hasJSON(c *cobra.Command) bool {
 }
 
 func (o *rootOptions) resolveDataDir() (string, error) {
-	dir, note, err := app.ResolveDataDir(o.dataDir)
+	dir, note, err := config.ResolveDataDir(o.dataDir)
 	if err == nil && note != "" && !o.dataDirTold {
 		// A relative path names another directory from elsewhere: say
 		// which one this is.
@@ -369,34 +372,34 @@ func (o *rootOptions) resolveDataDir() (string, error) {
 	return dir, err
 }
 
-func (o *rootOptions) providerConfig() (app.ProviderConfig, error) {
-	return app.ResolveProvider(o.provider, o.model, o.baseURL)
+func (o *rootOptions) providerConfig() (provider.Config, error) {
+	return config.ResolveProvider(o.provider, o.model, o.baseURL)
 }
 
 // workspaceMode resolves where a new session works: --workspace or
 // --in-place (explicit), else --worktree when given (off is in place),
 // else the settings' [workspace] mode, else a worktree.
 func (o *rootOptions) workspaceMode() (string, bool, error) {
-	if err := app.CheckWorkspaceMode(o.workspace); err != nil {
+	if err := config.CheckWorkspaceMode(o.workspace); err != nil {
 		return "", false, usagef("%v", err)
 	}
 	switch {
-	case o.inPlace && o.workspace != "" && o.workspace != app.WorkspaceInPlace:
+	case o.inPlace && o.workspace != "" && o.workspace != config.WorkspaceInPlace:
 		return "", false, usagef("--in-place and --workspace %s say different things; use one", o.workspace)
 	case o.inPlace:
-		return app.WorkspaceInPlace, true, nil
+		return config.WorkspaceInPlace, true, nil
 	case o.workspace != "":
-		if o.worktreeSet && (o.workspace == app.WorkspaceWorktree) != (o.worktree == app.WorktreeAlways) {
+		if o.worktreeSet && (o.workspace == config.WorkspaceWorktree) != (o.worktree == app.WorktreeAlways) {
 			return "", false, usagef("--worktree %s and --workspace %s say different things; use --workspace", o.worktree, o.workspace)
 		}
 		return o.workspace, true, nil
 	case o.worktreeSet:
 		if o.worktree == app.WorktreeOff {
-			return app.WorkspaceInPlace, false, nil
+			return config.WorkspaceInPlace, false, nil
 		}
-		return app.WorkspaceWorktree, false, nil
+		return config.WorkspaceWorktree, false, nil
 	}
-	m, err := app.SettingsWorkspaceMode()
+	m, err := config.WorkspaceMode()
 	if err != nil {
 		return "", false, usagef("%v", err)
 	}
@@ -415,7 +418,7 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 		return o.reportUsage(err)
 	}
 	if o.sandbox != "" {
-		if err := app.CheckSandboxLevel(o.sandbox); err != nil {
+		if err := config.CheckSandboxLevel(o.sandbox); err != nil {
 			return usagef("--sandbox must be off, write or strict, not %q", o.sandbox)
 		}
 	}
@@ -439,14 +442,14 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 	}
 	pcfg, err := o.providerConfig()
 	if err != nil {
-		if errors.Is(err, app.ErrUnknownProvider) && o.provider != "" {
+		if errors.Is(err, provider.ErrUnknown) && o.provider != "" {
 			return o.report(usagef("--provider: %v", err))
 		}
 		// A missing key or a bad setting is a configuration error: no
 		// turn ran (exit 2, like a bad flag).
 		return o.report(usagef("%v", err))
 	}
-	servers, err := app.MCPServers()
+	servers, err := config.MCPServers()
 	if err != nil {
 		return o.report(usagef("%v", err))
 	}
@@ -551,14 +554,14 @@ func newVersionCmd(o *rootOptions) *cobra.Command {
 				_, err := fmt.Fprintln(o.io.Out, "yolop", buildinfo.Version())
 				return err
 			}
-			if err := app.CheckSandboxLevel(o.sandbox); err != nil {
+			if err := config.CheckSandboxLevel(o.sandbox); err != nil {
 				return usagef("--sandbox must be off, write or strict, not %q", o.sandbox)
 			}
-			st, err := app.SandboxStatus(o.sandbox)
+			st, err := config.SandboxStatus(o.sandbox)
 			if err != nil {
 				return err
 			}
-			env, err := app.ToolsEnv()
+			env, err := config.ToolsEnv()
 			if err != nil {
 				return err
 			}

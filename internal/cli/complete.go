@@ -5,8 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/config"
 )
 
 // completeSessionIDs completes a session id argument (once) with the
@@ -21,11 +22,11 @@ func completeSessionIDs(o *rootOptions) cobra.CompletionFunc {
 }
 
 func sessionCompletions(o *rootOptions, prefix string) []cobra.Completion {
-	dataDir, err := app.DataDir(o.dataDir) // quietly: completion output is parsed by the shell
+	dataDir, err := config.DataDir(o.dataDir) // quietly: completion output is parsed by the shell
 	if err != nil {
 		return nil
 	}
-	rows, err := app.ListSessions(dataDir)
+	rows, err := catalog.ListSessions(dataDir)
 	if err != nil {
 		return nil
 	}
@@ -49,11 +50,11 @@ func completeCheckpointIDs(o *rootOptions) cobra.CompletionFunc {
 		if id == "" {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		dataDir, err := app.DataDir(o.dataDir) // quietly: completion output is parsed by the shell
+		dataDir, err := config.DataDir(o.dataDir) // quietly: completion output is parsed by the shell
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		rows, err := app.CheckpointIDs(c.Context(), dataDir, id)
+		rows, err := catalog.CheckpointIDs(c.Context(), dataDir, id)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

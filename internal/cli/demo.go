@@ -16,6 +16,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/fault"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
+	"github.com/yolop-dev/yolop/internal/provider"
 )
 
 type demoOptions struct {
@@ -155,7 +156,7 @@ func runDemo(ctx context.Context, o *rootOptions, d demoOptions) (err error) {
 	}
 	fmt.Fprintf(out, "yolop demo — a git repository at %s\nThe offline sim provider turns prompt lines into real tool calls ($ runs a shell command, write/rm edit files).\n", repo)
 
-	s, err := app.Open(ctx, app.Options{DataDir: dataDir, Dir: repo, Provider: app.ProviderConfig{Provider: app.ProviderSim}})
+	s, err := app.Open(ctx, app.Options{DataDir: dataDir, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/fault"
@@ -150,10 +151,10 @@ func TestErrorsCarryTheirCodes(t *testing.T) {
 		{wrap(&land.HookError{Output: "no"}), fault.HookFailed},
 		{wrap(session.ErrNotFound), fault.UnknownSession},
 		{wrap(&session.NotFoundError{ID: "s_1", Dir: "/d"}), fault.UnknownSession},
-		{wrap(app.ErrNoSession), fault.NoSession},
+		{wrap(catalog.ErrNoSession), fault.NoSession},
 		{wrap(app.ErrDataDirInRepo), fault.DataDirInRepo},
 		{wrap(app.ErrPromptTooLarge), fault.PromptTooLarge},
-		{&app.BadQueryError{Err: errorsNew("empty query")}, fault.Usage},
+		{&catalog.BadQueryError{Err: errorsNew("empty query")}, fault.Usage},
 	}
 	for _, c := range cases {
 		if got := fault.Of(c.err); got != c.want {

@@ -12,8 +12,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/fault"
+	"github.com/yolop-dev/yolop/internal/land"
+	"github.com/yolop-dev/yolop/internal/provider"
 )
 
 // landOptions are the flags shared by diff, apply and commit.
@@ -67,7 +70,7 @@ func openOrLatest[S interface{ ID() string }](ctx context.Context, r *rootOption
 	o.Continue = o.SessionID == ""
 	s, err := open(ctx, o)
 	if err != nil {
-		if o.Continue && errors.Is(err, app.ErrNoSession) {
+		if o.Continue && errors.Is(err, catalog.ErrNoSession) {
 			// The app's words are for -c; here the id is what is missing.
 			where := r.dir
 			if where == "" {
@@ -100,14 +103,14 @@ func (l *landOptions) notes(more []string) []string {
 }
 
 // noSessionHere is a diff, apply, commit or checkpoints without an id
-// where no session was started; it matches app.ErrNoSession.
+// where no session was started; it matches catalog.ErrNoSession.
 type noSessionHere struct{ where string }
 
 func (e *noSessionHere) Error() string {
 	return fmt.Sprintf("no session was started from %s; name one (`yolop sessions` lists them), or run this in its repository or with -C DIR", e.where)
 }
 
-func (e *noSessionHere) Unwrap() error { return app.ErrNoSession }
+func (e *noSessionHere) Unwrap() error { return catalog.ErrNoSession }
 
 // optionalSessionArg accepts at most one session id.
 func optionalSessionArg(c *cobra.Command, args []string) error {
@@ -178,12 +181,12 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string) error {
 		return opts.fail(err)
 	}
 	defer s.Close()
-	do := app.DiffOptions{From: opts.from, Color: !opts.json() && isTerminal(opts.root.io.Out)}
+	do := land.DiffOptions{From: opts.from, Color: !opts.json() && isTerminal(opts.root.io.Out)}
 	switch {
 	case opts.stat:
-		do.Format = app.FormatStat
+		do.Format = land.FormatStat
 	case opts.nameStatus:
-		do.Format = app.FormatNameStatus
+		do.Format = land.FormatNameStatus
 	}
 	res, err := s.Diff(ctx, do)
 	if err != nil {
@@ -247,7 +250,7 @@ Exit codes: 0 applied, 1 refused or conflicts, 2 usage.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.dryRun, "dry-run", false, "list each path with its outcome and write nothing")
-	f.StringVar(&opts.onConflict, "on-conflict", app.OnConflictRefuse, "refuse (write nothing) or markers (write conflict markers)")
+	f.StringVar(&opts.onConflict, "on-conflict", land.OnConflictRefuse, "refuse (write nothing) or markers (write conflict markers)")
 	f.StringVar(&opts.to, "to", "", "apply to another checkout of the same repository")
 	f.BoolVar(&opts.undo, "undo", false, "put back exactly the paths the session's last apply wrote")
 	f.BoolVar(&opts.force, "force", false, "with --undo: overwrite paths you edited since the apply (your edits are kept under a ref)")
@@ -255,13 +258,13 @@ Exit codes: 0 applied, 1 refused or conflicts, 2 usage.`,
 }
 
 func runApply(ctx context.Context, opts *applyOptions, args []string) error {
-	if opts.onConflict != app.OnConflictRefuse && opts.onConflict != app.OnConflictMarkers {
+	if opts.onConflict != land.OnConflictRefuse && opts.onConflict != land.OnConflictMarkers {
 		return opts.fail(usagef("--on-conflict must be refuse or markers, not %q", opts.onConflict))
 	}
 	if opts.force && !opts.undo {
 		return opts.fail(usagef("--force only goes with --undo"))
 	}
-	if opts.undo && (opts.dryRun || opts.onConflict != app.OnConflictRefuse) {
+	if opts.undo && (opts.dryRun || opts.onConflict != land.OnConflictRefuse) {
 		return opts.fail(usagef("--undo takes no --dry-run or --on-conflict"))
 	}
 	if opts.to != "" {
@@ -275,7 +278,7 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 	}
 	defer s.Close()
 	if opts.undo {
-		res, err := s.UndoApply(ctx, app.UndoOptions{To: opts.to, Force: opts.force})
+		res, err := s.UndoApply(ctx, land.UndoOptions{To: opts.to, Force: opts.force})
 		if err != nil {
 			return opts.fail(err)
 		}
@@ -287,7 +290,7 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 		_, err = fmt.Fprint(opts.root.io.Out, res.Text())
 		return err
 	}
-	res, err := s.Apply(ctx, app.ApplyOptions{To: opts.to, DryRun: opts.dryRun, OnConflict: opts.onConflict})
+	res, err := s.Apply(ctx, land.ApplyOptions{To: opts.to, DryRun: opts.dryRun, OnConflict: opts.onConflict})
 	if res == nil {
 		return opts.fail(err)
 	}
@@ -318,7 +321,7 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 // applyFailedJSON is a refused or conflicting apply in JSON: the result
 // with the error and its code.
 type applyFailedJSON struct {
-	*app.ApplyResult
+	*land.ApplyResult
 	Code  fault.Code `json:"code"`
 	Error string     `json:"error"`
 }
@@ -356,7 +359,7 @@ func runCommit(ctx context.Context, opts *commitOptions, args []string) error {
 		return opts.fail(err)
 	}
 	defer s.Close()
-	res, err := s.Commit(ctx, app.CommitOptions{Message: opts.message, NoVerify: opts.noVerify})
+	res, err := s.Commit(ctx, land.CommitOptions{Message: opts.message, NoVerify: opts.noVerify})
 	if err != nil {
 		return opts.fail(err)
 	}
@@ -368,8 +371,20 @@ func runCommit(ctx context.Context, opts *commitOptions, args []string) error {
 	return err
 }
 
+// workOpener opens a session for `sessions show` to diff its files, as
+// `yolop diff` does.
+func workOpener(dataDir string, pcfg provider.Config) func(context.Context, string) (catalog.WorkSession, error) {
+	return func(ctx context.Context, id string) (catalog.WorkSession, error) {
+		s, err := app.OpenLand(ctx, app.Options{DataDir: dataDir, Provider: pcfg, SessionID: id})
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+}
+
 // workLines are the lines of `sessions show` that say where the work is.
-func workLines(d app.SessionRow, w *app.Work) string {
+func workLines(d catalog.SessionRow, w *catalog.Work) string {
 	if w == nil {
 		return ""
 	}
@@ -388,7 +403,7 @@ func workLines(d app.SessionRow, w *app.Work) string {
 	} else {
 		b.WriteString("last apply  never\n")
 	}
-	if d.WorktreeState == app.WorktreeRepoMissing {
+	if d.WorktreeState == catalog.WorktreeRepoMissing {
 		b.WriteString("ways home   none while its repository is missing: copy what you need out of its worktree\n")
 		return b.String()
 	}

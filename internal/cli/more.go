@@ -13,11 +13,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/host/acp"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
 	"github.com/yolop-dev/yolop/internal/host/tui"
+	"github.com/yolop-dev/yolop/internal/land"
+	"github.com/yolop-dev/yolop/internal/mcp"
+	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
 func newCheckpointsCmd(o *rootOptions) *cobra.Command {
@@ -76,18 +80,18 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rows, err := app.ListWorktrees(c.Context(), dataDir)
+			rows, err := catalog.ListWorktrees(c.Context(), dataDir)
 			if err != nil {
 				return err
 			}
-			failures, err := app.PrepareFailures(dataDir)
+			failures, err := catalog.PrepareFailures(dataDir)
 			if err != nil {
 				return err
 			}
 			if o.outputFormat == "json" {
 				out := make([]worktreeJSON, 0, len(rows))
 				for _, e := range rows {
-					out = append(out, worktreeOf(e.WorktreeEntry, e.InUse))
+					out = append(out, worktreeOf(e.Entry, e.InUse))
 				}
 				fails := make([]map[string]string, 0, len(failures))
 				for _, f := range failures {
@@ -145,7 +149,7 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rep, err := app.PruneWorktrees(c.Context(), dataDir, dry, force, withSpares)
+			rep, err := catalog.PruneWorktrees(c.Context(), dataDir, dry, force, withSpares)
 			if err != nil {
 				return err
 			}
@@ -234,9 +238,9 @@ type worktreeJSON struct {
 	ParkedAs   string   `json:"parked_as,omitempty"`
 }
 
-func worktreeOf(e app.WorktreeEntry, inUse bool) worktreeJSON {
+func worktreeOf(e worktree.Entry, inUse bool) worktreeJSON {
 	w := worktreeJSON{Kind: e.Kind(), Branch: e.Branch, Path: e.Path, Repository: e.CommonDir, RepoRoot: repoRootOf(e.CommonDir), InUse: inUse, Dirty: e.Dirty, DirtyPaths: nonNil(e.DirtyPaths), Missing: e.Missing, Problem: e.Problem}
-	row := app.WorktreeRow{WorktreeEntry: e, InUse: inUse}
+	row := catalog.WorktreeRow{Entry: e, InUse: inUse}
 	if w.Kind == "session" {
 		w.SessionID, w.State = e.SessionID, entryState(row)
 	} else {
@@ -268,8 +272,8 @@ type pruneJSON struct {
 	Errors      []string            `json:"errors"`
 }
 
-func pruneOf(rep app.PruneReport, dry bool) pruneJSON {
-	list := func(es []app.WorktreeEntry) []worktreeJSON {
+func pruneOf(rep worktree.PruneReport, dry bool) pruneJSON {
+	list := func(es []worktree.Entry) []worktreeJSON {
 		out := make([]worktreeJSON, 0, len(es))
 		for _, e := range es {
 			out = append(out, worktreeOf(e, false))
@@ -289,7 +293,7 @@ func pruneOf(rep app.PruneReport, dry bool) pruneJSON {
 }
 
 // spareState describes a worktree that belongs to no session.
-func spareState(e app.WorktreeRow) string {
+func spareState(e catalog.WorktreeRow) string {
 	var parts []string
 	switch {
 	case e.Spare:
@@ -310,7 +314,7 @@ func spareState(e app.WorktreeRow) string {
 	return strings.Join(parts, ", ")
 }
 
-func entryState(e app.WorktreeRow) string {
+func entryState(e catalog.WorktreeRow) string {
 	var parts []string
 	if e.InUse {
 		parts = append(parts, "in use")
@@ -329,14 +333,14 @@ func entryState(e app.WorktreeRow) string {
 // acpOpener opens app sessions for the ACP host.
 type acpOpener struct{ base app.Options }
 
-func (a acpOpener) New(ctx context.Context, cwd string, servers []app.MCPServer) (acp.Session, error) {
+func (a acpOpener) New(ctx context.Context, cwd string, servers []mcp.Server) (acp.Session, error) {
 	o := a.base
 	// The worktree is claimed (or checked out) detached as soon as the
 	// session opens; the session, its branch named from the first prompt,
 	// is made at that prompt. A session opened and never used leaves
 	// nothing behind but its worktree, given back as a spare.
 	o.Dir, o.Early = cwd, true
-	o.MCP = append(append([]app.MCPServer(nil), o.MCP...), servers...)
+	o.MCP = append(append([]mcp.Server(nil), o.MCP...), servers...)
 	o.ClientMCP = len(servers) > 0
 	s, err := app.Open(ctx, o)
 	if err != nil {
@@ -345,10 +349,10 @@ func (a acpOpener) New(ctx context.Context, cwd string, servers []app.MCPServer)
 	return s, nil
 }
 
-func (a acpOpener) Load(ctx context.Context, id, cwd string, servers []app.MCPServer) (acp.Session, error) {
+func (a acpOpener) Load(ctx context.Context, id, cwd string, servers []mcp.Server) (acp.Session, error) {
 	o := a.base
 	o.SessionID = id
-	o.MCP = append(append([]app.MCPServer(nil), o.MCP...), servers...)
+	o.MCP = append(append([]mcp.Server(nil), o.MCP...), servers...)
 	o.ClientMCP = len(servers) > 0
 	if cwd != "" {
 		o.Dir = cwd
@@ -429,7 +433,7 @@ func runTUI(ctx context.Context, o *rootOptions, opts app.Options) error {
 		if existed {
 			fmt.Fprintf(o.io.ErrOut, "Continue this session with: yolop --session %s\n", id)
 			if info.Branch != "" {
-				fmt.Fprintf(o.io.ErrOut, "Its files are in %s (branch %s). Bring them home: %s\n", info.ActiveRoot, info.Branch, app.WaysHome(id))
+				fmt.Fprintf(o.io.ErrOut, "Its files are in %s (branch %s). Bring them home: %s\n", info.ActiveRoot, info.Branch, land.WaysHome(id))
 			}
 		}
 		return err
@@ -442,16 +446,16 @@ func runTUI(ctx context.Context, o *rootOptions, opts app.Options) error {
 // every session, with the first hit as the reason).
 func pickSource(dataDir, dir string) tui.PickSource {
 	return func(ctx context.Context, query string) ([]tui.PickRow, error) {
-		rows, err := app.ListSessions(dataDir)
+		rows, err := catalog.ListSessions(dataDir)
 		if err != nil {
 			return nil, err
 		}
 		q := strings.ToLower(strings.TrimSpace(query))
 		match := map[string]string{}
 		if q != "" {
-			res, _, err := app.SearchSessions(ctx, app.SearchOptions{DataDir: dataDir, Dir: dir, Query: strings.TrimSpace(query), All: true, Limit: 2000})
+			res, _, err := catalog.SearchSessions(ctx, catalog.SearchOptions{DataDir: dataDir, Dir: dir, Query: strings.TrimSpace(query), All: true, Limit: 2000})
 			if err != nil {
-				var bq *app.BadQueryError
+				var bq *catalog.BadQueryError
 				if !errors.As(err, &bq) {
 					return nil, err
 				}
@@ -466,7 +470,7 @@ func pickSource(dataDir, dir string) tui.PickSource {
 		now := time.Now()
 		var out []tui.PickRow
 		for _, r := range rows {
-			if r.Problem != "" {
+			if r.State.Kind == catalog.StateProblem {
 				continue
 			}
 			repo := r.RepoRoot

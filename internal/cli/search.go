@@ -6,8 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/search"
 )
 
 // searchOptions are the flags of `yolop sessions search`.
@@ -65,9 +66,9 @@ func runSessionsSearch(c *cobra.Command, o *rootOptions, so *searchOptions, quer
 	if err != nil {
 		return o.report(err)
 	}
-	res, scope, err := app.SearchSessions(c.Context(), app.SearchOptions{DataDir: dataDir, Dir: o.dir, Query: query, Regex: so.regex, AbandonedOnly: so.abandonedOnly, Repo: so.repo, All: so.all, Limit: so.limit})
+	res, scope, err := catalog.SearchSessions(c.Context(), catalog.SearchOptions{DataDir: dataDir, Dir: o.dir, Query: query, Regex: so.regex, AbandonedOnly: so.abandonedOnly, Repo: so.repo, All: so.all, Limit: so.limit})
 	if err != nil {
-		return o.report(err) // a bad query is a usage error (app.BadQueryError)
+		return o.report(err) // a bad query is a usage error (catalog.BadQueryError)
 	}
 	if o.outputFormat == "json" {
 		// The same bytes writeJSON would write, without reflection: with
@@ -96,7 +97,7 @@ func runSessionsSearch(c *cobra.Command, o *rootOptions, so *searchOptions, quer
 			cp = "-"
 		}
 		branch := h.Branch
-		if h.Branch == app.SearchAbandoned && h.BranchID != "" {
+		if h.Branch == search.BranchAbandoned && h.BranchID != "" {
 			branch += " " + h.BranchID
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", h.SessionID, cp, branch, h.Time.Local().Format("2006-01-02 15:04"), h.Kind, command.DisplayText(h.Snippet))
@@ -108,7 +109,7 @@ func runSessionsSearch(c *cobra.Command, o *rootOptions, so *searchOptions, quer
 		fmt.Fprintf(o.io.Out, "… %d more %s; narrow the query or use --limit 0 to see all.\n", res.More, map[bool]string{true: "hit", false: "hits"}[res.More == 1])
 	}
 	for _, h := range res.Hits {
-		if h.Branch == app.SearchAbandoned && h.Checkpoint != "" {
+		if h.Branch == search.BranchAbandoned && h.Checkpoint != "" {
 			which := "the branch holding it"
 			if h.BranchID != "" {
 				which = "branch " + h.BranchID

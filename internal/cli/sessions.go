@@ -11,8 +11,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/config"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
+	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
 // ago renders a past time for listings.
@@ -48,7 +51,7 @@ func listTitle(t string) string {
 // digestWarning tells, once per listing on stderr, that some sessions'
 // listing digests could not be saved: listing them stays slow until the
 // cause (a full disk, a permission) is fixed.
-func digestWarning(o *rootOptions, rows []app.SessionRow) {
+func digestWarning(o *rootOptions, rows []catalog.SessionRow) {
 	n, first := 0, ""
 	for _, r := range rows {
 		if r.DigestError != "" {
@@ -75,7 +78,7 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rows, err := app.ListSessions(dataDir)
+			rows, err := catalog.ListSessions(dataDir)
 			if err != nil {
 				return err
 			}
@@ -94,7 +97,7 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 				wt := string(r.WorktreeState)
 				if r.Branch != "" {
 					wt = r.Branch
-					if r.WorktreeState != app.WorktreeOK {
+					if r.WorktreeState != catalog.WorktreeOK {
 						wt += " (" + string(r.WorktreeState) + ")"
 					}
 				}
@@ -106,9 +109,9 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 				switch {
 				case r.ReadOnly():
 					ro = "yes"
-				case r.Problem != "":
-					ro = r.State
-				case r.WorktreeState == app.WorktreeRepoMissing:
+				case r.State.Kind == catalog.StateProblem:
+					ro = r.State.String()
+				case r.WorktreeState == catalog.WorktreeRepoMissing:
 					ro = "no (repository missing)"
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.SessionID, listTitle(r.Title), repo, ago(r.LastUsed, now), r.Turns, wt, ro)
@@ -131,22 +134,22 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			d, err := app.DescribeSession(dataDir, args[0])
+			d, err := catalog.DescribeSession(dataDir, args[0])
 			if err != nil {
 				return err
 			}
 			pcfg, _ := o.providerConfig()
-			work := app.DescribeWork(c.Context(), app.Options{DataDir: dataDir, Provider: pcfg}, d)
+			work := catalog.DescribeWork(c.Context(), dataDir, d.SessionID, workOpener(dataDir, pcfg))
 			if work != nil && o.outputFormat != "json" {
 				tellRepairs(o.io.ErrOut, work.Notes)
 			}
 			if o.outputFormat == "json" {
 				return writeJSON(o, struct {
-					app.SessionRow
-					*app.Work
+					catalog.SessionRow
+					*catalog.Work
 				}{d, work})
 			}
-			if d.Problem != "" {
+			if d.State.Kind == catalog.StateProblem {
 				// Its description cannot be read: nothing else it says
 				// would be true, and it cannot be resumed.
 				fmt.Fprintf(o.io.Out, "session     %s\nstate       %s\ndirectory   %s\nremove      yolop sessions rm %s  (its worktree, if it had one, is then left to yolop worktree prune, which keeps uncommitted work)\n", d.SessionID, d.State, d.Dir, d.SessionID)
@@ -169,20 +172,20 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 					fmt.Fprintln(o.io.Out, "recycled    no: a fresh checkout")
 				}
 				fmt.Fprint(o.io.Out, workLines(d, work))
-			} else if d.WorkspaceMode == "in-place" && d.Folder {
+			} else if d.WorkspaceMode == config.WorkspaceInPlace && d.Folder {
 				fmt.Fprintf(o.io.Out, "folder      %s\nworkspace   in place, in a folder outside git: snapshots in a private repository in the data directory (the folder gets no .git); restores undo the agent's changes, never yours\n", d.RepoRoot)
-				if d.WorktreeState == "checkout missing" {
+				if d.WorktreeState == catalog.WorktreeCheckoutMissing {
 					fmt.Fprintf(o.io.Out, "state       the folder %s is gone; listing and replay work\n", d.RepoRoot)
 				}
-			} else if d.WorkspaceMode == "in-place" {
+			} else if d.WorkspaceMode == config.WorkspaceInPlace {
 				fmt.Fprintf(o.io.Out, "checkout    %s\nworkspace   in place: snapshots of your checkout; restores undo the agent's changes, never yours\n", d.RepoRoot)
-				if d.WorktreeState == app.WorktreeCheckoutMissing {
+				if d.WorktreeState == catalog.WorktreeCheckoutMissing {
 					fmt.Fprintf(o.io.Out, "state       the checkout %s is gone; listing and replay work\n", d.RepoRoot)
 				}
 			} else {
 				fmt.Fprintf(o.io.Out, "directory   %s\nworkspace   conversation only: %s\n", d.ActiveRoot, d.Reason)
 			}
-			if d.WorktreeState == app.WorktreeRepoMissing {
+			if d.WorktreeState == catalog.WorktreeRepoMissing {
 				fmt.Fprintf(o.io.Out, "resume      only from the repository's new place, if it moved: cd NEW-PLACE && yolop --session %s\n", d.SessionID)
 			} else if d.ReadOnly() {
 				fmt.Fprintf(o.io.Out, "fork        yolop sessions fork %s  (read-only: replay works, turns and restores do not; a fork continues from the valid part)\n", d.SessionID)
@@ -240,8 +243,8 @@ func removeSession(ctx context.Context, o *rootOptions, id string, force bool) e
 	if err != nil {
 		return err
 	}
-	rep, err := app.RemoveSession(ctx, dataDir, id, force)
-	var de *app.DirtyError
+	rep, err := catalog.RemoveSession(ctx, dataDir, id, force)
+	var de *worktree.DirtyError
 	if errors.As(err, &de) {
 		return &dirtyRemoval{de}
 	}
@@ -293,7 +296,11 @@ func forkSession(ctx context.Context, o *rootOptions, id string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := app.ForkSession(ctx, fopts, id)
+	plan, err := catalog.PlanFork(ctx, dataDir, id)
+	if err != nil {
+		return err
+	}
+	rep, err := app.Fork(ctx, fopts, plan)
 	if err != nil {
 		if rep.SessionID != "" {
 			return fmt.Errorf("%w (the new session %s was created; remove it with yolop sessions rm %s)", err, rep.SessionID, rep.SessionID)
@@ -316,7 +323,7 @@ func forkSession(ctx context.Context, o *rootOptions, id string) error {
 }
 
 // dirtyRemoval is a refused `sessions rm`, said in the command's words.
-type dirtyRemoval struct{ *app.DirtyError }
+type dirtyRemoval struct{ *worktree.DirtyError }
 
 func (e *dirtyRemoval) Error() string {
 	if e.Reason != "" {

@@ -9,17 +9,19 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/catalog"
+	"github.com/yolop-dev/yolop/internal/config"
 )
 
 // withSpares adds the spare settings and the background preparer to opts.
 func withSpares(opts app.Options) (app.Options, error) {
-	sp, err := app.ResolveSpares()
+	sp, err := config.ResolveSpares()
 	if err != nil {
 		return opts, err
 	}
 	dataDir := opts.DataDir
-	sp.Prepare = func(repoRoot string) { startPreparer(dataDir, repoRoot) }
 	opts.Spares = sp
+	opts.PrepareSpare = func(repoRoot string) { startPreparer(dataDir, repoRoot) }
 	return opts, nil
 }
 
@@ -33,12 +35,12 @@ func withSpares(opts app.Options) (app.Options, error) {
 func startPreparer(dataDir, repoRoot string) {
 	exe, err := os.Executable()
 	if err != nil {
-		app.RecordPrepareFailure(dataDir, repoRoot, err)
+		catalog.RecordPrepareFailure(dataDir, repoRoot, err)
 		return
 	}
 	devnull, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
-		app.RecordPrepareFailure(dataDir, repoRoot, err)
+		catalog.RecordPrepareFailure(dataDir, repoRoot, err)
 		return
 	}
 	defer devnull.Close()
@@ -47,7 +49,7 @@ func startPreparer(dataDir, repoRoot string) {
 	cmd.Dir = repoRoot
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		app.RecordPrepareFailure(dataDir, repoRoot, err)
+		catalog.RecordPrepareFailure(dataDir, repoRoot, err)
 		return
 	}
 	_ = cmd.Process.Release()
@@ -76,10 +78,10 @@ func newPrepareSpareCmd(o *rootOptions) *cobra.Command {
 			// preparation that would compete with the user's turns does
 			// not run; the failure is shown where a detached one's is.
 			if err := lowerPriority(); err != nil {
-				app.RecordPrepareFailure(dataDir, dir, err)
+				catalog.RecordPrepareFailure(dataDir, dir, err)
 				return err
 			}
-			path, err := app.PrepareSpare(c.Context(), dataDir, dir, at)
+			path, err := catalog.PrepareSpare(c.Context(), dataDir, dir, at)
 			if err != nil {
 				return err
 			}

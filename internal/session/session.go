@@ -165,31 +165,6 @@ type Session struct {
 	closed   bool
 }
 
-// DataDir resolves yolop's data directory: the flag, then $YOLOP_DATA_DIR,
-// then $XDG_DATA_HOME/yolop, then ~/.local/share/yolop. The result is
-// absolute. The directory is not created.
-func DataDir(flagValue string) (string, error) {
-	for _, v := range []string{flagValue, os.Getenv("YOLOP_DATA_DIR")} {
-		if v != "" {
-			abs, err := filepath.Abs(v)
-			if err != nil {
-				return "", fmt.Errorf("data dir %q: %w", v, err)
-			}
-			return abs, nil
-		}
-	}
-	// The XDG spec says a relative XDG_DATA_HOME is invalid and must be
-	// ignored.
-	if x := os.Getenv("XDG_DATA_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "yolop"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil || home == "" {
-		return "", fmt.Errorf("data dir: no home directory (%v); pass --data-dir or set YOLOP_DATA_DIR", err)
-	}
-	return filepath.Join(home, ".local", "share", "yolop"), nil
-}
-
 // NewID returns a new session id: "s_" plus a lowercase ULID. Ids sort by
 // creation time (lowercasing keeps Crockford base32 order), and every id
 // this process makes sorts after the one before it, from any goroutine.

@@ -62,10 +62,6 @@ const (
 	KeepNothing      = "nothing"
 )
 
-// SparesEnv overrides the number of spares per repository ([worktree]
-// spares in the settings file).
-const SparesEnv = "YOLOP_WORKTREE_SPARES"
-
 // DefaultSpares is the number of spares kept per repository by default.
 const DefaultSpares = 1
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/failpoint"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 	"github.com/yolop-dev/yolop/internal/worktree"
@@ -43,7 +44,7 @@ func (e *spareEnv) run(fp string, args ...string) result {
 	e.t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = e.repo
-	cmd.Env = append(append([]string(nil), baseEnv...), "YOLOP_DATA_DIR="+e.data, worktree.SparesEnv+"="+e.spares)
+	cmd.Env = append(append([]string(nil), baseEnv...), "YOLOP_DATA_DIR="+e.data, config.SparesEnv+"="+e.spares)
 	if fp != "" {
 		cmd.Env = append(cmd.Env, failpoint.Env+"="+fp)
 	}
@@ -342,7 +343,7 @@ func TestCrashDuringEditorEarlyClaim(t *testing.T) {
 			gittest.Commit(t, e.repo, "more")
 			cmd := exec.Command(bin, "--acp")
 			cmd.Dir = e.repo
-			cmd.Env = append(append([]string(nil), baseEnv...), "YOLOP_DATA_DIR="+e.data, worktree.SparesEnv+"="+e.spares, failpoint.Env+"="+fp)
+			cmd.Env = append(append([]string(nil), baseEnv...), "YOLOP_DATA_DIR="+e.data, config.SparesEnv+"="+e.spares, failpoint.Env+"="+fp)
 			stdin, err := cmd.StdinPipe()
 			if err != nil {
 				t.Fatal(err)
@@ -397,7 +398,7 @@ func TestSecondSessionWaitsForThePreparation(t *testing.T) {
 
 	prep := exec.Command(bin, "worktree", "prepare-spare")
 	prep.Dir = e.repo
-	prep.Env = append(append([]string(nil), baseEnv...), "YOLOP_DATA_DIR="+e.data, worktree.SparesEnv+"=1")
+	prep.Env = append(append([]string(nil), baseEnv...), "YOLOP_DATA_DIR="+e.data, config.SparesEnv+"=1")
 	prep.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := prep.Start(); err != nil {
 		t.Fatal(err)
@@ -418,7 +419,7 @@ func TestSecondSessionWaitsForThePreparation(t *testing.T) {
 
 	cmd := exec.Command(bin, "-p", "second")
 	cmd.Dir = e.repo
-	cmd.Env = append(append([]string(nil), baseEnv...), "YOLOP_DATA_DIR="+e.data, worktree.SparesEnv+"=1")
+	cmd.Env = append(append([]string(nil), baseEnv...), "YOLOP_DATA_DIR="+e.data, config.SparesEnv+"=1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

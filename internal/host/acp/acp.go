@@ -28,6 +28,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/buildinfo"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/mcp"
 )
 
 // Session is one open yolop session, as the ACP host uses it.
@@ -49,10 +50,10 @@ type Session interface {
 // Opener creates and opens sessions.
 type Opener interface {
 	// New creates a session for cwd with the client's MCP servers.
-	New(ctx context.Context, cwd string, mcp []app.MCPServer) (Session, error)
+	New(ctx context.Context, cwd string, mcp []mcp.Server) (Session, error)
 	// Load opens an existing session. A session locked by another process
 	// is an error whose message says so ("locked").
-	Load(ctx context.Context, sessionID, cwd string, mcp []app.MCPServer) (Session, error)
+	Load(ctx context.Context, sessionID, cwd string, mcp []mcp.Server) (Session, error)
 }
 
 // Serve speaks ACP on in/out until the client disconnects or ctx is

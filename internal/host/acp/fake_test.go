@@ -11,6 +11,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/mcp"
 )
 
 // fakeOpener keeps sessions in memory across connections, as the real one
@@ -29,7 +30,7 @@ func newFakeOpener(root string) *fakeOpener {
 	return &fakeOpener{root: root, sessions: map[string]*fakeSession{}, locked: map[string]bool{}}
 }
 
-func (o *fakeOpener) New(_ context.Context, cwd string, _ []app.MCPServer) (Session, error) {
+func (o *fakeOpener) New(_ context.Context, cwd string, _ []mcp.Server) (Session, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.n++
@@ -38,7 +39,7 @@ func (o *fakeOpener) New(_ context.Context, cwd string, _ []app.MCPServer) (Sess
 	return s, nil
 }
 
-func (o *fakeOpener) Load(_ context.Context, id, _ string, _ []app.MCPServer) (Session, error) {
+func (o *fakeOpener) Load(_ context.Context, id, _ string, _ []mcp.Server) (Session, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.locked[id] {

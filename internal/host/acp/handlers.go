@@ -14,6 +14,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/mcp"
 )
 
 // JSON-RPC error codes.
@@ -445,18 +446,18 @@ func (s *server) closeSession(p sdk.CloseSessionRequest) (any, *sdk.RequestError
 }
 
 // mcpServers converts the client's MCP servers (stdio and HTTP).
-func mcpServers(in []sdk.McpServer) ([]app.MCPServer, *sdk.RequestError) {
-	var out []app.MCPServer
+func mcpServers(in []sdk.McpServer) ([]mcp.Server, *sdk.RequestError) {
+	var out []mcp.Server
 	for _, m := range in {
-		var s app.MCPServer
+		var s mcp.Server
 		switch {
 		case m.Stdio != nil:
-			s = app.MCPServer{Name: m.Stdio.Name, Command: m.Stdio.Command, Args: m.Stdio.Args, Env: map[string]string{}}
+			s = mcp.Server{Name: m.Stdio.Name, Command: m.Stdio.Command, Args: m.Stdio.Args, Env: map[string]string{}}
 			for _, e := range m.Stdio.Env {
 				s.Env[e.Name] = e.Value
 			}
 		case m.Http != nil:
-			s = app.MCPServer{Name: m.Http.Name, URL: m.Http.Url, Headers: map[string]string{}}
+			s = mcp.Server{Name: m.Http.Name, URL: m.Http.Url, Headers: map[string]string{}}
 			for _, h := range m.Http.Headers {
 				s.Headers[h.Name] = h.Value
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/land"
 )
 
 // doubleEsc is how close two Esc presses must be to open the rewind picker.
@@ -1109,7 +1110,7 @@ func describeErr(err error) string {
 func helpText(info app.Info) string {
 	var b strings.Builder
 	if info.Branch != "" {
-		fmt.Fprintf(&b, "This session's files are in %s (branch %s).\nBring them home: /diff to see them, /apply to merge them into your checkout, /commit to commit them on the branch\n(from a shell: %s).\n\n", info.ActiveRoot, info.Branch, app.WaysHome(info.SessionID))
+		fmt.Fprintf(&b, "This session's files are in %s (branch %s).\nBring them home: /diff to see them, /apply to merge them into your checkout, /commit to commit them on the branch\n(from a shell: %s).\n\n", info.ActiveRoot, info.Branch, land.WaysHome(info.SessionID))
 	}
 	b.WriteString("Commands:\n")
 	for _, d := range command.For(command.HostTUI) {

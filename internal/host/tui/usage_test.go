@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/provider"
 )
 
 // TestStatusBarShowsUsage: the session's tokens and, when the model's
@@ -13,7 +13,7 @@ import (
 func TestStatusBarShowsUsage(t *testing.T) {
 	t.Parallel()
 	in := baseInfo()
-	in.Usage = app.Usage{InputTokens: 9000, OutputTokens: 300, CacheReadTokens: 3000}
+	in.Usage = provider.Usage{InputTokens: 9000, OutputTokens: 300, CacheReadTokens: 3000}
 	in.ContextTokens, in.ContextWindow = 50_000, 200_000
 	f := &fakeSession{info: in}
 	m, _ := newTestModel(t, f)

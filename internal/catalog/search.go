@@ -1,24 +1,16 @@
-package app
+package catalog
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/search"
 	"github.com/yolop-dev/yolop/internal/secret"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
-
-// SearchHit and SearchResult are what `yolop sessions search` prints.
-type (
-	SearchHit    = search.Hit
-	SearchResult = search.Result
-)
-
-// SearchAbandoned is a hit's Branch on an abandoned branch.
-const SearchAbandoned = search.BranchAbandoned
 
 // BadQueryError is a search that cannot run as asked (an empty or too
 // long query, a regular expression that does not compile, --repo outside
@@ -54,7 +46,7 @@ type SearchOptions struct {
 // SearchSessions searches every session's history in the chosen scope.
 // It reads only: no lock is taken and nothing is written. Scope is the
 // repository searched ("" for every session).
-func SearchSessions(ctx context.Context, o SearchOptions) (res *SearchResult, scope string, err error) {
+func SearchSessions(ctx context.Context, o SearchOptions) (res *search.Result, scope string, err error) {
 	if o.Repo && o.All {
 		return nil, "", badQuery("use either --repo or --all, not both")
 	}
@@ -63,7 +55,7 @@ func SearchSessions(ctx context.Context, o SearchOptions) (res *SearchResult, sc
 	}
 	opts := search.Options{DataDir: o.DataDir, Query: o.Query, Regex: o.Regex, AbandonedOnly: o.AbandonedOnly, Limit: o.Limit}
 	if !o.All {
-		dir, err := workDir(o.Dir)
+		dir, err := config.WorkDir(o.Dir)
 		if err != nil {
 			return nil, "", err
 		}
@@ -77,7 +69,7 @@ func SearchSessions(ctx context.Context, o SearchOptions) (res *SearchResult, sc
 	}
 	// The settings' secrets become known, so that a session recorded
 	// before a key was (or with a key a command encoded) shows none.
-	if _, err := toolSettings(); err != nil {
+	if _, err := config.Settings(); err != nil {
 		return nil, "", err
 	}
 	res, err = search.Search(opts)

@@ -1,4 +1,4 @@
-package app
+package catalog
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
-// adoptMoved brings sessions whose repository was moved up to date with
+// AdoptMoved brings sessions whose repository was moved up to date with
 // repo, the repository at its new place: yolop's worktrees stay in the data
 // directory, so after `mv project elsewhere` git's records in the moved
 // repository still name them while their .git files and the sessions'
@@ -22,7 +22,7 @@ import (
 // whose recorded repository no longer exists is pointed at repo. A session
 // whose recorded repository still exists is never changed, nor one another
 // process holds. The notes say what was done.
-func adoptMoved(ctx context.Context, dataDir string, repo *worktree.Repo, only string) ([]string, error) {
+func AdoptMoved(ctx context.Context, dataDir string, repo *worktree.Repo, only string) ([]string, error) {
 	moved, err := worktree.FindMoved(repo, dataDir)
 	if err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ func adoptSession(dataDir, id, path string, repo *worktree.Repo) (string, error)
 	return fmt.Sprintf("The repository of session %s moved from %s to %s; the session now uses it there (its worktree's git link was repaired, nothing else changed).", id, from, to), nil
 }
 
-// adoptMovedInPlace does for in-place sessions what adoptMoved does for
+// adoptMovedInPlace does for in-place sessions what AdoptMoved does for
 // worktree sessions: the repository's own checkpoint refs
 // (refs/yolop/checkpoints/<session>/) name the sessions that worked in one
 // of its checkouts, and each such session (only, when not "") whose
@@ -183,8 +183,16 @@ func missingWorktreeFate(ctx context.Context, ws session.Workspace) string {
 	}
 	if wt.Base != "" {
 		if _, err := r.Run(ctx, "cat-file", "-e", wt.Base+"^{commit}"); err == nil {
-			return fmt.Sprintf("its worktree %s and its branch %s are missing; resuming the session makes the branch again at the commit its work started from (%s) and adds the worktree with the files of its newest snapshot (what the branch had committed comes back as uncommitted changes)", wt.Path, wt.Branch, short(wt.Base))
+			return fmt.Sprintf("its worktree %s and its branch %s are missing; resuming the session makes the branch again at the commit its work started from (%s) and adds the worktree with the files of its newest snapshot (what the branch had committed comes back as uncommitted changes)", wt.Path, wt.Branch, shortOID(wt.Base))
 		}
 	}
 	return fmt.Sprintf("its worktree %s, its branch %s and the commit its work started from are gone: the session can be listed and replayed, but turns and restores are refused", wt.Path, wt.Branch)
+}
+
+// shortOID abbreviates a commit id for a message.
+func shortOID(oid string) string {
+	if len(oid) > 12 {
+		return oid[:12]
+	}
+	return oid
 }
