@@ -59,9 +59,10 @@ func checkWatched(t *testing.T, e, twin *Engine, wt string, what func() string) 
 // TestWatchedDifferential runs random edit sequences (the differential
 // test's operations: renames of whole directories, file<->directory
 // swaps, symlinks, exec bits, ignored and blocklisted paths) plus
-// restrictive permissions, .gitignore edits, bursts of files (one of 10,000) created,
-// renamed and removed, and forced queue overflows, and requires every
-// capture of a long-lived watched engine to equal a fresh engine's walk.
+// restrictive permissions, .gitignore edits, bursts of files (one of
+// 10,000) created, renamed and removed, and forced queue overflows, and
+// requires every capture of a long-lived watched engine to equal a fresh
+// engine's walk.
 func TestWatchedDifferential(t *testing.T) {
 	t.Parallel()
 	// One seed makes a 10,000-file burst, the others bursts of 1,000: a
