@@ -20,6 +20,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/provider"
 	_ "github.com/yolop-dev/yolop/internal/provider/all" // registers sim, openai and anthropic
+	"github.com/yolop-dev/yolop/internal/resume"
 	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/search"
 	"github.com/yolop-dev/yolop/internal/session"
@@ -366,13 +367,12 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		}
 	}
 	if o.SessionID != "" {
-		var resume *resumeState
+		var kept *resume.File
 		sess, err := session.OpenAt(o.DataDir, o.SessionID, func(dir string) (session.Prefix, bool) {
-			r, ok := readResume(dir)
-			if ok {
-				resume = &r
+			if kept = resume.Read(dir); kept == nil {
+				return session.Prefix{}, false
 			}
-			return r.events, ok
+			return kept.Events, true
 		})
 		if err != nil {
 			if why := readOnlyFallback(err); o.ForReading && why != "" {
@@ -385,7 +385,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 			}
 			return nil, err
 		}
-		p, err := assemble(ctx, sess, prov, o, resume)
+		p, err := assemble(ctx, sess, prov, o, kept)
 		if errors.Is(err, worktree.ErrRepoGone) {
 			// Run from the repository's new place, the session follows it.
 			if repo, derr := worktree.Detect(ctx, o.Dir); derr == nil {

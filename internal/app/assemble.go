@@ -18,6 +18,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/resume"
 	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/secret"
 	"github.com/yolop-dev/yolop/internal/session"
@@ -75,10 +76,8 @@ type Parts struct {
 	// file's cache rather than from decoding the events.
 	ContextCached bool
 
-	// resumeAt is what the resume file on disk covers (nil when there is
-	// none this process can vouch for); written under the controller's
-	// lock (Persist).
-	resumeAt *resumeMarks
+	// resumeFile keeps resume.bin (the controller's Persist).
+	resumeFile *resume.Writer
 
 	contextWindow int    // the model's context window, 0 when unknown
 	setup         string // the settings' [worktree] setup command
@@ -124,7 +123,7 @@ func (p *Parts) Close() error {
 // assemble opens every part of an existing, locked session and repairs
 // it. On error everything it opened is closed again, the session
 // included.
-func assemble(ctx context.Context, sess *session.Session, prov provider.Provider, o Options, resume *resumeState) (_ *Parts, err error) {
+func assemble(ctx context.Context, sess *session.Session, prov provider.Provider, o Options, kept *resume.File) (_ *Parts, err error) {
 	dataDir, h := o.DataDir, o.Hooks
 	sandboxLevel := o.Sandbox
 	p := &Parts{Session: sess}
@@ -165,21 +164,14 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		tl       *timeline.Log
 		tlRepair timeline.Repair
 	)
-	var cached *cachedContext
-	if resume != nil {
+	// onDisk is the resume file both logs were resumed from (nil when
+	// they were replayed).
+	var onDisk *resume.File
+	if kept != nil {
 		var resumed bool
-		// What the context cache was built for, before the records after
-		// the mark are applied to the state.
-		at := cachedContext{cache: resume.context, head: resume.state.Head, restores: resume.state.NextRestore}
-		tl, tlRepair, resumed, err = timeline.OpenLogAt(sess.Path(session.TimelineFile), resume.state, resume.timeline)
+		tl, tlRepair, resumed, err = timeline.OpenLogAt(sess.Path(session.TimelineFile), kept.State, kept.Timeline)
 		if err == nil && resumed && sess.Skipped() > 0 {
-			p.resumeAt = &resumeMarks{events: resume.events.Mark.Offset, timeline: resume.timeline.Offset, restores: at.restores}
-			if at.cache != nil {
-				p.resumeAt.boundary, p.resumeAt.context = at.cache.Boundary, true
-			}
-			if at.cache != nil {
-				cached = &at
-			}
+			onDisk = kept
 		}
 	} else {
 		tl, _, tlRepair, err = timeline.OpenLog(sess.Path(session.TimelineFile))
@@ -414,6 +406,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if h.Runtime != nil {
 		rt = h.Runtime(p.Agent)
 	}
+	p.resumeFile = resume.NewWriter(sess.Dir, sess, tl, p.Agent, onDisk)
 	var journal checkpoint.Timeline = tl
 	if h.Journal != nil {
 		journal = h.Journal(tl)
@@ -432,7 +425,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: journal,
 		Snapshots: snaps, NoWorkspace: p.NoWorkspace, Runtime: rt, Writers: p.Tasks, Compactions: comps, ReadOnly: ro,
 		Failpoint: hit, Sandbox: string(p.Sandbox.InForce), Caches: p.Sandbox.Caches,
-		Persist:   func(st *timeline.State) error { return persistResume(p, st) },
+		Persist:   p.resumeFile.Save,
 		OtherRefs: applyRefs(dataDir, ws),
 		InPlace:   ws.Kind == session.KindInPlace, PreviewWarnings: gitWarnings,
 	})
@@ -441,8 +434,8 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	// The session's usage so far, before Repair saves the derived files
 	// that record it: what the resume file says of the events it covers,
 	// plus the events after them.
-	if skipped := sess.Skipped(); skipped > 0 && resume != nil {
-		p.Agent.AddUsage(resume.usage)
+	if skipped := sess.Skipped(); skipped > 0 && kept != nil {
+		p.Agent.AddUsage(kept.Usage)
 		p.Agent.AddUsage(agent.LoggedUsage(sess.EventsAfter(skipped)))
 	} else {
 		p.Agent.AddUsage(agent.LoggedUsage(sess.Events()))
@@ -459,7 +452,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		p.Notes = append(p.Notes, refill(ctx, p, ws, added, ro))
 	}
 	p.Notes = append(p.Notes, repairApplies(ctx, dataDir, ws)...)
-	p.ContextCached = p.Controller.ReseedOpen(cached.fits(tl.Live()))
+	p.ContextCached = p.Controller.ReseedOpen(onDisk.ContextFor(tl.Live()))
 	return p, nil
 }
 
@@ -487,39 +480,6 @@ func (p *Parts) lazyEngine(ctx context.Context, gitNow bool) (checkpoint.Snapsho
 		}
 	}
 	return lazySnapshots{g: g}, nil
-}
-
-// cachedContext is the model context a resume file kept, with the journal
-// state it was built for.
-type cachedContext struct {
-	cache    *agent.ContextCache
-	head     string // the conversation head then
-	restores int    // the restore counter then
-}
-
-// fits returns the cache when the conversation has only grown since it
-// was built: no restore started (a rewind, redo or branch changes the
-// context), none pending, and the head then is the head now or one of
-// its ancestors. Anything else rebuilds the context from the events.
-func (c *cachedContext) fits(st *timeline.State) *agent.ContextCache {
-	if c == nil || c.cache == nil || st.NextRestore != c.restores || st.PendingRestore != nil || st.OpenTurn != nil {
-		return nil
-	}
-	if c.head == "" {
-		if c.cache.Through == 0 {
-			return c.cache
-		}
-		return nil
-	}
-	for cp := st.Checkpoints[st.Head]; cp != nil; cp = st.Checkpoints[cp.Parent] {
-		if cp.ID == c.head {
-			return c.cache
-		}
-		if cp.SeqBefore < c.cache.Through {
-			break // older than the cache: the head then is not on the branch
-		}
-	}
-	return nil
 }
 
 // lastEndTree is the end snapshot of the newest turn that recorded one

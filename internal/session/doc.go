@@ -10,7 +10,7 @@
 //	    timeline.jsonl                          0600  owned by package timeline
 //	    compaction-checkpoints.jsonl            0600  owned by package timeline
 //	    summary.json                            0600  listing digest (Digest), derived
-//	    resume.bin                              0600  what opening needs (package app), derived
+//	    resume.bin                              0600  what opening needs (package resume), derived
 //	    checkpoint-stats.json                   0600  owned by package checkpoint, derived
 //	    git-state.jsonl                         0600  in place: git's state around each turn (package app)
 //	    snapshot/                               0700  the snapshot engine's private git dir and index
