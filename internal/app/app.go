@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/yolop-dev/yolop/internal/agent"
+	"github.com/yolop-dev/yolop/internal/agent/system"
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
@@ -214,7 +215,7 @@ func (d *draft) id() string                       { return d.ws.SessionID }
 func (d *draft) Checkpoints() command.Checkpoints { return d.ctl }
 func (d *draft) Background() command.Tasks        { return noTasks{} }
 func (d *draft) ContextReport() string {
-	return "The session starts with your first prompt.\n" + instructionsFor(d.ws)().Report()
+	return "The session starts with your first prompt.\n" + system.Instructions(d.ws)().Report()
 }
 func (d *draft) info(prov provider.Provider) Info {
 	in := Info{SessionID: d.ws.SessionID, ActiveRoot: d.dir, Provider: prov.Name(), Model: prov.Model(), Workspace: d.expectWS, WorkspaceReason: d.expectWhy, ContextWindow: d.contextWindow, Notices: d.notices, WorkspaceMode: d.mode}
@@ -235,7 +236,7 @@ func (p *Parts) Checkpoints() command.Checkpoints { return p.Controller }
 func (p *Parts) Background() command.Tasks        { return p.Tasks }
 func (p *Parts) ContextReport() string {
 	var b strings.Builder
-	b.WriteString(instructionsFor(p.Session.Workspace())().Report())
+	b.WriteString(system.Instructions(p.Session.Workspace())().Report())
 	total, in := p.Agent.Usage()
 	switch {
 	case in > 0 && p.contextWindow > 0:

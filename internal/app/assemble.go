@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/agent"
+	"github.com/yolop-dev/yolop/internal/agent/system"
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/failpoint"
@@ -182,7 +183,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	p.Timeline = tl
 	p.onClose(tl.Close)
 	live := tl.Live()
-	lastEnd := lastEndTree(live)
+	lastEnd := live.LastEndTree()
 	// Crash repair of an interrupted turn or restore captures and restores
 	// files, and MCP servers start in the worktree: those need git now.
 	// Otherwise git is not asked anything until a turn, capture, diff,
@@ -394,14 +395,14 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		noWS, level, opened, shellEnv := p.NoWorkspace, p.Sandbox.InForce, time.Now(), p.Tasks.EnvPlan().Describe()
 		systemFunc = func() (string, error) {
 			eng, _ := p.engine(context.Background())
-			return systemPrompt(ws, workspaceStatus(context.Background(), eng, ws, lastEnd), noWS, level, shellEnv, opened)
+			return system.Prompt(ws, system.WorkspaceStatus(context.Background(), eng, ws, lastEnd), noWS, level, shellEnv, opened)
 		}
 	}
 	compact, err := compactAt()
 	if err != nil {
 		return nil, err
 	}
-	p.Agent = agent.New(agent.Config{Log: sess, Provider: prov, Tools: p.Tools, System: h.System, SystemFunc: systemFunc, Compactions: comps, CompactAt: compact, Failpoint: hit, Instructions: instructionsFor(ws)})
+	p.Agent = agent.New(agent.Config{Log: sess, Provider: prov, Tools: p.Tools, System: h.System, SystemFunc: systemFunc, Compactions: comps, CompactAt: compact, Failpoint: hit, Instructions: system.Instructions(ws)})
 	var rt checkpoint.Runtime = p.Agent
 	if h.Runtime != nil {
 		rt = h.Runtime(p.Agent)
@@ -480,17 +481,6 @@ func (p *Parts) lazyEngine(ctx context.Context, gitNow bool) (checkpoint.Snapsho
 		}
 	}
 	return lazySnapshots{g: g}, nil
-}
-
-// lastEndTree is the end snapshot of the newest turn that recorded one
-// ("" when none did).
-func lastEndTree(st *timeline.State) string {
-	for i := len(st.Order) - 1; i >= 0; i-- {
-		if cp := st.Checkpoints[st.Order[i]]; cp != nil && !cp.Open && cp.End != nil {
-			return cp.End.Tree
-		}
-	}
-	return ""
 }
 
 // applyRefs lists, for `checkpoints --all`, the captures of the user's
