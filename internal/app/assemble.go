@@ -24,6 +24,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/secret"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
+	"github.com/yolop-dev/yolop/internal/spawn"
 	"github.com/yolop-dev/yolop/internal/timeline"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
@@ -137,13 +138,13 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	}()
 	// Before anything else: nothing left by an earlier process may write
 	// while this one repairs, lists or restores.
-	reaped, survivors, err := reapSurvivors(sess)
+	reaped, survivors, err := spawn.ReapSession(sess.Path(spawn.LedgerFile), sess.ID)
 	if err != nil {
 		return nil, err
 	}
 	// Last before the lock goes: nothing of this process's commands and
 	// MCP servers outlives the session, not even when a helper was killed.
-	p.onClose(func() error { return sweepLeftovers(sess) })
+	p.onClose(func() error { return spawn.SweepSession(sess.Path(spawn.LedgerFile), sess.ID) })
 	settings, err := toolSettings()
 	if err != nil {
 		return nil, err
