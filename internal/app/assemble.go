@@ -335,7 +335,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if err != nil {
 		return nil, err
 	}
-	p.Tasks = newTasks(sess, spill, settings, p.Sandbox)
+	p.Tasks = tools.ForSession(sess.Dir, sess.ID, spill, tools.TaskOptions{PassEnv: settings.Tools.PassEnv, Env: settings.Tools.Env, Sandbox: p.Sandbox})
 	p.setup = strings.TrimSpace(settings.Worktree.Setup)
 	p.Tasks.AddSurvivors(survivors)
 	p.onClose(func() error {

@@ -11,30 +11,12 @@ import (
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/session"
-	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
 // toolSettings reads the [tools] section of the settings file (the same
 // file the provider configuration came from).
 func toolSettings() (provider.Settings, error) {
 	return provider.LoadSettings(provider.DefaultSettingsPath(os.Getenv))
-}
-
-// newTasks makes the session's command registry: every command carries the
-// session marker, is recorded in the session's process ledger, runs in the
-// sandbox sbx with the session's own TMPDIR.
-func newTasks(sess *session.Session, spill string, st provider.Settings, sbx sandbox.Status) *tools.Tasks {
-	return tools.NewSessionTasks(spill, tools.TaskOptions{
-		Session: sess.ID,
-		Ledger:  sess.Path(spawn.LedgerFile),
-		PassEnv: st.Tools.PassEnv,
-		Env:     st.Tools.Env,
-		Sandbox: sbx,
-		TmpDir:  sess.Path("tmp"),
-		// The login environment (or a profile that hangs) is remembered
-		// for the session's later processes.
-		LoginCache: sess.Path("login-env.json"),
-	})
 }
 
 // SandboxConfig is the sandbox the user chose: the --sandbox flag (level,

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
 func TestBashForeground(t *testing.T) {
@@ -255,4 +257,21 @@ func TestForegroundCommandIsActiveWriter(t *testing.T) {
 	waitFor(t, "the command to be active", func() bool { return len(tasks.Active()) == 1 })
 	tasks.StopAll()
 	mustErr(t, <-done, "stopped by request")
+}
+
+// TestForSession: a session's registry keeps its ledger, its commands'
+// TMPDIR and the remembered login environment in the session directory,
+// and marks every command with the session.
+func TestForSession(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ts := ForSession(dir, "s_one", t.TempDir(), TaskOptions{PassEnv: []string{"A_TOKEN"}, Env: EnvLogin})
+	o := ts.opts
+	if o.Session != "s_one" || o.Ledger != filepath.Join(dir, spawn.LedgerFile) || o.TmpDir != filepath.Join(dir, SessionTmpDir) ||
+		o.LoginCache != filepath.Join(dir, "login-env.json") || o.Env != EnvLogin || len(o.PassEnv) != 1 {
+		t.Fatalf("options: %+v", o)
+	}
+	if ts.BackgroundRunning() {
+		t.Fatal("a new registry has a background task")
+	}
 }

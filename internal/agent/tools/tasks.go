@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -142,6 +143,25 @@ func NewSessionTasks(spillDir string, opts TaskOptions) *Tasks {
 	return &Tasks{spillDir: spillDir, opts: opts, plan: PlanEnv(opts.Env, os.Environ()), tasks: map[string]*task{}, stopped: map[string]bool{}}
 }
 
+// SessionTmpDir is the directory, in a session's directory, that is its
+// commands' TMPDIR.
+const SessionTmpDir = "tmp"
+
+// ForSession makes the command registry of session id, whose directory is
+// dir: o says where the commands' environment comes from and how they are
+// confined, and the session's directory holds the rest. Every command
+// carries the session marker, is recorded in the session's process ledger
+// (spawn.LedgerFile) and gets the session's own TMPDIR (SessionTmpDir);
+// the login environment (or a profile that hangs) is remembered for the
+// session's later processes (login-env.json).
+func ForSession(dir, id, spillDir string, o TaskOptions) *Tasks {
+	o.Session = id
+	o.Ledger = filepath.Join(dir, spawn.LedgerFile)
+	o.TmpDir = filepath.Join(dir, SessionTmpDir)
+	o.LoginCache = filepath.Join(dir, "login-env.json")
+	return NewSessionTasks(spillDir, o)
+}
+
 // EnvPlan says where the commands' environment comes from.
 func (t *Tasks) EnvPlan() EnvPlan { return t.plan }
 
@@ -182,6 +202,16 @@ func (t *Tasks) Active() []Writer {
 	}
 	sortWriters(out)
 	return append(t.survivorsLocked(), out...)
+}
+
+// BackgroundRunning reports whether a background task still runs.
+func (t *Tasks) BackgroundRunning() bool {
+	for _, w := range t.Active() {
+		if w.Kind == WriterBackground {
+			return true
+		}
+	}
+	return false
 }
 
 func sortWriters(ws []Writer) {
