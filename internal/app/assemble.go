@@ -458,6 +458,16 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	return p, nil
 }
 
+// planSandbox resolves the session's sandbox: the sandbox the user chose
+// over the layout of its workspace.
+func planSandbox(sess *session.Session, ws session.Workspace, level string, st provider.Settings) (sandbox.Status, error) {
+	lay := worktree.SandboxLayout(ws, sess.Path(tools.SessionTmpDir))
+	if err := os.MkdirAll(lay.TmpDir, 0o700); err != nil {
+		return sandbox.Status{}, fmt.Errorf("create the commands' temporary directory: %w", err)
+	}
+	return sandbox.Plan(SandboxConfig(level, st), lay)
+}
+
 // lazyEngine makes p.git the session's snapshots, opened on first use (or
 // now, when gitNow). The engine may still be bringing its private index up
 // to date in the background; it must finish before the session lock goes,
