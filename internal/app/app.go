@@ -18,6 +18,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/gitstate"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/provider"
 	_ "github.com/yolop-dev/yolop/internal/provider/all" // registers sim, openai and anthropic
@@ -803,9 +804,9 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 		}
 	}
 	ws := p.Session.Workspace()
-	var gitBefore gitState
+	var gitBefore gitstate.State
 	if ws.Kind == session.KindInPlace && !ws.Folder {
-		gitBefore = readGitState(ws.RepoRoot, ws.CommonDir)
+		gitBefore = gitstate.Read(ws.RepoRoot, ws.CommonDir)
 	}
 	var tmu sync.Mutex
 	calls := []ToolCall{}
@@ -825,11 +826,11 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	}
 	var gitWarn string
 	if ws.Kind == session.KindInPlace && !ws.Folder && out.ID != "" {
-		rec := gitRecord{Turn: out.ID, Head: gitBefore.head, Changed: readGitState(ws.RepoRoot, ws.CommonDir).changedSince(gitBefore)}
+		rec := gitstate.Record{Turn: out.ID, Head: gitBefore.Head(), Changed: gitstate.Read(ws.RepoRoot, ws.CommonDir).ChangedSince(gitBefore)}
 		if len(rec.Changed) > 0 {
-			gitWarn = gitChangeNote(out.ID, rec.Changed)
+			gitWarn = gitstate.ChangeNote(out.ID, rec.Changed)
 		}
-		if err := recordGitState(p.Session, rec); err != nil {
+		if err := gitstate.Append(p.Session.Dir, rec); err != nil {
 			gitWarn = strings.TrimPrefix(gitWarn+"; ", "; ") + "could not record git's state for this turn (" + err.Error() + "): previews will not say whether HEAD moved since it"
 		}
 	}

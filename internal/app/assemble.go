@@ -16,6 +16,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/failpoint"
 	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/gitstate"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
@@ -415,7 +416,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	}
 	var gitWarnings func(string, []string) []checkpoint.Warning
 	if ws.Kind == session.KindInPlace && !ws.Folder {
-		gitWarnings = gitPreviewWarnings(sess.Dir, ws.RepoRoot, ws.CommonDir)
+		gitWarnings = gitstate.PreviewWarnings(sess.Dir, ws.RepoRoot, ws.CommonDir)
 	}
 	ro := ""
 	if bad, why := sess.ReadOnly(); bad {
