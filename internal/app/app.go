@@ -167,11 +167,11 @@ type Session struct {
 	// checkout looks for uncommitted changes of the user's checkout that
 	// a new session's worktree does not have; its warning goes with the
 	// turn that created the session.
-	checkout *checkoutCheck
+	checkout *worktree.CheckoutCheck
 	// draftCheck is the checkout check of a draft whose host shows it
 	// before the first prompt (StartNotices); toldEarly is the warning it
 	// gave, which the first turn does not repeat.
-	draftCheck *checkoutCheck
+	draftCheck *worktree.CheckoutCheck
 	// folderNotice tells the progress of a folder's first capture, and
 	// what a worktree's start waits for, to the turn that creates the
 	// session (nil: nobody to tell); earlyNotice is what an early start
@@ -460,7 +460,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		s.prepareSpare()
 	} else if o.Early && d.expectWS && !folder {
 		s.startEarly(d.ws.SessionID)
-		s.draftCheck = startDraftCheck(o.Dir)
+		s.draftCheck = worktree.CheckCheckoutOf(o.Dir, agent.InstructionsFile)
 	}
 	return s, nil
 }
@@ -553,7 +553,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 			repo.Head, repo.Branch = o.Base, ""
 		}
 		if o.Base == "" {
-			check := startCheckoutCheck(ctx, repo.Root, repo.Head)
+			check := worktree.CheckCheckout(ctx, repo.Root, repo.Head, agent.InstructionsFile)
 			s.mu.Lock()
 			s.checkout = check
 			s.mu.Unlock()
@@ -762,10 +762,10 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 		check, told, shown, shownSubs := s.checkout, s.startWarn, s.toldEarly, s.toldSubs
 		s.checkout, s.startWarn = nil, nil
 		s.mu.Unlock()
-		if w := check.result(); w != "" && w != shown {
+		if w := check.Changes(); w != "" && w != shown {
 			told = append(told, w)
 		}
-		if w := check.submoduleNote(); w != "" && w != shownSubs {
+		if w := check.Submodules(); w != "" && w != shownSubs {
 			told = append(told, w)
 		}
 		if p.Snapshots() == nil {
@@ -948,6 +948,38 @@ func (s *Session) TranscriptParts() ([]agent.Item, func() []agent.Item) {
 		return p.Agent.TranscriptParts()
 	}
 	return nil, nil
+}
+
+// StartNotices waits (until ctx ends) for what a new session's host should
+// show before the first prompt: the checkout's uncommitted changes the
+// session's worktree will not have, and the submodules it does not check
+// out. It returns nothing for a session
+// that exists already, and each notice once; the first turn does not
+// repeat a warning given here unless it changed.
+func (s *Session) StartNotices(ctx context.Context) []string {
+	s.mu.Lock()
+	c := s.draftCheck
+	s.draftCheck = nil
+	s.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	select {
+	case <-c.Done():
+	case <-ctx.Done():
+		return nil
+	}
+	changes, subs := c.Changes(), c.Submodules()
+	var out []string
+	for _, w := range []string{changes, subs} {
+		if w != "" {
+			out = append(out, w)
+		}
+	}
+	s.mu.Lock()
+	s.toldEarly, s.toldSubs = changes, subs
+	s.mu.Unlock()
+	return out
 }
 
 // Close cancels a running turn and waits for every call in progress (the

@@ -679,6 +679,14 @@ func refill(ctx context.Context, p *Parts, ws session.Workspace, info worktree.I
 	return note
 }
 
+// short is a commit or tree id as the user is shown it.
+func short(oid string) string {
+	if len(oid) > 12 {
+		return oid[:12]
+	}
+	return oid
+}
+
 // mcpWorktreeNote tells an editor's user where its MCP servers work; the
 // same words before and after the first prompt, so hosts say it once.
 const mcpWorktreeNote = "MCP servers work in this session's worktree (their root), not in your project directory: yolop's changes reach your checkout when you bring them home (yolop diff, apply, commit)"
