@@ -572,7 +572,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		ws.Kind = session.KindWorktree
 		ws.RepoRoot, ws.CommonDir = repo.Root, repo.CommonDir
 		ws.Worktree = &session.Worktree{Path: info.Path, Branch: info.Branch, Base: info.Base}
-		sealedWorktree(ws.Worktree, info)
+		worktree.RecordSeal(ws.Worktree, info)
 		if o.Base != "" && o.WorkBase != "" {
 			ws.Worktree.Base = o.WorkBase
 		}

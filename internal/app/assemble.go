@@ -227,8 +227,14 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 				ws.Worktree = &cp
 			}
 			ro, _ := sess.ReadOnly()
-			if err := recordGitDirs(sess, &ws, !ro); err != nil && !errors.Is(err, git.ErrNoWorktreeRecord) {
+			changed, err := worktree.RecordGitDirs(&ws)
+			if err != nil && !errors.Is(err, git.ErrNoWorktreeRecord) {
 				return nil, err
+			}
+			if changed && !ro {
+				if err := sess.SaveWorkspace(ws); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if linkRO == "" {
@@ -248,7 +254,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 						return nil, "", fmt.Errorf("worktree: %w", err)
 					}
 				}
-				eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, GitDir: ws.Worktree.GitDir, Seal: gitSeal(ws.Worktree), SeedSettled: ws.Recycled, KnownClean: o.knownClean, KnownWalk: o.knownWalk, OwnIndex: true})
+				eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, GitDir: ws.Worktree.GitDir, Seal: worktree.SealOf(ws.Worktree), SeedSettled: ws.Recycled, KnownClean: o.knownClean, KnownWalk: o.knownWalk, OwnIndex: true})
 				if err != nil {
 					if errors.Is(err, git.ErrConfigChanged) {
 						p.git.cause = err

@@ -17,6 +17,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/timeline"
+	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
 // landSession describes this session to the land package.
@@ -176,14 +177,14 @@ func Peek(ctx context.Context, dataDir, id string) (land.Session, func(), error)
 	// Pinned to the session's records like every other git process of
 	// the session: the agent may be rewriting the worktree's .git link
 	// (or its git configuration) while its turn runs.
-	if err := recordGitDirs(nil, &ws, false); err != nil {
+	if _, err := worktree.RecordGitDirs(&ws); err != nil {
 		return land.Session{}, nil, fmt.Errorf("read the files of session %s: %w", id, err)
 	}
 	state, err := os.MkdirTemp("", "yolop-peek-")
 	if err != nil {
 		return land.Session{}, nil, err
 	}
-	eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: id, StateDir: state, CommonDir: ws.CommonDir, GitDir: ws.Worktree.GitDir, Seal: gitSeal(ws.Worktree)})
+	eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: id, StateDir: state, CommonDir: ws.CommonDir, GitDir: ws.Worktree.GitDir, Seal: worktree.SealOf(ws.Worktree)})
 	if err != nil {
 		os.RemoveAll(state)
 		return land.Session{}, nil, fmt.Errorf("read the files of session %s: %w", id, err)
