@@ -376,11 +376,13 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			// the settings'.
 			provider.AddMCPSecrets("mcp.servers."+srv.Name, srv.Env, nil, srv.Headers, srv.URL, srv.Args)
 		}
-		servers, err := mcpCallTimeouts(o.MCP, settings)
+		// The editor's servers (no call timeout of their own) get the
+		// settings' [mcp] call_timeout.
+		timeout, err := settings.MCPCallTimeout("", provider.DefaultSettingsPath(os.Getenv))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("settings: %w", err)
 		}
-		p.MCP = mcp.Start(ctx, servers, root, mcpPrepare(sess, p.Sandbox))
+		p.MCP = mcp.Start(ctx, mcp.WithCallTimeout(o.MCP, timeout), root, mcp.Confine(sess.ID, sess.Path(spawn.LedgerFile), p.Sandbox))
 		p.onClose(p.MCP.Close)
 		for _, why := range p.MCP.Problems() {
 			// A server's error can quote its URL or arguments.
