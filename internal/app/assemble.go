@@ -87,7 +87,7 @@ type Parts struct {
 	cleanups      []func() error
 	// checkout is an in-place session's hold on its checkout's lock (nil
 	// for other sessions).
-	checkout *checkoutHold
+	checkout *worktree.CheckoutHold
 }
 
 // engine returns the session's snapshot engine, opening it on first use:
@@ -279,8 +279,8 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			// (adoptMoved); elsewhere it opens for reading.
 			return nil, fmt.Errorf("%w: the checkout %s of this session is no longer there. If you moved it, run yolop from its new place (cd NEW-PLACE && yolop --session %s, or -c): the session follows it. If it was deleted, the session's snapshots went with it; its conversation can still be listed and replayed", worktree.ErrRepoGone, ws.RepoRoot, sess.ID)
 		}
-		p.checkout = &checkoutHold{}
-		p.onClose(p.checkout.close)
+		p.checkout = worktree.NewCheckoutHold(ws.CommonDir, ws.RepoRoot, sess.ID, ws.Folder)
+		p.onClose(p.checkout.Close)
 		budget, err := captureBudget()
 		if err != nil {
 			return nil, err

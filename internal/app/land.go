@@ -36,7 +36,22 @@ func (s *Session) landSession(ctx context.Context) (land.Session, error) {
 		return ls, p.git.cause
 	}
 	if ws.Kind == session.KindInPlace && eng != nil {
-		return inPlaceLand(ctx, p, ls, eng)
+		ls.InPlace, ls.Worktree, ls.Engine, ls.Folder = true, eng.Root(), eng, ws.Folder
+		// git commit runs confined (the user's hooks may be the agent's),
+		// in a scratch git directory the sandbox lets it write.
+		ls.Confine, ls.ConfineDir = confineWith(p.Tasks), p.Session.Path(tools.SessionTmpDir)
+		rows, err := p.Controller.List(ctx, false)
+		if err != nil {
+			return ls, err
+		}
+		for i := len(rows) - 1; i >= 0; i-- {
+			ls.Prompts = append(ls.Prompts, rows[i].Prompt)
+		}
+		var turns []land.Turn
+		for _, t := range p.Controller.TurnTrees() {
+			turns = append(turns, land.Turn{Start: t.Start, End: t.End})
+		}
+		return land.InPlaceWork(ctx, ls, turns)
 	}
 	if ws.Worktree == nil || eng == nil {
 		return ls, nil // land explains: conversation only
