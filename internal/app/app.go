@@ -26,6 +26,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/search"
 	"github.com/yolop-dev/yolop/internal/session"
+	"github.com/yolop-dev/yolop/internal/setup"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
@@ -785,10 +786,12 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 			}
 		}
 	}
-	if setupPending(p) {
+	if p.setupPending() {
 		// Before the first checkpoint: what the setup installs is the
 		// session's starting point, not a change of its first turn.
-		w, err := runSetup(ctx, p, onUpdate)
+		sess := setup.Session{Dir: p.Session.Dir, Worktree: p.Session.Workspace().Worktree.Path, Tasks: p.Tasks,
+			Note: func(n agent.NoticeData) error { return p.Agent.Note(p.Controller.Head(), n) }}
+		w, err := setup.Run(ctx, sess, p.setup, onUpdate)
 		if w != "" {
 			if onUpdate != nil {
 				onUpdate(agent.Update{Kind: agent.UpdateWarning, Text: w})

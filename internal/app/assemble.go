@@ -24,6 +24,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/secret"
 	"github.com/yolop-dev/yolop/internal/session"
+	"github.com/yolop-dev/yolop/internal/setup"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/spawn"
 	"github.com/yolop-dev/yolop/internal/timeline"
@@ -106,6 +107,16 @@ func (p *Parts) engine(ctx context.Context) (*snapshot.Engine, error) {
 func (p *Parts) Snapshots() *snapshot.Engine {
 	eng, _ := p.engine(context.Background())
 	return eng
+}
+
+// setupPending reports whether the session still has its worktree's
+// setup to run: a worktree session, a setup command in the settings, no
+// record of an earlier start and no turn yet.
+func (p *Parts) setupPending() bool {
+	if p.setup == "" || p.Session.Workspace().Kind != session.KindWorktree || p.Controller.ReadOnly() != "" {
+		return false
+	}
+	return !setup.Started(p.Session.Dir) && len(p.Timeline.State().Order) == 0
 }
 
 // onClose pushes a cleanup onto the stack.
