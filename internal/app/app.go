@@ -344,7 +344,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		// after each turn): -c continues that session; a new session
 		// would start from it as if it were the user's repository.
 		if !o.Continue {
-			return nil, &checkpoint.Error{Code: CodeSessionWorktree, Msg: fmt.Sprintf("%s is the worktree of session %s, not your repository: continue that session with `yolop -c` (or --session %s), or start a new one from your repository's directory", o.Dir, sid, sid)}
+			return nil, &checkpoint.Error{Code: string(fault.SessionWorktree), Msg: fmt.Sprintf("%s is the worktree of session %s, not your repository: continue that session with `yolop -c` (or --session %s), or start a new one from your repository's directory", o.Dir, sid, sid)}
 		}
 		o.SessionID = sid
 	}
@@ -716,7 +716,7 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	defer end()
 	created := !s.Exists()
 	s.mu.Lock()
-	s.folderNotice = noticeFunc(onUpdate)
+	s.folderNotice = agent.NoticeSink(onUpdate)
 	s.mu.Unlock()
 	err = s.materialize(ctx, titleOf(text))
 	s.mu.Lock()
@@ -1080,15 +1080,23 @@ func (s *Session) folderWorkspace(ctx context.Context, ws *session.Workspace, in
 		folder = r
 	}
 	explicit := inPlace && o.WorkspaceExplicit
-	if err := checkFolder(o.DataDir, folder, explicit); err != nil {
-		return err
+	if err := worktree.CheckFolder(o.DataDir, folder, explicit, worktreeOwner(o.DataDir)); err != nil {
+		return folderRefusal(err)
 	}
 	s.mu.Lock()
 	notice := s.folderNotice
 	s.mu.Unlock()
-	gitDir, err := prepareFolder(ctx, o.DataDir, folder, explicit, notice)
+	lim, err := loadFolderLimits()
 	if err != nil {
 		return err
+	}
+	maxFiles := lim.maxFiles
+	if explicit {
+		maxFiles = 0
+	}
+	gitDir, err := worktree.PrepareFolder(ctx, o.DataDir, folder, maxFiles, lim.maxFileSize, notice)
+	if err != nil {
+		return folderRefusal(err)
 	}
 	ws.Kind, ws.Folder = session.KindInPlace, true
 	ws.RepoRoot, ws.ActiveRoot, ws.CommonDir = folder, folder, gitDir
