@@ -433,7 +433,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		return nil, err
 	}
 	d := &draft{ws: session.Workspace{SessionID: session.NewID(), Kind: session.KindConversation, ActiveRoot: o.Dir, Provider: prov.Name(), Model: prov.Model()}, dir: o.Dir, expectWS: true, contextWindow: o.Provider.ContextWindow}
-	why, notRepo := workspaceUnavailable(ctx, o)
+	why, notRepo := worktree.Unavailable(ctx, o.Dir, o.Workspace == WorkspaceNone)
 	if why != "" {
 		d.expectWS, d.expectWhy = false, why
 	}
@@ -520,7 +520,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 	ws.Title = title
 	o := s.opts
 	if o.Workspace == WorkspaceNone {
-		ws.NoWorkspaceReason = workspaceOff
+		ws.NoWorkspaceReason = worktree.ReasonOff
 	} else if o.Workspace == WorkspaceInPlace {
 		repo, err := worktree.Detect(ctx, o.Dir)
 		if errors.Is(err, worktree.ErrNotRepo) {
@@ -528,12 +528,12 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 				return 0, err
 			}
 		} else if err != nil {
-			ws.NoWorkspaceReason = noRepoReason(err)
+			ws.NoWorkspaceReason = worktree.NoRepoReason(err)
 			if repo != nil {
 				ws.RepoRoot = repo.Root
 			}
 		} else {
-			if err := checkInPlaceRoot(repo.Root, o.WorkspaceExplicit); err != nil {
+			if err := worktree.CheckInPlaceRoot(repo.Root, o.WorkspaceExplicit); err != nil {
 				return 0, err
 			}
 			ws.Kind = session.KindInPlace
@@ -545,7 +545,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 			return 0, err
 		}
 	} else if err != nil {
-		ws.NoWorkspaceReason = noRepoReason(err)
+		ws.NoWorkspaceReason = worktree.NoRepoReason(err)
 		if repo != nil {
 			ws.RepoRoot = repo.Root
 		}
@@ -1011,62 +1011,6 @@ func (s *Session) Close() error {
 		return v.sess.Close()
 	}
 	return nil
-}
-
-// workspaceOff is why a session made with --workspace none has no file
-// checkpoints.
-const workspaceOff = "file checkpoints are off (--workspace none)"
-
-// checkInPlaceRoot refuses to work in place in the home directory or the
-// file system's root unless the user asked for in place explicitly: a
-// checkout there holds far more than a project.
-func checkInPlaceRoot(root string, explicit bool) error {
-	if explicit {
-		return nil
-	}
-	home, _ := os.UserHomeDir()
-	for _, broad := range []string{"/", home} {
-		if broad != "" && sameDir(root, broad) {
-			return fmt.Errorf("%s is a git checkout as broad as your home directory or /: yolop does not work in place there unless you say so (--workspace in-place), or use a worktree session (--workspace worktree)", root)
-		}
-	}
-	return nil
-}
-
-// The reasons a directory gets conversation-only checkpoints, as
-// workspace.json records them (no_workspace_reason; any other value is an
-// error's text). Sessions on disk hold these words: never change them.
-const (
-	reasonNotRepo   = "not a git repository"
-	reasonNoCommits = "the repository has no commits yet"
-	reasonBare      = "bare repository"
-)
-
-// noRepoReason names why a directory gets conversation-only checkpoints.
-func noRepoReason(err error) string {
-	switch {
-	case errors.Is(err, worktree.ErrNotRepo):
-		return reasonNotRepo
-	case errors.Is(err, worktree.ErrNoCommits):
-		return reasonNoCommits
-	case errors.Is(err, worktree.ErrBare):
-		return reasonBare
-	}
-	return err.Error()
-}
-
-// workspaceUnavailable predicts why a new session in o.Dir would have no
-// workspace snapshots ("" when it will have them); notRepo reports that
-// o.Dir is in no repository.
-func workspaceUnavailable(ctx context.Context, o Options) (why string, notRepo bool) {
-	if o.Workspace == WorkspaceNone {
-		return workspaceOff, false
-	}
-	_, err := worktree.Detect(ctx, o.Dir)
-	if err != nil && !errors.Is(err, worktree.ErrNotRepo) {
-		return noRepoReason(err), false
-	}
-	return "", errors.Is(err, worktree.ErrNotRepo)
 }
 
 // folderWorkspace makes ws an in-place session of the folder o.Dir,

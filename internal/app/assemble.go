@@ -328,7 +328,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		}
 	} else if p.NoWorkspace == "" {
 		p.NoWorkspace = "the session has no worktree of its own"
-	} else if p.NoWorkspace == reasonNoCommits {
+	} else if p.NoWorkspace == worktree.ReasonNoCommits {
 		// The reason it was given may be over: the session still has no
 		// worktree, and saying "no commits yet" would be false.
 		if _, err := worktree.Detect(ctx, ws.ActiveRoot); err == nil {
