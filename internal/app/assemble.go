@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -345,7 +344,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	}
 	p.Compactions = comps
 	p.onClose(comps.Close)
-	spill, err := spillDir(sess, ws.ActiveRoot)
+	spill, err := tools.SessionSpillDir(sess.Dir, sess.ID, ws.ActiveRoot)
 	if err != nil {
 		return nil, err
 	}
@@ -544,28 +543,6 @@ func applyRefs(dataDir string, ws session.Workspace) func(context.Context) ([]ch
 
 func worktreeInfo(ws session.Workspace) worktree.Info {
 	return worktree.Info{Path: ws.Worktree.Path, Branch: ws.Worktree.Branch, Base: ws.Worktree.Base, RepoRoot: ws.RepoRoot, CommonDir: ws.CommonDir}
-}
-
-// spillDir picks where command output beyond the tools' caps goes: the
-// session directory, unless the active root contains it (a conversation-
-// only session started above the data directory), then a private
-// directory under the system temp dir.
-func spillDir(sess *session.Session, root string) (string, error) {
-	inside := func(p string) bool {
-		rel, err := filepath.Rel(root, p)
-		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
-	}
-	dir := sess.Path("spill")
-	if inside(dir) {
-		dir = filepath.Join(os.TempDir(), fmt.Sprintf("yolop-%d", os.Getuid()), sess.ID, "spill")
-		if inside(dir) {
-			return "", fmt.Errorf("the working directory %s contains both yolop's data directory and the temp directory; start yolop in a project directory, or set --data-dir elsewhere", root)
-		}
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	return dir, os.Chmod(dir, 0o700)
 }
 
 // lateCheckpoints lets the tools be built before the controller exists.

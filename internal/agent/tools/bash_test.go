@@ -275,3 +275,27 @@ func TestForSession(t *testing.T) {
 		t.Fatal("a new registry has a background task")
 	}
 }
+
+// TestSessionSpillDir: output goes to the session directory, or to the
+// temp dir when the active root holds the session directory; a root that
+// holds both is refused.
+func TestSessionSpillDir(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	dir := filepath.Join(data, "sessions", "s_spill")
+	got, err := SessionSpillDir(dir, "s_spill", t.TempDir())
+	if err != nil || got != filepath.Join(dir, "spill") {
+		t.Fatalf("a project root: %s %v", got, err)
+	}
+	got, err = SessionSpillDir(dir, "s_spill", data)
+	if err != nil || !strings.HasPrefix(got, os.TempDir()) || filepath.Base(filepath.Dir(got)) != "s_spill" {
+		t.Fatalf("a root above the data directory: %s %v", got, err)
+	}
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(got)) })
+	if st, err := os.Stat(got); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("spill dir %s: %v %v", got, st.Mode(), err)
+	}
+	if _, err := SessionSpillDir(dir, "s_spill", "/"); err == nil {
+		t.Fatal("a root holding both the data and the temp directory was not refused")
+	}
+}

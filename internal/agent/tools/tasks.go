@@ -147,6 +147,29 @@ func NewSessionTasks(spillDir string, opts TaskOptions) *Tasks {
 // commands' TMPDIR.
 const SessionTmpDir = "tmp"
 
+// SessionSpillDir picks where command output beyond the tools' caps goes
+// for session id, whose directory is dir: spill/ there, unless the active
+// root contains it (a conversation-only session started above the data
+// directory), then a private directory under the system temp dir. It is
+// created owner-only.
+func SessionSpillDir(dir, id, root string) (string, error) {
+	inside := func(p string) bool {
+		rel, err := filepath.Rel(root, p)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	}
+	spill := filepath.Join(dir, "spill")
+	if inside(spill) {
+		spill = filepath.Join(os.TempDir(), fmt.Sprintf("yolop-%d", os.Getuid()), id, "spill")
+		if inside(spill) {
+			return "", fmt.Errorf("the working directory %s contains both yolop's data directory and the temp directory; start yolop in a project directory, or set --data-dir elsewhere", root)
+		}
+	}
+	if err := os.MkdirAll(spill, 0o700); err != nil {
+		return "", err
+	}
+	return spill, os.Chmod(spill, 0o700)
+}
+
 // ForSession makes the command registry of session id, whose directory is
 // dir: o says where the commands' environment comes from and how they are
 // confined, and the session's directory holds the rest. Every command
