@@ -789,9 +789,9 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	if p.setupPending() {
 		// Before the first checkpoint: what the setup installs is the
 		// session's starting point, not a change of its first turn.
-		sess := setup.Session{Dir: p.Session.Dir, Worktree: p.Session.Workspace().Worktree.Path, Tasks: p.Tasks,
+		in := setup.Session{Dir: p.Session.Dir, Worktree: p.Session.Workspace().Worktree.Path, Tasks: p.Tasks,
 			Note: func(n agent.NoticeData) error { return p.Agent.Note(p.Controller.Head(), n) }}
-		w, err := setup.Run(ctx, sess, p.setup, onUpdate)
+		w, err := setup.Run(ctx, in, p.setup, onUpdate)
 		if w != "" {
 			if onUpdate != nil {
 				onUpdate(agent.Update{Kind: agent.UpdateWarning, Text: w})
@@ -956,9 +956,9 @@ func (s *Session) TranscriptParts() ([]agent.Item, func() []agent.Item) {
 // StartNotices waits (until ctx ends) for what a new session's host should
 // show before the first prompt: the checkout's uncommitted changes the
 // session's worktree will not have, and the submodules it does not check
-// out. It returns nothing for a session
-// that exists already, and each notice once; the first turn does not
-// repeat a warning given here unless it changed.
+// out. It returns nothing for a session that exists already, and each
+// notice once; the first turn does not repeat a warning given here unless
+// it changed.
 func (s *Session) StartNotices(ctx context.Context) []string {
 	s.mu.Lock()
 	c := s.draftCheck
@@ -1014,9 +1014,10 @@ func (s *Session) Close() error {
 }
 
 // folderWorkspace makes ws an in-place session of the folder o.Dir,
-// outside git: refused where it would do harm (checkFolder), its private
-// repository prepared with the folder's first capture. inPlace says the
-// mode was in-place (explicitly so counts for $HOME, / and max_files).
+// outside git: refused where it would do harm (worktree.CheckFolder), its
+// private repository prepared with the folder's first capture. inPlace
+// says the mode was in-place (explicitly so counts for $HOME, / and
+// max_files).
 func (s *Session) folderWorkspace(ctx context.Context, ws *session.Workspace, inPlace bool) error {
 	o := s.opts
 	folder := o.Dir
