@@ -82,3 +82,12 @@ func ToolStatus(isError bool, refused string) string {
 	}
 	return "completed"
 }
+
+// NoticeSink turns a turn's update callback into a sink of notices
+// (UpdateNotice): nil for a caller that takes no updates.
+func NoticeSink(onUpdate func(Update)) func(string) {
+	if onUpdate == nil {
+		return nil
+	}
+	return func(s string) { onUpdate(Update{Kind: UpdateNotice, Text: s}) }
+}

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/yolop-dev/yolop/internal/agent"
+	"github.com/yolop-dev/yolop/internal/agent/system"
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
@@ -17,12 +18,15 @@ import (
 	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/gitstate"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
 	_ "github.com/yolop-dev/yolop/internal/provider/all" // registers sim, openai and anthropic
+	"github.com/yolop-dev/yolop/internal/resume"
 	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/session"
+	"github.com/yolop-dev/yolop/internal/setup"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
@@ -133,11 +137,11 @@ type Session struct {
 	// checkout looks for uncommitted changes of the user's checkout that
 	// a new session's worktree does not have; its warning goes with the
 	// turn that created the session.
-	checkout *checkoutCheck
+	checkout *worktree.CheckoutCheck
 	// draftCheck is the checkout check of a draft whose host shows it
 	// before the first prompt (StartNotices); toldEarly is the warning it
 	// gave, which the first turn does not repeat.
-	draftCheck *checkoutCheck
+	draftCheck *worktree.CheckoutCheck
 	// folderNotice tells the progress of a folder's first capture, and
 	// what a worktree's start waits for, to the turn that creates the
 	// session (nil: nobody to tell); earlyNotice is what an early start
@@ -182,7 +186,7 @@ func (d *draft) id() string                       { return d.ws.SessionID }
 func (d *draft) Checkpoints() command.Checkpoints { return d.ctl }
 func (d *draft) Background() command.Tasks        { return noTasks{} }
 func (d *draft) ContextReport() string {
-	return "The session starts with your first prompt.\n" + instructionsFor(d.ws)().Report()
+	return "The session starts with your first prompt.\n" + system.Instructions(d.ws)().Report()
 }
 func (d *draft) info(prov provider.Provider) Info {
 	in := Info{SessionID: d.ws.SessionID, ActiveRoot: d.dir, Provider: prov.Name(), Model: prov.Model(), Workspace: d.expectWS, WorkspaceReason: d.expectWhy, ContextWindow: d.contextWindow, Notices: d.notices, WorkspaceMode: d.mode}
@@ -203,7 +207,7 @@ func (p *Parts) Checkpoints() command.Checkpoints { return p.Controller }
 func (p *Parts) Background() command.Tasks        { return p.Tasks }
 func (p *Parts) ContextReport() string {
 	var b strings.Builder
-	b.WriteString(instructionsFor(p.Session.Workspace())().Report())
+	b.WriteString(system.Instructions(p.Session.Workspace())().Report())
 	total, in := p.Agent.Usage()
 	switch {
 	case in > 0 && p.contextWindow > 0:
@@ -309,7 +313,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		// after each turn): -c continues that session; a new session
 		// would start from it as if it were the user's repository.
 		if !o.Continue {
-			return nil, &checkpoint.Error{Code: CodeSessionWorktree, Msg: fmt.Sprintf("%s is the worktree of session %s, not your repository: continue that session with `yolop -c` (or --session %s), or start a new one from your repository's directory", o.Dir, sid, sid)}
+			return nil, &checkpoint.Error{Code: string(fault.SessionWorktree), Msg: fmt.Sprintf("%s is the worktree of session %s, not your repository: continue that session with `yolop -c` (or --session %s), or start a new one from your repository's directory", o.Dir, sid, sid)}
 		}
 		o.SessionID = sid
 	}
@@ -335,13 +339,12 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		}
 	}
 	if o.SessionID != "" {
-		var resume *resumeState
+		var kept *resume.File
 		sess, err := session.OpenAt(o.DataDir, o.SessionID, func(dir string) (session.Prefix, bool) {
-			r, ok := readResume(dir)
-			if ok {
-				resume = &r
+			if kept = resume.Read(dir); kept == nil {
+				return session.Prefix{}, false
 			}
-			return r.events, ok
+			return kept.Events, true
 		})
 		if err != nil {
 			if why := readOnlyFallback(err); o.ForReading && why != "" {
@@ -354,7 +357,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 			}
 			return nil, err
 		}
-		p, err := assemble(ctx, sess, prov, o, resume)
+		p, err := assemble(ctx, sess, prov, o, kept)
 		if errors.Is(err, worktree.ErrRepoGone) {
 			// Run from the repository's new place, the session follows it.
 			if repo, derr := worktree.Detect(ctx, o.Dir); derr == nil {
@@ -399,7 +402,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		return nil, err
 	}
 	d := &draft{ws: session.Workspace{SessionID: session.NewID(), Kind: session.KindConversation, ActiveRoot: o.Dir, Provider: prov.Name(), Model: prov.Model()}, dir: o.Dir, expectWS: true, contextWindow: o.Provider.ContextWindow}
-	why, notRepo := workspaceUnavailable(ctx, o)
+	why, notRepo := worktree.Unavailable(ctx, o.Dir, o.Workspace == config.WorkspaceNone)
 	if why != "" {
 		d.expectWS, d.expectWhy = false, why
 	}
@@ -427,7 +430,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		s.prepareSpare()
 	} else if o.Early && d.expectWS && !folder {
 		s.startEarly(d.ws.SessionID)
-		s.draftCheck = startDraftCheck(o.Dir)
+		s.draftCheck = worktree.CheckCheckoutOf(o.Dir, agent.InstructionsFile)
 	}
 	return s, nil
 }
@@ -459,7 +462,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 	ws.Title = title
 	o := s.opts
 	if o.Workspace == config.WorkspaceNone {
-		ws.NoWorkspaceReason = workspaceOff
+		ws.NoWorkspaceReason = worktree.ReasonOff
 	} else if o.Workspace == config.WorkspaceInPlace {
 		repo, err := worktree.Detect(ctx, o.Dir)
 		if errors.Is(err, worktree.ErrNotRepo) {
@@ -467,12 +470,12 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 				return 0, err
 			}
 		} else if err != nil {
-			ws.NoWorkspaceReason = noRepoReason(err)
+			ws.NoWorkspaceReason = worktree.NoRepoReason(err)
 			if repo != nil {
 				ws.RepoRoot = repo.Root
 			}
 		} else {
-			if err := checkInPlaceRoot(repo.Root, o.WorkspaceExplicit); err != nil {
+			if err := worktree.CheckInPlaceRoot(repo.Root, o.WorkspaceExplicit); err != nil {
 				return 0, err
 			}
 			ws.Kind = session.KindInPlace
@@ -484,7 +487,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 			return 0, err
 		}
 	} else if err != nil {
-		ws.NoWorkspaceReason = noRepoReason(err)
+		ws.NoWorkspaceReason = worktree.NoRepoReason(err)
 		if repo != nil {
 			ws.RepoRoot = repo.Root
 		}
@@ -493,7 +496,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 			repo.Head, repo.Branch = o.Base, ""
 		}
 		if o.Base == "" {
-			check := startCheckoutCheck(ctx, repo.Root, repo.Head)
+			check := worktree.CheckCheckout(ctx, repo.Root, repo.Head, agent.InstructionsFile)
 			s.mu.Lock()
 			s.checkout = check
 			s.mu.Unlock()
@@ -512,7 +515,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		ws.Kind = session.KindWorktree
 		ws.RepoRoot, ws.CommonDir = repo.Root, repo.CommonDir
 		ws.Worktree = &session.Worktree{Path: info.Path, Branch: info.Branch, Base: info.Base}
-		sealedWorktree(ws.Worktree, info)
+		worktree.RecordSeal(ws.Worktree, info)
 		if o.Base != "" && o.WorkBase != "" {
 			ws.Worktree.Base = o.WorkBase
 		}
@@ -655,7 +658,7 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	defer end()
 	created := !s.Exists()
 	s.mu.Lock()
-	s.folderNotice = noticeFunc(onUpdate)
+	s.folderNotice = agent.NoticeSink(onUpdate)
 	s.mu.Unlock()
 	err = s.materialize(ctx, titleOf(text))
 	s.mu.Lock()
@@ -702,10 +705,10 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 		check, told, shown, shownSubs := s.checkout, s.startWarn, s.toldEarly, s.toldSubs
 		s.checkout, s.startWarn = nil, nil
 		s.mu.Unlock()
-		if w := check.result(); w != "" && w != shown {
+		if w := check.Changes(); w != "" && w != shown {
 			told = append(told, w)
 		}
-		if w := check.submoduleNote(); w != "" && w != shownSubs {
+		if w := check.Submodules(); w != "" && w != shownSubs {
 			told = append(told, w)
 		}
 		if p.Snapshots() == nil {
@@ -725,10 +728,12 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 			}
 		}
 	}
-	if setupPending(p) {
+	if p.setupPending() {
 		// Before the first checkpoint: what the setup installs is the
 		// session's starting point, not a change of its first turn.
-		w, err := runSetup(ctx, p, onUpdate)
+		in := setup.Session{Dir: p.Session.Dir, Worktree: p.Session.Workspace().Worktree.Path, Tasks: p.Tasks,
+			Note: func(n agent.NoticeData) error { return p.Agent.Note(p.Controller.Head(), n) }}
+		w, err := setup.Run(ctx, in, p.setup, onUpdate)
 		if w != "" {
 			if onUpdate != nil {
 				onUpdate(agent.Update{Kind: agent.UpdateWarning, Text: w})
@@ -744,9 +749,9 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 		}
 	}
 	ws := p.Session.Workspace()
-	var gitBefore gitState
+	var gitBefore gitstate.State
 	if ws.Kind == session.KindInPlace && !ws.Folder {
-		gitBefore = readGitState(ws.RepoRoot, ws.CommonDir)
+		gitBefore = gitstate.Read(ws.RepoRoot, ws.CommonDir)
 	}
 	var tmu sync.Mutex
 	calls := []ToolCall{}
@@ -766,11 +771,11 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	}
 	var gitWarn string
 	if ws.Kind == session.KindInPlace && !ws.Folder && out.ID != "" {
-		rec := gitRecord{Turn: out.ID, Head: gitBefore.head, Changed: readGitState(ws.RepoRoot, ws.CommonDir).changedSince(gitBefore)}
+		rec := gitstate.Record{Turn: out.ID, Head: gitBefore.Head(), Changed: gitstate.Read(ws.RepoRoot, ws.CommonDir).ChangedSince(gitBefore)}
 		if len(rec.Changed) > 0 {
-			gitWarn = gitChangeNote(out.ID, rec.Changed)
+			gitWarn = gitstate.ChangeNote(out.ID, rec.Changed)
 		}
-		if err := recordGitState(p.Session, rec); err != nil {
+		if err := gitstate.Append(p.Session.Dir, rec); err != nil {
 			gitWarn = strings.TrimPrefix(gitWarn+"; ", "; ") + "could not record git's state for this turn (" + err.Error() + "): previews will not say whether HEAD moved since it"
 		}
 	}
@@ -890,6 +895,38 @@ func (s *Session) TranscriptParts() ([]agent.Item, func() []agent.Item) {
 	return nil, nil
 }
 
+// StartNotices waits (until ctx ends) for what a new session's host should
+// show before the first prompt: the checkout's uncommitted changes the
+// session's worktree will not have, and the submodules it does not check
+// out. It returns nothing for a session that exists already, and each
+// notice once; the first turn does not repeat a warning given here unless
+// it changed.
+func (s *Session) StartNotices(ctx context.Context) []string {
+	s.mu.Lock()
+	c := s.draftCheck
+	s.draftCheck = nil
+	s.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	select {
+	case <-c.Done():
+	case <-ctx.Done():
+		return nil
+	}
+	changes, subs := c.Changes(), c.Submodules()
+	var out []string
+	for _, w := range []string{changes, subs} {
+		if w != "" {
+			out = append(out, w)
+		}
+	}
+	s.mu.Lock()
+	s.toldEarly, s.toldSubs = changes, subs
+	s.mu.Unlock()
+	return out
+}
+
 // Close cancels a running turn and waits for every call in progress (the
 // turn is journaled as cancelled), then releases the session's parts in
 // the reverse order they were opened. Later calls fail.
@@ -918,76 +955,11 @@ func (s *Session) Close() error {
 	return nil
 }
 
-// workspaceOff is why a session made with --workspace none has no file
-// checkpoints.
-const workspaceOff = "file checkpoints are off (--workspace none)"
-
-// checkInPlaceRoot refuses to work in place in the home directory or the
-// file system's root unless the user asked for in place explicitly: a
-// checkout there holds far more than a project.
-func checkInPlaceRoot(root string, explicit bool) error {
-	if explicit {
-		return nil
-	}
-	home, _ := os.UserHomeDir()
-	for _, broad := range []string{"/", home} {
-		if broad != "" && sameDir(root, broad) {
-			return fmt.Errorf("%s is a git checkout as broad as your home directory or /: yolop does not work in place there unless you say so (--workspace in-place), or use a worktree session (--workspace worktree)", root)
-		}
-	}
-	return nil
-}
-
-// sameDir compares two directory paths after resolving symlinks.
-func sameDir(a, b string) bool {
-	if a == b {
-		return true
-	}
-	ra, err1 := filepath.EvalSymlinks(a)
-	rb, err2 := filepath.EvalSymlinks(b)
-	return err1 == nil && err2 == nil && ra == rb
-}
-
-// The reasons a directory gets conversation-only checkpoints, as
-// workspace.json records them (no_workspace_reason; any other value is an
-// error's text). Sessions on disk hold these words: never change them.
-const (
-	reasonNotRepo   = "not a git repository"
-	reasonNoCommits = "the repository has no commits yet"
-	reasonBare      = "bare repository"
-)
-
-// noRepoReason names why a directory gets conversation-only checkpoints.
-func noRepoReason(err error) string {
-	switch {
-	case errors.Is(err, worktree.ErrNotRepo):
-		return reasonNotRepo
-	case errors.Is(err, worktree.ErrNoCommits):
-		return reasonNoCommits
-	case errors.Is(err, worktree.ErrBare):
-		return reasonBare
-	}
-	return err.Error()
-}
-
-// workspaceUnavailable predicts why a new session in o.Dir would have no
-// workspace snapshots ("" when it will have them); notRepo reports that
-// o.Dir is in no repository.
-func workspaceUnavailable(ctx context.Context, o Options) (why string, notRepo bool) {
-	if o.Workspace == config.WorkspaceNone {
-		return workspaceOff, false
-	}
-	_, err := worktree.Detect(ctx, o.Dir)
-	if err != nil && !errors.Is(err, worktree.ErrNotRepo) {
-		return noRepoReason(err), false
-	}
-	return "", errors.Is(err, worktree.ErrNotRepo)
-}
-
 // folderWorkspace makes ws an in-place session of the folder o.Dir,
-// outside git: refused where it would do harm (checkFolder), its private
-// repository prepared with the folder's first capture. inPlace says the
-// mode was in-place (explicitly so counts for $HOME, / and max_files).
+// outside git: refused where it would do harm (worktree.CheckFolder), its
+// private repository prepared with the folder's first capture. inPlace
+// says the mode was in-place (explicitly so counts for $HOME, / and
+// max_files).
 func (s *Session) folderWorkspace(ctx context.Context, ws *session.Workspace, inPlace bool) error {
 	o := s.opts
 	folder := o.Dir
@@ -995,15 +967,23 @@ func (s *Session) folderWorkspace(ctx context.Context, ws *session.Workspace, in
 		folder = r
 	}
 	explicit := inPlace && o.WorkspaceExplicit
-	if err := checkFolder(o.DataDir, folder, explicit); err != nil {
-		return err
+	if err := worktree.CheckFolder(o.DataDir, folder, explicit, worktreeOwner(o.DataDir)); err != nil {
+		return folderRefusal(err)
 	}
 	s.mu.Lock()
 	notice := s.folderNotice
 	s.mu.Unlock()
-	gitDir, err := prepareFolder(ctx, o.DataDir, folder, explicit, notice)
+	lim, err := loadFolderLimits()
 	if err != nil {
 		return err
+	}
+	maxFiles := lim.maxFiles
+	if explicit {
+		maxFiles = 0
+	}
+	gitDir, err := worktree.PrepareFolder(ctx, o.DataDir, folder, maxFiles, lim.maxFileSize, notice)
+	if err != nil {
+		return folderRefusal(err)
 	}
 	ws.Kind, ws.Folder = session.KindInPlace, true
 	ws.RepoRoot, ws.ActiveRoot, ws.CommonDir = folder, folder, gitDir

@@ -5,23 +5,28 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/agent"
+	"github.com/yolop-dev/yolop/internal/agent/system"
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/failpoint"
 	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/gitstate"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/resume"
 	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/secret"
 	"github.com/yolop-dev/yolop/internal/session"
+	"github.com/yolop-dev/yolop/internal/setup"
 	"github.com/yolop-dev/yolop/internal/snapshot"
+	"github.com/yolop-dev/yolop/internal/spawn"
 	"github.com/yolop-dev/yolop/internal/timeline"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
@@ -75,17 +80,15 @@ type Parts struct {
 	// file's cache rather than from decoding the events.
 	ContextCached bool
 
-	// resumeAt is what the resume file on disk covers (nil when there is
-	// none this process can vouch for); written under the controller's
-	// lock (Persist).
-	resumeAt *resumeMarks
+	// resumeFile keeps resume.bin (the controller's Persist).
+	resumeFile *resume.Writer
 
 	contextWindow int    // the model's context window, 0 when unknown
 	setup         string // the settings' [worktree] setup command
 	cleanups      []func() error
 	// checkout is an in-place session's hold on its checkout's lock (nil
 	// for other sessions).
-	checkout *checkoutHold
+	checkout *worktree.CheckoutHold
 }
 
 // engine returns the session's snapshot engine, opening it on first use:
@@ -106,6 +109,16 @@ func (p *Parts) Snapshots() *snapshot.Engine {
 	return eng
 }
 
+// setupPending reports whether the session still has its worktree's
+// setup to run: a worktree session, a setup command in the settings, no
+// record of an earlier start and no turn yet.
+func (p *Parts) setupPending() bool {
+	if p.setup == "" || p.Session.Workspace().Kind != session.KindWorktree || p.Controller.ReadOnly() != "" {
+		return false
+	}
+	return !setup.Started(p.Session.Dir) && len(p.Timeline.State().Order) == 0
+}
+
 // onClose pushes a cleanup onto the stack.
 func (p *Parts) onClose(f func() error) { p.cleanups = append(p.cleanups, f) }
 
@@ -124,7 +137,7 @@ func (p *Parts) Close() error {
 // assemble opens every part of an existing, locked session and repairs
 // it. On error everything it opened is closed again, the session
 // included.
-func assemble(ctx context.Context, sess *session.Session, prov provider.Provider, o Options, resume *resumeState) (_ *Parts, err error) {
+func assemble(ctx context.Context, sess *session.Session, prov provider.Provider, o Options, kept *resume.File) (_ *Parts, err error) {
 	dataDir, h := o.DataDir, o.Hooks
 	sandboxLevel := o.Sandbox
 	p := &Parts{Session: sess}
@@ -137,13 +150,13 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	}()
 	// Before anything else: nothing left by an earlier process may write
 	// while this one repairs, lists or restores.
-	reaped, survivors, err := reapSurvivors(sess)
+	reaped, survivors, err := spawn.ReapSession(sess.Path(spawn.LedgerFile), sess.ID)
 	if err != nil {
 		return nil, err
 	}
 	// Last before the lock goes: nothing of this process's commands and
 	// MCP servers outlives the session, not even when a helper was killed.
-	p.onClose(func() error { return sweepLeftovers(sess) })
+	p.onClose(func() error { return spawn.SweepSession(sess.Path(spawn.LedgerFile), sess.ID) })
 	settings, err := toolSettings()
 	if err != nil {
 		return nil, err
@@ -165,21 +178,14 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		tl       *timeline.Log
 		tlRepair timeline.Repair
 	)
-	var cached *cachedContext
-	if resume != nil {
+	// onDisk is the resume file both logs were resumed from (nil when
+	// they were replayed).
+	var onDisk *resume.File
+	if kept != nil {
 		var resumed bool
-		// What the context cache was built for, before the records after
-		// the mark are applied to the state.
-		at := cachedContext{cache: resume.context, head: resume.state.Head, restores: resume.state.NextRestore}
-		tl, tlRepair, resumed, err = timeline.OpenLogAt(sess.Path(session.TimelineFile), resume.state, resume.timeline)
+		tl, tlRepair, resumed, err = timeline.OpenLogAt(sess.Path(session.TimelineFile), kept.State, kept.Timeline)
 		if err == nil && resumed && sess.Skipped() > 0 {
-			p.resumeAt = &resumeMarks{events: resume.events.Mark.Offset, timeline: resume.timeline.Offset, restores: at.restores}
-			if at.cache != nil {
-				p.resumeAt.boundary, p.resumeAt.context = at.cache.Boundary, true
-			}
-			if at.cache != nil {
-				cached = &at
-			}
+			onDisk = kept
 		}
 	} else {
 		tl, _, tlRepair, err = timeline.OpenLog(sess.Path(session.TimelineFile))
@@ -190,7 +196,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	p.Timeline = tl
 	p.onClose(tl.Close)
 	live := tl.Live()
-	lastEnd := lastEndTree(live)
+	lastEnd := live.LastEndTree()
 	// Crash repair of an interrupted turn or restore captures and restores
 	// files, and MCP servers start in the worktree: those need git now.
 	// Otherwise git is not asked anything until a turn, capture, diff,
@@ -232,8 +238,14 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 				ws.Worktree = &cp
 			}
 			ro, _ := sess.ReadOnly()
-			if err := recordGitDirs(sess, &ws, !ro); err != nil && !errors.Is(err, git.ErrNoWorktreeRecord) {
+			changed, err := worktree.RecordGitDirs(&ws)
+			if err != nil && !errors.Is(err, git.ErrNoWorktreeRecord) {
 				return nil, err
+			}
+			if changed && !ro {
+				if err := sess.SaveWorkspace(ws); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if linkRO == "" {
@@ -253,7 +265,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 						return nil, "", fmt.Errorf("worktree: %w", err)
 					}
 				}
-				eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, GitDir: ws.Worktree.GitDir, Seal: gitSeal(ws.Worktree), SeedSettled: ws.Recycled, KnownClean: o.knownClean, KnownWalk: o.knownWalk, OwnIndex: true})
+				eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, GitDir: ws.Worktree.GitDir, Seal: worktree.SealOf(ws.Worktree), SeedSettled: ws.Recycled, KnownClean: o.knownClean, KnownWalk: o.knownWalk, OwnIndex: true})
 				if err != nil {
 					if errors.Is(err, git.ErrConfigChanged) {
 						p.git.cause = err
@@ -278,8 +290,8 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			// (catalog.AdoptMoved); elsewhere it opens for reading.
 			return nil, fmt.Errorf("%w: the checkout %s of this session is no longer there. If you moved it, run yolop from its new place (cd NEW-PLACE && yolop --session %s, or -c): the session follows it. If it was deleted, the session's snapshots went with it; its conversation can still be listed and replayed", worktree.ErrRepoGone, ws.RepoRoot, sess.ID)
 		}
-		p.checkout = &checkoutHold{}
-		p.onClose(p.checkout.close)
+		p.checkout = worktree.NewCheckoutHold(ws.CommonDir, ws.RepoRoot, sess.ID, ws.Folder)
+		p.onClose(p.checkout.Close)
 		budget, err := captureBudget()
 		if err != nil {
 			return nil, err
@@ -316,7 +328,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		}
 	} else if p.NoWorkspace == "" {
 		p.NoWorkspace = "the session has no worktree of its own"
-	} else if p.NoWorkspace == reasonNoCommits {
+	} else if p.NoWorkspace == worktree.ReasonNoCommits {
 		// The reason it was given may be over: the session still has no
 		// worktree, and saying "no commits yet" would be false.
 		if _, err := worktree.Detect(ctx, ws.ActiveRoot); err == nil {
@@ -333,7 +345,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	}
 	p.Compactions = comps
 	p.onClose(comps.Close)
-	spill, err := spillDir(sess, ws.ActiveRoot)
+	spill, err := tools.SessionSpillDir(sess.Dir, sess.ID, ws.ActiveRoot)
 	if err != nil {
 		return nil, err
 	}
@@ -341,7 +353,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if err != nil {
 		return nil, err
 	}
-	p.Tasks = newTasks(sess, spill, settings, p.Sandbox)
+	p.Tasks = tools.ForSession(sess.Dir, sess.ID, spill, tools.TaskOptions{PassEnv: settings.Tools.PassEnv, Env: settings.Tools.Env, Sandbox: p.Sandbox})
 	p.setup = strings.TrimSpace(settings.Worktree.Setup)
 	p.Tasks.AddSurvivors(survivors)
 	p.onClose(func() error {
@@ -375,11 +387,13 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			// the settings'.
 			provider.AddMCPSecrets("mcp.servers."+srv.Name, srv.Env, nil, srv.Headers, srv.URL, srv.Args)
 		}
-		servers, err := mcpCallTimeouts(o.MCP, settings)
+		// The editor's servers (no call timeout of their own) get the
+		// settings' [mcp] call_timeout.
+		timeout, err := settings.MCPCallTimeout("", provider.DefaultSettingsPath(os.Getenv))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("settings: %w", err)
 		}
-		p.MCP = mcp.Start(ctx, servers, root, mcpPrepare(sess, p.Sandbox))
+		p.MCP = mcp.Start(ctx, mcp.WithCallTimeout(o.MCP, timeout), root, mcp.Confine(sess.ID, sess.Path(spawn.LedgerFile), p.Sandbox))
 		p.onClose(p.MCP.Close)
 		for _, why := range p.MCP.Problems() {
 			// A server's error can quote its URL or arguments.
@@ -402,25 +416,26 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		noWS, level, opened, shellEnv := p.NoWorkspace, p.Sandbox.InForce, time.Now(), p.Tasks.EnvPlan().Describe()
 		systemFunc = func() (string, error) {
 			eng, _ := p.engine(context.Background())
-			return systemPrompt(ws, workspaceStatus(context.Background(), eng, ws, lastEnd), noWS, level, shellEnv, opened)
+			return system.Prompt(ws, system.WorkspaceStatus(context.Background(), eng, ws, lastEnd), noWS, level, shellEnv, opened)
 		}
 	}
 	compact, err := compactAt()
 	if err != nil {
 		return nil, err
 	}
-	p.Agent = agent.New(agent.Config{Log: sess, Provider: prov, Tools: p.Tools, System: h.System, SystemFunc: systemFunc, Compactions: comps, CompactAt: compact, Failpoint: hit, Instructions: instructionsFor(ws)})
+	p.Agent = agent.New(agent.Config{Log: sess, Provider: prov, Tools: p.Tools, System: h.System, SystemFunc: systemFunc, Compactions: comps, CompactAt: compact, Failpoint: hit, Instructions: system.Instructions(ws)})
 	var rt checkpoint.Runtime = p.Agent
 	if h.Runtime != nil {
 		rt = h.Runtime(p.Agent)
 	}
+	p.resumeFile = resume.NewWriter(sess.Dir, sess, tl, p.Agent, onDisk)
 	var journal checkpoint.Timeline = tl
 	if h.Journal != nil {
 		journal = h.Journal(tl)
 	}
 	var gitWarnings func(string, []string) []checkpoint.Warning
 	if ws.Kind == session.KindInPlace && !ws.Folder {
-		gitWarnings = gitPreviewWarnings(sess.Dir, ws.RepoRoot, ws.CommonDir)
+		gitWarnings = gitstate.PreviewWarnings(sess.Dir, ws.RepoRoot, ws.CommonDir)
 	}
 	ro := ""
 	if bad, why := sess.ReadOnly(); bad {
@@ -432,7 +447,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: journal,
 		Snapshots: snaps, NoWorkspace: p.NoWorkspace, Runtime: rt, Writers: p.Tasks, Compactions: comps, ReadOnly: ro,
 		Failpoint: hit, Sandbox: string(p.Sandbox.InForce), Caches: p.Sandbox.Caches,
-		Persist:   func(st *timeline.State) error { return persistResume(p, st) },
+		Persist:   p.resumeFile.Save,
 		OtherRefs: applyRefs(dataDir, ws),
 		InPlace:   ws.Kind == session.KindInPlace, PreviewWarnings: gitWarnings,
 	})
@@ -441,8 +456,8 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	// The session's usage so far, before Repair saves the derived files
 	// that record it: what the resume file says of the events it covers,
 	// plus the events after them.
-	if skipped := sess.Skipped(); skipped > 0 && resume != nil {
-		p.Agent.AddUsage(resume.usage)
+	if skipped := sess.Skipped(); skipped > 0 && kept != nil {
+		p.Agent.AddUsage(kept.Usage)
 		p.Agent.AddUsage(agent.LoggedUsage(sess.EventsAfter(skipped)))
 	} else {
 		p.Agent.AddUsage(agent.LoggedUsage(sess.Events()))
@@ -459,8 +474,18 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		p.Notes = append(p.Notes, refill(ctx, p, ws, added, ro))
 	}
 	p.Notes = append(p.Notes, repairApplies(ctx, dataDir, ws)...)
-	p.ContextCached = p.Controller.ReseedOpen(cached.fits(tl.Live()))
+	p.ContextCached = p.Controller.ReseedOpen(onDisk.ContextFor(tl.Live()))
 	return p, nil
+}
+
+// planSandbox resolves the session's sandbox: the sandbox the user chose
+// over the layout of its workspace.
+func planSandbox(sess *session.Session, ws session.Workspace, level string, st provider.Settings) (sandbox.Status, error) {
+	lay := worktree.SandboxLayout(ws, sess.Path(tools.SessionTmpDir))
+	if err := os.MkdirAll(lay.TmpDir, 0o700); err != nil {
+		return sandbox.Status{}, fmt.Errorf("create the commands' temporary directory: %w", err)
+	}
+	return sandbox.Plan(config.SandboxConfig(level, st), lay)
 }
 
 // lazyEngine makes p.git the session's snapshots, opened on first use (or
@@ -487,50 +512,6 @@ func (p *Parts) lazyEngine(ctx context.Context, gitNow bool) (checkpoint.Snapsho
 		}
 	}
 	return lazySnapshots{g: g}, nil
-}
-
-// cachedContext is the model context a resume file kept, with the journal
-// state it was built for.
-type cachedContext struct {
-	cache    *agent.ContextCache
-	head     string // the conversation head then
-	restores int    // the restore counter then
-}
-
-// fits returns the cache when the conversation has only grown since it
-// was built: no restore started (a rewind, redo or branch changes the
-// context), none pending, and the head then is the head now or one of
-// its ancestors. Anything else rebuilds the context from the events.
-func (c *cachedContext) fits(st *timeline.State) *agent.ContextCache {
-	if c == nil || c.cache == nil || st.NextRestore != c.restores || st.PendingRestore != nil || st.OpenTurn != nil {
-		return nil
-	}
-	if c.head == "" {
-		if c.cache.Through == 0 {
-			return c.cache
-		}
-		return nil
-	}
-	for cp := st.Checkpoints[st.Head]; cp != nil; cp = st.Checkpoints[cp.Parent] {
-		if cp.ID == c.head {
-			return c.cache
-		}
-		if cp.SeqBefore < c.cache.Through {
-			break // older than the cache: the head then is not on the branch
-		}
-	}
-	return nil
-}
-
-// lastEndTree is the end snapshot of the newest turn that recorded one
-// ("" when none did).
-func lastEndTree(st *timeline.State) string {
-	for i := len(st.Order) - 1; i >= 0; i-- {
-		if cp := st.Checkpoints[st.Order[i]]; cp != nil && !cp.Open && cp.End != nil {
-			return cp.End.Tree
-		}
-	}
-	return ""
 }
 
 // applyRefs lists, for `checkpoints --all`, the captures of the user's
@@ -563,28 +544,6 @@ func applyRefs(dataDir string, ws session.Workspace) func(context.Context) ([]ch
 
 func worktreeInfo(ws session.Workspace) worktree.Info {
 	return worktree.Info{Path: ws.Worktree.Path, Branch: ws.Worktree.Branch, Base: ws.Worktree.Base, RepoRoot: ws.RepoRoot, CommonDir: ws.CommonDir}
-}
-
-// spillDir picks where command output beyond the tools' caps goes: the
-// session directory, unless the active root contains it (a conversation-
-// only session started above the data directory), then a private
-// directory under the system temp dir.
-func spillDir(sess *session.Session, root string) (string, error) {
-	inside := func(p string) bool {
-		rel, err := filepath.Rel(root, p)
-		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
-	}
-	dir := sess.Path("spill")
-	if inside(dir) {
-		dir = filepath.Join(os.TempDir(), fmt.Sprintf("yolop-%d", os.Getuid()), sess.ID, "spill")
-		if inside(dir) {
-			return "", fmt.Errorf("the working directory %s contains both yolop's data directory and the temp directory; start yolop in a project directory, or set --data-dir elsewhere", root)
-		}
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	return dir, os.Chmod(dir, 0o700)
 }
 
 // lateCheckpoints lets the tools be built before the controller exists.
@@ -715,6 +674,14 @@ func refill(ctx context.Context, p *Parts, ws session.Workspace, info worktree.I
 		note += fmt.Sprintf(" The end of %s was never captured, so anything %s changed is missing.", strings.Join(from.Missing, ", "), them)
 	}
 	return note
+}
+
+// short is a commit or tree id as the user is shown it.
+func short(oid string) string {
+	if len(oid) > 12 {
+		return oid[:12]
+	}
+	return oid
 }
 
 // mcpWorktreeNote tells an editor's user where its MCP servers work; the

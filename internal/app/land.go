@@ -19,6 +19,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/timeline"
+	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
 // landSession describes this session to the land package.
@@ -37,7 +38,22 @@ func (s *Session) landSession(ctx context.Context) (land.Session, error) {
 		return ls, p.git.cause
 	}
 	if ws.Kind == session.KindInPlace && eng != nil {
-		return inPlaceLand(ctx, p, ls, eng)
+		ls.InPlace, ls.Worktree, ls.Engine, ls.Folder = true, eng.Root(), eng, ws.Folder
+		// git commit runs confined (the user's hooks may be the agent's),
+		// in a scratch git directory the sandbox lets it write.
+		ls.Confine, ls.ConfineDir = confineWith(p.Tasks), p.Session.Path(tools.SessionTmpDir)
+		rows, err := p.Controller.List(ctx, false)
+		if err != nil {
+			return ls, err
+		}
+		for i := len(rows) - 1; i >= 0; i-- {
+			ls.Prompts = append(ls.Prompts, rows[i].Prompt)
+		}
+		var turns []land.Turn
+		for _, t := range p.Controller.TurnTrees() {
+			turns = append(turns, land.Turn{Start: t.Start, End: t.End})
+		}
+		return land.InPlaceWork(ctx, ls, turns)
 	}
 	if ws.Worktree == nil || eng == nil {
 		return ls, nil // land explains: conversation only
@@ -178,14 +194,14 @@ func peek(ctx context.Context, dataDir, id string) (land.Session, func(), error)
 	// Pinned to the session's records like every other git process of
 	// the session: the agent may be rewriting the worktree's .git link
 	// (or its git configuration) while its turn runs.
-	if err := recordGitDirs(nil, &ws, false); err != nil {
+	if _, err := worktree.RecordGitDirs(&ws); err != nil {
 		return land.Session{}, nil, fmt.Errorf("read the files of session %s: %w", id, err)
 	}
 	state, err := os.MkdirTemp("", "yolop-peek-")
 	if err != nil {
 		return land.Session{}, nil, err
 	}
-	eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: id, StateDir: state, CommonDir: ws.CommonDir, GitDir: ws.Worktree.GitDir, Seal: gitSeal(ws.Worktree)})
+	eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: id, StateDir: state, CommonDir: ws.CommonDir, GitDir: ws.Worktree.GitDir, Seal: worktree.SealOf(ws.Worktree)})
 	if err != nil {
 		os.RemoveAll(state)
 		return land.Session{}, nil, fmt.Errorf("read the files of session %s: %w", id, err)

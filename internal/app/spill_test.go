@@ -10,6 +10,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/config"
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
 )
@@ -28,8 +29,8 @@ func TestSessionAboveItsDataDir(t *testing.T) {
 	}
 	_, err = f.Prompt(ctx, "write x.txt", nil)
 	var ce *checkpoint.Error
-	if !errors.As(err, &ce) || ce.Code != CodeDataDirInFolder {
-		t.Fatalf("a folder session above its data directory: %v, want %s", err, CodeDataDirInFolder)
+	if !errors.As(err, &ce) || ce.Code != string(fault.DataDirInFolder) {
+		t.Fatalf("a folder session above its data directory: %v, want %s", err, fault.DataDirInFolder)
 	}
 	f.Close()
 	if list, err := session.List(data); err != nil || len(list) != 0 {

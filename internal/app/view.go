@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/yolop-dev/yolop/internal/agent/system"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/land"
@@ -64,7 +65,7 @@ func (v *view) id() string                       { return v.sess.ID }
 func (v *view) Checkpoints() command.Checkpoints { return v.ctl }
 func (v *view) Background() command.Tasks        { return noTasks{} }
 func (v *view) ContextReport() string {
-	return "The session is " + v.ctl.ReadOnly() + "; it sends nothing to the model.\n" + instructionsFor(v.sess.Workspace())().Report()
+	return "The session is " + v.ctl.ReadOnly() + "; it sends nothing to the model.\n" + system.Instructions(v.sess.Workspace())().Report()
 }
 func (v *view) info(prov provider.Provider) Info {
 	ws := v.sess.Workspace()

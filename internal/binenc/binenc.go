@@ -1,9 +1,10 @@
-// Package binenc is the one binary codec of yolop's derived caches (the
-// timeline state and the model context fold kept in resume.bin): unsigned
-// varints, zigzag varints, uvarint-prefixed strings and one-byte flags,
-// as encoding/binary writes them. Nothing here is a durable format on its
-// own: each cache puts its format number first and is rebuilt from the
-// logs when it does not decode.
+// Package binenc is the one binary codec of yolop's derived caches
+// (resume.bin, and the timeline state and the model context fold it
+// holds): unsigned varints, zigzag varints, uvarint-prefixed strings,
+// one-byte flags and fixed-size byte fields, as encoding/binary writes
+// them. Nothing here is a durable format on its own: each cache puts its
+// format number first and is rebuilt from the logs when it does not
+// decode.
 package binenc
 
 import (
@@ -27,6 +28,9 @@ func (w *Writer) Str(s string) {
 	w.Uint(uint64(len(s)))
 	w.B = append(w.B, s...)
 }
+
+// Raw appends b as it is: a field whose size its reader knows (a hash).
+func (w *Writer) Raw(b []byte) { w.B = append(w.B, b...) }
 
 // Bool appends 1 or 0.
 func (w *Writer) Bool(v bool) {
@@ -97,6 +101,20 @@ func (r *Reader) Str() string {
 	n := r.Uint()
 	if n > uint64(len(r.S)) {
 		r.Fail(fmt.Errorf("string of %d bytes beyond the data", n))
+		return ""
+	}
+	v := r.S[:n]
+	r.S = r.S[n:]
+	return v
+}
+
+// Raw reads n bytes as they are (what Writer.Raw wrote).
+func (r *Reader) Raw(n int) string {
+	if r.Err != nil {
+		return ""
+	}
+	if n > len(r.S) {
+		r.Fail(fmt.Errorf("field of %d bytes beyond the data", n))
 		return ""
 	}
 	v := r.S[:n]

@@ -24,6 +24,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	w.Bool(true)
 	w.Bool(false)
+	w.Raw([]byte("\x00raw"))
 	w.Uint(2)
 	w.B = append(w.B, 'x', 'y')
 
@@ -45,6 +46,9 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if !r.Bool() || r.Bool() {
 		t.Error("Bool: want true, false")
+	}
+	if got := r.Raw(4); got != "\x00raw" {
+		t.Errorf("Raw = %q", got)
 	}
 	if n := r.Count(); n != 2 || r.S != "xy" || r.Err != nil {
 		t.Errorf("Count = %d, rest %q, err %v", n, r.S, r.Err)
@@ -76,6 +80,7 @@ func TestErrorsStick(t *testing.T) {
 		"\x05ab ": func(r *Reader) { r.Count() },
 		"\x02":    func(r *Reader) { r.Bool() },
 		"":        func(r *Reader) { r.Bool() },
+		"ab":      func(r *Reader) { r.Raw(3) },
 		"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01": func(r *Reader) { r.Uint() },
 	}
 	for in, read := range cases {
@@ -86,7 +91,7 @@ func TestErrorsStick(t *testing.T) {
 			continue
 		}
 		first := r.Err
-		if r.Uint() != 0 || r.Str() != "" || r.Bool() || r.Count() != 0 || r.Err != first || r.S != "" {
+		if r.Uint() != 0 || r.Str() != "" || r.Bool() || r.Count() != 0 || r.Raw(0) != "" || r.Err != first || r.S != "" {
 			t.Errorf("%q: reads after the error are not zero or the error changed", in)
 		}
 	}

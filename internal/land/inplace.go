@@ -20,6 +20,41 @@ var ErrInPlace = fault.New(fault.InPlace, "land: the session works in your check
 // Worktree is that checkout, Base the tree of its first checkpoint, and
 // Paths every path its turns on the active branch changed.
 
+// Turn is a turn on a session's active branch as the work in place is
+// told from it: the trees of its start and end captures (End "" when its
+// end was not captured).
+type Turn struct {
+	Start, End string
+}
+
+// InPlaceWork fills in s, a session in place whose Engine is set, from
+// its turns on the active branch, oldest first: Base, the tree of the
+// first one's start, and Paths, every path a turn changed from its start
+// to its end capture (a turn without an end capture changed nothing a
+// snapshot holds).
+func InPlaceWork(ctx context.Context, s Session, turns []Turn) (Session, error) {
+	seen := map[string]bool{}
+	for _, t := range turns {
+		if s.Base == "" {
+			s.Base = t.Start
+		}
+		if t.End == "" {
+			continue
+		}
+		ch, err := s.Engine.Diff(ctx, t.Start, t.End)
+		if err != nil {
+			return s, err
+		}
+		for _, c := range ch {
+			if !seen[c.Path] {
+				seen[c.Path] = true
+				s.Paths = append(s.Paths, c.Path)
+			}
+		}
+	}
+	return s, nil
+}
+
 // applyInPlace is Apply's answer for a session in place.
 func applyInPlace(s Session) error {
 	if s.Folder {

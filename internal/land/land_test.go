@@ -731,3 +731,41 @@ func TestApplyDirectoryOfIgnoredFilesInTheWay(t *testing.T) {
 		t.Fatal("not applied")
 	}
 }
+
+// TestInPlaceWork: the work of a session in place counts from its first
+// turn's start, and its paths are those its turns changed between their
+// start and end captures, each once; a turn whose end was not captured
+// adds none.
+func TestInPlaceWork(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRig(t, map[string]string{"a.txt": "a\n"})
+	eng := r.sess.Engine
+	capture := func(name string) string {
+		t.Helper()
+		s, err := eng.Capture(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Tree
+	}
+	cp1 := capture("cp1")
+	write(t, r.sess.Worktree, "a.txt", "one\n")
+	end1 := capture("end-cp1")
+	cp2 := capture("cp2")
+	write(t, r.sess.Worktree, "b.txt", "never captured\n")
+	cp3 := capture("cp3")
+	write(t, r.sess.Worktree, "a.txt", "three\n")
+	write(t, r.sess.Worktree, "c.txt", "c\n")
+	end3 := capture("end-cp3")
+
+	s := r.sess
+	s.Base, s.InPlace = "", true
+	got, err := InPlaceWork(ctx, s, []Turn{{Start: cp1, End: end1}, {Start: cp2}, {Start: cp3, End: end3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Base != cp1 || strings.Join(got.Paths, ",") != "a.txt,c.txt" {
+		t.Fatalf("base %s (want %s), paths %q", got.Base, cp1, got.Paths)
+	}
+}

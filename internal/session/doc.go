@@ -10,9 +10,9 @@
 //	    timeline.jsonl                          0600  owned by package timeline
 //	    compaction-checkpoints.jsonl            0600  owned by package timeline
 //	    summary.json                            0600  listing digest (Digest), derived
-//	    resume.bin                              0600  what opening needs (package app), derived
+//	    resume.bin                              0600  what opening needs (package resume), derived
 //	    checkpoint-stats.json                   0600  owned by package checkpoint, derived
-//	    git-state.jsonl                         0600  in place: git's state around each turn (package app)
+//	    git-state.jsonl                         0600  in place: git's state around each turn (package gitstate)
 //	    snapshot/                               0700  the snapshot engine's private git dir and index
 //	    <file>.corrupt-<UTC time>               0600  torn tails kept aside
 //
@@ -31,10 +31,9 @@
 // "conversation" and reason "worktrees are off (--worktree off)" predates
 // in-place sessions and stays conversation only.
 //
-// In place, git-state.jsonl has one line per turn, appended after it ends:
-// {"turn":"cp3","head":"<commit HEAD was at when it started>","changed":[".git/hooks/pre-commit"]}.
-// It only informs previews (HEAD moved since a target, git files a turn
-// changed): a torn or missing line costs those notes, never a restore.
+// In place, git-state.jsonl has one line per turn, appended after it ends;
+// its format and crash model are package gitstate's. It only informs
+// previews: a torn or missing line costs their notes, never a restore.
 //
 // The data dir is --data-dir, else $YOLOP_DATA_DIR, else
 // $XDG_DATA_HOME/yolop, else ~/.local/share/yolop. Session ids are "s_"

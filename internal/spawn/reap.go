@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // readLedger returns the ledger's start records that have no end record,
@@ -115,4 +116,61 @@ func Sweep(ledgerPath, session string) (Reaped, error) {
 		return Reaped{}, err
 	}
 	return Reap(ledgerPath, session)
+}
+
+// ReapSession is Reap when a session is opened, before anything else,
+// with the session lock held: the earlier owner is gone (its process
+// helper was killed with it, so nothing else will end what it left), and
+// no tool of this process runs yet. It returns what the user must be told
+// and the processes it could not end, which stay active writers (a
+// restore is refused) until they are gone.
+func ReapSession(ledgerPath, session string) (notes []string, left []Record, err error) {
+	res, err := Reap(ledgerPath, session)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(res.Ended) > 0 {
+		notes = append(notes, fmt.Sprintf("Ended %d process(es) that an earlier yolop process of this session left running, so they cannot write the workspace any more: %s.",
+			len(res.Ended), describe(res.Ended)))
+	}
+	if len(res.Left) > 0 {
+		notes = append(notes, fmt.Sprintf("Could not end %d process(es) left running by an earlier yolop process of this session: %s. Restores are refused until they are gone; end them (kill -9 PID) or with /tasks stop p<PID>.",
+			len(res.Left), describe(res.Left)))
+	}
+	return notes, res.Left, nil
+}
+
+// SweepSession is Sweep when a session closes, last before its lock goes:
+// only a helper that was killed leaves processes of its own running. One
+// that cannot be ended is an error; the next open tries again.
+func SweepSession(ledgerPath, session string) error {
+	res, err := Sweep(ledgerPath, session)
+	if err != nil {
+		return err
+	}
+	if len(res.Left) > 0 {
+		return fmt.Errorf("could not end %d process(es) of this session: %s; end them (kill -9 PID) before you open it again", len(res.Left), describe(res.Left))
+	}
+	return nil
+}
+
+// describe names up to five processes for the user: pid and command.
+func describe(rs []Record) string {
+	var parts []string
+	for i, r := range rs {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(rs)-5))
+			break
+		}
+		c := r.Command
+		if len(c) > 60 {
+			c = c[:57] + "..."
+		}
+		if c == "" {
+			parts = append(parts, fmt.Sprintf("pid %d", r.PID))
+		} else {
+			parts = append(parts, fmt.Sprintf("pid %d (%s)", r.PID, c))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

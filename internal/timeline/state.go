@@ -521,6 +521,18 @@ func (s *State) ActiveChain() []*Checkpoint {
 	return chain
 }
 
+// LastEndTree is the tree of the end capture of the newest turn that
+// recorded one, on any branch ("" when none did): what the files were
+// when yolop last left them after a turn.
+func (s *State) LastEndTree() string {
+	for i := len(s.Order) - 1; i >= 0; i-- {
+		if cp := s.Checkpoints[s.Order[i]]; cp != nil && !cp.Open && cp.End != nil {
+			return cp.End.Tree
+		}
+	}
+	return ""
+}
+
 // ActiveLen is the number of checkpoints on the active branch (the open
 // turn included), len(ActiveChain()) without walking it.
 func (s *State) ActiveLen() int { return len(s.upper) - 1 }

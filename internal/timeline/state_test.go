@@ -286,3 +286,31 @@ func TestChainAndActive(t *testing.T) {
 		t.Fatal("Clone shares checkpoints")
 	}
 }
+
+// TestLastEndTree: the newest turn with an end capture names the tree,
+// whichever branch it is on; an open turn and one whose end capture
+// failed do not.
+func TestLastEndTree(t *testing.T) {
+	t.Parallel()
+	noEnd := completed("cp3", 15, StatusCompleted)
+	noEnd.End = nil
+	for _, c := range []struct {
+		name string
+		recs []Record
+		want string
+	}{
+		{"no turn", nil, ""},
+		{"three turns", three(), "tree-end-cp3"},
+		{"a turn open", append(three(), created("cp4", "cp3", 15)), "tree-end-cp3"},
+		{"the newest end capture failed", cat(three()[:4], []Record{created("cp3", "cp2", 10), noEnd}), "tree-end-cp2"},
+		{"rewound", cat(three(), rewind("r1", "cp2", ModeBoth, "cp3", "cp1")), "tree-end-cp3"},
+	} {
+		st := Build(c.recs)
+		if st.ReadOnly {
+			t.Fatalf("%s: %s", c.name, st.ReadOnlyReason)
+		}
+		if got := st.LastEndTree(); got != c.want {
+			t.Errorf("%s: LastEndTree = %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
 func TestBashForeground(t *testing.T) {
@@ -255,4 +257,45 @@ func TestForegroundCommandIsActiveWriter(t *testing.T) {
 	waitFor(t, "the command to be active", func() bool { return len(tasks.Active()) == 1 })
 	tasks.StopAll()
 	mustErr(t, <-done, "stopped by request")
+}
+
+// TestForSession: a session's registry keeps its ledger, its commands'
+// TMPDIR and the remembered login environment in the session directory,
+// and marks every command with the session.
+func TestForSession(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ts := ForSession(dir, "s_one", t.TempDir(), TaskOptions{PassEnv: []string{"A_TOKEN"}, Env: EnvLogin})
+	o := ts.opts
+	if o.Session != "s_one" || o.Ledger != filepath.Join(dir, spawn.LedgerFile) || o.TmpDir != filepath.Join(dir, SessionTmpDir) ||
+		o.LoginCache != filepath.Join(dir, "login-env.json") || o.Env != EnvLogin || len(o.PassEnv) != 1 {
+		t.Fatalf("options: %+v", o)
+	}
+	if ts.BackgroundRunning() {
+		t.Fatal("a new registry has a background task")
+	}
+}
+
+// TestSessionSpillDir: output goes to the session directory, or to the
+// temp dir when the active root holds the session directory; a root that
+// holds both is refused.
+func TestSessionSpillDir(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	dir := filepath.Join(data, "sessions", "s_spill")
+	got, err := SessionSpillDir(dir, "s_spill", t.TempDir())
+	if err != nil || got != filepath.Join(dir, "spill") {
+		t.Fatalf("a project root: %s %v", got, err)
+	}
+	got, err = SessionSpillDir(dir, "s_spill", data)
+	if err != nil || !strings.HasPrefix(got, os.TempDir()) || filepath.Base(filepath.Dir(got)) != "s_spill" {
+		t.Fatalf("a root above the data directory: %s %v", got, err)
+	}
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(got)) })
+	if st, err := os.Stat(got); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("spill dir %s: %v %v", got, st.Mode(), err)
+	}
+	if _, err := SessionSpillDir(dir, "s_spill", "/"); err == nil {
+		t.Fatal("a root holding both the data and the temp directory was not refused")
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -142,6 +143,48 @@ func NewSessionTasks(spillDir string, opts TaskOptions) *Tasks {
 	return &Tasks{spillDir: spillDir, opts: opts, plan: PlanEnv(opts.Env, os.Environ()), tasks: map[string]*task{}, stopped: map[string]bool{}}
 }
 
+// SessionTmpDir is the directory, in a session's directory, that is its
+// commands' TMPDIR.
+const SessionTmpDir = "tmp"
+
+// SessionSpillDir picks where command output beyond the tools' caps goes
+// for session id, whose directory is dir: spill/ there, unless the active
+// root contains it (a conversation-only session started above the data
+// directory), then a private directory under the system temp dir. It is
+// created owner-only.
+func SessionSpillDir(dir, id, root string) (string, error) {
+	inside := func(p string) bool {
+		rel, err := filepath.Rel(root, p)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	}
+	spill := filepath.Join(dir, "spill")
+	if inside(spill) {
+		spill = filepath.Join(os.TempDir(), fmt.Sprintf("yolop-%d", os.Getuid()), id, "spill")
+		if inside(spill) {
+			return "", fmt.Errorf("the working directory %s contains both yolop's data directory and the temp directory; start yolop in a project directory, or set --data-dir elsewhere", root)
+		}
+	}
+	if err := os.MkdirAll(spill, 0o700); err != nil {
+		return "", err
+	}
+	return spill, os.Chmod(spill, 0o700)
+}
+
+// ForSession makes the command registry of session id, whose directory is
+// dir: o says where the commands' environment comes from and how they are
+// confined, and the session's directory holds the rest. Every command
+// carries the session marker, is recorded in the session's process ledger
+// (spawn.LedgerFile) and gets the session's own TMPDIR (SessionTmpDir);
+// the login environment (or a profile that hangs) is remembered for the
+// session's later processes (login-env.json).
+func ForSession(dir, id, spillDir string, o TaskOptions) *Tasks {
+	o.Session = id
+	o.Ledger = filepath.Join(dir, spawn.LedgerFile)
+	o.TmpDir = filepath.Join(dir, SessionTmpDir)
+	o.LoginCache = filepath.Join(dir, "login-env.json")
+	return NewSessionTasks(spillDir, o)
+}
+
 // EnvPlan says where the commands' environment comes from.
 func (t *Tasks) EnvPlan() EnvPlan { return t.plan }
 
@@ -182,6 +225,16 @@ func (t *Tasks) Active() []Writer {
 	}
 	sortWriters(out)
 	return append(t.survivorsLocked(), out...)
+}
+
+// BackgroundRunning reports whether a background task still runs.
+func (t *Tasks) BackgroundRunning() bool {
+	for _, w := range t.Active() {
+		if w.Kind == WriterBackground {
+			return true
+		}
+	}
+	return false
 }
 
 func sortWriters(ws []Writer) {

@@ -1,4 +1,4 @@
-package app
+package system
 
 import (
 	"strings"
@@ -20,12 +20,12 @@ func TestSystemPromptSize(t *testing.T) {
 		{Kind: session.KindConversation, ActiveRoot: long + "plain", NoWorkspaceReason: "not a git repository"},
 	} {
 		plan := tools.EnvPlan{Source: tools.EnvLogin, Fallback: "yolop was started with an empty PATH"}
-		s, err := systemPrompt(ws, "no turns yet; the worktree holds the files of its base commit", ws.NoWorkspaceReason, "strict", plan.Describe(), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+		s, err := Prompt(ws, "no turns yet; the worktree holds the files of its base commit", ws.NoWorkspaceReason, "strict", plan.Describe(), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(s) > MaxSystemPrompt {
-			t.Errorf("system prompt is %d bytes, over its %d-byte budget", len(s), MaxSystemPrompt)
+		if len(s) > MaxPrompt {
+			t.Errorf("system prompt is %d bytes, over its %d-byte budget", len(s), MaxPrompt)
 		}
 		for _, want := range []string{"Tuesday, 1 December 2026", "linux/", "bash", ws.ActiveRoot, "strict sandbox", "login shell's environment", "empty PATH"} {
 			if !strings.Contains(s, want) {

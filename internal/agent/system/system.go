@@ -1,4 +1,10 @@
-package app
+// Package system makes what the model is told about a session before its
+// first message: the system prompt (the session's environment, where it
+// works, its sandbox, the state of its worktree at open) and the loader of
+// the project instructions (AGENTS.md) for its workspace. It sits beside
+// package agent, which sends both, and reads the workspace the session
+// recorded (package session) and its snapshots (package snapshot).
+package system
 
 import (
 	"bytes"
@@ -20,12 +26,12 @@ import (
 	"github.com/yolop-dev/yolop/internal/snapshot"
 )
 
-//go:embed prompt/system.md
+//go:embed system.md
 var systemText string
 
-// MaxSystemPrompt bounds the rendered system prompt without project
+// MaxPrompt bounds the rendered system prompt without project
 // instructions: every request carries it.
-const MaxSystemPrompt = 4 << 10
+const MaxPrompt = 4 << 10
 
 var systemTemplate = template.Must(template.New("system").Parse(systemText))
 
@@ -43,8 +49,11 @@ type systemFacts struct {
 	InPlace bool
 }
 
-// systemPrompt renders the system prompt for a session opened now.
-func systemPrompt(ws session.Workspace, status, noWorkspace string, sandboxLevel sandbox.Level, shellEnv string, now time.Time) (string, error) {
+// Prompt renders the system prompt of a session opened at now: ws is its
+// workspace, status what WorkspaceStatus says of it, noWorkspace why it has
+// no file snapshots ("" when it has them), shellEnv where its commands'
+// environment comes from.
+func Prompt(ws session.Workspace, status, noWorkspace string, sandboxLevel sandbox.Level, shellEnv string, now time.Time) (string, error) {
 	f := systemFacts{Root: ws.ActiveRoot, Date: now.Format("Monday, 2 January 2006"), OS: runtime.GOOS + "/" + runtime.GOARCH,
 		Shell: "bash (bash -c, in " + shellEnv + ")", NoWorkspace: noWorkspace, Blocklist: strings.Join(blocklist.Dirs, ", "), Status: status}
 	switch sandboxLevel {
@@ -69,10 +78,11 @@ func systemPrompt(ws session.Workspace, status, noWorkspace string, sandboxLevel
 	return strings.TrimSpace(b.String()) + "\n", nil
 }
 
-// workspaceStatus summarizes the worktree at session start without
-// walking it: the files the last turn left that differ from the base
-// commit (a tree diff), or a clean start.
-func workspaceStatus(ctx context.Context, snaps *snapshot.Engine, ws session.Workspace, last string) string {
+// WorkspaceStatus summarizes the worktree at session start without
+// walking it: the files the last turn left (last, the tree of its end
+// capture) that differ from the base commit (a tree diff), or a clean
+// start. It is "" for a session without a worktree of its own.
+func WorkspaceStatus(ctx context.Context, snaps *snapshot.Engine, ws session.Workspace, last string) string {
 	if ws.Worktree == nil {
 		return ""
 	}
@@ -100,10 +110,10 @@ func workspaceStatus(ctx context.Context, snaps *snapshot.Engine, ws session.Wor
 	return fmt.Sprintf("%d paths differ from the base commit after earlier turns (git diff %s lists them)", n, base)
 }
 
-// instructionsFor returns the loader of a session's project
-// instructions: AGENTS.md from the top of its worktree (or repository)
-// down to its active root, and the user-level file.
-func instructionsFor(ws session.Workspace) func() agent.Instructions {
+// Instructions returns the loader of a session's project instructions:
+// AGENTS.md from the top of its worktree (or repository) down to its
+// active root, and the user-level file beside the settings file.
+func Instructions(ws session.Workspace) func() agent.Instructions {
 	top := ws.RepoRoot
 	if ws.Worktree != nil {
 		top = ws.Worktree.Path

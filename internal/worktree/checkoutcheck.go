@@ -1,52 +1,77 @@
-package app
+package worktree
 
 import (
 	"context"
 	"fmt"
 	"strings"
 
-	"github.com/yolop-dev/yolop/internal/agent"
-	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/git"
-	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
-// checkoutCheck looks, while a new session starts, for uncommitted changes
-// in the user's checkout: the session's worktree starts from the commit
-// HEAD names, so the agent does not see them. The status runs beside the
-// worktree's creation; the warning is sent before the first turn runs.
-type checkoutCheck struct {
+// CheckoutCheck looks, while a new session starts, for what the user's
+// checkout has that the session's worktree will not: uncommitted changes
+// (the worktree starts from the commit HEAD names, so the agent does not
+// see them) and submodules (a worktree does not check them out). It runs
+// beside the worktree's creation; what it finds is told before the first
+// turn runs. A nil check finds nothing.
+type CheckoutCheck struct {
 	done chan struct{}
-	warn string
+	// instructions is the name of the project instructions file, whose
+	// uncommitted changes are named first.
+	instructions string
+	changes      string
 	// submodules says which submodules the worktree does not check out.
 	submodules string
 }
 
-// startCheckoutCheck starts the check of the checkout at root, whose HEAD
-// commit is head.
-func startCheckoutCheck(ctx context.Context, root, head string) *checkoutCheck {
-	c := &checkoutCheck{done: make(chan struct{})}
+// CheckCheckout starts the check of the checkout at root, whose HEAD
+// commit is head; instructions names the project instructions file
+// (AGENTS.md).
+func CheckCheckout(ctx context.Context, root, head, instructions string) *CheckoutCheck {
+	c := &CheckoutCheck{done: make(chan struct{}), instructions: instructions}
 	go func() {
 		defer close(c.done)
-		c.warn = checkoutWarning(ctx, root, head)
+		c.changes = c.checkoutWarning(ctx, root, head)
 		c.submodules = submoduleWarning(ctx, root, head)
 	}()
 	return c
 }
 
-// result waits for the check and returns its warning ("" when the
-// checkout is clean).
-func (c *checkoutCheck) result() string {
+// CheckCheckoutOf is CheckCheckout for the checkout holding dir, for a
+// session that is still a draft (a host that waits for the first prompt:
+// the TUI), so that what it finds can be shown before the user types.
+// Outside a repository with commits it finds nothing.
+func CheckCheckoutOf(dir, instructions string) *CheckoutCheck {
+	c := &CheckoutCheck{done: make(chan struct{}), instructions: instructions}
+	go func() {
+		defer close(c.done)
+		ctx := context.Background()
+		repo, err := Detect(ctx, dir)
+		if err != nil {
+			return
+		}
+		c.changes = c.checkoutWarning(ctx, repo.Root, repo.Head)
+		c.submodules = submoduleWarning(ctx, repo.Root, repo.Head)
+	}()
+	return c
+}
+
+// Done is closed when the check has ended.
+func (c *CheckoutCheck) Done() <-chan struct{} { return c.done }
+
+// Changes waits for the check and says which uncommitted changes of the
+// checkout the session's worktree does not have ("" when it is clean).
+func (c *CheckoutCheck) Changes() string {
 	if c == nil {
 		return ""
 	}
 	<-c.done
-	return c.warn
+	return c.changes
 }
 
-// submoduleNote waits for the check and says which submodules the
-// session's worktree does not check out ("" for none).
-func (c *checkoutCheck) submoduleNote() string {
+// Submodules waits for the check and says which submodules the session's
+// worktree does not check out ("" for none).
+func (c *CheckoutCheck) Submodules() string {
 	if c == nil {
 		return ""
 	}
@@ -88,7 +113,7 @@ func submoduleText(paths []string) string {
 	return what + " not checked out in the session's worktree (an empty directory there): the agent cannot see " + its + " files, and what it writes inside " + it + " is left out of `yolop diff`, `apply` and `commit`"
 }
 
-func checkoutWarning(ctx context.Context, root, head string) string {
+func (c *CheckoutCheck) checkoutWarning(ctx context.Context, root, head string) string {
 	out, err := git.New(root).Run(context.WithoutCancel(ctx), "status", "--porcelain", "-z", "--untracked-files=normal", "--ignore-submodules=dirty")
 	if err != nil {
 		return fmt.Sprintf("your checkout %s could not be checked for uncommitted changes (%v); the session's worktree starts from your last commit %s and has none of them", root, err, short(head))
@@ -102,7 +127,7 @@ func checkoutWarning(ctx context.Context, root, head string) string {
 			continue
 		}
 		paths = append(paths, e[3:])
-		if n := instructionsNote(e[:2], e[3:]); n != "" {
+		if n := instructionsNote(c.instructions, e[:2], e[3:]); n != "" {
 			instr = append(instr, n)
 		}
 		if e[0] == 'R' || e[0] == 'C' {
@@ -130,8 +155,12 @@ func checkoutWarning(ctx context.Context, root, head string) string {
 	for i, p := range list {
 		list[i] = git.DisplayPath(p)
 	}
+	changes := fmt.Sprintf("%d uncommitted changes", len(paths))
+	if len(paths) == 1 {
+		changes = "1 uncommitted change"
+	}
 	rest := fmt.Sprintf("your checkout %s has %s (%s%s) that this session does not see: its worktree starts from your last commit %s. Commit or stash them and start a new session if the agent needs them; `yolop apply` merges the session's work with them later",
-		root, checkpoint.Plural(len(paths), "uncommitted change", "uncommitted changes"), strings.Join(list, ", "), more, short(head))
+		root, changes, strings.Join(list, ", "), more, short(head))
 	if lead != "" {
 		// A new sentence after the instructions' one.
 		rest = "Y" + rest[1:]
@@ -140,11 +169,11 @@ func checkoutWarning(ctx context.Context, root, head string) string {
 }
 
 // instructionsNote says what the agent reads of a project instructions
-// file (AGENTS.md) that has uncommitted changes in the user's checkout:
-// the session's worktree holds only what is committed. "" for any other
-// path. xy is the path's status (porcelain v1).
-func instructionsNote(xy, path string) string {
-	if base := path[strings.LastIndexByte(path, '/')+1:]; base != agent.InstructionsFile {
+// file (named instructions: AGENTS.md) that has uncommitted changes in the
+// user's checkout: the session's worktree holds only what is committed.
+// "" for any other path. xy is the path's status (porcelain v1).
+func instructionsNote(instructions, xy, path string) string {
+	if base := path[strings.LastIndexByte(path, '/')+1:]; instructions == "" || base != instructions {
 		return ""
 	}
 	p := git.DisplayPath(path)
@@ -157,61 +186,4 @@ func instructionsNote(xy, path string) string {
 		return p + " is deleted in your checkout but not in your last commit, so the agent still reads the committed one"
 	}
 	return p + " has uncommitted changes in your checkout, so the agent reads the committed version, not yours"
-}
-
-func short(oid string) string {
-	if len(oid) > 12 {
-		return oid[:12]
-	}
-	return oid
-}
-
-// startDraftCheck looks at dir's checkout for a session that is still a
-// draft (a host that waits for the first prompt: the TUI), so that the
-// warning can be shown before the user types. It returns nil outside a
-// repository with commits.
-func startDraftCheck(dir string) *checkoutCheck {
-	c := &checkoutCheck{done: make(chan struct{})}
-	go func() {
-		defer close(c.done)
-		ctx := context.Background()
-		repo, err := worktree.Detect(ctx, dir)
-		if err != nil {
-			return
-		}
-		c.warn = checkoutWarning(ctx, repo.Root, repo.Head)
-		c.submodules = submoduleWarning(ctx, repo.Root, repo.Head)
-	}()
-	return c
-}
-
-// StartNotices waits (until ctx ends) for what a new session's host should
-// show before the first prompt: the checkout's uncommitted changes the
-// session's worktree will not have, and the submodules it does not check
-// out. It returns nothing for a session
-// that exists already, and each notice once; the first turn does not
-// repeat a warning given here unless it changed.
-func (s *Session) StartNotices(ctx context.Context) []string {
-	s.mu.Lock()
-	c := s.draftCheck
-	s.draftCheck = nil
-	s.mu.Unlock()
-	if c == nil {
-		return nil
-	}
-	select {
-	case <-c.done:
-	case <-ctx.Done():
-		return nil
-	}
-	var out []string
-	for _, w := range []string{c.warn, c.submodules} {
-		if w != "" {
-			out = append(out, w)
-		}
-	}
-	s.mu.Lock()
-	s.toldEarly, s.toldSubs = c.warn, c.submodules
-	s.mu.Unlock()
-	return out
 }

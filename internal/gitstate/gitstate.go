@@ -1,4 +1,4 @@
-package app
+package gitstate
 
 import (
 	"bufio"
@@ -15,39 +15,29 @@ import (
 	"syscall"
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
-	"github.com/yolop-dev/yolop/internal/session"
 )
 
-// In place, the agent's commands write the user's checkout but must not
-// write its .git: the sandbox mounts it read-only where it can. Where it
-// cannot (no namespaces, or the sandbox off), or for what a restore cannot
-// undo anyway (HEAD moving by the user's own commits), yolop records the
-// git state that matters before each turn and names what changed, in the
-// turn's result and in every later preview. The record is also how a
-// preview knows HEAD at a checkpoint.
+// File is the journal of the records in the session directory.
+const File = "git-state.jsonl"
 
-// gitStateFile is the per-session journal of those records, one JSON
-// object a line: {"turn":"cp3","head":"<commit>","changed":[".git/hooks/pre-commit"]}.
-const gitStateFile = "git-state.jsonl"
-
-// gitRecord is one line of gitStateFile.
-type gitRecord struct {
+// Record is one line of File: a turn's.
+type Record struct {
 	Turn    string   `json:"turn"`
 	Head    string   `json:"head,omitempty"`    // the commit HEAD was at when the turn started
 	Changed []string `json:"changed,omitempty"` // git files the turn changed
 }
 
-// gitState is what yolop compares: HEAD's commit and a hash of every file
-// of the git dirs that decides what git runs or where refs point.
-type gitState struct {
+// State is what yolop compares: HEAD's commit and a hash of every file of
+// the git dirs that decides what git runs or where refs point.
+type State struct {
 	head  string
 	files map[string]string // display path (".git/hooks/pre-commit") → sha256
 }
 
-// readGitState reads the git state of the checkout top whose common git
-// dir is common, without running git.
-func readGitState(top, common string) gitState {
-	st := gitState{files: map[string]string{}}
+// Read reads the git state of the checkout top whose common git dir is
+// common, without running git.
+func Read(top, common string) State {
+	st := State{files: map[string]string{}}
 	gitDir := filepath.Join(top, ".git")
 	if b, err := os.ReadFile(gitDir); err == nil {
 		// A linked worktree: .git is a file naming its own git dir.
@@ -130,8 +120,12 @@ func headCommit(gitDir, common string) string {
 	return ""
 }
 
-// changedSince lists the git files that differ between two states.
-func (a gitState) changedSince(b gitState) []string {
+// Head is the commit HEAD was at ("" when it could not be read, or HEAD
+// is unborn).
+func (a State) Head() string { return a.head }
+
+// ChangedSince lists the git files that differ between two states.
+func (a State) ChangedSince(b State) []string {
 	var out []string
 	for p, h := range a.files {
 		if b.files[p] != h {
@@ -147,8 +141,8 @@ func (a gitState) changedSince(b gitState) []string {
 	return out
 }
 
-// gitChangeNote says what a turn changed in the checkout's git files.
-func gitChangeNote(turn string, changed []string) string {
+// ChangeNote says what a turn changed in the checkout's git files.
+func ChangeNote(turn string, changed []string) string {
 	list := changed
 	if len(list) > 5 {
 		list = append(slices.Clone(list[:5]), fmt.Sprintf("and %d more", len(changed)-5))
@@ -156,13 +150,14 @@ func gitChangeNote(turn string, changed []string) string {
 	return fmt.Sprintf("git's own files changed while %s ran: %s; a rewind does not undo them (inspect them with git, e.g. `git config --list --show-origin`, `ls .git/hooks`)", turn, strings.Join(list, ", "))
 }
 
-// recordGitState appends a turn's record.
-func recordGitState(sess *session.Session, rec gitRecord) error {
+// Append appends a turn's record to the journal of the session directory
+// dir.
+func Append(dir string, rec Record) error {
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(sess.Path(gitStateFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	f, err := os.OpenFile(filepath.Join(dir, File), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return err
 	}
@@ -173,16 +168,17 @@ func recordGitState(sess *session.Session, rec gitRecord) error {
 	return f.Close()
 }
 
-// readGitRecords reads the records of a session (a torn last line is
-// ignored: it is rewritten by nothing and only informs previews).
-func readGitRecords(dir string) []gitRecord {
-	b, err := os.ReadFile(filepath.Join(dir, gitStateFile))
+// readRecords reads the records of the session directory dir (a line
+// that does not parse is skipped: it is rewritten by nothing and only
+// informs previews).
+func readRecords(dir string) []Record {
+	b, err := os.ReadFile(filepath.Join(dir, File))
 	if err != nil {
 		return nil
 	}
-	var out []gitRecord
+	var out []Record
 	for _, line := range bytes.Split(b, []byte("\n")) {
-		var r gitRecord
+		var r Record
 		if len(line) > 0 && json.Unmarshal(line, &r) == nil {
 			out = append(out, r)
 		}
@@ -190,13 +186,14 @@ func readGitRecords(dir string) []gitRecord {
 	return out
 }
 
-// gitPreviewWarnings are what a preview in place says about git's own
-// state: the git files agent turns changed (never undone), and that HEAD
-// moved since the target, so the restored files differ from the current
-// HEAD as ordinary changes.
-func gitPreviewWarnings(dir, top, common string) func(target string, undone []string) []checkpoint.Warning {
+// PreviewWarnings are what a preview in place says about git's own state,
+// for the session directory dir and its checkout top (common: its common
+// git dir): the git files the undone agent turns changed (never undone),
+// and that HEAD moved since the target, so the restored files differ from
+// the current HEAD as ordinary changes.
+func PreviewWarnings(dir, top, common string) func(target string, undone []string) []checkpoint.Warning {
 	return func(target string, undone []string) []checkpoint.Warning {
-		recs := readGitRecords(dir)
+		recs := readRecords(dir)
 		var out []checkpoint.Warning
 		in := map[string]bool{}
 		for _, id := range undone {
@@ -204,10 +201,10 @@ func gitPreviewWarnings(dir, top, common string) func(target string, undone []st
 		}
 		for _, r := range recs {
 			if in[r.Turn] && len(r.Changed) > 0 {
-				out = append(out, checkpoint.Warning{Kind: "git_changed", Turn: r.Turn, Message: gitChangeNote(r.Turn, r.Changed)})
+				out = append(out, checkpoint.Warning{Kind: "git_changed", Turn: r.Turn, Message: ChangeNote(r.Turn, r.Changed)})
 			}
 		}
-		now := readGitState(top, common).head
+		now := Read(top, common).head
 		for _, r := range recs {
 			if r.Turn == target && r.Head != "" && now != "" && r.Head != now {
 				out = append(out, checkpoint.Warning{Kind: "head_moved", Turn: target,
