@@ -52,7 +52,9 @@ import (
 // is stopped, and the kernel then sends the whole group SIGHUP and SIGCONT
 // (POSIX job control, Linux and BSD alike): the checkout and the sentinel
 // end, releasing git's index.lock of the half-made worktree, which the
-// next sweep removes. The preparation leads its own session (it is started
+// next sweep removes. A sentinel caught running at that moment (just
+// continued, about to stop itself again) would miss the hang-up: on Linux
+// it is also killed when its parent dies (sentinelAttr). The preparation leads its own session (it is started
 // with setsid), which this rule needs: the group must be in the session of
 // the process that dies.
 const turnsLockName = "turns.lock"
@@ -124,7 +126,7 @@ func startPauser(commonDir, lock string, every time.Duration) *pauser {
 		p.every = pollEvery
 	}
 	cmd := exec.Command("/bin/sh", "-c", "while kill -STOP $$; do :; done")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = sentinelAttr()
 	if err := cmd.Start(); err == nil {
 		p.sentinel, p.pgid = cmd, cmd.Process.Pid
 	}
