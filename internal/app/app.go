@@ -493,7 +493,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		}
 	} else {
 		if o.Base != "" {
-			repo.Head, repo.Branch = o.Base, ""
+			repo.Head = o.Base
 		}
 		if o.Base == "" {
 			check := worktree.CheckCheckout(ctx, repo.Root, repo.Head, agent.InstructionsFile)

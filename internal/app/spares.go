@@ -46,7 +46,7 @@ func (s *Session) startEarly(sessionID string) {
 			return
 		}
 		if o.Base != "" {
-			repo.Head, repo.Branch = o.Base, ""
+			repo.Head = o.Base
 		}
 		m := o.manager()
 		m.Notify = s.startNotice

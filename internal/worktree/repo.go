@@ -53,8 +53,6 @@ type Repo struct {
 	CommonDir string
 	// Head is the commit HEAD points at.
 	Head string
-	// Branch is the checked-out branch's short name, "" when detached.
-	Branch string
 	// Bare is always false in a Repo returned by Detect (a bare repository
 	// is reported as ErrBare); it is kept so callers can describe one.
 	Bare bool
@@ -76,15 +74,18 @@ func Detect(ctx context.Context, dir string) (*Repo, error) {
 		return nil, fmt.Errorf("worktree: %s is not a directory", abs)
 	}
 	r := git.New(abs)
-	// The common case, a working tree, in one process; anything else is
-	// told apart by the steps below.
-	if out, err := r.Run(ctx, "rev-parse", "--is-bare-repository", "--is-inside-git-dir", "--git-common-dir", "--show-toplevel"); err == nil {
-		if l := strings.Split(git.Trim(out), "\n"); len(l) == 4 && l[0] == "false" && l[1] == "false" && l[3] != "" {
+	// The common case, a working tree with a commit, in one process (every
+	// yolop command asks); anything else, a bare repository, a git
+	// directory, an unborn HEAD, fails this and is told apart by the steps
+	// below. The "--" keeps a file named like the revision from making it
+	// ambiguous.
+	if out, err := r.Run(ctx, "rev-parse", "--is-bare-repository", "--is-inside-git-dir", "--git-common-dir", "--show-toplevel", "HEAD^{commit}", "--"); err == nil {
+		if l := strings.Split(git.Trim(out), "\n"); len(l) == 6 && l[0] == "false" && l[1] == "false" && l[3] != "" && l[5] == "--" && hexOID.MatchString(l[4]) {
 			common, err := canonical(abs, l[2])
 			if err != nil {
 				return nil, fmt.Errorf("worktree: resolve git directory of %s: %w", abs, err)
 			}
-			return detectHead(ctx, r, &Repo{Root: l[3], CommonDir: common})
+			return &Repo{Root: l[3], CommonDir: common, Head: l[4]}, nil
 		}
 	}
 	out, err := r.Run(ctx, "rev-parse", "--is-bare-repository", "--is-inside-git-dir", "--git-common-dir")
@@ -116,7 +117,7 @@ func Detect(ctx context.Context, dir string) (*Repo, error) {
 	return detectHead(ctx, r, &Repo{Root: git.Trim(root), CommonDir: common})
 }
 
-// detectHead fills in repo's HEAD commit and branch.
+// detectHead fills in repo's HEAD commit.
 func detectHead(ctx context.Context, r *git.Runner, repo *Repo) (*Repo, error) {
 	head, err := r.Run(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
@@ -127,16 +128,6 @@ func detectHead(ctx context.Context, r *git.Runner, repo *Repo) (*Repo, error) {
 		return nil, fmt.Errorf("worktree: resolve HEAD in %s: %w", repo.Root, err)
 	}
 	repo.Head = git.Trim(head)
-	branch, err := r.Run(ctx, "symbolic-ref", "--quiet", "--short", "HEAD")
-	if err != nil {
-		var ge *git.Error
-		if !errors.As(err, &ge) || ge.ExitCode != 1 {
-			return nil, fmt.Errorf("worktree: read the current branch in %s: %w", repo.Root, err)
-		}
-		// Exit 1 means a detached HEAD, which is a normal place to start.
-	} else {
-		repo.Branch = git.Trim(branch)
-	}
 	return repo, nil
 }
 

@@ -25,21 +25,50 @@ func TestDetect(t *testing.T) {
 	first := gittest.Git(t, repo, "rev-parse", "HEAD~1")
 
 	for _, tc := range []struct {
-		name, dir, root, head, branch string
+		name, dir, root, head string
 	}{
-		{"top level", repo, repo, head, "main"},
-		{"subdirectory", filepath.Join(repo, "sub", "dir"), repo, head, "main"},
-		{"linked worktree", linked, linked, head, "feature"},
-		{"detached HEAD", detached, detached, first, ""},
+		{"top level", repo, repo, head},
+		{"subdirectory", filepath.Join(repo, "sub", "dir"), repo, head},
+		{"linked worktree", linked, linked, head},
+		{"detached HEAD", detached, detached, first},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			got := detect(t, tc.dir)
-			want := Repo{Root: tc.root, CommonDir: common, Head: tc.head, Branch: tc.branch}
+			want := Repo{Root: tc.root, CommonDir: common, Head: tc.head}
 			if *got != want {
 				t.Errorf("Detect = %+v\nwant     %+v", *got, want)
 			}
 		})
+	}
+}
+
+// TestDetectAsksGitOnce: every yolop command detects its repository, so a
+// checkout with a commit (the common case), from its top level or a
+// subdirectory, even with a file named like the revision there, takes one
+// git process.
+func TestDetectAsksGitOnce(t *testing.T) {
+	repo := gittest.NewRepo(t)
+	gittest.WriteFile(t, repo, "sub/HEAD^{commit}", "a file named like the revision\n")
+	head := gittest.Commit(t, repo, "sub")
+	trace := filepath.Join(t.TempDir(), "trace.json")
+	// Not parallel: the variable reaches every git this process starts.
+	t.Setenv("GIT_TRACE2_EVENT", trace)
+	for _, dir := range []string{repo, filepath.Join(repo, "sub")} {
+		got := detect(t, dir)
+		if got.Head != head || got.Root != repo {
+			t.Fatalf("Detect(%s) = %+v, want HEAD %s at %s", dir, got, head, repo)
+		}
+		b, err := os.ReadFile(trace)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(b), `"event":"start"`); n != 1 {
+			t.Fatalf("Detect(%s) ran %d git processes, want 1:\n%s", dir, n, b)
+		}
+		if err := os.Remove(trace); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
