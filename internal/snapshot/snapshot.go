@@ -295,20 +295,10 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 	if e.budget <= 0 {
 		e.budget = DefaultBudget
 	}
-	out, err := e.repo.Run(ctx, "rev-parse", "--is-bare-repository")
+	prev := privateHead(filepath.Clean(o.StateDir))
+	f, head, prevTree, err := e.lookUp(ctx, o.Worktree, prev)
 	if err != nil {
-		return nil, &CaptureError{Reason: "not a git repository", Err: fmt.Errorf("%w: %s: %v", ErrNotRepo, o.Worktree, err)}
-	}
-	if git.Trim(out) == "true" {
-		return nil, &CaptureError{Reason: "bare repository", Err: fmt.Errorf("%w: %s", ErrBare, o.Worktree)}
-	}
-	out, err = e.repo.Run(ctx, "rev-parse", "--is-inside-work-tree", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--git-path", "index", "--git-path", "objects", "--show-object-format")
-	if err != nil {
-		return nil, &CaptureError{Reason: "not a git work tree", Err: fmt.Errorf("%w: %s: %v", ErrNotRepo, o.Worktree, err)}
-	}
-	f := strings.Split(git.Trim(out), "\n")
-	if len(f) != 7 || f[0] != "true" {
-		return nil, &CaptureError{Reason: "not a git work tree", Err: fmt.Errorf("%w: %s", ErrNotRepo, o.Worktree)}
+		return nil, err
 	}
 	top, err := filepath.EvalSymlinks(f[1])
 	if err != nil || top != root {
@@ -331,9 +321,10 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 	if st, err := os.Lstat(filepath.Join(root, ".git")); err == nil && st.Mode().IsRegular() && !samePath(e.gitDir, e.commonDir) {
 		e.linked = true
 	}
-	head, err := e.repo.Run(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
-	if err != nil {
-		return nil, &CaptureError{Reason: "repository has no commits yet", Err: ErrNoCommits}
+	if head == "" {
+		if head, err = e.headCommit(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if b, err := os.ReadFile(filepath.Join(e.commonDir, "info", "exclude")); err == nil {
 		e.excludes = string(b)
@@ -354,7 +345,7 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 	e.stateDir = state
 	e.privDir = filepath.Join(state, "git")
 	e.privIndex = filepath.Join(state, "index")
-	e.head, e.headIsTree = e.previousHead(ctx, git.Trim(head))
+	e.head, e.headIsTree = e.previousHead(ctx, head, prev, prevTree)
 	if err := e.initPrivateDir(e.head); err != nil {
 		return nil, err
 	}
@@ -450,22 +441,89 @@ func (e *Engine) initPrivateDir(head string) error {
 	return nil
 }
 
-// previousHead returns what the private HEAD should hold at Open: the tree
-// an earlier Engine captured last and left there (the private index still
-// matches it) when it is still in the repository, with isTree true;
-// otherwise commit, the worktree's HEAD commit.
-func (e *Engine) previousHead(ctx context.Context, commit string) (head string, isTree bool) {
-	b, err := os.ReadFile(filepath.Join(e.stateDir, "git", "HEAD"))
+// lookUp asks git what Open needs of the worktree: whether it is inside a
+// work tree, its top level, its git dir, the common git dir, the index
+// and objects paths and the object format (f, in that order), and the
+// HEAD commit. A working tree with a commit, every session's case, takes
+// one process; anything else fails it and the steps after it say what is
+// wrong (head is then "": headCommit asks, after Open's other checks). The "--" keeps a file named like the revision from making it
+// ambiguous.
+func (e *Engine) lookUp(ctx context.Context, worktree, prev string) (f []string, head, prevTree string, err error) {
+	// Nine lines, a tenth for prev, then the "--".
+	args, n := []string{"rev-parse", "--is-bare-repository", "--is-inside-work-tree", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--git-path", "index", "--git-path", "objects", "--show-object-format", "HEAD^{commit}"}, 9
+	if prev != "" {
+		// What the tree an earlier engine left peels to (previousHead);
+		// a pruned one fails the whole call, and previousHead asks alone.
+		args, n = append(args, prev+"^{tree}"), 10
+	}
+	if out, err := e.repo.Run(ctx, append(args, "--")...); err == nil {
+		l := strings.Split(git.Trim(out), "\n")
+		if len(l) == n+1 && l[0] == "false" && l[1] == "true" && l[n] == "--" && isHex(l[8]) {
+			if prev != "" {
+				prevTree = l[9]
+			}
+			return l[1:8], l[8], prevTree, nil
+		}
+	}
+	out, err := e.repo.Run(ctx, "rev-parse", "--is-bare-repository")
 	if err != nil {
+		return nil, "", "", &CaptureError{Reason: "not a git repository", Err: fmt.Errorf("%w: %s: %v", ErrNotRepo, worktree, err)}
+	}
+	if git.Trim(out) == "true" {
+		return nil, "", "", &CaptureError{Reason: "bare repository", Err: fmt.Errorf("%w: %s", ErrBare, worktree)}
+	}
+	out, err = e.repo.Run(ctx, "rev-parse", "--is-inside-work-tree", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--git-path", "index", "--git-path", "objects", "--show-object-format")
+	if err != nil {
+		return nil, "", "", &CaptureError{Reason: "not a git work tree", Err: fmt.Errorf("%w: %s: %v", ErrNotRepo, worktree, err)}
+	}
+	f = strings.Split(git.Trim(out), "\n")
+	if len(f) != 7 || f[0] != "true" {
+		return nil, "", "", &CaptureError{Reason: "not a git work tree", Err: fmt.Errorf("%w: %s", ErrNotRepo, worktree)}
+	}
+	return f, "", "", nil
+}
+
+// headCommit is the worktree's HEAD commit, for a lookUp that did not
+// find it.
+func (e *Engine) headCommit(ctx context.Context) (string, error) {
+	out, err := e.repo.Run(ctx, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	if err != nil {
+		return "", &CaptureError{Reason: "repository has no commits yet", Err: ErrNoCommits}
+	}
+	return git.Trim(out), nil
+}
+
+// privateHead is what an earlier Engine left in the private HEAD of the
+// state dir: an object id, or "" when there is none.
+func privateHead(stateDir string) string {
+	b, err := os.ReadFile(filepath.Join(stateDir, "git", "HEAD"))
+	if err != nil {
+		return ""
+	}
+	if old := strings.TrimSpace(string(b)); isHex(old) {
+		return old
+	}
+	return ""
+}
+
+// previousHead returns what the private HEAD should hold at Open: the tree
+// an earlier Engine captured last and left there (old; the private index
+// still matches it) when it is still in the repository, with isTree true;
+// otherwise commit, the worktree's HEAD commit. peeled is what old^{tree}
+// resolved to when lookUp asked ("" when it did not).
+func (e *Engine) previousHead(ctx context.Context, commit, old, peeled string) (head string, isTree bool) {
+	if old == "" || old == commit {
 		return commit, false
 	}
-	old := strings.TrimSpace(string(b))
-	if !isHex(old) || old == commit {
-		return commit, false
+	if peeled == "" {
+		out, err := e.repo.Run(ctx, "rev-parse", "--verify", "--quiet", old+"^{tree}")
+		if err != nil {
+			return commit, false
+		}
+		peeled = git.Trim(out)
 	}
 	// A tree peels to itself; a commit or a missing object does not.
-	out, err := e.repo.Run(ctx, "rev-parse", "--verify", "--quiet", old+"^{tree}")
-	if err != nil || git.Trim(out) != old {
+	if peeled != old {
 		return commit, false
 	}
 	return old, true
