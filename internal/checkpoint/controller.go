@@ -616,8 +616,19 @@ func (c *Controller) captureEnd(ctx context.Context, done *timeline.Record, star
 		return
 	}
 	done.End = &timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}
-	done.FilesChanged = c.countChanged(ctx, startTree, snap.Tree)
-	done.Paths, done.PathsMore = c.turnPaths(ctx, startTree, snap.Tree)
+	n := 0
+	if startTree != snap.Tree {
+		// One diff gives the count and the paths. A failed one records
+		// neither: the trees stay in the journal and a listing compares
+		// them later.
+		changes, err := c.cfg.Snapshots.Diff(ctx, startTree, snap.Tree)
+		if err != nil {
+			return
+		}
+		n = len(changes)
+		done.Paths, done.PathsMore = turnPaths(changes)
+	}
+	done.FilesChanged = &n
 }
 
 // linkRepairs returns the snapshot engine's notes about a worktree `.git`
@@ -641,16 +652,8 @@ func endReason(reason string) string {
 
 // turnPaths lists the paths a turn changed, whoever changed them (edit
 // tools or shell commands), for search and listings: at most
-// timeline.MaxPaths, and how many more there were. A failed diff records
-// none; the trees stay in the journal and can be compared later.
-func (c *Controller) turnPaths(ctx context.Context, before, after string) ([]string, int) {
-	if before == after {
-		return nil, 0
-	}
-	changes, err := c.cfg.Snapshots.Diff(ctx, before, after)
-	if err != nil {
-		return nil, 0
-	}
+// timeline.MaxPaths, and how many more there were.
+func turnPaths(changes []snapshot.Change) ([]string, int) {
 	paths := make([]string, 0, min(len(changes), timeline.MaxPaths))
 	for _, ch := range changes {
 		if len(paths) == timeline.MaxPaths {
