@@ -7,37 +7,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/command"
-	"github.com/yolop-dev/yolop/internal/config"
 )
-
-// completeSessionIDs completes a session id argument (once) with the
-// saved sessions, each described by its title.
-func completeSessionIDs(o *rootOptions) cobra.CompletionFunc {
-	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		return sessionCompletions(o, toComplete), cobra.ShellCompDirectiveNoFileComp
-	}
-}
-
-func sessionCompletions(o *rootOptions, prefix string) []cobra.Completion {
-	dataDir, err := config.DataDir(o.dataDir) // quietly: completion output is parsed by the shell
-	if err != nil {
-		return nil
-	}
-	rows, err := catalog.ListSessions(dataDir)
-	if err != nil {
-		return nil
-	}
-	var out []cobra.Completion
-	for _, r := range rows {
-		if strings.HasPrefix(r.SessionID, prefix) {
-			out = append(out, cobra.CompletionWithDesc(r.SessionID, r.Title))
-		}
-	}
-	return out
-}
 
 // completeCheckpointIDs completes a checkpoint id of the session named by
 // the --session flag or the first argument.
@@ -50,7 +20,7 @@ func completeCheckpointIDs(o *rootOptions) cobra.CompletionFunc {
 		if id == "" {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		dataDir, err := config.DataDir(o.dataDir) // quietly: completion output is parsed by the shell
+		dataDir, err := o.f.QuietDataDir()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/cli/cmdutil"
 	"github.com/yolop-dev/yolop/internal/command"
-	"github.com/yolop-dev/yolop/internal/fault"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
 	"github.com/yolop-dev/yolop/internal/provider"
 )
@@ -34,7 +34,7 @@ func newDemoCmd(o *rootOptions) *cobra.Command {
 		Long: `A short offline tour with the sim provider: three turns, a rewind, and a redo,
 in a git repository of its own with a data directory of its own, so your
 session list is untouched. Both are removed afterwards unless --keep.`,
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runDemo(c.Context(), o, d)
 		},
@@ -63,7 +63,7 @@ func selfCommand() (cmd string, goRun bool) {
 func selfCommandFor(exe, onPath, wd string) (cmd string, goRun bool) {
 	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
 		if src := sourceTree(wd); src != "" {
-			return "go -C " + shellQuote(src) + " run ./cmd/yolop", true
+			return "go -C " + cmdutil.ShellQuote(src) + " run ./cmd/yolop", true
 		}
 		return "go run ./cmd/yolop", true
 	}
@@ -74,7 +74,7 @@ func selfCommandFor(exe, onPath, wd string) (cmd string, goRun bool) {
 			}
 		}
 	}
-	return shellQuote(exe), false
+	return cmdutil.ShellQuote(exe), false
 }
 
 // sourceTree is the yolop module's directory at or above dir (where `go
@@ -107,7 +107,7 @@ var demoTurns = []string{
 }
 
 func runDemo(ctx context.Context, o *rootOptions, d demoOptions) (err error) {
-	out := o.io.Out
+	out := o.f.IO.Out
 	dir := d.dir
 	made := false
 	if dir == "" {
@@ -156,16 +156,16 @@ func runDemo(ctx context.Context, o *rootOptions, d demoOptions) (err error) {
 	}
 	fmt.Fprintf(out, "yolop demo — a git repository at %s\nThe offline sim provider turns prompt lines into real tool calls ($ runs a shell command, write/rm edit files).\n", repo)
 
-	s, err := app.Open(ctx, app.Options{DataDir: dataDir, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}})
+	s, err := o.f.Open(ctx, app.Options{DataDir: dataDir, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	self, goRun := selfCommand()
 	run := func(prompt string) error {
-		prefix := self + " --data-dir " + shellQuote(dataDir) + " --session " + s.ID()
+		prefix := self + " --data-dir " + cmdutil.ShellQuote(dataDir) + " --session " + s.ID()
 		if code := printhost.Run(ctx, s, printhost.Options{Prompt: prompt, Stdout: out, Stderr: out, ConfirmPrefix: prefix}); code != "" {
-			return &told{err: fault.With(code, fmt.Errorf("demo step %q failed", firstLineOf(prompt)))}
+			return cmdutil.ToldAfter(code, fmt.Errorf("demo step %q failed", firstLineOf(prompt)))
 		}
 		return nil
 	}
@@ -205,7 +205,7 @@ func runDemo(ctx context.Context, o *rootOptions, d demoOptions) (err error) {
 	}
 	fmt.Fprintf(out, "\nFiles after the redo:\n%s", listFiles(root))
 	if d.keep {
-		fmt.Fprintf(out, "\nDone. The demo is kept in %s. Continue this session interactively with:\n  %s --data-dir %s --session %s\nRemove it with:\n  rm -rf %s\n", dir, self, shellQuote(dataDir), s.ID(), shellQuote(dir))
+		fmt.Fprintf(out, "\nDone. The demo is kept in %s. Continue this session interactively with:\n  %s --data-dir %s --session %s\nRemove it with:\n  rm -rf %s\n", dir, self, cmdutil.ShellQuote(dataDir), s.ID(), cmdutil.ShellQuote(dir))
 	} else {
 		here := self
 		if goRun {

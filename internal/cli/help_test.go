@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/yolop-dev/yolop/internal/cli/cmdutil"
 )
 
 // TestEveryCommandHasAnExample: --help of every command shows how to use
@@ -12,7 +14,7 @@ import (
 func TestEveryCommandHasAnExample(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	root := newRoot(IO{Out: &out, ErrOut: &out})
+	root := newRoot(cmdutil.New(&cmdutil.IOStreams{Out: &out, ErrOut: &out}))
 	root.InitDefaultHelpCmd()
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

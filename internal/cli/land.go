@@ -1,11 +1,12 @@
 package cli
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
 	"os"
+
+	"github.com/yolop-dev/yolop/internal/cli/cmdutil"
+
+	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -13,8 +14,6 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/catalog"
-	"github.com/yolop-dev/yolop/internal/command"
-	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/provider"
 )
@@ -29,7 +28,7 @@ type landOptions struct {
 }
 
 // json reports whether the result is printed as JSON.
-func (l *landOptions) json() bool { return l.root.outputFormat == "json" }
+func (l *landOptions) json() bool { return l.root.f.Flags.OutputFormat == "json" }
 
 // open picks the session (the argument, or the latest of this
 // repository, named on stderr) and opens it.
@@ -37,60 +36,15 @@ func (l *landOptions) open(ctx context.Context, args []string) (app.Lander, erro
 	if len(args) == 1 {
 		l.session = args[0]
 	}
-	s, err := openOrLatest(ctx, l.root, args, app.Options{}, app.OpenLand)
+	s, err := l.root.f.OpenLandOrLatest(ctx, l.session)
 	if err != nil {
 		return nil, err
 	}
 	l.repairs = s.Repairs()
 	if !l.json() {
-		tellRepairs(l.root.io.ErrOut, l.repairs)
+		cmdutil.TellRepairs(l.root.f.IO.ErrOut, l.repairs)
 	}
 	return s, nil
-}
-
-// openOrLatest opens the session args name, or without one the latest
-// session of the current repository (-C DIR's), which it names on stderr:
-// the one rule of every subcommand whose session id is optional (diff,
-// apply, commit, checkpoints). o is completed with the data directory,
-// the provider, the directory and the session.
-func openOrLatest[S interface{ ID() string }](ctx context.Context, r *rootOptions, args []string, o app.Options, open func(context.Context, app.Options) (S, error)) (S, error) {
-	var none S
-	dataDir, err := r.resolveDataDir()
-	if err != nil {
-		return none, err
-	}
-	pcfg, err := r.providerConfig()
-	if err != nil {
-		return none, err
-	}
-	o.DataDir, o.Dir, o.Provider = dataDir, r.dir, pcfg
-	if len(args) == 1 {
-		o.SessionID = args[0]
-	}
-	o.Continue = o.SessionID == ""
-	s, err := open(ctx, o)
-	if err != nil {
-		if o.Continue && errors.Is(err, catalog.ErrNoSession) {
-			// The app's words are for -c; here the id is what is missing.
-			where := r.dir
-			if where == "" {
-				where = "the current directory"
-			}
-			return none, &noSessionHere{where}
-		}
-		return none, err
-	}
-	if o.Continue {
-		fmt.Fprintf(r.io.ErrOut, "session %s (the latest of this repository)\n", s.ID())
-	}
-	return s, nil
-}
-
-// tellRepairs prints repairs on w, one line each, as every host words them.
-func tellRepairs(w io.Writer, repairs []string) {
-	for _, r := range repairs {
-		fmt.Fprintln(w, "yolop: repaired:", r)
-	}
 }
 
 // notes returns the notes of a JSON result with the repairs made at open
@@ -102,45 +56,14 @@ func (l *landOptions) notes(more []string) []string {
 	return append(append([]string(nil), l.repairs...), more...)
 }
 
-// noSessionHere is a diff, apply, commit or checkpoints without an id
-// where no session was started; it matches catalog.ErrNoSession.
-type noSessionHere struct{ where string }
-
-func (e *noSessionHere) Error() string {
-	return fmt.Sprintf("no session was started from %s; name one (`yolop sessions` lists them), or run this in its repository or with -C DIR", e.where)
-}
-
-func (e *noSessionHere) Unwrap() error { return catalog.ErrNoSession }
-
-// optionalSessionArg accepts at most one session id.
-func optionalSessionArg(c *cobra.Command, args []string) error {
-	switch {
-	case len(args) > 1:
-		return usagef("%s takes at most one session id, got %d arguments", c.CommandPath(), len(args))
-	case len(args) == 1 && args[0] == "":
-		return usagef("%s: the session id is empty; `yolop sessions` lists them", c.CommandPath())
-	}
-	return nil
-}
-
 // fail returns err as the command's failure; Run reports it with its
 // code and exit status.
 func (l *landOptions) fail(err error) error {
 	if l.json() {
 		// The error object has no room for them: repairs go to stderr.
-		tellRepairs(l.root.io.ErrOut, l.repairs)
+		cmdutil.TellRepairs(l.root.f.IO.ErrOut, l.repairs)
 	}
 	return l.root.report(err)
-}
-
-// isTerminal reports whether w is a terminal (for color).
-func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0 && os.Getenv("NO_COLOR") == ""
 }
 
 type diffOptions struct {
@@ -162,8 +85,8 @@ SESSION defaults to the latest session of this repository.`,
   yolop diff s_01jf… --stat        # a diffstat
   yolop diff --from cp2            # what changed since checkpoint cp2
   yolop diff | git apply           # binary files included`,
-		Args:              optionalSessionArg,
-		ValidArgsFunction: completeSessionIDs(o),
+		Args:              cmdutil.OptionalSessionArg,
+		ValidArgsFunction: o.f.CompleteSessionIDs,
 		RunE:              func(c *cobra.Command, args []string) error { return runDiff(c.Context(), opts, args) },
 	}
 	cmd.Flags().BoolVar(&opts.stat, "stat", false, "a diffstat instead of the patch")
@@ -174,14 +97,14 @@ SESSION defaults to the latest session of this repository.`,
 
 func runDiff(ctx context.Context, opts *diffOptions, args []string) error {
 	if opts.stat && opts.nameStatus {
-		return opts.fail(usagef("use either --stat or --name-status, not both"))
+		return opts.fail(cmdutil.Usagef("use either --stat or --name-status, not both"))
 	}
 	s, err := opts.open(ctx, args)
 	if err != nil {
 		return opts.fail(err)
 	}
 	defer s.Close()
-	do := land.DiffOptions{From: opts.from, Color: !opts.json() && isTerminal(opts.root.io.Out)}
+	do := land.DiffOptions{From: opts.from, Color: !opts.json() && opts.root.f.IO.ColorOut()}
 	switch {
 	case opts.stat:
 		do.Format = land.FormatStat
@@ -196,7 +119,7 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string) error {
 		res.Notes = opts.notes(res.Notes)
 		return writeJSON(opts.root, res)
 	}
-	_, err = fmt.Fprint(opts.root.io.Out, res.Text)
+	_, err = fmt.Fprint(opts.root.f.IO.Out, res.Text)
 	if len(res.Paths) == 0 {
 		// Stdout stays empty (a patch of nothing); silence would read as
 		// a hang or a failure.
@@ -208,12 +131,12 @@ func runDiff(ctx context.Context, opts *diffOptions, args []string) error {
 		if res.From != "" && res.From != "base" {
 			against = "checkpoint " + res.From
 		}
-		fmt.Fprintf(opts.root.io.ErrOut, "yolop: session %s has no changes against %s\n", res.SessionID, against)
+		fmt.Fprintf(opts.root.f.IO.ErrOut, "yolop: session %s has no changes against %s\n", res.SessionID, against)
 	}
 	// Stdout stays a patch `git apply` takes; what it leaves out is said
 	// on stderr.
 	for _, n := range res.Notes {
-		fmt.Fprintln(opts.root.io.ErrOut, "yolop: note:", n)
+		fmt.Fprintln(opts.root.f.IO.ErrOut, "yolop: note:", n)
 	}
 	return err
 }
@@ -244,8 +167,8 @@ Exit codes: 0 applied, 1 refused or conflicts, 2 usage.`,
   yolop apply                      # merge the latest session's work into this checkout
   yolop apply s_01jf… --on-conflict markers
   yolop apply --undo               # put back exactly what the last apply wrote`,
-		Args:              optionalSessionArg,
-		ValidArgsFunction: completeSessionIDs(o),
+		Args:              cmdutil.OptionalSessionArg,
+		ValidArgsFunction: o.f.CompleteSessionIDs,
 		RunE:              func(c *cobra.Command, args []string) error { return runApply(c.Context(), opts, args) },
 	}
 	f := cmd.Flags()
@@ -259,17 +182,17 @@ Exit codes: 0 applied, 1 refused or conflicts, 2 usage.`,
 
 func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 	if opts.onConflict != land.OnConflictRefuse && opts.onConflict != land.OnConflictMarkers {
-		return opts.fail(usagef("--on-conflict must be refuse or markers, not %q", opts.onConflict))
+		return opts.fail(cmdutil.Usagef("--on-conflict must be refuse or markers, not %q", opts.onConflict))
 	}
 	if opts.force && !opts.undo {
-		return opts.fail(usagef("--force only goes with --undo"))
+		return opts.fail(cmdutil.Usagef("--force only goes with --undo"))
 	}
 	if opts.undo && (opts.dryRun || opts.onConflict != land.OnConflictRefuse) {
-		return opts.fail(usagef("--undo takes no --dry-run or --on-conflict"))
+		return opts.fail(cmdutil.Usagef("--undo takes no --dry-run or --on-conflict"))
 	}
 	if opts.to != "" {
 		if st, err := os.Stat(opts.to); err != nil || !st.IsDir() {
-			return opts.fail(usagef("--to %s: no such directory", opts.to))
+			return opts.fail(cmdutil.Usagef("--to %s: no such directory", opts.to))
 		}
 	}
 	s, err := opts.open(ctx, args)
@@ -286,8 +209,8 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 			res.Notes = opts.notes(res.Notes)
 			return writeJSON(opts.root, res)
 		}
-		tellRepairs(opts.root.io.ErrOut, res.Repairs)
-		_, err = fmt.Fprint(opts.root.io.Out, res.Text())
+		cmdutil.TellRepairs(opts.root.f.IO.ErrOut, res.Repairs)
+		_, err = fmt.Fprint(opts.root.f.IO.Out, res.Text())
 		return err
 	}
 	res, err := s.Apply(ctx, land.ApplyOptions{To: opts.to, DryRun: opts.dryRun, OnConflict: opts.onConflict})
@@ -300,18 +223,18 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 		if err != nil {
 			// One object, as every failure prints: the error contract's
 			// "code" and "error", with the outcomes beside them.
-			out = applyFailedJSON{ApplyResult: res, Code: fault.Of(err), Error: command.ErrorText(err)}
+			out = applyFailedJSON{ApplyResult: res, ErrorJSON: cmdutil.ErrorWithItsCode(err)}
 		}
 		if werr := writeJSON(opts.root, out); werr != nil {
 			return werr
 		}
 	} else {
-		tellRepairs(opts.root.io.ErrOut, res.Repairs)
-		fmt.Fprint(opts.root.io.Out, res.Text())
+		cmdutil.TellRepairs(opts.root.f.IO.ErrOut, res.Repairs)
+		fmt.Fprint(opts.root.f.IO.Out, res.Text())
 	}
 	if err != nil {
 		if opts.json() {
-			return &shown{code: fault.Of(err)} // the object says why
+			return cmdutil.Shown(err) // the object says why
 		}
 		return opts.root.report(err)
 	}
@@ -322,8 +245,7 @@ func runApply(ctx context.Context, opts *applyOptions, args []string) error {
 // with the error and its code.
 type applyFailedJSON struct {
 	*land.ApplyResult
-	Code  fault.Code `json:"code"`
-	Error string     `json:"error"`
+	cmdutil.ErrorJSON
 }
 
 type commitOptions struct {
@@ -344,8 +266,8 @@ title and its turn prompts. Afterwards 'git merge <branch>' from your checkout
 brings the work. SESSION defaults to the latest session of this repository.`,
 		Example: `  yolop commit                     # title and turn prompts as the message
   yolop commit -m 'Validate the input' && git merge yolop/validate-the-input-k2m3`,
-		Args:              optionalSessionArg,
-		ValidArgsFunction: completeSessionIDs(o),
+		Args:              cmdutil.OptionalSessionArg,
+		ValidArgsFunction: o.f.CompleteSessionIDs,
 		RunE:              func(c *cobra.Command, args []string) error { return runCommit(c.Context(), opts, args) },
 	}
 	cmd.Flags().StringVarP(&opts.message, "message", "m", "", "the commit message (default: the session title and its turn prompts)")
@@ -367,15 +289,15 @@ func runCommit(ctx context.Context, opts *commitOptions, args []string) error {
 		res.Notes = opts.notes(res.Notes)
 		return writeJSON(opts.root, res)
 	}
-	_, err = fmt.Fprint(opts.root.io.Out, res.Text())
+	_, err = fmt.Fprint(opts.root.f.IO.Out, res.Text())
 	return err
 }
 
 // workOpener opens a session for `sessions show` to diff its files, as
 // `yolop diff` does.
-func workOpener(dataDir string, pcfg provider.Config) func(context.Context, string) (catalog.WorkSession, error) {
+func workOpener(f *cmdutil.Factory, dataDir string, pcfg provider.Config) func(context.Context, string) (catalog.WorkSession, error) {
 	return func(ctx context.Context, id string) (catalog.WorkSession, error) {
-		s, err := app.OpenLand(ctx, app.Options{DataDir: dataDir, Provider: pcfg, SessionID: id})
+		s, err := f.OpenLand(ctx, app.Options{DataDir: dataDir, Provider: pcfg, SessionID: id})
 		if err != nil {
 			return nil, err
 		}
@@ -396,10 +318,10 @@ func workLines(d catalog.SessionRow, w *catalog.Work) string {
 	case w.Changes.Files == 0:
 		b.WriteString("changes     none against base\n")
 	default:
-		fmt.Fprintf(&b, "changes     %s, +%d −%d against base\n", plural(w.Changes.Files, "file", "files"), w.Changes.Insertions, w.Changes.Deletions)
+		fmt.Fprintf(&b, "changes     %s, +%d −%d against base\n", cmdutil.Plural(w.Changes.Files, "file", "files"), w.Changes.Insertions, w.Changes.Deletions)
 	}
 	if la := w.LastApply; la != nil {
-		fmt.Fprintf(&b, "last apply  %s: %s to %s, %s\n", la.State, plural(la.Paths, "path", "paths"), la.Target, la.Time.Local().Format(time.RFC1123))
+		fmt.Fprintf(&b, "last apply  %s: %s to %s, %s\n", la.State, cmdutil.Plural(la.Paths, "path", "paths"), la.Target, la.Time.Local().Format(time.RFC1123))
 	} else {
 		b.WriteString("last apply  never\n")
 	}

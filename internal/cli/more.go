@@ -14,8 +14,8 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/catalog"
+	"github.com/yolop-dev/yolop/internal/cli/cmdutil"
 	"github.com/yolop-dev/yolop/internal/command"
-	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/host/acp"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
 	"github.com/yolop-dev/yolop/internal/host/tui"
@@ -37,12 +37,16 @@ func newCheckpointsCmd(o *rootOptions) *cobra.Command {
 		Long: `List a session's checkpoints, as /rewind does (or its branches, as /branches).
 SESSION defaults to the latest session of this repository, as for diff, apply
 and commit.`,
-		Args:              optionalSessionArg,
-		ValidArgsFunction: completeSessionIDs(o),
+		Args:              cmdutil.OptionalSessionArg,
+		ValidArgsFunction: o.f.CompleteSessionIDs,
 		RunE: func(c *cobra.Command, args []string) error {
 			// Listing needs no write: a read-only data directory or a
 			// session held by another process is listed as it is on disk.
-			s, err := openOrLatest(c.Context(), o, args, app.Options{ForReading: true}, app.Open)
+			id := ""
+			if len(args) == 1 {
+				id = args[0]
+			}
+			s, err := o.f.OpenOrLatest(c.Context(), id, app.Options{ForReading: true})
 			if err != nil {
 				return o.report(err)
 			}
@@ -50,13 +54,13 @@ and commit.`,
 			line := "/rewind"
 			switch {
 			case all && branches:
-				return o.report(usagef("use either --all or --branches, not both"))
+				return o.report(cmdutil.Usagef("use either --all or --branches, not both"))
 			case all:
 				line += " --all"
 			case branches:
 				line = "/branches"
 			}
-			return shownAs(printhost.Run(c.Context(), s, printhost.Options{Prompt: line, JSON: o.outputFormat == "json", Stdout: o.io.Out, Stderr: o.io.ErrOut, ConfirmPrefix: o.sessionCommand(s.ID())}))
+			return cmdutil.ShownAs(printhost.Run(c.Context(), s, printhost.Options{Prompt: line, JSON: o.f.Flags.OutputFormat == "json", Stdout: o.f.IO.Out, Stderr: o.f.IO.ErrOut, ConfirmPrefix: o.sessionCommand(s.ID())}))
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "include checkpoints of abandoned branches, and the recovery snapshots kept")
@@ -64,8 +68,12 @@ and commit.`,
 	return cmd
 }
 
+// errNotFreed is a prune that could not free every worktree it meant to;
+// each failure is told on its own.
+var errNotFreed = errors.New("worktree prune: some worktrees were not freed")
+
 func newWorktreeCmd(o *rootOptions) *cobra.Command {
-	cmd := &cobra.Command{Use: "worktree", Short: "Session worktrees and spares: list and prune", Args: noArgs,
+	cmd := &cobra.Command{Use: "worktree", Short: "Session worktrees and spares: list and prune", Args: cmdutil.NoArgs,
 		Example: "  yolop worktree list\n  yolop worktree prune --dry-run",
 		RunE: func(c *cobra.Command, _ []string) error {
 			return c.Help()
@@ -74,7 +82,7 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 		Use:     "list",
 		Example: `  yolop worktree list`,
 		Short:   "List session worktrees and spare worktrees under the data directory",
-		Args:    noArgs,
+		Args:    cmdutil.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			dataDir, err := o.resolveDataDir()
 			if err != nil {
@@ -88,7 +96,7 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if o.outputFormat == "json" {
+			if o.f.Flags.OutputFormat == "json" {
 				out := make([]worktreeJSON, 0, len(rows))
 				for _, e := range rows {
 					out = append(out, worktreeOf(e.Entry, e.InUse))
@@ -100,9 +108,9 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 				return writeJSON(o, map[string]any{"worktrees": out, "spare_failures": fails})
 			}
 			if len(rows) == 0 {
-				fmt.Fprintln(o.io.Out, "No session worktrees.")
+				fmt.Fprintln(o.f.IO.Out, "No session worktrees.")
 			} else {
-				tw := tabwriter.NewWriter(o.io.Out, 0, 4, 2, ' ', 0)
+				tw := tabwriter.NewWriter(o.f.IO.Out, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "SESSION\tBRANCH\tSTATE\tPATH")
 				// Problems are long sentences: each goes on a line of its
 				// own below the table, numbered from the STATE column.
@@ -124,14 +132,14 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 					return err
 				}
 				if len(notes) > 0 {
-					fmt.Fprintln(o.io.Out)
+					fmt.Fprintln(o.f.IO.Out)
 				}
 				for i, n := range notes {
-					fmt.Fprintf(o.io.Out, "[%d] %s\n", i+1, n)
+					fmt.Fprintf(o.f.IO.Out, "[%d] %s\n", i+1, n)
 				}
 			}
 			for _, f := range failures {
-				fmt.Fprintf(o.io.Out, "spare preparation for %s failed at %s: %s\n", f.Repo, f.At.Local().Format("2006-01-02 15:04:05"), f.Err)
+				fmt.Fprintf(o.f.IO.Out, "spare preparation for %s failed at %s: %s\n", f.Repo, f.At.Local().Format("2006-01-02 15:04:05"), f.Err)
 			}
 			return nil
 		},
@@ -143,7 +151,7 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
   yolop worktree prune              # free worktrees no session uses (branches are kept)
   yolop worktree prune --spares     # also remove the spare worktrees`,
 		Short: "Free worktrees no session references (parked as spares up to [worktree] spares, else removed) and their checkpoint refs; branches are kept",
-		Args:  noArgs,
+		Args:  cmdutil.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			dataDir, err := o.resolveDataDir()
 			if err != nil {
@@ -153,12 +161,12 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if o.outputFormat == "json" {
+			if o.f.Flags.OutputFormat == "json" {
 				if err := writeJSON(o, pruneOf(rep, dry)); err != nil {
 					return err
 				}
 				if len(rep.Errors) > 0 {
-					return &shown{code: fault.Error} // the object lists them
+					return cmdutil.Shown(errNotFreed) // the object lists them
 				}
 				return nil
 			}
@@ -172,24 +180,24 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 				if i < len(rep.ParkedAs) {
 					as = " as " + rep.ParkedAs[i]
 				}
-				fmt.Fprintf(o.io.Out, "%s worktree %s%s: a spare for the next session, its files discarded (session %s, branch %s kept)\n", parkVerb, e.Path, as, e.SessionID, e.Branch)
+				fmt.Fprintf(o.f.IO.Out, "%s worktree %s%s: a spare for the next session, its files discarded (session %s, branch %s kept)\n", parkVerb, e.Path, as, e.SessionID, e.Branch)
 				for _, r := range rep.RefsDeleted[e.SessionID] {
-					fmt.Fprintf(o.io.Out, "  %s ref %s\n", verb, r)
+					fmt.Fprintf(o.f.IO.Out, "  %s ref %s\n", verb, r)
 				}
 			}
 			for _, e := range list {
 				if e.Kind() != "session" {
-					fmt.Fprintf(o.io.Out, "%s %s worktree %s\n", verb, e.Kind(), e.Path)
+					fmt.Fprintf(o.f.IO.Out, "%s %s worktree %s\n", verb, e.Kind(), e.Path)
 					continue
 				}
-				fmt.Fprintf(o.io.Out, "%s worktree %s (session %s, branch %s kept)\n", verb, e.Path, e.SessionID, e.Branch)
+				fmt.Fprintf(o.f.IO.Out, "%s worktree %s (session %s, branch %s kept)\n", verb, e.Path, e.SessionID, e.Branch)
 				for _, r := range rep.RefsDeleted[e.SessionID] {
-					fmt.Fprintf(o.io.Out, "  %s ref %s\n", verb, r)
+					fmt.Fprintf(o.f.IO.Out, "  %s ref %s\n", verb, r)
 				}
 			}
 			for _, e := range rep.KeptDirty {
 				if e.Missing && len(e.DirtyPaths) == 0 {
-					fmt.Fprintf(o.io.Out, "kept %s: its state cannot be checked (%s); use --force to remove it anyway\n", e.Path, e.Problem)
+					fmt.Fprintf(o.f.IO.Out, "kept %s: its state cannot be checked (%s); use --force to remove it anyway\n", e.Path, e.Problem)
 					continue
 				}
 				const show = 5
@@ -197,16 +205,16 @@ func newWorktreeCmd(o *rootOptions) *cobra.Command {
 				if len(list) > show {
 					list, more = list[:show], fmt.Sprintf(" and %d more", len(list)-show)
 				}
-				fmt.Fprintf(o.io.Out, "kept %s: uncommitted changes (%s%s); use --force to remove it anyway\n", e.Path, strings.Join(list, ", "), more)
+				fmt.Fprintf(o.f.IO.Out, "kept %s: uncommitted changes (%s%s); use --force to remove it anyway\n", e.Path, strings.Join(list, ", "), more)
 			}
 			for _, s := range rep.Errors {
-				fmt.Fprintln(o.io.ErrOut, "yolop:", s)
+				fmt.Fprintln(o.f.IO.ErrOut, "yolop:", s)
 			}
 			if len(list) == 0 && len(parkedList) == 0 && len(rep.KeptDirty) == 0 {
-				fmt.Fprintln(o.io.Out, "Nothing to prune.")
+				fmt.Fprintln(o.f.IO.Out, "Nothing to prune.")
 			}
 			if len(rep.Errors) > 0 {
-				return &shown{code: fault.Error} // told on stderr
+				return cmdutil.Shown(errNotFreed) // told on stderr
 			}
 			return nil
 		},
@@ -239,7 +247,7 @@ type worktreeJSON struct {
 }
 
 func worktreeOf(e worktree.Entry, inUse bool) worktreeJSON {
-	w := worktreeJSON{Kind: e.Kind(), Branch: e.Branch, Path: e.Path, Repository: e.CommonDir, RepoRoot: repoRootOf(e.CommonDir), InUse: inUse, Dirty: e.Dirty, DirtyPaths: nonNil(e.DirtyPaths), Missing: e.Missing, Problem: e.Problem}
+	w := worktreeJSON{Kind: e.Kind(), Branch: e.Branch, Path: e.Path, Repository: e.CommonDir, RepoRoot: repoRootOf(e.CommonDir), InUse: inUse, Dirty: e.Dirty, DirtyPaths: cmdutil.NonNil(e.DirtyPaths), Missing: e.Missing, Problem: e.Problem}
 	row := catalog.WorktreeRow{Entry: e, InUse: inUse}
 	if w.Kind == "session" {
 		w.SessionID, w.State = e.SessionID, entryState(row)
@@ -280,7 +288,7 @@ func pruneOf(rep worktree.PruneReport, dry bool) pruneJSON {
 		}
 		return out
 	}
-	p := pruneJSON{DryRun: dry, Removed: list(rep.Removed), Parked: list(rep.Parked), WouldRemove: list(rep.WouldRemove), WouldPark: list(rep.WouldPark), KeptDirty: list(rep.KeptDirty), RefsDeleted: rep.RefsDeleted, Errors: nonNil(rep.Errors)}
+	p := pruneJSON{DryRun: dry, Removed: list(rep.Removed), Parked: list(rep.Parked), WouldRemove: list(rep.WouldRemove), WouldPark: list(rep.WouldPark), KeptDirty: list(rep.KeptDirty), RefsDeleted: rep.RefsDeleted, Errors: cmdutil.NonNil(rep.Errors)}
 	for i := range p.Parked {
 		if i < len(rep.ParkedAs) {
 			p.Parked[i].ParkedAs = rep.ParkedAs[i]
@@ -331,7 +339,10 @@ func entryState(e catalog.WorktreeRow) string {
 }
 
 // acpOpener opens app sessions for the ACP host.
-type acpOpener struct{ base app.Options }
+type acpOpener struct {
+	base app.Options
+	open func(context.Context, app.Options) (*app.Session, error)
+}
 
 func (a acpOpener) New(ctx context.Context, cwd string, servers []mcp.Server) (acp.Session, error) {
 	o := a.base
@@ -342,7 +353,7 @@ func (a acpOpener) New(ctx context.Context, cwd string, servers []mcp.Server) (a
 	o.Dir, o.Early = cwd, true
 	o.MCP = append(append([]mcp.Server(nil), o.MCP...), servers...)
 	o.ClientMCP = len(servers) > 0
-	s, err := app.Open(ctx, o)
+	s, err := a.open(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -357,7 +368,7 @@ func (a acpOpener) Load(ctx context.Context, id, cwd string, servers []mcp.Serve
 	if cwd != "" {
 		o.Dir = cwd
 	}
-	s, err := app.Open(ctx, o)
+	s, err := a.open(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -365,7 +376,7 @@ func (a acpOpener) Load(ctx context.Context, id, cwd string, servers []mcp.Serve
 }
 
 func runACP(ctx context.Context, o *rootOptions, opts app.Options) error {
-	err := acp.Serve(ctx, o.io.In, o.io.Out, acpOpener{base: opts}, o.io.ErrOut)
+	err := acp.Serve(ctx, o.f.IO.In, o.f.IO.Out, acpOpener{base: opts, open: o.f.Open}, o.f.IO.ErrOut)
 	if err != nil && ctx.Err() == nil {
 		return err
 	}
@@ -374,7 +385,7 @@ func runACP(ctx context.Context, o *rootOptions, opts app.Options) error {
 
 func runTUI(ctx context.Context, o *rootOptions, opts app.Options) error {
 	_, noColor := os.LookupEnv("NO_COLOR")
-	topts := tui.Options{In: o.io.In, Out: o.io.Out, NoColor: noColor}
+	topts := tui.Options{In: o.f.IO.In, Out: o.f.IO.Out, NoColor: noColor}
 	pick := o.resume
 	// The worktree is made while the user types the first prompt.
 	opts.Early = true
@@ -391,7 +402,7 @@ func runTUI(ctx context.Context, o *rootOptions, opts app.Options) error {
 			}
 			if id == "" && back == "" {
 				if left != "" {
-					fmt.Fprintf(o.io.ErrOut, "Continue session %s with: yolop --session %s\n", left, left)
+					fmt.Fprintf(o.f.IO.ErrOut, "Continue session %s with: yolop --session %s\n", left, left)
 				}
 				return nil // Esc from yolop -r: nothing opened, nothing to say
 			}
@@ -400,7 +411,7 @@ func runTUI(ctx context.Context, o *rootOptions, opts app.Options) error {
 			}
 			opts.SessionID, opts.Continue, note = id, false, ""
 		}
-		s, err := app.Open(ctx, opts)
+		s, err := o.f.Open(ctx, opts)
 		if err != nil {
 			if pick && ctx.Err() == nil {
 				// Locked by another process, damaged, gone: say so in the
@@ -431,9 +442,9 @@ func runTUI(ctx context.Context, o *rootOptions, opts app.Options) error {
 			continue
 		}
 		if existed {
-			fmt.Fprintf(o.io.ErrOut, "Continue this session with: yolop --session %s\n", id)
+			fmt.Fprintf(o.f.IO.ErrOut, "Continue this session with: yolop --session %s\n", id)
 			if info.Branch != "" {
-				fmt.Fprintf(o.io.ErrOut, "Its files are in %s (branch %s). Bring them home: %s\n", info.ActiveRoot, info.Branch, land.WaysHome(id))
+				fmt.Fprintf(o.f.IO.ErrOut, "Its files are in %s (branch %s). Bring them home: %s\n", info.ActiveRoot, info.Branch, land.WaysHome(id))
 			}
 		}
 		return err
@@ -481,7 +492,7 @@ func pickSource(dataDir, dir string) tui.PickSource {
 			if q != "" && !hit && !strings.Contains(strings.ToLower(r.Title+" "+r.SessionID+" "+repo), q) {
 				continue
 			}
-			out = append(out, tui.PickRow{ID: r.SessionID, Title: r.Title, Repo: repo, LastUsed: ago(r.LastUsed, now), Turns: r.Turns, Match: why})
+			out = append(out, tui.PickRow{ID: r.SessionID, Title: r.Title, Repo: repo, LastUsed: cmdutil.Ago(r.LastUsed, now), Turns: r.Turns, Match: why})
 		}
 		return out, nil
 	}

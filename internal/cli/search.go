@@ -7,21 +7,21 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/yolop-dev/yolop/internal/catalog"
+	"github.com/yolop-dev/yolop/internal/cli/cmdutil"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/search"
 )
 
 // searchOptions are the flags of `yolop sessions search`.
 type searchOptions struct {
-	format        *string
 	repo, all     bool
 	abandonedOnly bool
 	regex         bool
 	limit         int
 }
 
-func newSessionsSearchCmd(o *rootOptions, format *string) *cobra.Command {
-	so := &searchOptions{format: format}
+func newSessionsSearchCmd(o *rootOptions) *cobra.Command {
+	so := &searchOptions{}
 	cmd := &cobra.Command{
 		Use:   "search QUERY",
 		Short: "Search every session's prompts, replies, tool calls, results and changed paths, on active and abandoned branches",
@@ -41,7 +41,7 @@ session: the preview names the branch holding it and switches there
   yolop sessions search --regex 'fix(ed)? the (lexer|parser)'`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usagef("sessions search takes one QUERY (quote it when it has spaces), got %d arguments", len(args))
+				return cmdutil.Usagef("sessions search takes one QUERY (quote it when it has spaces), got %d arguments", len(args))
 			}
 			return nil
 		},
@@ -58,38 +58,34 @@ session: the preview names the branch holding it and switches there
 }
 
 func runSessionsSearch(c *cobra.Command, o *rootOptions, so *searchOptions, query string) error {
-	if *so.format != "text" && *so.format != "json" {
-		return usagef("--output-format must be text or json, not %q", *so.format)
-	}
-	o.outputFormat = *so.format
 	dataDir, err := o.resolveDataDir()
 	if err != nil {
 		return o.report(err)
 	}
-	res, scope, err := catalog.SearchSessions(c.Context(), catalog.SearchOptions{DataDir: dataDir, Dir: o.dir, Query: query, Regex: so.regex, AbandonedOnly: so.abandonedOnly, Repo: so.repo, All: so.all, Limit: so.limit})
+	res, scope, err := catalog.SearchSessions(c.Context(), catalog.SearchOptions{DataDir: dataDir, Dir: o.f.Flags.Dir, Query: query, Regex: so.regex, AbandonedOnly: so.abandonedOnly, Repo: so.repo, All: so.all, Limit: so.limit})
 	if err != nil {
 		return o.report(err) // a bad query is a usage error (catalog.BadQueryError)
 	}
-	if o.outputFormat == "json" {
+	if o.f.Flags.OutputFormat == "json" {
 		// The same bytes writeJSON would write, without reflection: with
 		// --limit 0 a result can hold hundreds of thousands of hits.
-		return res.WriteJSON(o.io.Out)
+		return res.WriteJSON(o.f.IO.Out)
 	}
 	for _, p := range res.Problems {
-		fmt.Fprintln(o.io.ErrOut, "yolop: warning:", p)
+		fmt.Fprintln(o.f.IO.ErrOut, "yolop: warning:", p)
 	}
 	where := "every session"
 	if scope != "" {
 		where = "the sessions of " + scope
 	}
 	if len(res.Hits) == 0 {
-		fmt.Fprintf(o.io.Out, "No matches for %q in %s (%d searched).\n", query, where, res.Sessions)
+		fmt.Fprintf(o.f.IO.Out, "No matches for %q in %s (%d searched).\n", query, where, res.Sessions)
 		if scope != "" {
-			fmt.Fprintln(o.io.Out, "Search every session with --all.")
+			fmt.Fprintln(o.f.IO.Out, "Search every session with --all.")
 		}
 		return nil
 	}
-	tw := tabwriter.NewWriter(o.io.Out, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(o.f.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tCHECKPOINT\tBRANCH\tTIME\tKIND\tSNIPPET")
 	for _, h := range res.Hits {
 		cp := h.Checkpoint
@@ -106,7 +102,7 @@ func runSessionsSearch(c *cobra.Command, o *rootOptions, so *searchOptions, quer
 		return err
 	}
 	if res.More > 0 {
-		fmt.Fprintf(o.io.Out, "… %d more %s; narrow the query or use --limit 0 to see all.\n", res.More, map[bool]string{true: "hit", false: "hits"}[res.More == 1])
+		fmt.Fprintf(o.f.IO.Out, "… %d more %s; narrow the query or use --limit 0 to see all.\n", res.More, map[bool]string{true: "hit", false: "hits"}[res.More == 1])
 	}
 	for _, h := range res.Hits {
 		if h.Branch == search.BranchAbandoned && h.Checkpoint != "" {
@@ -114,7 +110,7 @@ func runSessionsSearch(c *cobra.Command, o *rootOptions, so *searchOptions, quer
 			if h.BranchID != "" {
 				which = "branch " + h.BranchID
 			}
-			fmt.Fprintf(o.io.Out, "Back to an abandoned hit: `%s -p '/rewind %s'` previews switching to %s; nothing changes until you confirm.\n", o.sessionCommand(h.SessionID), h.Checkpoint, which)
+			fmt.Fprintf(o.f.IO.Out, "Back to an abandoned hit: `%s -p '/rewind %s'` previews switching to %s; nothing changes until you confirm.\n", o.sessionCommand(h.SessionID), h.Checkpoint, which)
 			break
 		}
 	}

@@ -12,30 +12,11 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/catalog"
+	"github.com/yolop-dev/yolop/internal/cli/cmdutil"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/config"
-	printhost "github.com/yolop-dev/yolop/internal/host/print"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
-
-// ago renders a past time for listings.
-func ago(t *time.Time, now time.Time) string {
-	if t == nil {
-		return "never"
-	}
-	d := now.Sub(*t)
-	switch {
-	case d < time.Minute:
-		return "just now"
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d.Hours()))
-	case d < 7*24*time.Hour:
-		return fmt.Sprintf("%dd ago", int(d.Hours()/24))
-	}
-	return t.Local().Format("2006-01-02")
-}
 
 func listTitle(t string) string {
 	if t == "" {
@@ -62,7 +43,7 @@ func digestWarning(o *rootOptions, rows []catalog.SessionRow) {
 		}
 	}
 	if n > 0 {
-		fmt.Fprintf(o.io.ErrOut, "yolop: the listing digest of %d session(s) could not be saved (%s); each listing parses their logs until it can be\n", n, first)
+		fmt.Fprintf(o.f.IO.ErrOut, "yolop: the listing digest of %d session(s) could not be saved (%s); each listing parses their logs until it can be\n", n, first)
 	}
 }
 
@@ -72,7 +53,7 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 		Example: `  yolop sessions
   yolop sessions --output-format json`,
 		Short: "List sessions, newest first",
-		Args:  noArgs,
+		Args:  cmdutil.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			dataDir, err := o.resolveDataDir()
 			if err != nil {
@@ -83,15 +64,15 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 				return err
 			}
 			digestWarning(o, rows)
-			if o.outputFormat == "json" {
+			if o.f.Flags.OutputFormat == "json" {
 				return writeJSON(o, map[string]any{"sessions": rows})
 			}
 			if len(rows) == 0 {
-				fmt.Fprintln(o.io.Out, "No sessions yet. Start one with `yolop` or `yolop -p PROMPT`.")
+				fmt.Fprintln(o.f.IO.Out, "No sessions yet. Start one with `yolop` or `yolop -p PROMPT`.")
 				return nil
 			}
 			now := time.Now()
-			tw := tabwriter.NewWriter(o.io.Out, 0, 4, 2, ' ', 0)
+			tw := tabwriter.NewWriter(o.f.IO.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tTITLE\tREPOSITORY\tLAST USED\tTURNS\tWORKTREE\tREAD-ONLY")
 			for _, r := range rows {
 				wt := string(r.WorktreeState)
@@ -114,12 +95,12 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 				case r.WorktreeState == catalog.WorktreeRepoMissing:
 					ro = "no (repository missing)"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.SessionID, listTitle(r.Title), repo, ago(r.LastUsed, now), r.Turns, wt, ro)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", r.SessionID, listTitle(r.Title), repo, cmdutil.Ago(r.LastUsed, now), r.Turns, wt, ro)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			fmt.Fprintln(o.io.Out, "\nNewest used first; `yolop -c` continues the first one of the repository it runs in.")
+			fmt.Fprintln(o.f.IO.Out, "\nNewest used first; `yolop -c` continues the first one of the repository it runs in.")
 			return nil
 		},
 	}
@@ -127,8 +108,8 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 		Use:               "show ID",
 		Example:           `  yolop sessions show s_01jf…`,
 		Short:             "Show one session: its worktree, branch and active turns",
-		Args:              sessionArg,
-		ValidArgsFunction: completeSessionIDs(o),
+		Args:              cmdutil.SessionArg,
+		ValidArgsFunction: o.f.CompleteSessionIDs,
 		RunE: func(c *cobra.Command, args []string) error {
 			dataDir, err := o.resolveDataDir()
 			if err != nil {
@@ -139,11 +120,11 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 				return err
 			}
 			pcfg, _ := o.providerConfig()
-			work := catalog.DescribeWork(c.Context(), dataDir, d.SessionID, workOpener(dataDir, pcfg))
-			if work != nil && o.outputFormat != "json" {
-				tellRepairs(o.io.ErrOut, work.Notes)
+			work := catalog.DescribeWork(c.Context(), dataDir, d.SessionID, workOpener(o.f, dataDir, pcfg))
+			if work != nil && o.f.Flags.OutputFormat != "json" {
+				cmdutil.TellRepairs(o.f.IO.ErrOut, work.Notes)
 			}
-			if o.outputFormat == "json" {
+			if o.f.Flags.OutputFormat == "json" {
 				return writeJSON(o, struct {
 					catalog.SessionRow
 					*catalog.Work
@@ -152,45 +133,45 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 			if d.State.Kind == catalog.StateProblem {
 				// Its description cannot be read: nothing else it says
 				// would be true, and it cannot be resumed.
-				fmt.Fprintf(o.io.Out, "session     %s\nstate       %s\ndirectory   %s\nremove      yolop sessions rm %s  (its worktree, if it had one, is then left to yolop worktree prune, which keeps uncommitted work)\n", d.SessionID, d.State, d.Dir, d.SessionID)
+				fmt.Fprintf(o.f.IO.Out, "session     %s\nstate       %s\ndirectory   %s\nremove      yolop sessions rm %s  (its worktree, if it had one, is then left to yolop worktree prune, which keeps uncommitted work)\n", d.SessionID, d.State, d.Dir, d.SessionID)
 				return nil
 			}
 			used := "never"
 			if d.LastUsed != nil {
 				used = d.LastUsed.Local().Format(time.RFC1123)
 			}
-			fmt.Fprintf(o.io.Out, "session     %s\ntitle       %s\ncreated     %s\nlast used   %s\nturns       %d (active branch)\nstate       %s\n", d.SessionID, d.Title, d.Created.Local().Format(time.RFC1123), used, d.Turns, d.State)
+			fmt.Fprintf(o.f.IO.Out, "session     %s\ntitle       %s\ncreated     %s\nlast used   %s\nturns       %d (active branch)\nstate       %s\n", d.SessionID, d.Title, d.Created.Local().Format(time.RFC1123), used, d.Turns, d.State)
 			if d.Branch != "" {
 				branch := d.Branch
 				if d.BranchNote != "" {
 					branch += " (" + d.BranchNote + ")"
 				}
-				fmt.Fprintf(o.io.Out, "worktree    %s\nbranch      %s\nrepository  %s\n", d.Worktree, branch, d.RepoRoot)
+				fmt.Fprintf(o.f.IO.Out, "worktree    %s\nbranch      %s\nrepository  %s\n", d.Worktree, branch, d.RepoRoot)
 				if d.Recycled {
-					fmt.Fprintln(o.io.Out, "recycled    yes: a parked spare worktree moved to the starting commit (its ignored dependency and build directories were kept)")
+					fmt.Fprintln(o.f.IO.Out, "recycled    yes: a parked spare worktree moved to the starting commit (its ignored dependency and build directories were kept)")
 				} else {
-					fmt.Fprintln(o.io.Out, "recycled    no: a fresh checkout")
+					fmt.Fprintln(o.f.IO.Out, "recycled    no: a fresh checkout")
 				}
-				fmt.Fprint(o.io.Out, workLines(d, work))
+				fmt.Fprint(o.f.IO.Out, workLines(d, work))
 			} else if d.WorkspaceMode == config.WorkspaceInPlace && d.Folder {
-				fmt.Fprintf(o.io.Out, "folder      %s\nworkspace   in place, in a folder outside git: snapshots in a private repository in the data directory (the folder gets no .git); restores undo the agent's changes, never yours\n", d.RepoRoot)
+				fmt.Fprintf(o.f.IO.Out, "folder      %s\nworkspace   in place, in a folder outside git: snapshots in a private repository in the data directory (the folder gets no .git); restores undo the agent's changes, never yours\n", d.RepoRoot)
 				if d.WorktreeState == catalog.WorktreeCheckoutMissing {
-					fmt.Fprintf(o.io.Out, "state       the folder %s is gone; listing and replay work\n", d.RepoRoot)
+					fmt.Fprintf(o.f.IO.Out, "state       the folder %s is gone; listing and replay work\n", d.RepoRoot)
 				}
 			} else if d.WorkspaceMode == config.WorkspaceInPlace {
-				fmt.Fprintf(o.io.Out, "checkout    %s\nworkspace   in place: snapshots of your checkout; restores undo the agent's changes, never yours\n", d.RepoRoot)
+				fmt.Fprintf(o.f.IO.Out, "checkout    %s\nworkspace   in place: snapshots of your checkout; restores undo the agent's changes, never yours\n", d.RepoRoot)
 				if d.WorktreeState == catalog.WorktreeCheckoutMissing {
-					fmt.Fprintf(o.io.Out, "state       the checkout %s is gone; listing and replay work\n", d.RepoRoot)
+					fmt.Fprintf(o.f.IO.Out, "state       the checkout %s is gone; listing and replay work\n", d.RepoRoot)
 				}
 			} else {
-				fmt.Fprintf(o.io.Out, "directory   %s\nworkspace   conversation only: %s\n", d.ActiveRoot, d.Reason)
+				fmt.Fprintf(o.f.IO.Out, "directory   %s\nworkspace   conversation only: %s\n", d.ActiveRoot, d.Reason)
 			}
 			if d.WorktreeState == catalog.WorktreeRepoMissing {
-				fmt.Fprintf(o.io.Out, "resume      only from the repository's new place, if it moved: cd NEW-PLACE && yolop --session %s\n", d.SessionID)
+				fmt.Fprintf(o.f.IO.Out, "resume      only from the repository's new place, if it moved: cd NEW-PLACE && yolop --session %s\n", d.SessionID)
 			} else if d.ReadOnly() {
-				fmt.Fprintf(o.io.Out, "fork        yolop sessions fork %s  (read-only: replay works, turns and restores do not; a fork continues from the valid part)\n", d.SessionID)
+				fmt.Fprintf(o.f.IO.Out, "fork        yolop sessions fork %s  (read-only: replay works, turns and restores do not; a fork continues from the valid part)\n", d.SessionID)
 			} else {
-				fmt.Fprintf(o.io.Out, "resume      yolop --session %s\n", d.SessionID)
+				fmt.Fprintf(o.f.IO.Out, "resume      yolop --session %s\n", d.SessionID)
 			}
 			return nil
 		},
@@ -201,8 +182,8 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 		Example: `  yolop sessions rm s_01jf…
   yolop sessions rm s_01jf… --force   # also when its worktree has uncommitted changes`,
 		Short:             "Remove a session, its worktree and its checkpoint refs (the branch is kept)",
-		Args:              sessionArg,
-		ValidArgsFunction: completeSessionIDs(o),
+		Args:              cmdutil.SessionArg,
+		ValidArgsFunction: o.f.CompleteSessionIDs,
 		RunE: func(c *cobra.Command, args []string) error {
 			return removeSession(c.Context(), o, args[0], force)
 		},
@@ -212,8 +193,8 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 		Use:               "fork ID",
 		Example:           `  yolop sessions fork s_01jf…`,
 		Short:             "Start a new session from the valid part of a (read-only) session",
-		Args:              sessionArg,
-		ValidArgsFunction: completeSessionIDs(o),
+		Args:              cmdutil.SessionArg,
+		ValidArgsFunction: o.f.CompleteSessionIDs,
 		RunE: func(c *cobra.Command, args []string) error {
 			return forkSession(c.Context(), o, args[0])
 		},
@@ -222,21 +203,14 @@ func newSessionsCmd(o *rootOptions) *cobra.Command {
 		Use:     "list",
 		Example: `  yolop sessions list --output-format json`,
 		Short:   "List sessions, newest first (the same as `yolop sessions`)",
-		Args:    noArgs,
+		Args:    cmdutil.NoArgs,
 		RunE:    cmd.RunE,
 	}
-	cmd.AddCommand(list, show, rm, fork, newSessionsSearchCmd(o, &o.outputFormat))
+	cmd.AddCommand(list, show, rm, fork, newSessionsSearchCmd(o))
 	return cmd
 }
 
-func writeJSON(o *rootOptions, v any) error {
-	b, err := printhost.JSONLine(v)
-	if err != nil {
-		return err
-	}
-	_, err = o.io.Out.Write(b)
-	return err
-}
+func writeJSON(o *rootOptions, v any) error { return cmdutil.WriteJSON(o.f.IO.Out, v) }
 
 func removeSession(ctx context.Context, o *rootOptions, id string, force bool) error {
 	dataDir, err := o.resolveDataDir()
@@ -248,36 +222,36 @@ func removeSession(ctx context.Context, o *rootOptions, id string, force bool) e
 	if errors.As(err, &de) {
 		return &dirtyRemoval{de}
 	}
-	if o.outputFormat == "json" {
+	if o.f.Flags.OutputFormat == "json" {
 		if err != nil {
 			if len(rep.ApplyRefs) > 0 {
 				err = fmt.Errorf("%w (kept the refs of your checkout's files taken before this session's applies: %s)", err, strings.Join(rep.ApplyRefs, ", "))
 			}
 			return err
 		}
-		return writeJSON(o, removedJSON{SessionID: id, Worktree: rep.Worktree, Branch: rep.Branch, ParkedAs: rep.ParkedAs, RefsDeleted: nonNil(rep.Refs), ApplyRefsKept: nonNil(rep.ApplyRefs), Damaged: rep.Damaged})
+		return writeJSON(o, removedJSON{SessionID: id, Worktree: rep.Worktree, Branch: rep.Branch, ParkedAs: rep.ParkedAs, RefsDeleted: cmdutil.NonNil(rep.Refs), ApplyRefsKept: cmdutil.NonNil(rep.ApplyRefs), Damaged: rep.Damaged})
 	}
 	if rep.ParkedAs != "" {
-		fmt.Fprintf(o.io.Out, "parked worktree %s as the spare %s for the next session (its files discarded, branch %s kept) and removed %d checkpoint refs\n", rep.Worktree, rep.ParkedAs, rep.Branch, len(rep.Refs))
+		fmt.Fprintf(o.f.IO.Out, "parked worktree %s as the spare %s for the next session (its files discarded, branch %s kept) and removed %d checkpoint refs\n", rep.Worktree, rep.ParkedAs, rep.Branch, len(rep.Refs))
 	} else if rep.Worktree != "" && rep.RepoGone != "" {
-		fmt.Fprintf(o.io.Out, "removed worktree %s (its repository %s is gone, and its branch %s and checkpoint refs with it)\n", rep.Worktree, rep.RepoGone, rep.Branch)
+		fmt.Fprintf(o.f.IO.Out, "removed worktree %s (its repository %s is gone, and its branch %s and checkpoint refs with it)\n", rep.Worktree, rep.RepoGone, rep.Branch)
 	} else if rep.Worktree != "" {
-		fmt.Fprintf(o.io.Out, "removed worktree %s (branch %s kept) and %d checkpoint refs\n", rep.Worktree, rep.Branch, len(rep.Refs))
+		fmt.Fprintf(o.f.IO.Out, "removed worktree %s (branch %s kept) and %d checkpoint refs\n", rep.Worktree, rep.Branch, len(rep.Refs))
 	}
 	if len(rep.ApplyRefs) > 0 {
-		fmt.Fprintf(o.io.Out, "kept %s of your checkout's files taken before this session's applies (they are yours, not the session's):\n", plural(len(rep.ApplyRefs), "ref", "refs"))
+		fmt.Fprintf(o.f.IO.Out, "kept %s of your checkout's files taken before this session's applies (they are yours, not the session's):\n", cmdutil.Plural(len(rep.ApplyRefs), "ref", "refs"))
 		for _, r := range rep.ApplyRefs {
-			fmt.Fprintf(o.io.Out, "  %s\n", r)
+			fmt.Fprintf(o.f.IO.Out, "  %s\n", r)
 		}
-		fmt.Fprintf(o.io.Out, "in the checkout, `git diff REF` shows how a file differs from then and `git restore --source=REF -- PATH` brings that one file back (your other files stay as they are); `git update-ref -d REF` drops a ref\n")
+		fmt.Fprintf(o.f.IO.Out, "in the checkout, `git diff REF` shows how a file differs from then and `git restore --source=REF -- PATH` brings that one file back (your other files stay as they are); `git update-ref -d REF` drops a ref\n")
 	}
 	if err != nil {
 		return err
 	}
 	if rep.Damaged != "" {
-		fmt.Fprintf(o.io.Out, "session %s was damaged (%s): its worktree, if it had one, is now unreferenced; `yolop worktree prune` removes it (it keeps one with uncommitted changes unless --force)\n", id, rep.Damaged)
+		fmt.Fprintf(o.f.IO.Out, "session %s was damaged (%s): its worktree, if it had one, is now unreferenced; `yolop worktree prune` removes it (it keeps one with uncommitted changes unless --force)\n", id, rep.Damaged)
 	}
-	fmt.Fprintf(o.io.Out, "removed session %s\n", id)
+	fmt.Fprintf(o.f.IO.Out, "removed session %s\n", id)
 	return nil
 }
 
@@ -292,7 +266,7 @@ func forkSession(ctx context.Context, o *rootOptions, id string) error {
 	if err != nil {
 		return err
 	}
-	fopts, err := withSpares(app.Options{DataDir: dataDir, Worktree: o.worktree, Provider: pcfg, Sandbox: o.sandbox})
+	fopts, err := o.f.WithSpares(app.Options{DataDir: dataDir, Worktree: o.worktree, Provider: pcfg, Sandbox: o.f.Flags.Sandbox})
 	if err != nil {
 		return err
 	}
@@ -307,18 +281,18 @@ func forkSession(ctx context.Context, o *rootOptions, id string) error {
 		}
 		return err
 	}
-	if o.outputFormat == "json" {
+	if o.f.Flags.OutputFormat == "json" {
 		return writeJSON(o, forkJSON{SessionID: rep.SessionID, ForkedFrom: id, Turns: rep.Turns, Events: rep.Events, HasFiles: rep.HasFiles, Files: rep.Files, Note: rep.Note, Continue: o.sessionCommand(rep.SessionID)})
 	}
 	files := ""
 	if rep.HasFiles {
-		files = fmt.Sprintf("; %s carried over", plural(rep.Files, "changed path", "changed paths"))
+		files = fmt.Sprintf("; %s carried over", cmdutil.Plural(rep.Files, "changed path", "changed paths"))
 	}
-	fmt.Fprintf(o.io.Out, "forked %s into %s (%s, %s%s)\n", id, rep.SessionID, plural(rep.Turns, "turn", "turns"), plural(rep.Events, "event", "events"), files)
+	fmt.Fprintf(o.f.IO.Out, "forked %s into %s (%s, %s%s)\n", id, rep.SessionID, cmdutil.Plural(rep.Turns, "turn", "turns"), cmdutil.Plural(rep.Events, "event", "events"), files)
 	if rep.Note != "" {
-		fmt.Fprintf(o.io.Out, "note: %s\n", rep.Note)
+		fmt.Fprintf(o.f.IO.Out, "note: %s\n", rep.Note)
 	}
-	fmt.Fprintf(o.io.Out, "continue with: yolop --session %s\n", rep.SessionID)
+	fmt.Fprintf(o.f.IO.Out, "continue with: yolop --session %s\n", rep.SessionID)
 	return nil
 }
 
@@ -360,11 +334,4 @@ type forkJSON struct {
 	Files      int    `json:"files"`          // changed paths carried over
 	Note       string `json:"note,omitempty"` // where the files came from when the source's worktree is missing
 	Continue   string `json:"continue"`       // the command that continues it
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

@@ -1,16 +1,14 @@
 package cli
 
 import (
-	"os"
-
-	"github.com/charmbracelet/x/term"
+	"github.com/yolop-dev/yolop/internal/cli/cmdutil"
 )
 
 // needTerminal refuses to start the terminal UI (or the resume picker)
 // when stdin or stdout is not a terminal: a pipe, a file, /dev/null, a CI
 // job, ssh without -t.
-func needTerminal(streams IO, picker bool) error {
-	in, out := isTTY(streams.In), isTTY(streams.Out)
+func needTerminal(streams *cmdutil.IOStreams, picker bool) error {
+	in, out := streams.Terminal()
 	if in && out {
 		return nil
 	}
@@ -25,11 +23,5 @@ func needTerminal(streams IO, picker bool) error {
 	case in:
 		which = "stdout is not one"
 	}
-	return usagef("%s needs a terminal (%s); use -p PROMPT, or -p - to read the prompt from stdin", what, which)
-}
-
-// isTTY reports whether s is a terminal device.
-func isTTY(s any) bool {
-	f, ok := s.(*os.File)
-	return ok && f != nil && term.IsTerminal(f.Fd())
+	return cmdutil.Usagef("%s needs a terminal (%s); use -p PROMPT, or -p - to read the prompt from stdin", what, which)
 }
