@@ -19,6 +19,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/buildinfo"
 	"github.com/yolop-dev/yolop/internal/cli/cmdutil"
+	"github.com/yolop-dev/yolop/internal/cli/version"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/fault"
@@ -236,7 +237,7 @@ ordinary prompt, and //text sends /text literally.`,
 	if cc, _, err := cmd.Find([]string{"completion"}); err == nil && cc != cmd {
 		cc.Example = "  yolop completion bash > ~/.local/share/bash-completion/completions/yolop\n  yolop completion zsh > \"${fpath[1]}/_yolop\"\n  yolop completion fish > ~/.config/fish/completions/yolop.fish"
 	}
-	cmd.AddCommand(newVersionCmd(o), newSessionsCmd(o), newCheckpointsCmd(o), newWorktreeCmd(o), newDemoCmd(o), newDiffCmd(o), newApplyCmd(o), newCommitCmd(o))
+	cmd.AddCommand(version.NewCmdVersion(fac, nil), newSessionsCmd(o), newCheckpointsCmd(o), newWorktreeCmd(o), newDemoCmd(o), newDiffCmd(o), newApplyCmd(o), newCommitCmd(o))
 	return cmd
 }
 
@@ -318,10 +319,8 @@ func runRoot(ctx context.Context, o *rootOptions) error {
 	if err != nil {
 		return o.reportUsage(err)
 	}
-	if o.f.Flags.Sandbox != "" {
-		if err := config.CheckSandboxLevel(o.f.Flags.Sandbox); err != nil {
-			return cmdutil.Usagef("--sandbox must be off, write or strict, not %q", o.f.Flags.Sandbox)
-		}
+	if err := o.f.Flags.CheckSandbox(); err != nil {
+		return err
 	}
 	if o.resume && (o.sessionID != "" || o.cont || o.printSet || o.acp) {
 		return cmdutil.Usagef("--resume opens a session picker in the terminal UI; it cannot be combined with --session, --continue, -p or --acp")
@@ -420,75 +419,4 @@ func (o *rootOptions) sessionCommand(id string) string {
 		prefix += " --data-dir " + cmdutil.ShellQuote(d)
 	}
 	return prefix + " --session " + id
-}
-
-func newVersionCmd(o *rootOptions) *cobra.Command {
-	var verbose bool
-	cmd := &cobra.Command{
-		Use:     "version",
-		Example: "  yolop version\n  yolop version --verbose --sandbox strict",
-		Short:   "Print yolop's version (--verbose: and the sandbox level in force, and why, and where commands get their environment)",
-		Args:    cmdutil.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if !verbose {
-				if o.f.Flags.OutputFormat == "json" {
-					return writeJSON(o, versionJSON{Version: buildinfo.Version()})
-				}
-				_, err := fmt.Fprintln(o.f.IO.Out, "yolop", buildinfo.Version())
-				return err
-			}
-			if err := config.CheckSandboxLevel(o.f.Flags.Sandbox); err != nil {
-				return cmdutil.Usagef("--sandbox must be off, write or strict, not %q", o.f.Flags.Sandbox)
-			}
-			st, err := o.f.Config.SandboxStatus(o.f.Flags.Sandbox)
-			if err != nil {
-				return err
-			}
-			env, err := o.f.Config.ToolsEnv()
-			if err != nil {
-				return err
-			}
-			if o.f.Flags.OutputFormat == "json" {
-				return writeJSON(o, versionJSON{Version: buildinfo.Version(), Sandbox: &sandboxJSON{
-					Requested: string(st.Requested), InForce: string(st.InForce), LandlockABI: st.ABI, Why: st.Why,
-					Refused: st.Refused, Caches: cmdutil.NonNil(st.Caches), Ports: cmdutil.NonNil(st.Ports), Warning: st.Warning(),
-				}, ToolsEnv: &toolsEnvJSON{Source: env.Source, Fallback: env.Fallback, Bash: env.Bash}})
-			}
-			fmt.Fprintln(o.f.IO.Out, "yolop", buildinfo.Version())
-			fmt.Fprintln(o.f.IO.Out, st.Describe())
-			fmt.Fprintln(o.f.IO.Out, "Commands run in "+env.Describe()+".")
-			if w := st.Warning(); w != "" {
-				fmt.Fprintln(o.f.IO.Out, "warning:", w)
-			}
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&verbose, "verbose", false, "also report the sandbox level in force and why, and where the tools' commands get their environment")
-	return cmd
-}
-
-// versionJSON is `yolop version --output-format json`; sandbox only with
-// --verbose.
-type versionJSON struct {
-	Version  string        `json:"version"`
-	Sandbox  *sandboxJSON  `json:"sandbox,omitempty"`
-	ToolsEnv *toolsEnvJSON `json:"tools_env,omitempty"`
-}
-
-// toolsEnvJSON is where the tools' commands get their environment.
-type toolsEnvJSON struct {
-	Source   string `json:"source"`             // inherit or login
-	Fallback string `json:"fallback,omitempty"` // why login although inherit was asked for
-	Bash     string `json:"bash"`
-}
-
-type sandboxJSON struct {
-	Requested   string   `json:"requested"`
-	InForce     string   `json:"in_force"`
-	LandlockABI int      `json:"landlock_abi"`
-	Why         string   `json:"why,omitempty"`
-	Refused     string   `json:"refused,omitempty"`
-	Caches      []string `json:"caches"`
-	Ports       []int    `json:"ports"`
-	Warning     string   `json:"warning,omitempty"`
 }

@@ -3,6 +3,8 @@ package cmdutil
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/yolop-dev/yolop/internal/config"
 )
 
 // GlobalFlags are the flags every command shares (--output-format, -C,
@@ -48,4 +50,15 @@ func ShellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// CheckSandbox checks --sandbox ("" is the settings' level).
+func (g *GlobalFlags) CheckSandbox() error {
+	if g.Sandbox == "" {
+		return nil
+	}
+	if err := config.CheckSandboxLevel(g.Sandbox); err != nil {
+		return Usagef("--sandbox must be off, write or strict, not %q", g.Sandbox)
+	}
+	return nil
 }
