@@ -7,15 +7,11 @@ import (
 
 	"context"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/yolop-dev/yolop/internal/app"
-	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/land"
-	"github.com/yolop-dev/yolop/internal/provider"
 )
 
 // landOptions are the flags shared by diff, apply and commit.
@@ -291,44 +287,4 @@ func runCommit(ctx context.Context, opts *commitOptions, args []string) error {
 	}
 	_, err = fmt.Fprint(opts.root.f.IO.Out, res.Text())
 	return err
-}
-
-// workOpener opens a session for `sessions show` to diff its files, as
-// `yolop diff` does.
-func workOpener(f *cmdutil.Factory, dataDir string, pcfg provider.Config) func(context.Context, string) (catalog.WorkSession, error) {
-	return func(ctx context.Context, id string) (catalog.WorkSession, error) {
-		s, err := f.OpenLand(ctx, app.Options{DataDir: dataDir, Provider: pcfg, SessionID: id})
-		if err != nil {
-			return nil, err
-		}
-		return s, nil
-	}
-}
-
-// workLines are the lines of `sessions show` that say where the work is.
-func workLines(d catalog.SessionRow, w *catalog.Work) string {
-	if w == nil {
-		return ""
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "base        %s (the commit its work started from)\n", w.Base)
-	switch {
-	case w.Changes == nil:
-		fmt.Fprintf(&b, "changes     unknown: %s\n", w.ChangesErr)
-	case w.Changes.Files == 0:
-		b.WriteString("changes     none against base\n")
-	default:
-		fmt.Fprintf(&b, "changes     %s, +%d −%d against base\n", cmdutil.Plural(w.Changes.Files, "file", "files"), w.Changes.Insertions, w.Changes.Deletions)
-	}
-	if la := w.LastApply; la != nil {
-		fmt.Fprintf(&b, "last apply  %s: %s to %s, %s\n", la.State, cmdutil.Plural(la.Paths, "path", "paths"), la.Target, la.Time.Local().Format(time.RFC1123))
-	} else {
-		b.WriteString("last apply  never\n")
-	}
-	if d.WorktreeState == catalog.WorktreeRepoMissing {
-		b.WriteString("ways home   none while its repository is missing: copy what you need out of its worktree\n")
-		return b.String()
-	}
-	fmt.Fprintf(&b, "ways home   yolop diff %s · yolop apply %s · yolop commit %s (then: git merge %s)\n", d.SessionID, d.SessionID, d.SessionID, d.Branch)
-	return b.String()
 }

@@ -97,6 +97,16 @@ func Run(path string, cmd *cobra.Command, argv string) error {
 	return err
 }
 
+// Parse runs argv through the command newCmd makes from f, under the
+// parents path names, with a run function that keeps its options. It
+// returns those options (nil when the run function was not reached) and
+// the outcome (Outcome).
+func Parse[O any](f *cmdutil.Factory, path string, newCmd func(*cmdutil.Factory, func(*O) error) *cobra.Command, argv string) (*O, string) {
+	var got *O
+	err := Run(path, newCmd(f, func(o *O) error { got = o; return nil }), argv)
+	return got, Outcome(err)
+}
+
 // Outcome describes err as the edge reads it: "" for none, else its code,
 // whether the command reported it as its own ("told": no usage hint, not
 // read as an interruption), and its text.
