@@ -17,56 +17,11 @@ import (
 	"github.com/yolop-dev/yolop/internal/cli/cmdutil"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/host/acp"
-	printhost "github.com/yolop-dev/yolop/internal/host/print"
 	"github.com/yolop-dev/yolop/internal/host/tui"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
-
-func newCheckpointsCmd(o *rootOptions) *cobra.Command {
-	var all, branches bool
-	cmd := &cobra.Command{
-		Use: "checkpoints [SESSION]",
-		Example: `  yolop checkpoints                       # the latest session of this repository
-  yolop checkpoints s_01jf…               # the active branch, newest first
-  yolop checkpoints s_01jf… --all         # abandoned turns too
-  yolop checkpoints s_01jf… --branches    # the branches (b1, b2, …)
-  yolop checkpoints s_01jf… --output-format json`,
-		Short: "List a session's checkpoints (the same as /rewind)",
-		Long: `List a session's checkpoints, as /rewind does (or its branches, as /branches).
-SESSION defaults to the latest session of this repository, as for diff, apply
-and commit.`,
-		Args:              cmdutil.OptionalSessionArg,
-		ValidArgsFunction: o.f.CompleteSessionIDs,
-		RunE: func(c *cobra.Command, args []string) error {
-			// Listing needs no write: a read-only data directory or a
-			// session held by another process is listed as it is on disk.
-			id := ""
-			if len(args) == 1 {
-				id = args[0]
-			}
-			s, err := o.f.OpenOrLatest(c.Context(), id, app.Options{ForReading: true})
-			if err != nil {
-				return o.report(err)
-			}
-			defer s.Close()
-			line := "/rewind"
-			switch {
-			case all && branches:
-				return o.report(cmdutil.Usagef("use either --all or --branches, not both"))
-			case all:
-				line += " --all"
-			case branches:
-				line = "/branches"
-			}
-			return cmdutil.ShownAs(printhost.Run(c.Context(), s, printhost.Options{Prompt: line, JSON: o.f.Flags.OutputFormat == "json", Stdout: o.f.IO.Out, Stderr: o.f.IO.ErrOut, ConfirmPrefix: o.sessionCommand(s.ID())}))
-		},
-	}
-	cmd.Flags().BoolVar(&all, "all", false, "include checkpoints of abandoned branches, and the recovery snapshots kept")
-	cmd.Flags().BoolVar(&branches, "branches", false, "list the session's branches (the same as /branches)")
-	return cmd
-}
 
 // errNotFreed is a prune that could not free every worktree it meant to;
 // each failure is told on its own.
