@@ -22,6 +22,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/cli/cmdutil"
 	"github.com/yolop-dev/yolop/internal/cli/sessions"
 	"github.com/yolop-dev/yolop/internal/cli/version"
+	"github.com/yolop-dev/yolop/internal/cli/worktree"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/fault"
@@ -239,7 +240,7 @@ ordinary prompt, and //text sends /text literally.`,
 	if cc, _, err := cmd.Find([]string{"completion"}); err == nil && cc != cmd {
 		cc.Example = "  yolop completion bash > ~/.local/share/bash-completion/completions/yolop\n  yolop completion zsh > \"${fpath[1]}/_yolop\"\n  yolop completion fish > ~/.config/fish/completions/yolop.fish"
 	}
-	cmd.AddCommand(version.NewCmdVersion(fac, nil), sessions.NewCmdSessions(fac, nil), checkpoints.NewCmdCheckpoints(fac, nil), newWorktreeCmd(o), newDemoCmd(o), newDiffCmd(o), newApplyCmd(o), newCommitCmd(o))
+	cmd.AddCommand(version.NewCmdVersion(fac, nil), sessions.NewCmdSessions(fac, nil), checkpoints.NewCmdCheckpoints(fac, nil), worktree.NewCmdWorktree(fac), newDemoCmd(o), newDiffCmd(o), newApplyCmd(o), newCommitCmd(o))
 	return cmd
 }
 
