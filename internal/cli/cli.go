@@ -20,6 +20,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/buildinfo"
 	"github.com/yolop-dev/yolop/internal/cli/checkpoints"
 	"github.com/yolop-dev/yolop/internal/cli/cmdutil"
+	"github.com/yolop-dev/yolop/internal/cli/demo"
 	"github.com/yolop-dev/yolop/internal/cli/land"
 	"github.com/yolop-dev/yolop/internal/cli/sessions"
 	"github.com/yolop-dev/yolop/internal/cli/version"
@@ -241,7 +242,7 @@ ordinary prompt, and //text sends /text literally.`,
 	if cc, _, err := cmd.Find([]string{"completion"}); err == nil && cc != cmd {
 		cc.Example = "  yolop completion bash > ~/.local/share/bash-completion/completions/yolop\n  yolop completion zsh > \"${fpath[1]}/_yolop\"\n  yolop completion fish > ~/.config/fish/completions/yolop.fish"
 	}
-	cmd.AddCommand(version.NewCmdVersion(fac, nil), sessions.NewCmdSessions(fac, nil), checkpoints.NewCmdCheckpoints(fac, nil), worktree.NewCmdWorktree(fac), newDemoCmd(o), land.NewCmdDiff(fac, nil), land.NewCmdApply(fac, nil), land.NewCmdCommit(fac, nil))
+	cmd.AddCommand(version.NewCmdVersion(fac, nil), sessions.NewCmdSessions(fac, nil), checkpoints.NewCmdCheckpoints(fac, nil), worktree.NewCmdWorktree(fac), demo.NewCmdDemo(fac, nil), land.NewCmdDiff(fac, nil), land.NewCmdApply(fac, nil), land.NewCmdCommit(fac, nil))
 	return cmd
 }
 
