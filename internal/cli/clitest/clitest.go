@@ -92,8 +92,13 @@ func Run(path string, cmd *cobra.Command, argv string) error {
 		parent = c
 	}
 	parent.AddCommand(cmd)
-	root.SetArgs(append(append(names[1:], cmd.Name()), Split(argv)...))
-	_, err := root.ExecuteContextC(context.Background())
+	return Exec(root, strings.Join(append(append(names[1:], cmd.Name()), argv), " "))
+}
+
+// Exec runs the root command cmd with the shell words of argv.
+func Exec(cmd *cobra.Command, argv string) error {
+	cmd.SetArgs(Split(argv))
+	_, err := cmd.ExecuteContextC(context.Background())
 	return err
 }
 

@@ -1,4 +1,4 @@
-package cli
+package root
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 func TestEveryCommandHasAnExample(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	root := newRoot(cmdutil.New(&cmdutil.IOStreams{Out: &out, ErrOut: &out}))
+	root := NewCmdRoot(cmdutil.New(&cmdutil.IOStreams{Out: &out, ErrOut: &out}), nil)
 	root.InitDefaultHelpCmd()
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
