@@ -190,7 +190,7 @@ func TestEdgeRules(t *testing.T) {
 		t.Errorf("JSON asked after --: %+v", got)
 	}
 	// A command's own usage failure: no hint.
-	got = failAt(edge{}, cmdutil.ToldUsage(errorsNew("stdin is not a terminal")))
+	got = failAt(edge{}, cmdutil.Told(cmdutil.Usagef("stdin is not a terminal")))
 	if got.exit != 2 || got.stderr != "yolop: stdin is not a terminal\n" {
 		t.Errorf("reported usage failure: %+v", got)
 	}

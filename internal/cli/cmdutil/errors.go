@@ -43,10 +43,6 @@ func (e *ToldError) Unwrap() error { return e.Err }
 // the selected format, with its code and exit status.
 func Told(err error) error { return &ToldError{Err: err} }
 
-// ToldUsage is Told for a failure that is the caller's to fix like a bad
-// flag (exit 2, code usage) though it is not a flag error.
-func ToldUsage(err error) error { return Told(fault.With(fault.Usage, err)) }
-
 // ToldAfter is Told for a failure that follows from one a host has
 // already reported with code: it keeps that code.
 func ToldAfter(code fault.Code, err error) error { return Told(fault.With(code, err)) }

@@ -24,7 +24,7 @@ func (o *RootOptions) check(sessionSet bool) error {
 	}
 	var err error
 	if o.Mode, o.ModeExplicit, err = o.workspaceMode(); err != nil {
-		return cmdutil.ToldUsage(err)
+		return cmdutil.Told(err)
 	}
 	if err := o.Flags.CheckSandbox(); err != nil {
 		return err
@@ -40,7 +40,7 @@ func (o *RootOptions) check(sessionSet bool) error {
 		// cannot read keys or draw, and `echo prompt | yolop` is almost
 		// always meant as `yolop -p -`.
 		if err := needTerminal(o.IO, o.Resume); err != nil {
-			return cmdutil.ToldUsage(err)
+			return cmdutil.Told(err)
 		}
 	}
 	return nil
