@@ -23,10 +23,11 @@ import (
 
 // Main runs yolop and returns the process exit code.
 func Main() int {
+	streams := cmdutil.System()
 	// The environment yolop was started with (its keys) stays in its
 	// memory: no command running as the same user may read it.
 	if err := spawn.Seal(); err != nil {
-		fmt.Fprintf(os.Stderr, "yolop: warning: %v; commands running as you can read yolop's environment and memory\n", err)
+		fmt.Fprintf(streams.ErrOut, "yolop: warning: %v; commands running as you can read yolop's environment and memory\n", err)
 	}
 	// A reader that goes away (yolop -p … | head -1, a closed terminal)
 	// must not kill a turn halfway: with SIGPIPE handled, a write to a
@@ -34,7 +35,7 @@ func Main() int {
 	// to its end and is recorded. (A handled signal, unlike an ignored
 	// one, is reset for the commands the tools run.)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	return Run(os.Args[1:], cmdutil.System())
+	return Run(os.Args[1:], streams)
 }
 
 // Run runs yolop with args and streams; it returns the exit code.
