@@ -9,14 +9,15 @@ import (
 	"github.com/yolop-dev/yolop/internal/catalog"
 )
 
-// OpenOrLatest opens session id for reading and, unless o says
-// otherwise, writing (checkpoints); see openOrLatest.
+// OpenOrLatest opens session id, or the latest of this repository for
+// "", as a live session with o's other options (checkpoints asks for
+// ForReading); see openOrLatest.
 func (f *Factory) OpenOrLatest(ctx context.Context, id string, o app.Options) (*app.Session, error) {
 	return openOrLatest(ctx, f, id, o, f.Open)
 }
 
-// OpenLandOrLatest opens session id for diff, apply and commit; see
-// openOrLatest.
+// OpenLandOrLatest opens session id, or the latest of this repository
+// for "", for diff, apply and commit; see openOrLatest.
 func (f *Factory) OpenLandOrLatest(ctx context.Context, id string) (app.Lander, error) {
 	return openOrLatest(ctx, f, id, app.Options{}, f.OpenLand)
 }
