@@ -15,6 +15,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/cli/cmdutil"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
@@ -32,7 +33,7 @@ type failOut struct {
 
 func failAt(e edge, err error) failOut {
 	var out, errOut bytes.Buffer
-	e.io = IO{Out: &out, ErrOut: &errOut}
+	e.io = &cmdutil.IOStreams{Out: &out, ErrOut: &errOut}
 	if e.path == "" {
 		e.path = "yolop"
 	}
@@ -88,7 +89,7 @@ func TestErrorCodes(t *testing.T) {
 		for _, final := range []bool{false, true} {
 			var ferr error = err
 			if final {
-				ferr = &told{err: err}
+				ferr = cmdutil.Told(err)
 			}
 			got := failAt(edge{json: true}, ferr)
 			code, msg := jsonError(t, got.stdout)
@@ -189,7 +190,7 @@ func TestEdgeRules(t *testing.T) {
 		t.Errorf("JSON asked after --: %+v", got)
 	}
 	// A command's own usage failure: no hint.
-	got = failAt(edge{}, (&rootOptions{}).reportUsage(errorsNew("stdin is not a terminal")))
+	got = failAt(edge{}, cmdutil.Told(cmdutil.Usagef("stdin is not a terminal")))
 	if got.exit != 2 || got.stderr != "yolop: stdin is not a terminal\n" {
 		t.Errorf("reported usage failure: %+v", got)
 	}
@@ -199,7 +200,7 @@ func TestEdgeRules(t *testing.T) {
 	if code, _ := jsonError(t, got.stdout); got.exit != 130 || code != "interrupted" {
 		t.Errorf("interrupted: %+v", got)
 	}
-	got = failAt(edge{json: true, interrupted: true}, (&rootOptions{}).report(conflict))
+	got = failAt(edge{json: true, interrupted: true}, cmdutil.Told(conflict))
 	if code, msg := jsonError(t, got.stdout); got.exit != 1 || code != "conflict" || msg != "apply: conflicts" {
 		t.Errorf("reported while interrupted: %+v", got)
 	}
@@ -209,7 +210,7 @@ func TestEdgeRules(t *testing.T) {
 	}
 	// Already reported: only the exit status.
 	for _, c := range fault.Table() {
-		got = failAt(edge{json: true}, shownAs(c.Code))
+		got = failAt(edge{json: true}, cmdutil.ShownAs(c.Code))
 		if got.exit != c.Exit || got.stdout != "" || got.stderr != "" {
 			t.Errorf("shown %s: %+v", c.Code, got)
 		}

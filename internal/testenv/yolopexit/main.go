@@ -31,9 +31,7 @@ func main() {
 	cmd := exec.Command(bin, os.Args[1:]...)
 	cmd.Args[0] = "yolop"
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	// A script that kills this process kills yolop with it, as it would
-	// kill yolop itself.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = diesWithParent()
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
 	if err := cmd.Start(); err != nil {

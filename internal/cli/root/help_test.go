@@ -1,10 +1,12 @@
-package cli
+package root
 
 import (
 	"bytes"
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/yolop-dev/yolop/internal/cli/cmdutil"
 )
 
 // TestEveryCommandHasAnExample: --help of every command shows how to use
@@ -12,7 +14,7 @@ import (
 func TestEveryCommandHasAnExample(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	root := newRoot(IO{Out: &out, ErrOut: &out})
+	root := NewCmdRoot(cmdutil.New(&cmdutil.IOStreams{Out: &out, ErrOut: &out}), nil)
 	root.InitDefaultHelpCmd()
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

@@ -1,9 +1,11 @@
-package cli
+package demo
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/yolop-dev/yolop/internal/cli/clitest"
 )
 
 // A go run build's binary is gone when it exits, and `go run ./cmd/yolop`
@@ -43,5 +45,36 @@ func TestSelfCommandOfAGoRunBuild(t *testing.T) {
 	}
 	if cmd, goRun := selfCommandFor(bin, bin, src); cmd != "yolop" || goRun {
 		t.Errorf("installed: %q %v", cmd, goRun)
+	}
+}
+
+func TestNewCmdDemo(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		argv string
+		dir  string
+		keep bool
+		err  string
+	}{
+		{name: "a temporary directory", argv: ""},
+		{name: "keep", argv: "--keep", keep: true},
+		{name: "a directory", argv: "--dir /tmp/yolop-demo --keep", dir: "/tmp/yolop-demo", keep: true},
+		{name: "dir without a directory", argv: "--dir", err: "usage: flag needs an argument: --dir"},
+		{name: "an argument", argv: "tour", err: `usage: yolop demo takes no arguments, got "tour"`},
+		{name: "unknown flag", argv: "--fast", err: "usage: unknown flag: --fast"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f, _ := clitest.Factory(t)
+			o, err := clitest.Parse(f, "yolop", NewCmdDemo, tt.argv)
+			if err != tt.err {
+				t.Fatalf("error %q, want %q", err, tt.err)
+			}
+			if err == "" && (o.Dir != tt.dir || o.Keep != tt.keep || o.Ctx == nil) {
+				t.Errorf("dir %q keep %v, want %q %v", o.Dir, o.Keep, tt.dir, tt.keep)
+			}
+		})
 	}
 }

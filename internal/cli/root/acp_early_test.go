@@ -1,4 +1,4 @@
-package cli
+package root
 
 import (
 	"bufio"
@@ -39,7 +39,7 @@ func dialACP(t *testing.T, o app.Options) *rpc {
 	c := &rpc{t: t, in: inW, msgs: make(chan map[string]json.RawMessage, 256), done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
-		_ = acp.Serve(context.Background(), inR, outW, acpOpener{base: o}, io.Discard)
+		_ = acp.Serve(context.Background(), inR, outW, acpOpener{base: o, open: app.Open}, io.Discard)
 		outW.Close()
 	}()
 	go func() {
