@@ -17,6 +17,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/fault"
+	"github.com/yolop-dev/yolop/internal/fsutil"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/gitstate"
 	"github.com/yolop-dev/yolop/internal/land"
@@ -537,7 +538,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 			return cause
 		}
 		m := &worktree.Manager{DataDir: o.DataDir}
-		if _, err := m.Remove(context.WithoutCancel(ctx), worktreeInfo(ws), ws.SessionID, true); err != nil {
+		if _, err := m.Remove(context.WithoutCancel(ctx), worktree.InfoOf(ws), ws.SessionID, true); err != nil {
 			return fmt.Errorf("%w (and removing its new worktree %s failed: %v)", cause, ws.Worktree.Path, err)
 		}
 		return cause
@@ -630,26 +631,13 @@ const MaxPromptBytes = 4 << 20
 // ErrPromptTooLarge refuses a prompt over MaxPromptBytes.
 var ErrPromptTooLarge = fault.New(fault.PromptTooLarge, "the prompt is too large")
 
-// sizeText is n bytes for a person: "20.0 MB", "4 MB", "512 bytes".
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MB", n>>20)
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
 // Prompt runs one turn. The session is created on disk by its first turn.
 func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.Update)) (TurnResult, error) {
 	if strings.TrimSpace(text) == "" {
 		return TurnResult{}, errors.New("empty prompt: type what the agent should do")
 	}
 	if len(text) > MaxPromptBytes {
-		return TurnResult{}, fmt.Errorf("%w: it is %d bytes (%s), %d more than the %d bytes (4 MB, about a million tokens, more than a model's context holds) yolop takes: save the text as a file in the workspace and ask the agent to read the part it needs (nothing was sent or recorded)", ErrPromptTooLarge, len(text), sizeText(int64(len(text))), len(text)-MaxPromptBytes, MaxPromptBytes)
+		return TurnResult{}, fmt.Errorf("%w: it is %d bytes (%s), %d more than the %d bytes (4 MB, about a million tokens, more than a model's context holds) yolop takes: save the text as a file in the workspace and ask the agent to read the part it needs (nothing was sent or recorded)", ErrPromptTooLarge, len(text), fsutil.SizeText(int64(len(text))), len(text)-MaxPromptBytes, MaxPromptBytes)
 	}
 	ctx, end, err := s.begin(ctx, true)
 	if err != nil {

@@ -211,10 +211,10 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	var added worktree.Info
 	if ws.Kind == session.KindWorktree && ws.Worktree != nil {
 		m := &worktree.Manager{DataDir: dataDir}
-		info, present, err := m.CheckLink(worktreeInfo(ws))
+		info, present, err := m.CheckLink(worktree.InfoOf(ws))
 		if err == nil && !present {
 			// Deleted: put it back now (git worktree add).
-			info, err = m.Ensure(ctx, worktreeInfo(ws))
+			info, err = m.Ensure(ctx, worktree.InfoOf(ws))
 			recreated, added = err == nil && info.Recreated, info
 		}
 		if errors.Is(err, git.ErrLinkBroken) {
@@ -542,10 +542,6 @@ func applyRefs(dataDir string, ws session.Workspace) func(context.Context) ([]ch
 	}
 }
 
-func worktreeInfo(ws session.Workspace) worktree.Info {
-	return worktree.Info{Path: ws.Worktree.Path, Branch: ws.Worktree.Branch, Base: ws.Worktree.Base, RepoRoot: ws.RepoRoot, CommonDir: ws.CommonDir}
-}
-
 // lateCheckpoints lets the tools be built before the controller exists.
 type lateCheckpoints struct{ ctl *checkpoint.Controller }
 
@@ -624,7 +620,7 @@ func captureBudget() (time.Duration, error) {
 func refill(ctx context.Context, p *Parts, ws session.Workspace, info worktree.Info, readOnly string) string {
 	head := fmt.Sprintf("The session's worktree %s had been deleted; yolop added it again on branch %s", ws.Worktree.Path, ws.Worktree.Branch)
 	if info.BranchRecreated {
-		head = fmt.Sprintf("The session's worktree %s and its branch %s had been deleted; yolop made the branch again at the commit the session's work started from (%s) and added the worktree on it", ws.Worktree.Path, ws.Worktree.Branch, short(ws.Worktree.Base))
+		head = fmt.Sprintf("The session's worktree %s and its branch %s had been deleted; yolop made the branch again at the commit the session's work started from (%s) and added the worktree on it", ws.Worktree.Path, ws.Worktree.Branch, git.ShortOID(ws.Worktree.Base))
 	}
 	committed := "its committed files only"
 	if info.BranchRecreated {
@@ -640,7 +636,7 @@ func refill(ctx context.Context, p *Parts, ws session.Workspace, info worktree.I
 	var from checkpoint.FilesSource
 	for _, c := range p.Controller.FilesLeft() {
 		if _, err := git.New(ws.CommonDir).Run(ctx, "cat-file", "-e", c.Tree+"^{tree}"); err != nil {
-			gone = append(gone, short(c.Tree))
+			gone = append(gone, git.ShortOID(c.Tree))
 			continue
 		}
 		from = c
@@ -674,14 +670,6 @@ func refill(ctx context.Context, p *Parts, ws session.Workspace, info worktree.I
 		note += fmt.Sprintf(" The end of %s was never captured, so anything %s changed is missing.", strings.Join(from.Missing, ", "), them)
 	}
 	return note
-}
-
-// short is a commit or tree id as the user is shown it.
-func short(oid string) string {
-	if len(oid) > 12 {
-		return oid[:12]
-	}
-	return oid
 }
 
 // mcpWorktreeNote tells an editor's user where its MCP servers work; the

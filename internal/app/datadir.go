@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/yolop-dev/yolop/internal/fault"
+	"github.com/yolop-dev/yolop/internal/fsutil"
 )
 
 // ErrDataDirInRepo refuses to start a session whose repository's working
@@ -22,7 +23,7 @@ func checkDataDirOutside(dataDir, dir string) error {
 	if top == "" {
 		return nil
 	}
-	d := resolveExisting(dataDir)
+	d := fsutil.ResolveExisting(dataDir)
 	rel, err := filepath.Rel(top, d)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return nil
@@ -33,7 +34,7 @@ func checkDataDirOutside(dataDir, dir string) error {
 // repoTop returns the top level of the git working tree holding dir (the
 // nearest directory with a .git entry, symlinks resolved), "" outside one.
 func repoTop(dir string) string {
-	d := resolveExisting(dir)
+	d := fsutil.ResolveExisting(dir)
 	for {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
 			return d
@@ -43,23 +44,5 @@ func repoTop(dir string) string {
 			return ""
 		}
 		d = up
-	}
-}
-
-// resolveExisting resolves the symlinks of p's longest existing prefix
-// (a data directory may not exist yet).
-func resolveExisting(p string) string {
-	p = filepath.Clean(p)
-	var rest []string
-	for {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(append([]string{r}, rest...)...)
-		}
-		up := filepath.Dir(p)
-		if up == p {
-			return filepath.Join(append([]string{p}, rest...)...)
-		}
-		rest = append([]string{filepath.Base(p)}, rest...)
-		p = up
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/fault"
+	"github.com/yolop-dev/yolop/internal/fsutil"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/session"
@@ -69,7 +70,7 @@ func (s *Session) landSession(ctx context.Context) (land.Session, error) {
 	// a slash command run in another checkout of the same repository
 	// applies there. A directory of another repository does not count.
 	if !s.homeFixed && s.opts.Dir != "" {
-		if top, ok := checkoutOf(ctx, s.opts.Dir, ws.CommonDir); ok && !samePath(top, ls.Worktree) {
+		if top, ok := checkoutOf(ctx, s.opts.Dir, ws.CommonDir); ok && !fsutil.SameDir(top, ls.Worktree) {
 			ls.Checkout = top
 		}
 	}
@@ -99,13 +100,7 @@ func checkoutOf(ctx context.Context, dir, common string) (string, bool) {
 	if !filepath.IsAbs(c) {
 		c = filepath.Join(dir, c)
 	}
-	return f[0], samePath(c, common)
-}
-
-func samePath(a, b string) bool {
-	ra, err1 := filepath.EvalSymlinks(a)
-	rb, err2 := filepath.EvalSymlinks(b)
-	return err1 == nil && err2 == nil && ra == rb
+	return f[0], fsutil.SameDir(c, common)
 }
 
 // refuseWhileRunning refuses to apply or commit files a turn is still

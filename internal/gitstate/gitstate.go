@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/git"
 )
 
 // File is the journal of the records in the session directory.
@@ -208,16 +209,9 @@ func PreviewWarnings(dir, top, common string) func(target string, undone []strin
 		for _, r := range recs {
 			if r.Turn == target && r.Head != "" && now != "" && r.Head != now {
 				out = append(out, checkpoint.Warning{Kind: "head_moved", Turn: target,
-					Message: fmt.Sprintf("HEAD moved since %s (from %s to %s): the restored files are what they were then, so they show as changes against the current HEAD; your commits are untouched", target, shortOID(r.Head), shortOID(now))})
+					Message: fmt.Sprintf("HEAD moved since %s (from %s to %s): the restored files are what they were then, so they show as changes against the current HEAD; your commits are untouched", target, git.ShortOID(r.Head), git.ShortOID(now))})
 			}
 		}
 		return out
 	}
-}
-
-func shortOID(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
 }

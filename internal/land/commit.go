@@ -236,7 +236,7 @@ func WorktreeBranch(worktree, recorded string) (branch, note string) {
 	case h.Branch != "":
 		return h.Branch, fmt.Sprintf("the agent switched to it from the session's branch %s", recorded)
 	default:
-		return recorded, fmt.Sprintf("the agent detached HEAD at %s: the worktree is on no branch, and commits made there do not move this one", short(h.Detached))
+		return recorded, fmt.Sprintf("the agent detached HEAD at %s: the worktree is on no branch, and commits made there do not move this one", git.ShortOID(h.Detached))
 	}
 }
 

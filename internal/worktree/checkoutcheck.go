@@ -116,7 +116,7 @@ func submoduleText(paths []string) string {
 func (c *CheckoutCheck) checkoutWarning(ctx context.Context, root, head string) string {
 	out, err := git.New(root).Run(context.WithoutCancel(ctx), "status", "--porcelain", "-z", "--untracked-files=normal", "--ignore-submodules=dirty")
 	if err != nil {
-		return fmt.Sprintf("your checkout %s could not be checked for uncommitted changes (%v); the session's worktree starts from your last commit %s and has none of them", root, err, short(head))
+		return fmt.Sprintf("your checkout %s could not be checked for uncommitted changes (%v); the session's worktree starts from your last commit %s and has none of them", root, err, git.ShortOID(head))
 	}
 	var paths []string
 	var instr []string // what the agent will not read as the user has it
@@ -160,7 +160,7 @@ func (c *CheckoutCheck) checkoutWarning(ctx context.Context, root, head string) 
 		changes = "1 uncommitted change"
 	}
 	rest := fmt.Sprintf("your checkout %s has %s (%s%s) that this session does not see: its worktree starts from your last commit %s. Commit or stash them and start a new session if the agent needs them; `yolop apply` merges the session's work with them later",
-		root, changes, strings.Join(list, ", "), more, short(head))
+		root, changes, strings.Join(list, ", "), more, git.ShortOID(head))
 	if lead != "" {
 		// A new sentence after the instructions' one.
 		rest = "Y" + rest[1:]

@@ -378,7 +378,7 @@ func (m *Manager) awaitPreparation(ctx context.Context, dir string) (waited bool
 		if r == nil {
 			continue // another start waits for this one
 		}
-		m.notify(fmt.Sprintf("waiting for the spare worktree being prepared in the background (yolop process %d, at commit %s) instead of checking out a second one beside it…", rec.PID, short(rec.Commit)))
+		m.notify(fmt.Sprintf("waiting for the spare worktree being prepared in the background (yolop process %d, at commit %s) instead of checking out a second one beside it…", rec.PID, git.ShortOID(rec.Commit)))
 		start := time.Now()
 		out, err := m.watch(ctx, lock)
 		r.release()
