@@ -399,7 +399,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		s.state = p
 		return s, nil
 	}
-	if err := checkDataDirOutside(o.DataDir, o.Dir); err != nil {
+	if err := config.CheckDataDir(o.DataDir, o.Dir); err != nil {
 		return nil, err
 	}
 	d := &draft{ws: session.Workspace{SessionID: session.NewID(), Kind: session.KindConversation, ActiveRoot: o.Dir, Provider: prov.Name(), Model: prov.Model()}, dir: o.Dir, expectWS: true, contextWindow: o.Provider.ContextWindow}
@@ -961,15 +961,15 @@ func (s *Session) folderWorkspace(ctx context.Context, ws *session.Workspace, in
 	s.mu.Lock()
 	notice := s.folderNotice
 	s.mu.Unlock()
-	lim, err := loadFolderLimits()
+	lim, err := config.Folder()
 	if err != nil {
 		return err
 	}
-	maxFiles := lim.maxFiles
+	maxFiles := lim.MaxFiles
 	if explicit {
 		maxFiles = 0
 	}
-	gitDir, err := worktree.PrepareFolder(ctx, o.DataDir, folder, maxFiles, lim.maxFileSize, notice)
+	gitDir, err := worktree.PrepareFolder(ctx, o.DataDir, folder, maxFiles, lim.MaxFileSize, notice)
 	if err != nil {
 		return folderRefusal(err)
 	}
@@ -988,4 +988,14 @@ func goneReason(err error) string {
 		}
 	}
 	return msg
+}
+
+// folderRefusal gives a folder's refusal the type hosts show as a
+// refusal (ACP: "Refused (code): …"), with its code.
+func folderRefusal(err error) error {
+	var fe *worktree.FolderError
+	if errors.As(err, &fe) {
+		return &checkpoint.Error{Code: string(fe.Code), Msg: fe.Msg, Err: fe.Err}
+	}
+	return err
 }

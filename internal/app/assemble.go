@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -157,7 +156,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	// Last before the lock goes: nothing of this process's commands and
 	// MCP servers outlives the session, not even when a helper was killed.
 	p.onClose(func() error { return spawn.SweepSession(sess.Path(spawn.LedgerFile), sess.ID) })
-	settings, err := toolSettings()
+	settings, err := config.Settings()
 	if err != nil {
 		return nil, err
 	}
@@ -249,11 +248,11 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			}
 		}
 		if linkRO == "" {
-			budget, err := captureBudget()
+			budget, err := config.CaptureBudget()
 			if err != nil {
 				return nil, err
 			}
-			watchOpts, err := watchOptions()
+			watchOpts, err := config.Watch()
 			if err != nil {
 				return nil, err
 			}
@@ -292,11 +291,11 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		}
 		p.checkout = worktree.NewCheckoutHold(ws.CommonDir, ws.RepoRoot, sess.ID, ws.Folder)
 		p.onClose(p.checkout.Close)
-		budget, err := captureBudget()
+		budget, err := config.CaptureBudget()
 		if err != nil {
 			return nil, err
 		}
-		watchOpts, err := watchOptions()
+		watchOpts, err := config.Watch()
 		if err != nil {
 			return nil, err
 		}
@@ -305,14 +304,14 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			if ws.Folder {
 				// A folder outside git: its private repository in the
 				// data directory, made again if it was deleted.
-				lim, err := loadFolderLimits()
+				lim, err := config.Folder()
 				if err != nil {
 					return nil, "", err
 				}
-				if _, err := snapshot.ImportFolder(ctx, snapshot.ImportOptions{GitDir: ws.CommonDir, Folder: ws.RepoRoot, MaxFileSize: lim.maxFileSize}); err != nil {
+				if _, err := snapshot.ImportFolder(ctx, snapshot.ImportOptions{GitDir: ws.CommonDir, Folder: ws.RepoRoot, MaxFileSize: lim.MaxFileSize}); err != nil {
 					return nil, "workspace snapshots unavailable: " + err.Error(), nil
 				}
-				so.GitDir, so.CommonDir, so.Folder, so.MaxFileSize = ws.CommonDir, ws.CommonDir, true, lim.maxFileSize
+				so.GitDir, so.CommonDir, so.Folder, so.MaxFileSize = ws.CommonDir, ws.CommonDir, true, lim.MaxFileSize
 			}
 			eng, err := snapshot.Open(ctx, so)
 			if err != nil {
@@ -389,9 +388,9 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		}
 		// The editor's servers (no call timeout of their own) get the
 		// settings' [mcp] call_timeout.
-		timeout, err := settings.MCPCallTimeout("", provider.DefaultSettingsPath(os.Getenv))
+		timeout, err := config.MCPCallTimeout(settings)
 		if err != nil {
-			return nil, fmt.Errorf("settings: %w", err)
+			return nil, err
 		}
 		p.MCP = mcp.Start(ctx, mcp.WithCallTimeout(o.MCP, timeout), root, mcp.Confine(sess.ID, sess.Path(spawn.LedgerFile), p.Sandbox))
 		p.onClose(p.MCP.Close)
@@ -419,7 +418,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			return system.Prompt(ws, system.WorkspaceStatus(context.Background(), eng, ws, lastEnd), noWS, level, shellEnv, opened)
 		}
 	}
-	compact, err := compactAt()
+	compact, err := config.CompactAt()
 	if err != nil {
 		return nil, err
 	}
@@ -557,58 +556,11 @@ func (l *lateCheckpoints) QueuePreview(ctx context.Context, r tools.CheckpointRe
 	return l.ctl.QueuePreview(ctx, r)
 }
 
-// compactAt reads YOLOP_COMPACT_TOKENS: the context size in tokens that
-// triggers an automatic compaction (0 turns it off); 120000 when unset.
-func compactAt() (int, error) {
-	v := os.Getenv("YOLOP_COMPACT_TOKENS")
-	if v == "" {
-		return 120000, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("YOLOP_COMPACT_TOKENS=%q is not a token count (a whole number, 0 turns automatic compaction off)", v)
-	}
-	return n, nil
-}
-
-// captureBudget reads YOLOP_CAPTURE_BUDGET (a Go duration such as "20s"):
-// how long a workspace capture may take before the checkpoint is labelled
-// conversation only. Unset means the snapshot engine's default.
-// watchOptions reads $YOLOP_WATCH_BUDGET, the most inotify watches a
-// session's file watcher may hold (default: a quarter of the user's free
-// max_user_watches; below 2 there is no watcher and every capture walks).
-func watchOptions() (snapshot.WatchOptions, error) {
-	v := os.Getenv("YOLOP_WATCH_BUDGET")
-	if v == "" {
-		return snapshot.WatchOptions{}, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return snapshot.WatchOptions{}, fmt.Errorf("YOLOP_WATCH_BUDGET=%q is not a number of watches (e.g. 8192; 0 means no watcher)", v)
-	}
-	if n == 0 {
-		n = -1 // none: Budget 0 would mean the default
-	}
-	return snapshot.WatchOptions{Budget: n}, nil
-}
-
 // watchOptsFor arms a one-shot process's watcher with its first walk: it
 // has no time for one of its own before its last capture.
 func watchOptsFor(w snapshot.WatchOptions, o Options) snapshot.WatchOptions {
 	w.ArmWithWalk = o.OneShot
 	return w
-}
-
-func captureBudget() (time.Duration, error) {
-	v := os.Getenv("YOLOP_CAPTURE_BUDGET")
-	if v == "" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("YOLOP_CAPTURE_BUDGET=%q is not a positive duration (e.g. 30s or 2m)", v)
-	}
-	return d, nil
 }
 
 // refill puts back, into a session worktree that was deleted and has just

@@ -5,7 +5,9 @@ package app
 
 import (
 	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/sandbox"
 )
 
 // Info describes an open session for status bars and headers.
@@ -88,4 +90,23 @@ type TurnResult struct {
 type ToolCall struct {
 	Name   string `json:"name"`
 	Status string `json:"status"`
+}
+
+// sandboxInfo is the sandbox part of Info.
+func sandboxInfo(in *Info, st sandbox.Status) {
+	in.Sandbox = string(st.InForce)
+	if w := st.Warning(); w != "" {
+		in.Warnings = []string{w}
+	}
+}
+
+// draftSandbox is the sandbox a session that does not exist yet will have,
+// so hosts can say what is not confined before its first turn. A settings
+// error is left for the first turn to report.
+func draftSandbox(level string) sandbox.Status {
+	st, err := config.SandboxStatus(level)
+	if err != nil {
+		return sandbox.Status{}
+	}
+	return st
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/land"
@@ -152,7 +153,7 @@ func TestErrorsCarryTheirCodes(t *testing.T) {
 		{wrap(session.ErrNotFound), fault.UnknownSession},
 		{wrap(&session.NotFoundError{ID: "s_1", Dir: "/d"}), fault.UnknownSession},
 		{wrap(catalog.ErrNoSession), fault.NoSession},
-		{wrap(app.ErrDataDirInRepo), fault.DataDirInRepo},
+		{wrap(config.ErrDataDirInRepo), fault.DataDirInRepo},
 		{wrap(app.ErrPromptTooLarge), fault.PromptTooLarge},
 		{&catalog.BadQueryError{Err: errorsNew("empty query")}, fault.Usage},
 	}
