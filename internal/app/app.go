@@ -232,7 +232,7 @@ func (p *Parts) info(prov provider.Provider) Info {
 	if in.Workspace {
 		in.WorkspaceReason = ""
 		if p.git != nil {
-			if why := p.git.unavailable(); why != "" {
+			if why := p.git.Unavailable(); why != "" {
 				in.Workspace, in.WorkspaceReason = false, why
 			}
 		}
@@ -703,8 +703,8 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 			// Said once per session, before any tool runs: on the turn
 			// that created it.
 			why := p.NoWorkspace
-			if p.git != nil && p.git.unavailable() != "" {
-				why = p.git.unavailable()
+			if p.git != nil && p.git.Unavailable() != "" {
+				why = p.git.Unavailable()
 			}
 			told = append(told, "conversation only — files are not snapshotted here ("+why+"); rewind restores the conversation, not the files")
 		}

@@ -55,7 +55,7 @@ type Parts struct {
 	Compactions *timeline.CompactionLog
 	// git opens the worktree check and the snapshot engine on first use
 	// (nil for a session without workspace snapshots); see engine.
-	git        *gitParts
+	git        *snapshot.Lazy
 	Tasks      *tools.Tasks
 	Tools      *tools.Set
 	Agent      *agent.Agent
@@ -97,8 +97,7 @@ func (p *Parts) engine(ctx context.Context) (*snapshot.Engine, error) {
 	if p.git == nil {
 		return nil, nil
 	}
-	eng, _, err := p.git.get(ctx)
-	return eng, err
+	return p.git.Get(ctx)
 }
 
 // Snapshots returns the session's snapshot engine (opening it: git
@@ -258,24 +257,21 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			}
 			// Ensure verified a re-added worktree already.
 			verified := !present
-			p.git = &gitParts{open: func(ctx context.Context) (*snapshot.Engine, string, error) {
+			p.git = snapshot.NewLazy(func(ctx context.Context) (*snapshot.Engine, error) {
 				if !verified {
 					if err := m.Verify(ctx, info); err != nil {
-						return nil, "", fmt.Errorf("worktree: %w", err)
+						return nil, fmt.Errorf("worktree: %w", err)
 					}
 				}
 				eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, GitDir: ws.Worktree.GitDir, Seal: worktree.SealOf(ws.Worktree), SeedSettled: ws.Recycled, KnownClean: o.knownClean, KnownWalk: o.knownWalk, OwnIndex: true})
 				if err != nil {
-					if errors.Is(err, git.ErrConfigChanged) {
-						p.git.cause = err
-					}
-					return nil, "workspace snapshots unavailable: " + err.Error(), nil
+					return nil, &snapshot.UnavailableError{Err: err}
 				}
 				if o.Watch {
 					eng.Watch(watchOptsFor(watchOpts, o))
 				}
-				return eng, "", nil
-			}}
+				return eng, nil
+			})
 			if snaps, err = p.lazyEngine(ctx, gitNow); err != nil {
 				return nil, err
 			}
@@ -299,29 +295,29 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		if err != nil {
 			return nil, err
 		}
-		p.git = &gitParts{open: func(ctx context.Context) (*snapshot.Engine, string, error) {
+		p.git = snapshot.NewLazy(func(ctx context.Context) (*snapshot.Engine, error) {
 			so := snapshot.Options{Worktree: ws.RepoRoot, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit}
 			if ws.Folder {
 				// A folder outside git: its private repository in the
 				// data directory, made again if it was deleted.
 				lim, err := config.Folder()
 				if err != nil {
-					return nil, "", err
+					return nil, err
 				}
 				if _, err := snapshot.ImportFolder(ctx, snapshot.ImportOptions{GitDir: ws.CommonDir, Folder: ws.RepoRoot, MaxFileSize: lim.MaxFileSize}); err != nil {
-					return nil, "workspace snapshots unavailable: " + err.Error(), nil
+					return nil, &snapshot.UnavailableError{Err: err}
 				}
 				so.GitDir, so.CommonDir, so.Folder, so.MaxFileSize = ws.CommonDir, ws.CommonDir, true, lim.MaxFileSize
 			}
 			eng, err := snapshot.Open(ctx, so)
 			if err != nil {
-				return nil, "workspace snapshots unavailable: " + err.Error(), nil
+				return nil, &snapshot.UnavailableError{Err: err}
 			}
 			if o.Watch {
 				eng.Watch(watchOptsFor(watchOpts, o))
 			}
-			return eng, "", nil
-		}}
+			return eng, nil
+		})
 		if snaps, err = p.lazyEngine(ctx, gitNow); err != nil {
 			return nil, err
 		}
@@ -493,24 +489,18 @@ func planSandbox(sess *session.Session, ws session.Workspace, level string, st p
 // so the next process never meets a live index.lock.
 func (p *Parts) lazyEngine(ctx context.Context, gitNow bool) (checkpoint.Snapshots, error) {
 	g := p.git
-	p.onClose(func() error {
-		if eng := g.opened(); eng != nil {
-			// Close stops its watcher too, and waits.
-			return eng.Close()
-		}
-		return nil
-	})
+	p.onClose(g.Close)
 	if gitNow {
-		eng, noWS, err := g.get(ctx)
+		eng, err := g.Get(ctx)
 		if err != nil {
 			return nil, err
 		}
 		if eng == nil {
-			p.NoWorkspace, p.git = noWS, nil
+			p.NoWorkspace, p.git = g.Unavailable(), nil
 			return nil, nil
 		}
 	}
-	return lazySnapshots{g: g}, nil
+	return g, nil
 }
 
 // applyRefs lists, for `checkpoints --all`, the captures of the user's

@@ -35,8 +35,8 @@ func (s *Session) landSession(ctx context.Context) (land.Session, error) {
 	if err != nil {
 		return ls, err
 	}
-	if eng == nil && p.git != nil && p.git.cause != nil {
-		return ls, p.git.cause
+	if eng == nil && p.git != nil && errors.Is(p.git.Cause(), git.ErrConfigChanged) {
+		return ls, p.git.Cause()
 	}
 	if ws.Kind == session.KindInPlace && eng != nil {
 		ls.InPlace, ls.Worktree, ls.Engine, ls.Folder = true, eng.Root(), eng, ws.Folder

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -46,7 +45,7 @@ func openView(o Options, why string) (*view, error) {
 	noWS := ws.NoWorkspaceReason
 	if ws.Kind == session.KindWorktree && ws.Worktree != nil {
 		if st, err := os.Stat(ws.Worktree.Path); err == nil && st.IsDir() {
-			snaps = readSnapshots{snapshot.NewDiffer(ws.Worktree.Path, sess.Path("snapshot"))}
+			snaps = snapshot.NewReadOnly(ws.Worktree.Path, sess.Path("snapshot"))
 		} else {
 			noWS = fmt.Sprintf("the session worktree %s is missing", ws.Worktree.Path)
 		}
@@ -85,31 +84,6 @@ func (v *view) info(prov provider.Provider) Info {
 	in.Notices = v.notices
 	return in
 }
-
-// readSnapshots compares snapshot trees and refuses to capture or restore:
-// a view never writes.
-type readSnapshots struct{ d *snapshot.Differ }
-
-var errViewOnly = errors.New("app: the session was opened for reading only")
-
-func (r readSnapshots) Capture(context.Context, string) (snapshot.Snapshot, error) {
-	return snapshot.Snapshot{}, errViewOnly
-}
-func (r readSnapshots) Diff(ctx context.Context, from, to string) ([]snapshot.Change, error) {
-	return r.d.Diff(ctx, from, to)
-}
-func (r readSnapshots) Excluded(context.Context) ([]string, error) { return nil, errViewOnly }
-func (r readSnapshots) Restore(context.Context, snapshot.Snapshot, string) (snapshot.RestoreResult, error) {
-	return snapshot.RestoreResult{}, errViewOnly
-}
-func (r readSnapshots) CheckRestore(context.Context, string, string) (snapshot.RestoreCheck, error) {
-	return snapshot.RestoreCheck{}, errViewOnly
-}
-func (r readSnapshots) LeftAlone(ch []snapshot.Change) ([]snapshot.Change, []string) { return ch, nil }
-func (r readSnapshots) PatchPath(context.Context, string, string, string) (snapshot.PathPatch, error) {
-	return snapshot.PathPatch{}, errViewOnly
-}
-func (r readSnapshots) LinkRepairs() []string { return nil }
 
 // readOnlyFallback says why Open may fall back to a view, or "" when err
 // is not a reason to.
