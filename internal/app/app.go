@@ -955,7 +955,7 @@ func (s *Session) folderWorkspace(ctx context.Context, ws *session.Workspace, in
 		folder = r
 	}
 	explicit := inPlace && o.WorkspaceExplicit
-	if err := worktree.CheckFolder(o.DataDir, folder, explicit, worktreeOwner(o.DataDir)); err != nil {
+	if err := worktree.CheckFolder(o.DataDir, folder, explicit, catalog.WorktreeOwner(o.DataDir)); err != nil {
 		return folderRefusal(err)
 	}
 	s.mu.Lock()

@@ -11,6 +11,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/agent/system"
 	"github.com/yolop-dev/yolop/internal/agent/tools"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/failpoint"
@@ -443,7 +444,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		Snapshots: snaps, NoWorkspace: p.NoWorkspace, Runtime: rt, Writers: p.Tasks, Compactions: comps, ReadOnly: ro,
 		Failpoint: hit, Sandbox: string(p.Sandbox.InForce), Caches: p.Sandbox.Caches,
 		Persist:   p.resumeFile.Save,
-		OtherRefs: applyRefs(dataDir, ws),
+		OtherRefs: catalog.ApplyRefs(dataDir, ws),
 		InPlace:   ws.Kind == session.KindInPlace, PreviewWarnings: gitWarnings,
 	})
 	late.ctl = p.Controller
@@ -468,7 +469,9 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if recreated {
 		p.Notes = append(p.Notes, refill(ctx, p, ws, added, ro))
 	}
-	p.Notes = append(p.Notes, repairApplies(ctx, dataDir, ws)...)
+	if ws.Worktree != nil {
+		p.Notes = append(p.Notes, land.RepairAtOpen(ctx, dataDir, ws.SessionID, ws.RepoRoot)...)
+	}
 	p.ContextCached = p.Controller.ReseedOpen(onDisk.ContextFor(tl.Live()))
 	return p, nil
 }
@@ -501,34 +504,6 @@ func (p *Parts) lazyEngine(ctx context.Context, gitNow bool) (checkpoint.Snapsho
 		}
 	}
 	return g, nil
-}
-
-// applyRefs lists, for `checkpoints --all`, the captures of the user's
-// checkout the session's applies keep in its repository; nil for a
-// session without one.
-func applyRefs(dataDir string, ws session.Workspace) func(context.Context) ([]checkpoint.Retained, error) {
-	repo := ws.CommonDir // the refs live in the repository, shared by its worktrees
-	if repo == "" {
-		repo = ws.RepoRoot
-	}
-	if repo == "" {
-		return nil
-	}
-	return func(ctx context.Context) ([]checkpoint.Retained, error) {
-		if _, err := os.Stat(repo); err != nil {
-			return nil, nil // the repository is gone: nothing of it to list
-		}
-		kept, err := land.KeptRefs(ctx, dataDir, repo, ws.SessionID)
-		if err != nil {
-			// Said in the listing rather than failing it.
-			return []checkpoint.Retained{{Name: land.ApplyRefPrefix + ws.SessionID + "/", Why: "cannot be listed: " + err.Error(), Kind: checkpoint.RetainedApply}}, nil
-		}
-		out := make([]checkpoint.Retained, 0, len(kept))
-		for _, k := range kept {
-			out = append(out, checkpoint.Retained{Name: k.Name, Tree: k.Tree, Why: k.Why, Kind: checkpoint.RetainedApply})
-		}
-		return out, nil
-	}
 }
 
 // lateCheckpoints lets the tools be built before the controller exists.

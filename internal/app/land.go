@@ -4,23 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/config"
-	"github.com/yolop-dev/yolop/internal/fault"
-	"github.com/yolop-dev/yolop/internal/fsutil"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/session"
-	"github.com/yolop-dev/yolop/internal/snapshot"
-	"github.com/yolop-dev/yolop/internal/timeline"
-	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
 // landSession describes this session to the land package.
@@ -30,7 +22,7 @@ func (s *Session) landSession(ctx context.Context) (land.Session, error) {
 		return land.Session{}, fmt.Errorf("%w: this session has no turns yet, so there is nothing to bring home", land.ErrNoWorkspace)
 	}
 	ws := p.Session.Workspace()
-	ls := land.Session{ID: p.Session.ID, Title: ws.Title, DataDir: s.opts.DataDir, Checkout: ws.RepoRoot, WorktreeOwner: worktreeOwner(s.opts.DataDir)}
+	ls := land.Session{ID: p.Session.ID, Title: ws.Title, DataDir: s.opts.DataDir, Checkout: ws.RepoRoot, WorktreeOwner: catalog.WorktreeOwner(s.opts.DataDir)}
 	eng, err := p.engine(ctx)
 	if err != nil {
 		return ls, err
@@ -42,7 +34,7 @@ func (s *Session) landSession(ctx context.Context) (land.Session, error) {
 		ls.InPlace, ls.Worktree, ls.Engine, ls.Folder = true, eng.Root(), eng, ws.Folder
 		// git commit runs confined (the user's hooks may be the agent's),
 		// in a scratch git directory the sandbox lets it write.
-		ls.Confine, ls.ConfineDir = confineWith(p.Tasks), p.Session.Path(tools.SessionTmpDir)
+		ls.Confine, ls.ConfineDir = p.Tasks.RunGit, p.Session.Path(tools.SessionTmpDir)
 		rows, err := p.Controller.List(ctx, false)
 		if err != nil {
 			return ls, err
@@ -60,47 +52,16 @@ func (s *Session) landSession(ctx context.Context) (land.Session, error) {
 		return ls, nil // land explains: conversation only
 	}
 	ls.Worktree, ls.Branch, ls.Base, ls.Engine = eng.Root(), ws.Worktree.Branch, ws.Worktree.Base, eng
-	ls.Confine = confineWith(p.Tasks)
+	ls.Confine = p.Tasks.RunGit
 	if rows, err := p.Controller.List(ctx, false); err == nil {
 		for i := len(rows) - 1; i >= 0; i-- {
 			ls.Prompts = append(ls.Prompts, rows[i].Prompt)
 		}
 	}
-	// An editor (ACP) applies to its project directory, the session's cwd;
-	// a slash command run in another checkout of the same repository
-	// applies there. A directory of another repository does not count.
-	if !s.homeFixed && s.opts.Dir != "" {
-		if top, ok := checkoutOf(ctx, s.opts.Dir, ws.CommonDir); ok && !fsutil.SameDir(top, ls.Worktree) {
-			ls.Checkout = top
-		}
+	if !s.homeFixed {
+		ls.ApplyFrom(ctx, s.opts.Dir, ws.CommonDir)
 	}
 	return ls, nil
-}
-
-// worktreeOwner tells land which session a worktree belongs to.
-func worktreeOwner(dataDir string) func(string) string {
-	return func(dir string) string { return catalog.SessionOfWorktree(dataDir, dir) }
-}
-
-// checkoutOf returns the top level of dir's checkout when it belongs to the
-// repository whose common git dir is common.
-func checkoutOf(ctx context.Context, dir, common string) (string, bool) {
-	if common == "" {
-		return "", false
-	}
-	out, err := git.New(dir).Run(ctx, "rev-parse", "--show-toplevel", "--git-common-dir")
-	if err != nil {
-		return "", false
-	}
-	f := strings.Split(git.Trim(out), "\n")
-	if len(f) != 2 || f[0] == "" {
-		return "", false
-	}
-	c := f[1]
-	if !filepath.IsAbs(c) {
-		c = filepath.Join(dir, c)
-	}
-	return f[0], fsutil.SameDir(c, common)
 }
 
 // refuseWhileRunning refuses to apply or commit files a turn is still
@@ -154,86 +115,7 @@ func (s *Session) UndoApply(ctx context.Context, o land.UndoOptions) (*land.Undo
 
 // Commit commits the session's files on its branch.
 func (s *Session) Commit(ctx context.Context, o land.CommitOptions) (*land.CommitResult, error) {
-	return withLand(s, ctx, "commit", func(ctx context.Context, ls land.Session) (*land.CommitResult, error) {
-		if ls.Folder {
-			return nil, fmt.Errorf("%w: session %s works in %s, which is not in a git repository, so there is no branch to commit to; its files are already there (`yolop diff %s` shows the changes; run `git init` there first to start a repository of your own)", ErrFolderNoGit, ls.ID, ls.Worktree, ls.ID)
-		}
-		return land.Commit(ctx, ls, o)
-	})
-}
-
-// ErrFolderNoGit refuses `yolop commit` for a session in a folder outside
-// git.
-var ErrFolderNoGit = fault.New(fault.NotARepository, "no git repository to commit to")
-
-// peek opens what diff and apply need of a session that another process
-// holds open (its lock is taken): they only read its worktree, through a
-// throwaway snapshot state (a first capture hashes every file once). Close
-// the returned func when done.
-func peek(ctx context.Context, dataDir, id string) (land.Session, func(), error) {
-	sess, err := session.OpenReadOnly(dataDir, id)
-	if err != nil {
-		return land.Session{}, nil, err
-	}
-	ws := sess.Workspace()
-	ls := land.Session{ID: id, Title: ws.Title, DataDir: dataDir, Checkout: ws.RepoRoot, WorktreeOwner: worktreeOwner(dataDir)}
-	if recs, err := timeline.ReadRecords(sess.Path(session.TimelineFile)); err == nil {
-		for _, cp := range timeline.Build(recs).ActiveChain() {
-			ls.Prompts = append(ls.Prompts, cp.Prompt)
-		}
-	}
-	sess.Close()
-	if ws.Worktree == nil {
-		return ls, func() {}, nil
-	}
-	// Pinned to the session's records like every other git process of
-	// the session: the agent may be rewriting the worktree's .git link
-	// (or its git configuration) while its turn runs.
-	if _, err := worktree.RecordGitDirs(&ws); err != nil {
-		return land.Session{}, nil, fmt.Errorf("read the files of session %s: %w", id, err)
-	}
-	state, err := os.MkdirTemp("", "yolop-peek-")
-	if err != nil {
-		return land.Session{}, nil, err
-	}
-	eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: id, StateDir: state, CommonDir: ws.CommonDir, GitDir: ws.Worktree.GitDir, Seal: worktree.SealOf(ws.Worktree)})
-	if err != nil {
-		os.RemoveAll(state)
-		return land.Session{}, nil, fmt.Errorf("read the files of session %s: %w", id, err)
-	}
-	ls.Worktree, ls.Branch, ls.Base, ls.Engine = eng.Root(), ws.Worktree.Branch, ws.Worktree.Base, eng
-	return ls, func() { eng.Wait(); os.RemoveAll(state) }, nil
-}
-
-// confineWith runs a commit's git processes through the session's command
-// runner: under the spawn helper and the session's sandbox.
-func confineWith(t *tools.Tasks) land.Confine {
-	if t == nil {
-		return nil
-	}
-	return func(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
-		res, err := t.RunConfined(ctx, dir, env, args...)
-		if err != nil {
-			return nil, err
-		}
-		if res.ExitCode != 0 {
-			return res.Stdout, &git.Error{Args: args[1:], ExitCode: res.ExitCode, Stderr: string(res.Stderr)}
-		}
-		return res.Stdout, nil
-	}
-}
-
-// repairApplies settles an interrupted apply or undo in the session's
-// checkout (notes for the host), as every other repair happens at open.
-func repairApplies(ctx context.Context, dataDir string, ws session.Workspace) []string {
-	if ws.Worktree == nil || ws.RepoRoot == "" {
-		return nil
-	}
-	notes, err := land.Repair(ctx, dataDir, ws.SessionID, ws.RepoRoot)
-	if err != nil && !errors.Is(err, land.ErrLocked) {
-		return []string{"an interrupted apply to " + ws.RepoRoot + " could not be repaired yet: " + err.Error()}
-	}
-	return notes
+	return withLand(s, ctx, "commit", func(ctx context.Context, ls land.Session) (*land.CommitResult, error) { return land.Commit(ctx, ls, o) })
 }
 
 // landTarget gives the command registry's /diff, /apply and /commit the
@@ -287,11 +169,11 @@ func OpenLand(ctx context.Context, o Options) (Lander, error) {
 		}
 		id = latest
 	}
-	ls, done, perr := peek(ctx, o.DataDir, id)
+	pk, perr := catalog.Peek(ctx, o.DataDir, id, err)
 	if perr != nil {
 		return nil, perr
 	}
-	return &peeked{ls: ls, done: done, lockErr: err}, nil
+	return pk, nil
 }
 
 func absDir(d string) string {
@@ -300,28 +182,3 @@ func absDir(d string) string {
 	}
 	return d
 }
-
-// peeked is a session another process holds open.
-type peeked struct {
-	ls      land.Session
-	done    func()
-	lockErr error
-}
-
-func (p *peeked) ID() string { return p.ls.ID }
-func (p *peeked) Diff(ctx context.Context, o land.DiffOptions) (*land.DiffResult, error) {
-	return land.Diff(ctx, p.ls, o)
-}
-func (p *peeked) Apply(ctx context.Context, o land.ApplyOptions) (*land.ApplyResult, error) {
-	return land.Apply(ctx, p.ls, o)
-}
-func (p *peeked) UndoApply(ctx context.Context, o land.UndoOptions) (*land.UndoResult, error) {
-	return land.Undo(ctx, p.ls, o)
-}
-func (p *peeked) Commit(context.Context, land.CommitOptions) (*land.CommitResult, error) {
-	return nil, fmt.Errorf("%w; commit from there with /commit, or after it exits", p.lockErr)
-}
-func (p *peeked) Close() error { p.done(); return nil }
-
-// Repairs is empty: the process holding the session repairs it.
-func (p *peeked) Repairs() []string { return nil }

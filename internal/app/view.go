@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/yolop-dev/yolop/internal/agent/system"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/land"
@@ -56,7 +57,7 @@ func openView(o Options, why string) (*view, error) {
 	if sess.Corruption() != nil {
 		_, ro = sess.ReadOnly()
 	}
-	ctl := checkpoint.New(checkpoint.Config{SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: timeline.Freeze(recs), Snapshots: snaps, NoWorkspace: noWS, ReadOnly: ro, OtherRefs: applyRefs(o.DataDir, ws)})
+	ctl := checkpoint.New(checkpoint.Config{SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: timeline.Freeze(recs), Snapshots: snaps, NoWorkspace: noWS, ReadOnly: ro, OtherRefs: catalog.ApplyRefs(o.DataDir, ws)})
 	return &view{sess: sess, ctl: ctl, why: why}, nil
 }
 
