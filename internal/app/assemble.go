@@ -467,7 +467,9 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	}
 	p.Notes = append(p.Notes, more...)
 	if recreated {
-		p.Notes = append(p.Notes, refill(ctx, p, ws, added, ro))
+		wt := ws.Worktree
+		p.Notes = append(p.Notes, p.Controller.Refill(ctx, checkpoint.Readded{Path: wt.Path, Branch: wt.Branch, Base: wt.Base, CommonDir: ws.CommonDir,
+			BranchRecreated: added.BranchRecreated, Engine: p.Snapshots(), NoWorkspace: p.NoWorkspace, ReadOnly: ro}))
 	}
 	if ws.Worktree != nil {
 		p.Notes = append(p.Notes, land.RepairAtOpen(ctx, dataDir, ws.SessionID, ws.RepoRoot)...)
@@ -526,67 +528,6 @@ func (l *lateCheckpoints) QueuePreview(ctx context.Context, r tools.CheckpointRe
 func watchOptsFor(w snapshot.WatchOptions, o Options) snapshot.WatchOptions {
 	w.ArmWithWalk = o.OneShot
 	return w
-}
-
-// refill puts back, into a session worktree that was deleted and has just
-// been added again on its branch, the files yolop last left there (the
-// end of the last turn or restore; when that was never captured, the
-// newest snapshot that still exists), so that nothing the session had is
-// missing and no later checkpoint records the loss as the session's own
-// change. It returns the note that says what happened.
-func refill(ctx context.Context, p *Parts, ws session.Workspace, info worktree.Info, readOnly string) string {
-	head := fmt.Sprintf("The session's worktree %s had been deleted; yolop added it again on branch %s", ws.Worktree.Path, ws.Worktree.Branch)
-	if info.BranchRecreated {
-		head = fmt.Sprintf("The session's worktree %s and its branch %s had been deleted; yolop made the branch again at the commit the session's work started from (%s) and added the worktree on it", ws.Worktree.Path, ws.Worktree.Branch, git.ShortOID(ws.Worktree.Base))
-	}
-	committed := "its committed files only"
-	if info.BranchRecreated {
-		committed = "the files of that commit only: the commits the branch had are not on it"
-	}
-	switch {
-	case p.Snapshots() == nil:
-		return head + " (" + committed + ": snapshots are unavailable, " + p.NoWorkspace + ")."
-	case readOnly != "":
-		return head + " (" + committed + ": the session is read-only)."
-	}
-	var gone []string
-	var from checkpoint.FilesSource
-	for _, c := range p.Controller.FilesLeft() {
-		if _, err := git.New(ws.CommonDir).Run(ctx, "cat-file", "-e", c.Tree+"^{tree}"); err != nil {
-			gone = append(gone, git.ShortOID(c.Tree))
-			continue
-		}
-		from = c
-		break
-	}
-	if from.Tree == "" {
-		why := "no snapshot records what it held"
-		if len(gone) > 0 {
-			why = fmt.Sprintf("the snapshots that recorded what it held (%s) are no longer in the repository", strings.Join(gone, ", "))
-		}
-		return head + " (" + committed + ": " + why + ")."
-	}
-	eng := p.Snapshots()
-	cur, err := eng.Capture(ctx, "")
-	if err == nil {
-		_, err = eng.Restore(ctx, cur, from.Tree)
-	}
-	if err != nil {
-		return fmt.Sprintf("%s, but putting back the files %s failed (%v); they are in snapshot tree %s (git read-tree/checkout it, or rewind).", head, from.What, err, from.Tree)
-	}
-	note := head + " and put back the files " + from.What
-	if info.BranchRecreated {
-		note += " (what the branch had committed is there as uncommitted changes)"
-	}
-	note += "."
-	if len(from.Missing) > 0 {
-		them := "that turn"
-		if len(from.Missing) > 1 {
-			them = "those turns"
-		}
-		note += fmt.Sprintf(" The end of %s was never captured, so anything %s changed is missing.", strings.Join(from.Missing, ", "), them)
-	}
-	return note
 }
 
 // mcpWorktreeNote tells an editor's user where its MCP servers work; the

@@ -103,13 +103,7 @@ func PlanFork(ctx context.Context, dataDir, id string) (ForkPlan, error) {
 			} else {
 				fromBase = true
 			}
-			var snap checkpoint.FilesSource
-			for _, c := range ctl.FilesLeft() {
-				if _, err := r.Run(ctx, "cat-file", "-e", c.Tree+"^{tree}"); err == nil {
-					snap = c
-					break
-				}
-			}
+			snap, _ := ctl.NewestFiles(ctx, ws.CommonDir)
 			if snap.Tree == "" {
 				what := "the files committed on its branch " + ws.Worktree.Branch
 				if fromBase {
