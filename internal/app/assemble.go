@@ -15,7 +15,6 @@ import (
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/failpoint"
-	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/gitstate"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/mcp"
@@ -199,137 +198,27 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	// Crash repair of an interrupted turn or restore captures and restores
 	// files, and MCP servers start in the worktree: those need git now.
 	// Otherwise git is not asked anything until a turn, capture, diff,
-	// restore or landing needs it (see gitParts).
+	// restore or landing needs it (see snapshot.Lazy).
 	gitNow := live.OpenTurn != nil || live.PendingRestore != nil || len(o.MCP) > 0
 
-	var snaps checkpoint.Snapshots
-	p.NoWorkspace = ws.NoWorkspaceReason
-	var linkNotes []string
-	linkRO := ""
-	recreated := false
-	var added worktree.Info
-	if ws.Kind == session.KindWorktree && ws.Worktree != nil {
-		m := &worktree.Manager{DataDir: dataDir}
-		info, present, err := m.CheckLink(worktree.InfoOf(ws))
-		if err == nil && !present {
-			// Deleted: put it back now (git worktree add).
-			info, err = m.Ensure(ctx, worktree.InfoOf(ws))
-			recreated, added = err == nil && info.Recreated, info
-		}
-		if errors.Is(err, git.ErrLinkBroken) {
-			// The files are there but git cannot be trusted with them
-			// (the worktree's .git was replaced by something yolop must
-			// not touch): keep the session readable, refuse turns and
-			// restores, and say how to fix it without losing anything.
-			p.NoWorkspace = "workspace snapshots unavailable: " + err.Error()
-			linkRO = err.Error()
-		} else if err != nil {
-			return nil, err // CheckLink's and Ensure's errors say "worktree: …" themselves
-		}
-		if info.LinkRepaired {
-			linkNotes = append(linkNotes, "the worktree's .git file had been changed by a command; yolop pointed it back at the session's repository, and touched nothing else")
-		}
-		if linkRO == "" && (present || recreated) {
-			if recreated {
-				// git made a new administrative directory for it.
-				cp := *ws.Worktree
-				cp.GitDir, cp.Seal = "", nil
-				ws.Worktree = &cp
-			}
-			ro, _ := sess.ReadOnly()
-			changed, err := worktree.RecordGitDirs(&ws)
-			if err != nil && !errors.Is(err, git.ErrNoWorktreeRecord) {
-				return nil, err
-			}
-			if changed && !ro {
-				if err := sess.SaveWorkspace(ws); err != nil {
-					return nil, err
-				}
-			}
-		}
-		if linkRO == "" {
-			budget, err := config.CaptureBudget()
-			if err != nil {
-				return nil, err
-			}
-			watchOpts, err := config.Watch()
-			if err != nil {
-				return nil, err
-			}
-			// Ensure verified a re-added worktree already.
-			verified := !present
-			p.git = snapshot.NewLazy(func(ctx context.Context) (*snapshot.Engine, error) {
-				if !verified {
-					if err := m.Verify(ctx, info); err != nil {
-						return nil, fmt.Errorf("worktree: %w", err)
-					}
-				}
-				eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, GitDir: ws.Worktree.GitDir, Seal: worktree.SealOf(ws.Worktree), SeedSettled: ws.Recycled, KnownClean: o.knownClean, KnownWalk: o.knownWalk, OwnIndex: true})
-				if err != nil {
-					return nil, &snapshot.UnavailableError{Err: err}
-				}
-				if o.Watch {
-					eng.Watch(watchOptsFor(watchOpts, o))
-				}
-				return eng, nil
-			})
-			if snaps, err = p.lazyEngine(ctx, gitNow); err != nil {
-				return nil, err
-			}
-		}
-	} else if ws.Kind == session.KindInPlace {
-		// In place: the same engine over the user's own checkout, its
-		// private index and state in the session directory; nothing of the
-		// user's git state is touched.
-		if st, err := os.Stat(ws.RepoRoot); err != nil || !st.IsDir() {
-			// Opened from its new place, the session follows it
-			// (catalog.AdoptMoved); elsewhere it opens for reading.
-			return nil, fmt.Errorf("%w: the checkout %s of this session is no longer there. If you moved it, run yolop from its new place (cd NEW-PLACE && yolop --session %s, or -c): the session follows it. If it was deleted, the session's snapshots went with it; its conversation can still be listed and replayed", worktree.ErrRepoGone, ws.RepoRoot, sess.ID)
-		}
-		p.checkout = worktree.NewCheckoutHold(ws.CommonDir, ws.RepoRoot, sess.ID, ws.Folder)
+	att, err := worktree.Attach(ctx, sess, dataDir)
+	if err != nil {
+		return nil, err
+	}
+	ws = att.Workspace
+	p.NoWorkspace, p.Warnings = att.NoWorkspace, att.Warnings
+	if p.checkout = att.Hold; p.checkout != nil {
 		p.onClose(p.checkout.Close)
-		budget, err := config.CaptureBudget()
+	}
+	var snaps checkpoint.Snapshots
+	if att.HasEngine() {
+		eo, err := engineOptions(o, hit)
 		if err != nil {
 			return nil, err
 		}
-		watchOpts, err := config.Watch()
-		if err != nil {
-			return nil, err
-		}
-		p.git = snapshot.NewLazy(func(ctx context.Context) (*snapshot.Engine, error) {
-			so := snapshot.Options{Worktree: ws.RepoRoot, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit}
-			if ws.Folder {
-				// A folder outside git: its private repository in the
-				// data directory, made again if it was deleted.
-				lim, err := config.Folder()
-				if err != nil {
-					return nil, err
-				}
-				if _, err := snapshot.ImportFolder(ctx, snapshot.ImportOptions{GitDir: ws.CommonDir, Folder: ws.RepoRoot, MaxFileSize: lim.MaxFileSize}); err != nil {
-					return nil, &snapshot.UnavailableError{Err: err}
-				}
-				so.GitDir, so.CommonDir, so.Folder, so.MaxFileSize = ws.CommonDir, ws.CommonDir, true, lim.MaxFileSize
-			}
-			eng, err := snapshot.Open(ctx, so)
-			if err != nil {
-				return nil, &snapshot.UnavailableError{Err: err}
-			}
-			if o.Watch {
-				eng.Watch(watchOptsFor(watchOpts, o))
-			}
-			return eng, nil
-		})
+		p.git = att.Snapshots(eo)
 		if snaps, err = p.lazyEngine(ctx, gitNow); err != nil {
 			return nil, err
-		}
-	} else if p.NoWorkspace == "" {
-		p.NoWorkspace = "the session has no worktree of its own"
-	} else if p.NoWorkspace == worktree.ReasonNoCommits {
-		// The reason it was given may be over: the session still has no
-		// worktree, and saying "no commits yet" would be false.
-		if _, err := worktree.Detect(ctx, ws.ActiveRoot); err == nil {
-			p.NoWorkspace = "the session started before the repository's first commit"
-			p.Warnings = append(p.Warnings, "this session was started before the repository had a commit, so it has no worktree: its turns run in your checkout and rewind restores the conversation, not the files. Start a new session (yolop without -c) to get checkpoints of your files")
 		}
 	}
 	if st, err := os.Stat(ws.ActiveRoot); err != nil || !st.IsDir() {
@@ -436,8 +325,8 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	ro := ""
 	if bad, why := sess.ReadOnly(); bad {
 		ro = why
-	} else if linkRO != "" {
-		ro = linkRO
+	} else if att.Broken != "" {
+		ro = att.Broken
 	}
 	p.Controller = checkpoint.New(checkpoint.Config{
 		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: journal,
@@ -448,7 +337,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		InPlace:   ws.Kind == session.KindInPlace, PreviewWarnings: gitWarnings,
 	})
 	late.ctl = p.Controller
-	p.Notes = append(append(append(reaped, sess.Repaired()...), linkNotes...), tlRepair.Notes()...)
+	p.Notes = append(append(append(reaped, sess.Repaired()...), att.Notes...), tlRepair.Notes()...)
 	// The session's usage so far, before Repair saves the derived files
 	// that record it: what the resume file says of the events it covers,
 	// plus the events after them.
@@ -466,10 +355,10 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		return nil, err
 	}
 	p.Notes = append(p.Notes, more...)
-	if recreated {
+	if att.Readded != nil {
 		wt := ws.Worktree
 		p.Notes = append(p.Notes, p.Controller.Refill(ctx, checkpoint.Readded{Path: wt.Path, Branch: wt.Branch, Base: wt.Base, CommonDir: ws.CommonDir,
-			BranchRecreated: added.BranchRecreated, Engine: p.Snapshots(), NoWorkspace: p.NoWorkspace, ReadOnly: ro}))
+			BranchRecreated: att.Readded.BranchRecreated, Engine: p.Snapshots(), NoWorkspace: p.NoWorkspace, ReadOnly: ro}))
 	}
 	if ws.Worktree != nil {
 		p.Notes = append(p.Notes, land.RepairAtOpen(ctx, dataDir, ws.SessionID, ws.RepoRoot)...)
@@ -523,11 +412,29 @@ func (l *lateCheckpoints) QueuePreview(ctx context.Context, r tools.CheckpointRe
 	return l.ctl.QueuePreview(ctx, r)
 }
 
-// watchOptsFor arms a one-shot process's watcher with its first walk: it
-// has no time for one of its own before its last capture.
-func watchOptsFor(w snapshot.WatchOptions, o Options) snapshot.WatchOptions {
-	w.ArmWithWalk = o.OneShot
-	return w
+// engineOptions are the snapshot engine's options of a session opened
+// with o.
+func engineOptions(o Options, hit func(string)) (worktree.EngineOptions, error) {
+	budget, err := config.CaptureBudget()
+	if err != nil {
+		return worktree.EngineOptions{}, err
+	}
+	watch, err := config.Watch()
+	if err != nil {
+		return worktree.EngineOptions{}, err
+	}
+	eo := worktree.EngineOptions{Budget: budget, Failpoint: hit, KnownClean: o.knownClean, KnownWalk: o.knownWalk,
+		MaxFileSize: func() (int64, error) {
+			lim, err := config.Folder()
+			return lim.MaxFileSize, err
+		}}
+	if o.Watch {
+		// A one-shot process has no time to walk for its watcher before
+		// its last capture: its first capture's walk arms it.
+		watch.ArmWithWalk = o.OneShot
+		eo.Watch = &watch
+	}
+	return eo, nil
 }
 
 // mcpWorktreeNote tells an editor's user where its MCP servers work; the
