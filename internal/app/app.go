@@ -130,11 +130,9 @@ type Session struct {
 	closed bool
 	turns  map[*context.CancelFunc]struct{}
 	calls  sync.WaitGroup
-	// spareFor is the checkout whose repository gets a spare prepared
-	// once the session's start is over; early is the worktree being
-	// prepared for a session not on disk yet (see spares.go).
-	spareFor string
-	early    *earlyStart
+	// start gives a new session its worktree (early, when the host waits
+	// for a prompt) and prepares a spare after the first turn.
+	start *worktree.Starter
 	// checkout looks for uncommitted changes of the user's checkout that
 	// a new session's worktree does not have; its warning goes with the
 	// turn that created the session.
@@ -143,13 +141,7 @@ type Session struct {
 	// before the first prompt (StartNotices); toldEarly is the warning it
 	// gave, which the first turn does not repeat.
 	draftCheck *worktree.CheckoutCheck
-	// folderNotice tells the progress of a folder's first capture, and
-	// what a worktree's start waits for, to the turn that creates the
-	// session (nil: nobody to tell); earlyNotice is what an early start
-	// said while no turn was there to tell.
-	folderNotice func(string)
-	earlyNotice  string
-	toldEarly    string
+	toldEarly  string
 	// toldSubs is the submodule notice StartNotices gave.
 	toldSubs string
 	// startWarn are what creating the session found that the user must
@@ -326,7 +318,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		}
 		o.SessionID, movedNotes = id, notes
 	}
-	s := &Session{opts: o, prov: prov}
+	s := &Session{opts: o, prov: prov, start: worktree.NewStarter(*o.manager(), o.PrepareSpare)}
 	if o.SessionID != "" && o.ForReading {
 		// Reading must not re-create a worktree that is gone (a resume
 		// does, and says so).
@@ -425,28 +417,30 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	d.sandbox = draftSandbox(o.Sandbox)
 	s.state = d
 	if o.Create {
-		if err := s.materialize(ctx, ""); err != nil {
+		if err := s.materialize(ctx, "", nil); err != nil {
 			return nil, err
 		}
-		s.prepareSpare()
+		s.start.PrepareSpare()
 	} else if o.Early && d.expectWS && !folder {
-		s.startEarly(d.ws.SessionID)
+		s.start.Early(o.Dir, o.Base, d.ws.SessionID)
 		s.draftCheck = worktree.CheckCheckoutOf(o.Dir, agent.InstructionsFile)
 	}
 	return s, nil
 }
 
 // materialize creates a draft session on disk (and its worktree); it does
-// nothing for a session that exists.
-func (s *Session) materialize(ctx context.Context, title string) error {
-	_, err := s.materializeWith(ctx, title, nil)
+// nothing for a session that exists. notice, when set, is told the
+// progress of a folder's first capture and what a worktree's start waits
+// for.
+func (s *Session) materialize(ctx context.Context, title string, notice func(string)) error {
+	_, err := s.materializeWith(ctx, title, nil, notice)
 	return err
 }
 
 // materializeWith is materialize with a step that fills the new worktree
 // before the session directory is created (a fork copies its files
 // there); it returns what fill returned.
-func (s *Session) materializeWith(ctx context.Context, title string, fill func(ctx context.Context, dir, stateDir string) (int, error)) (int, error) {
+func (s *Session) materializeWith(ctx context.Context, title string, fill func(ctx context.Context, dir, stateDir string) (int, error), notice func(string)) (int, error) {
 	s.create.Lock()
 	defer s.create.Unlock()
 	s.mu.Lock()
@@ -467,7 +461,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 	} else if o.Workspace == config.WorkspaceInPlace {
 		repo, err := worktree.Detect(ctx, o.Dir)
 		if errors.Is(err, worktree.ErrNotRepo) {
-			if err := s.folderWorkspace(ctx, &ws, true); err != nil {
+			if err := s.folderWorkspace(ctx, &ws, true, notice); err != nil {
 				return 0, err
 			}
 		} else if err != nil {
@@ -484,7 +478,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		}
 	} else if repo, err := worktree.Detect(ctx, o.Dir); errors.Is(err, worktree.ErrNotRepo) {
 		// Outside git a session works in place, in the folder itself.
-		if err := s.folderWorkspace(ctx, &ws, false); err != nil {
+		if err := s.folderWorkspace(ctx, &ws, false, notice); err != nil {
 			return 0, err
 		}
 	} else if err != nil {
@@ -502,7 +496,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 			s.checkout = check
 			s.mu.Unlock()
 		}
-		started, err := s.startWorktree(ctx, repo, ws.SessionID, title)
+		started, err := s.start.Start(ctx, repo, ws.SessionID, title, notice)
 		if err != nil {
 			return 0, fmt.Errorf("create session worktree: %w", err)
 		}
@@ -577,7 +571,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 	s.state = p
 	s.mu.Unlock()
 	if ws.Worktree != nil {
-		s.afterStart(ws.RepoRoot)
+		s.start.Started(ws.RepoRoot)
 	}
 	return filled, nil
 }
@@ -645,14 +639,7 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	}
 	defer end()
 	created := !s.Exists()
-	s.mu.Lock()
-	s.folderNotice = agent.NoticeSink(onUpdate)
-	s.mu.Unlock()
-	err = s.materialize(ctx, titleOf(text))
-	s.mu.Lock()
-	s.folderNotice = nil
-	s.mu.Unlock()
-	if err != nil {
+	if err := s.materialize(ctx, titleOf(text), agent.NoticeSink(onUpdate)); err != nil {
 		return TurnResult{}, err
 	}
 	p := s.Parts()
@@ -753,7 +740,7 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 			onUpdate(u)
 		}
 	})
-	s.prepareSpare()
+	s.start.PrepareSpare()
 	if err != nil {
 		return TurnResult{}, err
 	}
@@ -919,7 +906,7 @@ func (s *Session) StartNotices(ctx context.Context) []string {
 // turn is journaled as cancelled), then releases the session's parts in
 // the reverse order they were opened. Later calls fail.
 func (s *Session) Close() error {
-	defer s.dropEarly()
+	defer s.start.Drop()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -948,7 +935,7 @@ func (s *Session) Close() error {
 // private repository prepared with the folder's first capture. inPlace
 // says the mode was in-place (explicitly so counts for $HOME, / and
 // max_files).
-func (s *Session) folderWorkspace(ctx context.Context, ws *session.Workspace, inPlace bool) error {
+func (s *Session) folderWorkspace(ctx context.Context, ws *session.Workspace, inPlace bool, notice func(string)) error {
 	o := s.opts
 	folder := o.Dir
 	if r, err := filepath.EvalSymlinks(folder); err == nil {
@@ -958,9 +945,6 @@ func (s *Session) folderWorkspace(ctx context.Context, ws *session.Workspace, in
 	if err := worktree.CheckFolder(o.DataDir, folder, explicit, catalog.WorktreeOwner(o.DataDir)); err != nil {
 		return folderRefusal(err)
 	}
-	s.mu.Lock()
-	notice := s.folderNotice
-	s.mu.Unlock()
 	lim, err := config.Folder()
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/config"
+	"github.com/yolop-dev/yolop/internal/failpoint"
 	"github.com/yolop-dev/yolop/internal/timeline"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
@@ -68,7 +69,7 @@ func Fork(ctx context.Context, o Options, plan catalog.ForkPlan) (ForkReport, er
 		return rep, err
 	}
 	defer s.Close()
-	n, err := s.materializeWith(ctx, plan.Title, plan.Fill)
+	n, err := s.materializeWith(ctx, plan.Title, plan.Fill, nil)
 	if err != nil {
 		return rep, fmt.Errorf("fork %s: %w", plan.From, err)
 	}
@@ -91,4 +92,14 @@ func Fork(ctx context.Context, o Options, plan catalog.ForkPlan) (ForkReport, er
 		return rep, fmt.Errorf("fork %s: copy its conversation: %w", plan.From, err)
 	}
 	return rep, nil
+}
+
+// manager is the worktree manager of the session's data directory with
+// its spare settings.
+func (o Options) manager() *worktree.Manager {
+	hit := o.Hooks.Failpoint
+	if hit == nil {
+		hit = failpoint.Hit
+	}
+	return &worktree.Manager{DataDir: o.DataDir, Spares: o.Spares.Limit, SpareKeeps: o.Spares.Keeps, Share: o.Spares.Share, Failpoint: hit}
 }
