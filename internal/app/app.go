@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/fsutil"
-	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/gitstate"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/mcp"
@@ -450,80 +448,23 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		return 0, nil
 	}
 	filled := 0
-	var startNotes, startNotices []string
-	knownClean := false
-	var knownWalk *snapshot.Walk
 	ws := d.ws
 	ws.Title = title
 	o := s.opts
-	if o.Workspace == config.WorkspaceNone {
-		ws.NoWorkspaceReason = worktree.ReasonOff
-	} else if o.Workspace == config.WorkspaceInPlace {
-		repo, err := worktree.Detect(ctx, o.Dir)
-		if errors.Is(err, worktree.ErrNotRepo) {
-			if err := s.folderWorkspace(ctx, &ws, true, notice); err != nil {
-				return 0, err
-			}
-		} else if err != nil {
-			ws.NoWorkspaceReason = worktree.NoRepoReason(err)
-			if repo != nil {
-				ws.RepoRoot = repo.Root
-			}
-		} else {
-			if err := worktree.CheckInPlaceRoot(repo.Root, o.WorkspaceExplicit); err != nil {
-				return 0, err
-			}
-			ws.Kind = session.KindInPlace
-			ws.RepoRoot, ws.CommonDir, ws.ActiveRoot = repo.Root, repo.CommonDir, repo.Root
-		}
-	} else if repo, err := worktree.Detect(ctx, o.Dir); errors.Is(err, worktree.ErrNotRepo) {
-		// Outside git a session works in place, in the folder itself.
-		if err := s.folderWorkspace(ctx, &ws, false, notice); err != nil {
-			return 0, err
-		}
-	} else if err != nil {
-		ws.NoWorkspaceReason = worktree.NoRepoReason(err)
-		if repo != nil {
-			ws.RepoRoot = repo.Root
-		}
-	} else {
-		if o.Base != "" {
-			repo.Head, repo.Branch = o.Base, ""
-		}
-		if o.Base == "" {
-			check := worktree.CheckCheckout(ctx, repo.Root, repo.Head, agent.InstructionsFile)
-			s.mu.Lock()
-			s.checkout = check
-			s.mu.Unlock()
-		}
-		started, err := s.start.Start(ctx, repo, ws.SessionID, title, notice)
-		if err != nil {
-			return 0, fmt.Errorf("create session worktree: %w", err)
-		}
-		// The mark of a start in progress goes once the session directory
-		// exists or what this call made is undone.
-		defer started.Done()
-		info := started.Info
-		ws.Recycled = started.Recycled
-		knownClean, knownWalk = started.KnownClean, started.Walk
-		startNotes = started.Notes
-		ws.Kind = session.KindWorktree
-		ws.RepoRoot, ws.CommonDir = repo.Root, repo.CommonDir
-		ws.Worktree = &session.Worktree{Path: info.Path, Branch: info.Branch, Base: info.Base}
-		worktree.RecordSeal(ws.Worktree, info)
-		if o.Base != "" && o.WorkBase != "" {
-			ws.Worktree.Base = o.WorkBase
-		}
-		// Work in the same subdirectory of the worktree as the user was in.
-		ws.ActiveRoot = info.Path
-		if rel, err := filepath.Rel(repo.Root, o.Dir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
-			if st, err := os.Stat(filepath.Join(info.Path, rel)); err == nil && st.IsDir() {
-				ws.ActiveRoot = filepath.Join(info.Path, rel)
-			} else if o.Base == "" {
-				startNotices = append(startNotices, fmt.Sprintf("%s is not in your last commit (it holds no committed file), so the session's worktree has no such directory: the agent works at the top of the worktree, where a file you ask for \"here\" would land", git.DisplayPath(rel)))
-			}
-		}
+	ch, err := worktree.Choose(ctx, &ws, worktree.Choice{DataDir: o.DataDir, Dir: o.Dir, Kind: config.SessionKind(o.Workspace), Explicit: o.WorkspaceExplicit,
+		Base: o.Base, WorkBase: o.WorkBase, Owner: catalog.WorktreeOwner(o.DataDir), FolderLimits: folderLimits,
+		Starter: s.start, Notice: notice, Instructions: agent.InstructionsFile})
+	if ch.Check != nil {
+		s.mu.Lock()
+		s.checkout = ch.Check
+		s.mu.Unlock()
 	}
+	if err != nil {
+		return 0, folderRefusal(err)
+	}
+	// The mark of a start in progress goes once the session directory
+	// exists or what this call made is undone.
+	defer ch.Started.Done()
 	// A session that cannot be opened must not be left behind half made:
 	// remove what this call created (the branch stays, like every branch
 	// yolop makes).
@@ -553,8 +494,10 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 	// capture only if nothing writes there before it: not a fork's copy,
 	// not an MCP server started with the session.
 	ao := o
-	ao.knownClean = knownClean && fill == nil && len(o.MCP) == 0
-	ao.knownWalk = knownWalk
+	if ch.Started != nil {
+		ao.knownClean = ch.Started.KnownClean && fill == nil && len(o.MCP) == 0
+		ao.knownWalk = ch.Started.Walk
+	}
 	p, err := assemble(ctx, sess, s.prov, ao, nil)
 	if err == nil {
 		p.contextWindow = o.Provider.ContextWindow
@@ -565,9 +508,9 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		}
 		return 0, undo(err)
 	}
-	p.Notes = append(p.Notes, startNotes...)
+	p.Notes = append(p.Notes, ch.Notes...)
 	s.mu.Lock()
-	s.startWarn = startNotices
+	s.startWarn = ch.Notices
 	s.state = p
 	s.mu.Unlock()
 	if ws.Worktree != nil {
@@ -930,38 +873,6 @@ func (s *Session) Close() error {
 	return nil
 }
 
-// folderWorkspace makes ws an in-place session of the folder o.Dir,
-// outside git: refused where it would do harm (worktree.CheckFolder), its
-// private repository prepared with the folder's first capture. inPlace
-// says the mode was in-place (explicitly so counts for $HOME, / and
-// max_files).
-func (s *Session) folderWorkspace(ctx context.Context, ws *session.Workspace, inPlace bool, notice func(string)) error {
-	o := s.opts
-	folder := o.Dir
-	if r, err := filepath.EvalSymlinks(folder); err == nil {
-		folder = r
-	}
-	explicit := inPlace && o.WorkspaceExplicit
-	if err := worktree.CheckFolder(o.DataDir, folder, explicit, catalog.WorktreeOwner(o.DataDir)); err != nil {
-		return folderRefusal(err)
-	}
-	lim, err := config.Folder()
-	if err != nil {
-		return err
-	}
-	maxFiles := lim.MaxFiles
-	if explicit {
-		maxFiles = 0
-	}
-	gitDir, err := worktree.PrepareFolder(ctx, o.DataDir, folder, maxFiles, lim.MaxFileSize, notice)
-	if err != nil {
-		return folderRefusal(err)
-	}
-	ws.Kind, ws.Folder = session.KindInPlace, true
-	ws.RepoRoot, ws.ActiveRoot, ws.CommonDir = folder, folder, gitDir
-	return nil
-}
-
 // goneReason is the part of an ErrRepoGone or ErrBranchGone error that
 // says what happened, without the layers' prefixes.
 func goneReason(err error) string {
@@ -972,6 +883,12 @@ func goneReason(err error) string {
 		}
 	}
 	return msg
+}
+
+// folderLimits reads a folder's capture limits for worktree.Choose.
+func folderLimits() (int, int64, error) {
+	lim, err := config.Folder()
+	return lim.MaxFiles, lim.MaxFileSize, err
 }
 
 // folderRefusal gives a folder's refusal the type hosts show as a
