@@ -215,3 +215,35 @@ func PreviewWarnings(dir, top, common string) func(target string, undone []strin
 		return out
 	}
 }
+
+// Turn is git's own state of a checkout read before a turn in place, to be
+// compared with its state after the turn (End).
+type Turn struct {
+	dir, top, common string
+	before           State
+}
+
+// Begin reads git's state of the checkout top (whose common git dir is
+// common) before a turn of the session whose directory is dir.
+func Begin(dir, top, common string) *Turn {
+	return &Turn{dir: dir, top: top, common: common, before: Read(top, common)}
+}
+
+// End records in File what turn id changed in the checkout's git files,
+// and returns what the user must be told: the files it changed, and a
+// record that could not be written ("" when nothing). A nil Turn (no
+// checkout in place) or an empty id (no turn ran) records nothing.
+func (t *Turn) End(id string) string {
+	if t == nil || id == "" {
+		return ""
+	}
+	rec := Record{Turn: id, Head: t.before.Head(), Changed: Read(t.top, t.common).ChangedSince(t.before)}
+	var note string
+	if len(rec.Changed) > 0 {
+		note = ChangeNote(id, rec.Changed)
+	}
+	if err := Append(t.dir, rec); err != nil {
+		note = strings.TrimPrefix(note+"; ", "; ") + "could not record git's state for this turn (" + err.Error() + "): previews will not say whether HEAD moved since it"
+	}
+	return note
+}

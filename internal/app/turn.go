@@ -1,0 +1,288 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/yolop-dev/yolop/internal/agent"
+	"github.com/yolop-dev/yolop/internal/agent/tools"
+	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/fault"
+	"github.com/yolop-dev/yolop/internal/fsutil"
+	"github.com/yolop-dev/yolop/internal/gitstate"
+	"github.com/yolop-dev/yolop/internal/land"
+	"github.com/yolop-dev/yolop/internal/session"
+	"github.com/yolop-dev/yolop/internal/setup"
+	"github.com/yolop-dev/yolop/internal/worktree"
+)
+
+// MaxPromptBytes is the largest prompt a turn takes. Every prompt is
+// recorded whole in the event log and sent whole to the model, so one far
+// beyond any model's context would only slow every later open of the
+// session.
+const MaxPromptBytes = 4 << 20
+
+// ErrPromptTooLarge refuses a prompt over MaxPromptBytes.
+var ErrPromptTooLarge = fault.New(fault.PromptTooLarge, "the prompt is too large")
+
+// checkPrompt refuses a prompt a turn does not take; nothing is sent or
+// recorded.
+func checkPrompt(text string) error {
+	if strings.TrimSpace(text) == "" {
+		return errors.New("empty prompt: type what the agent should do")
+	}
+	if len(text) > MaxPromptBytes {
+		return fmt.Errorf("%w: it is %d bytes (%s), %d more than the %d bytes (4 MB, about a million tokens, more than a model's context holds) yolop takes: save the text as a file in the workspace and ask the agent to read the part it needs (nothing was sent or recorded)", ErrPromptTooLarge, len(text), fsutil.SizeText(int64(len(text))), len(text)-MaxPromptBytes, MaxPromptBytes)
+	}
+	return nil
+}
+
+// Prompt runs one turn. The session is created on disk by its first turn.
+func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.Update)) (TurnResult, error) {
+	if err := checkPrompt(text); err != nil {
+		return TurnResult{}, err
+	}
+	ctx, end, err := s.begin(ctx, true)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	defer end()
+	created := !s.Exists()
+	p, err := s.partsForTurn(ctx, text, onUpdate)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	// In place, one session writes the checkout at a time.
+	release, err := p.holdCheckout(ctx, true, !s.opts.OneShot, onUpdate)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	defer release()
+	w := &warner{onUpdate: onUpdate}
+	defer p.holdTurns(ctx, w)()
+	if created {
+		s.startWarnings(p, w)
+	}
+	if err := p.runSetup(ctx, w, onUpdate); err != nil {
+		return TurnResult{}, err
+	}
+	var around *gitstate.Turn
+	if ws := p.Session.Workspace(); ws.Kind == session.KindInPlace && !ws.Folder {
+		around = gitstate.Begin(p.Session.Dir, ws.RepoRoot, ws.CommonDir)
+	}
+	res, err := p.runTurn(ctx, text, onUpdate)
+	s.start.PrepareSpare()
+	if err != nil {
+		return TurnResult{}, err
+	}
+	if note := around.End(res.CheckpointID); note != "" {
+		res.Warnings = append(res.Warnings, note)
+	}
+	res.Warnings = append(res.Warnings, s.afterTurn(p)...)
+	res.Warnings = append(res.Warnings, w.early...)
+	if err := s.touch(p, text); err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the turn ran, but the session's description could not be updated (%v); its title and last-used time may be stale", err))
+	}
+	return res, nil
+}
+
+// partsForTurn creates the session on its first prompt and returns its
+// parts, refused when it was opened for reading only or its directory is
+// no longer the session's worktree (git is asked before the first turn
+// of the process).
+func (s *Session) partsForTurn(ctx context.Context, text string, onUpdate func(agent.Update)) (*Parts, error) {
+	if err := s.materialize(ctx, titleOf(text), agent.NoticeSink(onUpdate)); err != nil {
+		return nil, err
+	}
+	p := s.Parts()
+	if p == nil {
+		return nil, fmt.Errorf("session %s is %s; turns are refused", s.ID(), s.Info().ReadOnlyReason)
+	}
+	if _, err := p.engine(ctx); err != nil {
+		return nil, fmt.Errorf("session %s: %w", p.Session.ID, err)
+	}
+	return p, nil
+}
+
+// warner tells what a turn warns of before it runs: as an update, or,
+// for a caller that takes no updates, with the turn's result.
+type warner struct {
+	onUpdate func(agent.Update)
+	early    []string
+}
+
+func (w *warner) warn(text string) {
+	if w.onUpdate != nil {
+		w.onUpdate(agent.Update{Kind: agent.UpdateWarning, Text: text})
+		return
+	}
+	w.early = append(w.early, text)
+}
+
+// holdTurns holds the repository's turns lock while the turn runs, so
+// that a background spare preparation stops its checkout
+// (worktree.HoldTurn). The returned func releases it.
+func (p *Parts) holdTurns(ctx context.Context, w *warner) func() {
+	ws := p.Session.Workspace()
+	if ws.CommonDir == "" || ws.Folder {
+		return func() {}
+	}
+	release, err := worktree.HoldTurn(ctx, ws.CommonDir)
+	if err != nil {
+		w.warn(fmt.Sprintf("could not hold the repository's turns lock (%v)", err))
+		return func() {}
+	}
+	return release
+}
+
+// startWarnings says, on the turn that created the session and before the
+// agent starts working, what the user must know of where it works: the
+// checkout's uncommitted changes and submodules its new worktree does not
+// have (unless StartNotices said the same), and that its files are not
+// snapshotted.
+func (s *Session) startWarnings(p *Parts, w *warner) {
+	s.mu.Lock()
+	check, told, shown, shownSubs := s.checkout, s.startWarn, s.toldEarly, s.toldSubs
+	s.checkout, s.startWarn = nil, nil
+	s.mu.Unlock()
+	if c := check.Changes(); c != "" && c != shown {
+		told = append(told, c)
+	}
+	if c := check.Submodules(); c != "" && c != shownSubs {
+		told = append(told, c)
+	}
+	if p.Snapshots() == nil {
+		why := p.NoWorkspace
+		if p.git != nil && p.git.Unavailable() != "" {
+			why = p.git.Unavailable()
+		}
+		told = append(told, "conversation only — files are not snapshotted here ("+why+"); rewind restores the conversation, not the files")
+	}
+	for _, t := range told {
+		w.warn(t)
+	}
+}
+
+// runSetup runs the settings' [worktree] setup before the session's first
+// checkpoint: what it installs is the session's starting point, not a
+// change of its first turn.
+func (p *Parts) runSetup(ctx context.Context, w *warner, onUpdate func(agent.Update)) error {
+	if !p.setupPending() {
+		return nil
+	}
+	in := setup.Session{Dir: p.Session.Dir, Worktree: p.Session.Workspace().Worktree.Path, Tasks: p.Tasks,
+		Note: func(n agent.NoticeData) error { return p.Agent.Note(p.Controller.Head(), n) }}
+	warning, err := setup.Run(ctx, in, p.setup, onUpdate)
+	if warning != "" {
+		w.warn(warning)
+	}
+	return err
+}
+
+// runTurn runs the turn through the controller and reports it, with the
+// tool calls it made in the order they ended.
+func (p *Parts) runTurn(ctx context.Context, text string, onUpdate func(agent.Update)) (TurnResult, error) {
+	var mu sync.Mutex
+	calls := []ToolCall{}
+	out, err := p.Controller.RunTurn(ctx, text, func(u agent.Update) {
+		if u.Kind == agent.UpdateToolEnd && u.Tool != nil {
+			mu.Lock()
+			calls = append(calls, ToolCall{Name: u.Tool.Name, Status: u.Tool.Status})
+			mu.Unlock()
+		}
+		if onUpdate != nil {
+			onUpdate(u)
+		}
+	})
+	if err != nil {
+		return TurnResult{}, err
+	}
+	mu.Lock()
+	res := TurnResult{CheckpointID: out.ID, Status: out.Status, Text: out.Text, Pending: out.Pending, Usage: out.Usage, Warnings: out.Warnings, Tools: calls}
+	mu.Unlock()
+	for _, b := range p.Controller.Branches() {
+		if b.Active {
+			res.Branch = b.ID
+		}
+	}
+	if out.Err != nil {
+		res.Error = out.Err.Error()
+	}
+	if out.PendingErr != nil {
+		res.Text = strings.TrimSpace(res.Text + "\n\nThe requested checkpoint preview could not be built: " + out.PendingErr.Error())
+	}
+	return res, nil
+}
+
+// afterTurn is what the user must know once a turn ended: once per
+// session, why commands do not get the login shell's environment; in a
+// process that ends with its turn, which background tasks stop with it.
+func (s *Session) afterTurn(p *Parts) []string {
+	var out []string
+	if why := p.Tasks.LoginProblem(); why != "" {
+		s.mu.Lock()
+		tell := !s.loginTold
+		s.loginTold = true
+		s.mu.Unlock()
+		if tell {
+			out = append(out, why+"; the tools' commands run in yolop's own environment instead")
+		}
+	}
+	if s.opts.OneShot {
+		for _, w := range p.Tasks.Active() {
+			if w.Kind == tools.WriterBackground {
+				out = append(out, fmt.Sprintf("background task %s (%s) stops when this yolop -p process exits; work that must keep running between turns belongs in the TUI (yolop -c)", w.ID, w.Command))
+			}
+		}
+	}
+	return out
+}
+
+// touch records that the session was used, and gives it a title.
+func (s *Session) touch(p *Parts, prompt string) error {
+	ws := p.Session.Workspace()
+	if ws.Title == "" {
+		ws.Title = titleOf(prompt)
+	}
+	return p.Session.SaveWorkspace(ws)
+}
+
+func titleOf(p string) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(p), "\n")
+	if r := []rune(first); len(r) > 60 {
+		first = string(r[:59]) + "…"
+	}
+	return first
+}
+
+// holdCheckout takes the checkout lock of an in-place session for a turn
+// (wait, when the host lives across turns) or a restore. It refuses while
+// a git operation is in progress in the checkout. The returned func ends
+// the hold (kept while background tasks run).
+func (p *Parts) holdCheckout(ctx context.Context, forTurn, wait bool, onUpdate func(agent.Update)) (func(), error) {
+	ws := p.Session.Workspace()
+	if ws.Kind != session.KindInPlace || p.checkout == nil {
+		return func() {}, nil
+	}
+	if ws.Folder {
+		// No git operation of the user's runs in a folder outside git.
+	} else if err := land.CheckIdle(ctx, ws.RepoRoot, false); err != nil {
+		return nil, &checkpoint.Error{Code: string(fault.CheckoutBusy), Msg: fmt.Sprintf("%v; the session works in your checkout, so its turns and restores are refused until then (nothing ran)", err), Err: err}
+	}
+	err := p.checkout.Take(ctx, wait && forTurn, func(inUse error) {
+		if onUpdate != nil {
+			onUpdate(agent.Update{Kind: agent.UpdateWarning, Text: inUse.Error() + " — this turn waits for it"})
+		}
+	})
+	var ie *worktree.CheckoutInUseError
+	if errors.As(err, &ie) {
+		return nil, &checkpoint.Error{Code: string(fault.CheckoutInUse), Msg: ie.Error(), Err: err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func() { p.checkout.Release(p.Tasks.BackgroundRunning) }, nil
+}
