@@ -70,7 +70,7 @@ type Options struct {
 	// ClientMCP says some of MCP came from an editor, which configured
 	// them for its project directory: the session says where they work.
 	ClientMCP bool
-	// Spares configures recycled worktrees (see spares.go).
+	// Spares configures recycled worktrees (see worktree.Starter).
 	Spares config.Spares
 	// PrepareSpare, when set, starts a detached, low-priority process that
 	// prepares a spare for the repository whose checkout is at repoRoot
@@ -327,15 +327,9 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		}
 	}
 	if o.SessionID != "" {
-		var kept *resume.File
-		sess, err := session.OpenAt(o.DataDir, o.SessionID, func(dir string) (session.Prefix, bool) {
-			if kept = resume.Read(dir); kept == nil {
-				return session.Prefix{}, false
-			}
-			return kept.Events, true
-		})
+		sess, kept, err := resume.Open(o.DataDir, o.SessionID)
 		if err != nil {
-			if why := readOnlyFallback(err); o.ForReading && why != "" {
+			if why := session.ReadableOnly(err); o.ForReading && why != "" {
 				v, verr := openView(o, why)
 				if verr != nil {
 					return nil, errors.Join(err, verr)
@@ -369,7 +363,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 			// elsewhere), or nothing left to add the worktree again on:
 			// its conversation can still be listed and replayed; turns
 			// and restores are refused with the reason.
-			why := goneReason(err)
+			why := worktree.GoneReason(err)
 			v, verr := openView(o, why)
 			if verr != nil {
 				return nil, errors.Join(err, verr)
@@ -671,18 +665,6 @@ func (s *Session) Close() error {
 		return v.sess.Close()
 	}
 	return nil
-}
-
-// goneReason is the part of an ErrRepoGone or ErrBranchGone error that
-// says what happened, without the layers' prefixes.
-func goneReason(err error) string {
-	msg := err.Error()
-	for _, start := range []string{"the repository ", "the session worktree ", "the checkout "} {
-		if i := strings.Index(msg, start); i >= 0 {
-			return msg[i:]
-		}
-	}
-	return msg
 }
 
 // folderLimits reads a folder's capture limits for worktree.Choose.

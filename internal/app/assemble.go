@@ -172,22 +172,9 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if ws.ActiveRoot == "" {
 		return nil, errors.New("workspace.json names no active root")
 	}
-	var (
-		tl       *timeline.Log
-		tlRepair timeline.Repair
-	)
 	// onDisk is the resume file both logs were resumed from (nil when
 	// they were replayed).
-	var onDisk *resume.File
-	if kept != nil {
-		var resumed bool
-		tl, tlRepair, resumed, err = timeline.OpenLogAt(sess.Path(session.TimelineFile), kept.State, kept.Timeline)
-		if err == nil && resumed && sess.Skipped() > 0 {
-			onDisk = kept
-		}
-	} else {
-		tl, _, tlRepair, err = timeline.OpenLog(sess.Path(session.TimelineFile))
-	}
+	tl, tlRepair, onDisk, err := resume.OpenTimeline(sess, kept)
 	if err != nil {
 		return nil, err
 	}
@@ -339,14 +326,8 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	late.ctl = p.Controller
 	p.Notes = append(append(append(reaped, sess.Repaired()...), att.Notes...), tlRepair.Notes()...)
 	// The session's usage so far, before Repair saves the derived files
-	// that record it: what the resume file says of the events it covers,
-	// plus the events after them.
-	if skipped := sess.Skipped(); skipped > 0 && kept != nil {
-		p.Agent.AddUsage(kept.Usage)
-		p.Agent.AddUsage(agent.LoggedUsage(sess.EventsAfter(skipped)))
-	} else {
-		p.Agent.AddUsage(agent.LoggedUsage(sess.Events()))
-	}
+	// that record it.
+	p.Agent.AddUsage(resume.Usage(sess, kept))
 	if d := tlRepair.Damage(); d != "" {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%s; nothing was repaired and the session is read-only: replay and listing work, turns and restores do not (yolop sessions fork %s continues from the part before it)", d, sess.ID))
 	}

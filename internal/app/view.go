@@ -1,10 +1,6 @@
 package app
 
 import (
-	"errors"
-	"fmt"
-	"os"
-
 	"github.com/yolop-dev/yolop/internal/agent/system"
 	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
@@ -12,8 +8,6 @@ import (
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
-	"github.com/yolop-dev/yolop/internal/snapshot"
-	"github.com/yolop-dev/yolop/internal/timeline"
 )
 
 // view is a session opened for reading only (Options.ForReading when it
@@ -32,32 +26,10 @@ type view struct {
 // openView opens o.SessionID for reading; why says why it could not be
 // opened for writing.
 func openView(o Options, why string) (*view, error) {
-	sess, err := session.OpenReadOnly(o.DataDir, o.SessionID)
+	sess, ctl, err := catalog.OpenView(o.DataDir, o.SessionID, why)
 	if err != nil {
 		return nil, err
 	}
-	recs, err := timeline.ReadRecords(sess.Path(session.TimelineFile))
-	if err != nil {
-		sess.Close()
-		return nil, fmt.Errorf("session %s: read its timeline: %w", sess.ID, err)
-	}
-	ws := sess.Workspace()
-	var snaps checkpoint.Snapshots
-	noWS := ws.NoWorkspaceReason
-	if ws.Kind == session.KindWorktree && ws.Worktree != nil {
-		if st, err := os.Stat(ws.Worktree.Path); err == nil && st.IsDir() {
-			snaps = snapshot.NewReadOnly(ws.Worktree.Path, sess.Path("snapshot"))
-		} else {
-			noWS = fmt.Sprintf("the session worktree %s is missing", ws.Worktree.Path)
-		}
-	} else if noWS == "" {
-		noWS = "the session has no worktree of its own"
-	}
-	ro := "opened for reading only: " + why
-	if sess.Corruption() != nil {
-		_, ro = sess.ReadOnly()
-	}
-	ctl := checkpoint.New(checkpoint.Config{SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: timeline.Freeze(recs), Snapshots: snaps, NoWorkspace: noWS, ReadOnly: ro, OtherRefs: catalog.ApplyRefs(o.DataDir, ws)})
 	return &view{sess: sess, ctl: ctl, why: why}, nil
 }
 
@@ -84,17 +56,4 @@ func (v *view) info(prov provider.Provider) Info {
 	in.Repairs = v.sess.Repaired()
 	in.Notices = v.notices
 	return in
-}
-
-// readOnlyFallback says why Open may fall back to a view, or "" when err
-// is not a reason to.
-func readOnlyFallback(err error) string {
-	var le *session.LockedError
-	switch {
-	case errors.As(err, &le):
-		return le.Error()
-	case errors.Is(err, session.ErrNotWritable):
-		return fmt.Sprintf("its directory cannot be written (%v)", errors.Unwrap(err))
-	}
-	return ""
 }

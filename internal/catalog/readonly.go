@@ -112,3 +112,39 @@ func ApplyRefs(dataDir string, ws session.Workspace) func(context.Context) ([]ch
 		return out, nil
 	}
 }
+
+// OpenView opens session id of dataDir for reading only, without its
+// lock; why says why it could not be opened for writing. Its controller
+// answers every listing over the records as they are, with the files
+// changed read straight from git's objects, and refuses every turn and
+// restore with the reason; nothing is repaired or written. The caller
+// closes the session.
+func OpenView(dataDir, id, why string) (*session.Session, *checkpoint.Controller, error) {
+	sess, err := session.OpenReadOnly(dataDir, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	recs, err := timeline.ReadRecords(sess.Path(session.TimelineFile))
+	if err != nil {
+		sess.Close()
+		return nil, nil, fmt.Errorf("session %s: read its timeline: %w", sess.ID, err)
+	}
+	ws := sess.Workspace()
+	var snaps checkpoint.Snapshots
+	noWS := ws.NoWorkspaceReason
+	if ws.Kind == session.KindWorktree && ws.Worktree != nil {
+		if st, err := os.Stat(ws.Worktree.Path); err == nil && st.IsDir() {
+			snaps = snapshot.NewReadOnly(ws.Worktree.Path, sess.Path("snapshot"))
+		} else {
+			noWS = fmt.Sprintf("the session worktree %s is missing", ws.Worktree.Path)
+		}
+	} else if noWS == "" {
+		noWS = "the session has no worktree of its own"
+	}
+	ro := "opened for reading only: " + why
+	if sess.Corruption() != nil {
+		_, ro = sess.ReadOnly()
+	}
+	ctl := checkpoint.New(checkpoint.Config{SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: timeline.Freeze(recs), Snapshots: snaps, NoWorkspace: noWS, ReadOnly: ro, OtherRefs: ApplyRefs(dataDir, ws)})
+	return sess, ctl, nil
+}
