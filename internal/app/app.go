@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 
 	"github.com/yolop-dev/yolop/internal/agent"
@@ -194,19 +193,7 @@ func (p *Parts) id() string                       { return p.Session.ID }
 func (p *Parts) Checkpoints() command.Checkpoints { return p.Controller }
 func (p *Parts) Background() command.Tasks        { return p.Tasks }
 func (p *Parts) ContextReport() string {
-	var b strings.Builder
-	b.WriteString(system.Instructions(p.Session.Workspace())().Report())
-	total, in := p.Agent.Usage()
-	switch {
-	case in > 0 && p.contextWindow > 0:
-		fmt.Fprintf(&b, "Context: %d of %d tokens (%d%%) at the last model step\n", in, p.contextWindow, in*100/p.contextWindow)
-	case in > 0:
-		fmt.Fprintf(&b, "Context: %d tokens at the last model step (the model's window is unknown: set context_window in the provider's settings)\n", in)
-	default:
-		b.WriteString("Context: not measured yet (the provider reports it with the next model step)\n")
-	}
-	fmt.Fprintf(&b, "Tokens used in this session: %d input, %d output, %d cache read, %d cache write\n", total.InputTokens, total.OutputTokens, total.CacheReadTokens, total.CacheWriteTokens)
-	return b.String()
+	return system.Instructions(p.Session.Workspace())().Report() + p.Agent.UsageReport(p.contextWindow)
 }
 func (p *Parts) info(prov provider.Provider) Info {
 	ws := p.Session.Workspace()

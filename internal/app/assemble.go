@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/agent/system"
@@ -21,7 +20,6 @@ import (
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/resume"
 	"github.com/yolop-dev/yolop/internal/sandbox"
-	"github.com/yolop-dev/yolop/internal/secret"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/setup"
 	"github.com/yolop-dev/yolop/internal/snapshot"
@@ -231,46 +229,29 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	p.onClose(func() error {
 		// Background tasks do not outlive the process that started them:
 		// the model learns at its next turn that they were stopped.
-		var note error
-		for _, w := range p.Tasks.Active() {
-			if w.Kind != tools.WriterBackground || p.Agent == nil || p.Controller == nil {
-				continue
-			}
-			note = errors.Join(note, p.Agent.Note(p.Controller.Head(), agent.NoticeData{Kind: "task_stopped", Model: true,
-				Text: fmt.Sprintf("Background task %s (%s) was stopped when the yolop process that started it exited; it is not running any more.", w.ID, w.Command)}))
+		var err error
+		if p.Agent != nil && p.Controller != nil {
+			err = p.Agent.NoteStopped(p.Controller.Head(), p.Tasks.Active())
 		}
 		p.Tasks.StopAll()
-		if note != nil {
-			return fmt.Errorf("record that background tasks were stopped: %w", note)
-		}
-		return nil
+		return err
 	})
-	late := &lateCheckpoints{}
+	late := &checkpoint.Late{}
 	var external []tools.Tool
 	if len(o.MCP) > 0 {
+		servers, err := config.SessionMCP(o.MCP, settings)
+		if err != nil {
+			return nil, err
+		}
 		// MCP servers see the session's worktree as their root, never the
 		// user's checkout.
 		root := ws.ActiveRoot
 		if ws.Worktree != nil {
 			root = ws.Worktree.Path
 		}
-		for _, srv := range o.MCP {
-			// An editor's servers too: their tokens are redacted like
-			// the settings'.
-			provider.AddMCPSecrets("mcp.servers."+srv.Name, srv.Env, nil, srv.Headers, srv.URL, srv.Args)
-		}
-		// The editor's servers (no call timeout of their own) get the
-		// settings' [mcp] call_timeout.
-		timeout, err := config.MCPCallTimeout(settings)
-		if err != nil {
-			return nil, err
-		}
-		p.MCP = mcp.Start(ctx, mcp.WithCallTimeout(o.MCP, timeout), root, mcp.Confine(sess.ID, sess.Path(spawn.LedgerFile), p.Sandbox))
+		p.MCP = mcp.Start(ctx, servers, root, mcp.Confine(sess.ID, sess.Path(spawn.LedgerFile), p.Sandbox))
 		p.onClose(p.MCP.Close)
-		for _, why := range p.MCP.Problems() {
-			// A server's error can quote its URL or arguments.
-			p.Notices = append(p.Notices, secret.Redact(why))
-		}
+		p.Notices = append(p.Notices, p.MCP.Problems()...)
 		if o.ClientMCP && ws.Worktree != nil {
 			p.Notices = append(p.Notices, mcpWorktreeNote)
 		}
@@ -280,16 +261,9 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if err != nil {
 		return nil, err
 	}
-	// The system prompt is rendered when a model call first needs it: its
-	// state summary costs a git process that listing or restoring a
-	// session must not pay.
 	var systemFunc func() (string, error)
 	if h.System == "" {
-		noWS, level, opened, shellEnv := p.NoWorkspace, p.Sandbox.InForce, time.Now(), p.Tasks.EnvPlan().Describe()
-		systemFunc = func() (string, error) {
-			eng, _ := p.engine(context.Background())
-			return system.Prompt(ws, system.WorkspaceStatus(context.Background(), eng, ws, lastEnd), noWS, level, shellEnv, opened)
-		}
+		systemFunc = system.Deferred(ws, p.Snapshots, lastEnd, p.NoWorkspace, p.Sandbox.InForce, p.Tasks.EnvPlan().Describe())
 	}
 	compact, err := config.CompactAt()
 	if err != nil {
@@ -323,7 +297,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		OtherRefs: catalog.ApplyRefs(dataDir, ws),
 		InPlace:   ws.Kind == session.KindInPlace, PreviewWarnings: gitWarnings,
 	})
-	late.ctl = p.Controller
+	late.Set(p.Controller)
 	p.Notes = append(append(append(reaped, sess.Repaired()...), att.Notes...), tlRepair.Notes()...)
 	// The session's usage so far, before Repair saves the derived files
 	// that record it.
@@ -376,21 +350,6 @@ func (p *Parts) lazyEngine(ctx context.Context, gitNow bool) (checkpoint.Snapsho
 		}
 	}
 	return g, nil
-}
-
-// lateCheckpoints lets the tools be built before the controller exists.
-type lateCheckpoints struct{ ctl *checkpoint.Controller }
-
-func (l *lateCheckpoints) ListForModel(ctx context.Context) (string, error) {
-	return l.ctl.ListForModel(ctx)
-}
-
-func (l *lateCheckpoints) BranchesForModel(ctx context.Context) (string, error) {
-	return l.ctl.BranchesForModel(ctx)
-}
-
-func (l *lateCheckpoints) QueuePreview(ctx context.Context, r tools.CheckpointRequest) (string, error) {
-	return l.ctl.QueuePreview(ctx, r)
 }
 
 // engineOptions are the snapshot engine's options of a session opened

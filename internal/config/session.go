@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 )
@@ -89,12 +90,16 @@ func Folder() (FolderLimits, error) {
 	return l, nil
 }
 
-// MCPCallTimeout is st's [mcp] call_timeout, which the servers an editor
-// configures (they have no call timeout of their own) get.
-func MCPCallTimeout(st provider.Settings) (time.Duration, error) {
-	t, err := st.MCPCallTimeout("", SettingsPath())
-	if err != nil {
-		return 0, fmt.Errorf("settings: %w", err)
+// SessionMCP is servers as a session starts them: their secrets are
+// redacted like the settings' (an editor's servers too), and those without
+// a call timeout of their own (an editor's) get st's [mcp] call_timeout.
+func SessionMCP(servers []mcp.Server, st provider.Settings) ([]mcp.Server, error) {
+	for _, srv := range servers {
+		provider.AddMCPSecrets("mcp.servers."+srv.Name, srv.Env, nil, srv.Headers, srv.URL, srv.Args)
 	}
-	return t, nil
+	timeout, err := st.MCPCallTimeout("", SettingsPath())
+	if err != nil {
+		return nil, fmt.Errorf("settings: %w", err)
+	}
+	return mcp.WithCallTimeout(servers, timeout), nil
 }
