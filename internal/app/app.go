@@ -259,14 +259,44 @@ func (s *Session) begin(ctx context.Context, turn bool) (context.Context, func()
 
 // Open resumes a session (SessionID or Continue) or prepares a new one.
 func Open(ctx context.Context, o Options) (*Session, error) {
+	o, err := o.resolve()
+	if err != nil {
+		return nil, err
+	}
+	prov, err := provider.New(o.Provider)
+	if err != nil {
+		return nil, err
+	}
+	moved, err := o.which(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{opts: o, prov: prov, start: worktree.NewStarter(*o.manager(), o.PrepareSpare)}
+	if o.SessionID == "" {
+		if err := s.newDraft(ctx); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	st, err := openExisting(ctx, o, prov, moved)
+	if err != nil {
+		return nil, err
+	}
+	s.state = st
+	return s, nil
+}
+
+// resolve checks o's modes and fills in their defaults and the directory
+// yolop works in.
+func (o Options) resolve() (Options, error) {
 	if o.Worktree == "" {
 		o.Worktree = WorktreeAlways
 	}
 	if o.Worktree != WorktreeAlways && o.Worktree != WorktreeOff {
-		return nil, fmt.Errorf("--worktree must be always or off, not %q", o.Worktree)
+		return o, fmt.Errorf("--worktree must be always or off, not %q", o.Worktree)
 	}
 	if err := config.CheckWorkspaceMode(o.Workspace); err != nil {
-		return nil, err
+		return o, err
 	}
 	if o.Workspace == "" {
 		o.Workspace = config.WorkspaceWorktree
@@ -275,14 +305,14 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		}
 	}
 	dir, err := config.WorkDir(o.Dir)
-	if err != nil {
-		return nil, err
-	}
 	o.Dir = dir
-	prov, err := provider.New(o.Provider)
-	if err != nil {
-		return nil, err
-	}
+	return o, err
+}
+
+// which names the session o opens when it names none: the one whose
+// worktree yolop runs in, or with Continue the latest of Dir's
+// repository. The notes say what following moved sessions did.
+func (o *Options) which(ctx context.Context) ([]string, error) {
 	if sid := catalog.SessionOfWorktree(o.DataDir, o.Dir); sid != "" && o.SessionID == "" {
 		// Inside a session's own worktree (the directory yolop prints
 		// after each turn): -c continues that session; a new session
@@ -292,85 +322,76 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		}
 		o.SessionID = sid
 	}
-	var movedNotes []string
-	if o.Continue && o.SessionID == "" {
-		id, notes, err := catalog.LatestFor(ctx, o.DataDir, o.Dir)
-		if err != nil {
-			return nil, err
-		}
-		o.SessionID, movedNotes = id, notes
+	if !o.Continue || o.SessionID != "" {
+		return nil, nil
 	}
-	s := &Session{opts: o, prov: prov, start: worktree.NewStarter(*o.manager(), o.PrepareSpare)}
-	if o.SessionID != "" && o.ForReading {
+	id, notes, err := catalog.LatestFor(ctx, o.DataDir, o.Dir)
+	o.SessionID = id
+	return notes, err
+}
+
+// openExisting opens session o.SessionID for writing; for reading only
+// when o.ForReading and it cannot be opened for writing (another process
+// holds it, its directory is read-only, its worktree is missing), or when
+// its repository is gone. moved are the notes of following a moved
+// repository.
+func openExisting(ctx context.Context, o Options, prov provider.Provider, moved []string) (state, error) {
+	if o.ForReading {
 		// Reading must not re-create a worktree that is gone (a resume
 		// does, and says so).
 		if why := catalog.MissingWorktree(ctx, o.DataDir, o.SessionID); why != "" {
-			v, err := openView(o, why)
-			if err != nil {
-				return nil, err
-			}
-			s.state = v
-			return s, nil
+			return openView(o, why, nil)
 		}
 	}
-	if o.SessionID != "" {
-		sess, kept, err := resume.Open(o.DataDir, o.SessionID)
-		if err != nil {
-			if why := session.ReadableOnly(err); o.ForReading && why != "" {
-				v, verr := openView(o, why)
-				if verr != nil {
-					return nil, errors.Join(err, verr)
-				}
-				s.state = v
-				return s, nil
-			}
-			return nil, err
+	sess, kept, err := resume.Open(o.DataDir, o.SessionID)
+	if err != nil {
+		if why := session.ReadableOnly(err); o.ForReading && why != "" {
+			return openView(o, why, err)
 		}
-		p, err := assemble(ctx, sess, prov, o, kept)
-		if errors.Is(err, worktree.ErrRepoGone) {
-			// Run from the repository's new place, the session follows it.
-			if repo, derr := worktree.Detect(ctx, o.Dir); derr == nil {
-				notes, aerr := catalog.AdoptMoved(ctx, o.DataDir, repo, o.SessionID)
-				if aerr != nil {
-					return nil, errors.Join(err, aerr)
-				}
-				if len(notes) > 0 {
-					movedNotes = append(movedNotes, notes...)
-					if sess, err = session.Open(o.DataDir, o.SessionID); err != nil {
-						return nil, err
-					}
-					// The failed assemble applied records to the resume
-					// file's state: replay the logs this time.
-					p, err = assemble(ctx, sess, prov, o, nil)
-				}
-			}
-		}
-		if errors.Is(err, worktree.ErrRepoGone) || errors.Is(err, worktree.ErrBranchGone) {
-			// The repository deleted (or moved, and yolop run from
-			// elsewhere), or nothing left to add the worktree again on:
-			// its conversation can still be listed and replayed; turns
-			// and restores are refused with the reason.
-			why := worktree.GoneReason(err)
-			v, verr := openView(o, why)
-			if verr != nil {
-				return nil, errors.Join(err, verr)
-			}
-			v.notices = append(v.notices, "session "+o.SessionID+" is opened for reading only: "+why+". Listing and replay work; turns and restores are refused")
-			s.state = v
-			return s, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		p.Notes = append(movedNotes, p.Notes...)
-		p.contextWindow = o.Provider.ContextWindow
-		s.state = p
-		return s, nil
-	}
-	if err := config.CheckDataDir(o.DataDir, o.Dir); err != nil {
 		return nil, err
 	}
-	d := &draft{ws: session.Workspace{SessionID: session.NewID(), Kind: session.KindConversation, ActiveRoot: o.Dir, Provider: prov.Name(), Model: prov.Model()}, dir: o.Dir, expectWS: true, contextWindow: o.Provider.ContextWindow}
+	p, err := assemble(ctx, sess, prov, o, kept)
+	if errors.Is(err, worktree.ErrRepoGone) {
+		// Run from the repository's new place, the session follows it.
+		notes, ferr := catalog.FollowMoved(ctx, o.DataDir, o.Dir, o.SessionID)
+		if ferr != nil {
+			return nil, errors.Join(err, ferr)
+		}
+		if len(notes) > 0 {
+			moved = append(moved, notes...)
+			if sess, err = session.Open(o.DataDir, o.SessionID); err != nil {
+				return nil, err
+			}
+			// The failed assemble applied records to the resume file's
+			// state: replay the logs this time.
+			p, err = assemble(ctx, sess, prov, o, nil)
+		}
+	}
+	if errors.Is(err, worktree.ErrRepoGone) || errors.Is(err, worktree.ErrBranchGone) {
+		// The repository deleted (or moved, and yolop run from
+		// elsewhere), or nothing left to add the worktree again on: its
+		// conversation can still be listed and replayed; turns and
+		// restores are refused with the reason.
+		why := worktree.GoneReason(err)
+		return openView(o, why, err, "session "+o.SessionID+" is opened for reading only: "+why+". Listing and replay work; turns and restores are refused")
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.Notes = append(moved, p.Notes...)
+	p.contextWindow = o.Provider.ContextWindow
+	return p, nil
+}
+
+// newDraft prepares a new session: it is created on disk by its first
+// prompt (or now, with Options.Create), its worktree started early when
+// the host waits for that prompt (Options.Early).
+func (s *Session) newDraft(ctx context.Context) error {
+	o := s.opts
+	if err := config.CheckDataDir(o.DataDir, o.Dir); err != nil {
+		return err
+	}
+	d := &draft{ws: session.Workspace{SessionID: session.NewID(), Kind: session.KindConversation, ActiveRoot: o.Dir, Provider: s.prov.Name(), Model: s.prov.Model()}, dir: o.Dir, expectWS: true, contextWindow: o.Provider.ContextWindow}
 	why, notRepo := worktree.Unavailable(ctx, o.Dir, o.Workspace == config.WorkspaceNone)
 	if why != "" {
 		d.expectWS, d.expectWhy = false, why
@@ -381,7 +402,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		d.mode = o.Workspace
 		// Outside any repository: a folder of its own, in place.
 		if folder = o.Workspace != config.WorkspaceNone && notRepo; folder {
-			d.mode = config.WorkspaceInPlace // a folder outside git: in place
+			d.mode = config.WorkspaceInPlace
 		}
 	}
 	d.ctl = checkpoint.NewUnstarted(d.ws.SessionID, d.expectWhy)
@@ -394,14 +415,14 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	s.state = d
 	if o.Create {
 		if err := s.materialize(ctx, "", nil); err != nil {
-			return nil, err
+			return err
 		}
 		s.start.PrepareSpare()
 	} else if o.Early && d.expectWS && !folder {
 		s.start.Early(o.Dir, o.Base, d.ws.SessionID)
 		s.draftCheck = worktree.CheckCheckoutOf(o.Dir, agent.InstructionsFile)
 	}
-	return s, nil
+	return nil
 }
 
 // materialize creates a draft session on disk (and its worktree); it does

@@ -7,7 +7,6 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/catalog"
-	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/git"
@@ -64,19 +63,6 @@ func (s *Session) landSession(ctx context.Context) (land.Session, error) {
 	return ls, nil
 }
 
-// refuseWhileRunning refuses to apply or commit files a turn is still
-// changing.
-func (s *Session) refuseWhileRunning(what string) error {
-	p := s.Parts()
-	if p == nil {
-		return nil
-	}
-	if id := p.Controller.Running(); id != "" {
-		return &checkpoint.Error{Code: checkpoint.CodeTurnRunning, Msg: fmt.Sprintf("turn %s is still changing the files; %s after it ends", id, what)}
-	}
-	return nil
-}
-
 // withLand runs one landing operation as a call of the session: refused
 // after Close, and while a turn runs when it writes (refuse names it).
 func withLand[T any](s *Session, ctx context.Context, refuse string, op func(context.Context, land.Session) (T, error)) (T, error) {
@@ -86,8 +72,8 @@ func withLand[T any](s *Session, ctx context.Context, refuse string, op func(con
 		return zero, err
 	}
 	defer end()
-	if refuse != "" {
-		if err := s.refuseWhileRunning(refuse); err != nil {
+	if p := s.Parts(); p != nil && refuse != "" {
+		if err := p.Controller.RefuseWhileRunning(refuse); err != nil {
 			return zero, err
 		}
 	}

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 
@@ -9,32 +8,14 @@ import (
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/failpoint"
-	"github.com/yolop-dev/yolop/internal/timeline"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
-// startsWorktree reports whether a new session started in dir checks out a
-// worktree of its own (so a host can say what the wait is for).
-func startsWorktree(ctx context.Context, dir, mode string) bool {
-	if mode != "" && mode != config.WorkspaceWorktree {
-		return false
-	}
-	if dir == "" {
-		dir = "."
-	}
-	_, err := worktree.Detect(ctx, dir)
-	return err == nil
-}
-
-// ChecksOutWorktree is startsWorktree for a session of o: false too when a
-// spare worktree is ready to be claimed, which writes only the files that
-// differ and takes no noticeable time.
+// ChecksOutWorktree reports whether a new session of o checks out a
+// worktree of its own at its first prompt (so a host can say what the
+// wait is for): false too when a spare is ready to be claimed.
 func ChecksOutWorktree(ctx context.Context, o Options) bool {
-	if !startsWorktree(ctx, o.Dir, o.Workspace) {
-		return false
-	}
-	repo, err := worktree.Detect(ctx, cmp.Or(o.Dir, "."))
-	return err == nil && !o.manager().SpareReady(repo)
+	return (o.Workspace == "" || o.Workspace == config.WorkspaceWorktree) && o.manager().ChecksOut(ctx, o.Dir)
 }
 
 // ForkReport says what Fork carried over.
@@ -75,18 +56,11 @@ func Fork(ctx context.Context, o Options, plan catalog.ForkPlan) (ForkReport, er
 	}
 	rep.SessionID, rep.Files, rep.HasFiles, rep.Note = s.ID(), n, plan.Fill != nil, plan.Note
 	p := s.Parts()
-	var anchor checkpoint.Anchor
 	eng, err := p.engine(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("fork %s: %w", plan.From, err)
 	}
-	if eng != nil {
-		anchor = func(ctx context.Context, name, tree string) (timeline.SnapshotRef, error) {
-			snap, err := eng.Anchor(ctx, name, tree)
-			return timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}, err
-		}
-	}
-	rep.Events, err = p.Controller.ImportFork(ctx, plan.History, plan.From, anchor)
+	rep.Events, err = p.Controller.ImportFork(ctx, plan.History, plan.From, checkpoint.EngineAnchor(eng))
 	rep.Turns = len(plan.History.Turns)
 	if err != nil {
 		return rep, fmt.Errorf("fork %s: copy its conversation: %w", plan.From, err)

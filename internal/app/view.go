@@ -1,6 +1,8 @@
 package app
 
 import (
+	"errors"
+
 	"github.com/yolop-dev/yolop/internal/agent/system"
 	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
@@ -24,13 +26,18 @@ type view struct {
 }
 
 // openView opens o.SessionID for reading; why says why it could not be
-// opened for writing.
-func openView(o Options, why string) (*view, error) {
+// opened for writing, cause (when not nil) is the error that said so and
+// goes with an error of the view's own. notices are said once by hosts
+// that do not show the reason themselves.
+func openView(o Options, why string, cause error, notices ...string) (state, error) {
 	sess, ctl, err := catalog.OpenView(o.DataDir, o.SessionID, why)
+	if err != nil && cause != nil {
+		return nil, errors.Join(cause, err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	return &view{sess: sess, ctl: ctl, why: why}, nil
+	return &view{sess: sess, ctl: ctl, why: why, notices: notices}, nil
 }
 
 func (v *view) id() string                       { return v.sess.ID }

@@ -48,6 +48,17 @@ func AdoptMoved(ctx context.Context, dataDir string, repo *worktree.Repo, only s
 	return notes, nil
 }
 
+// FollowMoved is AdoptMoved for session id when yolop runs in dir, the
+// place its repository may have moved to; nothing when dir is in no
+// repository.
+func FollowMoved(ctx context.Context, dataDir, dir, id string) ([]string, error) {
+	repo, err := worktree.Detect(ctx, dir)
+	if err != nil {
+		return nil, nil
+	}
+	return AdoptMoved(ctx, dataDir, repo, id)
+}
+
 func adoptSession(dataDir, id, path string, repo *worktree.Repo) (string, error) {
 	sess, err := session.Open(dataDir, id)
 	var le *session.LockedError

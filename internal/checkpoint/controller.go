@@ -1098,3 +1098,12 @@ func ownerOfSeq(st *timeline.State, seq int64) string {
 func sortChanges(p []PathChange) {
 	sort.Slice(p, func(i, j int) bool { return p[i].Path < p[j].Path })
 }
+
+// RefuseWhileRunning refuses what (an apply, a commit) while a turn is
+// still changing the files.
+func (c *Controller) RefuseWhileRunning(what string) error {
+	if id := c.Running(); id != "" {
+		return &Error{Code: CodeTurnRunning, Msg: fmt.Sprintf("turn %s is still changing the files; %s after it ends", id, what)}
+	}
+	return nil
+}

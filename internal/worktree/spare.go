@@ -1371,6 +1371,19 @@ func settleIndex(ctx context.Context, path string, hurry func() bool) error {
 	return nil
 }
 
+// ChecksOut reports whether a new session's worktree for the checkout
+// holding dir ("" = the current directory) is checked out (so a host can
+// say what the wait is for): dir is in a repository, and no spare of it
+// is ready to be claimed, which writes only the files that differ and
+// takes no noticeable time.
+func (m *Manager) ChecksOut(ctx context.Context, dir string) bool {
+	if dir == "" {
+		dir = "."
+	}
+	repo, err := Detect(ctx, dir)
+	return err == nil && !m.SpareReady(repo)
+}
+
 // SpareReady reports whether repo has a parked spare a new session can
 // claim now (so its start checks nothing out).
 func (m *Manager) SpareReady(repo *Repo) bool {
