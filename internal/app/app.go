@@ -446,7 +446,6 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 	if !ok {
 		return 0, nil
 	}
-	filled := 0
 	ws := d.ws
 	ws.Title = title
 	o := s.opts
@@ -464,29 +463,16 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 	// The mark of a start in progress goes once the session directory
 	// exists or what this call made is undone.
 	defer ch.Started.Done()
-	// A session that cannot be opened must not be left behind half made:
-	// remove what this call created (the branch stays, like every branch
-	// yolop makes).
-	undo := func(cause error) error {
-		if ws.Worktree == nil {
-			return cause
-		}
-		m := &worktree.Manager{DataDir: o.DataDir}
-		if _, err := m.Remove(context.WithoutCancel(ctx), worktree.InfoOf(ws), ws.SessionID, true); err != nil {
-			return fmt.Errorf("%w (and removing its new worktree %s failed: %v)", cause, ws.Worktree.Path, err)
-		}
-		return cause
-	}
+	// A session that cannot be opened must not be left behind half made.
+	filled := 0
 	if fill != nil && ws.Worktree != nil {
-		n, err := fill(ctx, ws.Worktree.Path, o.DataDir)
-		if err != nil {
-			return 0, undo(err)
+		if filled, err = fill(ctx, ws.Worktree.Path, o.DataDir); err != nil {
+			return 0, ch.Undo(ctx, err)
 		}
-		filled = n
 	}
 	sess, err := session.Create(o.DataDir, ws)
 	if err != nil {
-		return 0, undo(err)
+		return 0, ch.Undo(ctx, err)
 	}
 	dir := sess.Dir
 	// The claim's proof that the worktree is clean stands for the first
@@ -498,15 +484,13 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 		ao.knownWalk = ch.Started.Walk
 	}
 	p, err := assemble(ctx, sess, s.prov, ao, nil)
-	if err == nil {
-		p.contextWindow = o.Provider.ContextWindow
-	}
 	if err != nil {
 		if rmErr := os.RemoveAll(dir); rmErr != nil {
 			err = fmt.Errorf("%w (and removing the half-made session %s failed: %v)", err, dir, rmErr)
 		}
-		return 0, undo(err)
+		return 0, ch.Undo(ctx, err)
 	}
+	p.contextWindow = o.Provider.ContextWindow
 	p.Notes = append(p.Notes, ch.Notes...)
 	s.mu.Lock()
 	s.startWarn = ch.Notices

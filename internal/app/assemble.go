@@ -197,10 +197,11 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	}
 	var snaps checkpoint.Snapshots
 	if att.HasEngine() {
-		eo, err := engineOptions(o, hit)
+		eo, err := config.Engine(o.Watch, o.OneShot)
 		if err != nil {
 			return nil, err
 		}
+		eo.Failpoint, eo.KnownClean, eo.KnownWalk = hit, o.knownClean, o.knownWalk
 		p.git = att.Snapshots(eo)
 		if snaps, err = p.lazyEngine(ctx, gitNow); err != nil {
 			return nil, err
@@ -350,31 +351,6 @@ func (p *Parts) lazyEngine(ctx context.Context, gitNow bool) (checkpoint.Snapsho
 		}
 	}
 	return g, nil
-}
-
-// engineOptions are the snapshot engine's options of a session opened
-// with o.
-func engineOptions(o Options, hit func(string)) (worktree.EngineOptions, error) {
-	budget, err := config.CaptureBudget()
-	if err != nil {
-		return worktree.EngineOptions{}, err
-	}
-	watch, err := config.Watch()
-	if err != nil {
-		return worktree.EngineOptions{}, err
-	}
-	eo := worktree.EngineOptions{Budget: budget, Failpoint: hit, KnownClean: o.knownClean, KnownWalk: o.knownWalk,
-		MaxFileSize: func() (int64, error) {
-			lim, err := config.Folder()
-			return lim.MaxFileSize, err
-		}}
-	if o.Watch {
-		// A one-shot process has no time to walk for its watcher before
-		// its last capture: its first capture's walk arms it.
-		watch.ArmWithWalk = o.OneShot
-		eo.Watch = &watch
-	}
-	return eo, nil
 }
 
 // mcpWorktreeNote tells an editor's user where its MCP servers work; the

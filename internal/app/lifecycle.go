@@ -18,26 +18,14 @@ func ChecksOutWorktree(ctx context.Context, o Options) bool {
 	return (o.Workspace == "" || o.Workspace == config.WorkspaceWorktree) && o.manager().ChecksOut(ctx, o.Dir)
 }
 
-// ForkReport says what Fork carried over.
-type ForkReport struct {
-	SessionID string // the new session
-	Events    int    // events of the old active branch carried over
-	Turns     int    // turns carried over (listed and rewindable in the fork)
-	Files     int    // paths copied over the commit the new worktree starts from
-	HasFiles  bool   // the old session's files were copied
-	// Note says where the files came from when not from the old
-	// session's worktree ("" when they did).
-	Note string
-}
-
 // Fork starts a new session from plan: it carries the old session's
 // active conversation as its history, in a fresh worktree that Fill gives
 // the old session's files. The files are copied and verified before the
 // new session exists, so a crash never leaves a session with half its
 // files; the orphaned worktree it may leave is removed by `yolop worktree
 // prune`.
-func Fork(ctx context.Context, o Options, plan catalog.ForkPlan) (ForkReport, error) {
-	var rep ForkReport
+func Fork(ctx context.Context, o Options, plan catalog.ForkPlan) (catalog.ForkReport, error) {
+	var rep catalog.ForkReport
 	o.Dir, o.Base, o.WorkBase, o.Workspace = plan.Dir, plan.Base, plan.WorkBase, plan.Workspace
 	o.Create, o.SessionID, o.Continue = false, "", false
 	if plan.Workspace == config.WorkspaceInPlace {

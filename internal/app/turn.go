@@ -11,7 +11,6 @@ import (
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/fault"
-	"github.com/yolop-dev/yolop/internal/fsutil"
 	"github.com/yolop-dev/yolop/internal/gitstate"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/session"
@@ -19,30 +18,9 @@ import (
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
-// MaxPromptBytes is the largest prompt a turn takes. Every prompt is
-// recorded whole in the event log and sent whole to the model, so one far
-// beyond any model's context would only slow every later open of the
-// session.
-const MaxPromptBytes = 4 << 20
-
-// ErrPromptTooLarge refuses a prompt over MaxPromptBytes.
-var ErrPromptTooLarge = fault.New(fault.PromptTooLarge, "the prompt is too large")
-
-// checkPrompt refuses a prompt a turn does not take; nothing is sent or
-// recorded.
-func checkPrompt(text string) error {
-	if strings.TrimSpace(text) == "" {
-		return errors.New("empty prompt: type what the agent should do")
-	}
-	if len(text) > MaxPromptBytes {
-		return fmt.Errorf("%w: it is %d bytes (%s), %d more than the %d bytes (4 MB, about a million tokens, more than a model's context holds) yolop takes: save the text as a file in the workspace and ask the agent to read the part it needs (nothing was sent or recorded)", ErrPromptTooLarge, len(text), fsutil.SizeText(int64(len(text))), len(text)-MaxPromptBytes, MaxPromptBytes)
-	}
-	return nil
-}
-
 // Prompt runs one turn. The session is created on disk by its first turn.
 func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.Update)) (TurnResult, error) {
-	if err := checkPrompt(text); err != nil {
+	if err := agent.CheckPrompt(text); err != nil {
 		return TurnResult{}, err
 	}
 	ctx, end, err := s.begin(ctx, true)
@@ -83,7 +61,7 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	}
 	res.Warnings = append(res.Warnings, s.afterTurn(p)...)
 	res.Warnings = append(res.Warnings, w.early...)
-	if err := s.touch(p, text); err != nil {
+	if err := p.Session.Touch(text); err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the turn ran, but the session's description could not be updated (%v); its title and last-used time may be stale", err))
 	}
 	return res, nil
@@ -94,7 +72,7 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 // no longer the session's worktree (git is asked before the first turn
 // of the process).
 func (s *Session) partsForTurn(ctx context.Context, text string, onUpdate func(agent.Update)) (*Parts, error) {
-	if err := s.materialize(ctx, titleOf(text), agent.NoticeSink(onUpdate)); err != nil {
+	if err := s.materialize(ctx, session.Title(text), agent.NoticeSink(onUpdate)); err != nil {
 		return nil, err
 	}
 	p := s.Parts()
@@ -239,23 +217,6 @@ func (s *Session) afterTurn(p *Parts) []string {
 		}
 	}
 	return out
-}
-
-// touch records that the session was used, and gives it a title.
-func (s *Session) touch(p *Parts, prompt string) error {
-	ws := p.Session.Workspace()
-	if ws.Title == "" {
-		ws.Title = titleOf(prompt)
-	}
-	return p.Session.SaveWorkspace(ws)
-}
-
-func titleOf(p string) string {
-	first, _, _ := strings.Cut(strings.TrimSpace(p), "\n")
-	if r := []rune(first); len(r) > 60 {
-		first = string(r[:59]) + "…"
-	}
-	return first
 }
 
 // holdCheckout takes the checkout lock of an in-place session for a turn

@@ -41,6 +41,18 @@ type ForkPlan struct {
 	Note string
 }
 
+// ForkReport says what a fork made from a ForkPlan carried over.
+type ForkReport struct {
+	SessionID string // the new session
+	Events    int    // events of the old active branch carried over
+	Turns     int    // turns carried over (listed and rewindable in the fork)
+	Files     int    // paths copied over the commit the new worktree starts from
+	HasFiles  bool   // the old session's files were copied
+	// Note says where the files came from when not from the old
+	// session's worktree ("" when they did).
+	Note string
+}
+
 // PlanFork reads session id for a fork: its active conversation (up to
 // any corruption), its workspace mode and checkout, and where its files
 // are. A fork's worktree starts from the old worktree's commit and holds

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
@@ -154,7 +154,7 @@ func TestErrorsCarryTheirCodes(t *testing.T) {
 		{wrap(&session.NotFoundError{ID: "s_1", Dir: "/d"}), fault.UnknownSession},
 		{wrap(catalog.ErrNoSession), fault.NoSession},
 		{wrap(config.ErrDataDirInRepo), fault.DataDirInRepo},
-		{wrap(app.ErrPromptTooLarge), fault.PromptTooLarge},
+		{wrap(agent.ErrPromptTooLarge), fault.PromptTooLarge},
 		{&catalog.BadQueryError{Err: errorsNew("empty query")}, fault.Usage},
 	}
 	for _, c := range cases {

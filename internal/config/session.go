@@ -9,6 +9,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/snapshot"
+	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
 // CompactAt reads $YOLOP_COMPACT_TOKENS: the context size in tokens that
@@ -102,4 +103,29 @@ func SessionMCP(servers []mcp.Server, st provider.Settings) ([]mcp.Server, error
 		return nil, fmt.Errorf("settings: %w", err)
 	}
 	return mcp.WithCallTimeout(servers, timeout), nil
+}
+
+// Engine is what a session's snapshot engine is opened with from the
+// environment and the settings: the capture budget, the file watcher
+// (with watch; a oneShot process has no time to walk for its watcher
+// before its last capture, so its first capture's walk arms it), and a
+// folder's [workspace] max_file_size, read when its engine opens.
+func Engine(watch, oneShot bool) (worktree.EngineOptions, error) {
+	budget, err := CaptureBudget()
+	if err != nil {
+		return worktree.EngineOptions{}, err
+	}
+	w, err := Watch()
+	if err != nil {
+		return worktree.EngineOptions{}, err
+	}
+	eo := worktree.EngineOptions{Budget: budget, MaxFileSize: func() (int64, error) {
+		lim, err := Folder()
+		return lim.MaxFileSize, err
+	}}
+	if watch {
+		w.ArmWithWalk = oneShot
+		eo.Watch = &w
+	}
+	return eo, nil
 }

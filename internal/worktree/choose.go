@@ -55,6 +55,23 @@ type Chosen struct {
 	// know before the first turn (the worktree lacks the directory they
 	// were in).
 	Notes, Notices []string
+
+	dataDir string
+	ws      session.Workspace // as Choose left it, when it made a worktree
+}
+
+// Undo removes the worktree Choose made when the session cannot be made
+// after all (the branch stays, like every branch yolop makes), and returns
+// cause, with the removal's failure when it failed too.
+func (c Chosen) Undo(ctx context.Context, cause error) error {
+	if c.ws.Worktree == nil {
+		return cause
+	}
+	m := &Manager{DataDir: c.dataDir}
+	if _, err := m.Remove(context.WithoutCancel(ctx), InfoOf(c.ws), c.ws.SessionID, true); err != nil {
+		return fmt.Errorf("%w (and removing its new worktree %s failed: %v)", cause, c.ws.Worktree.Path, err)
+	}
+	return cause
 }
 
 // Choose fills ws, a new session's workspace, with where the session works:
@@ -116,6 +133,7 @@ func Choose(ctx context.Context, ws *session.Workspace, c Choice) (Chosen, error
 			ch.Notices = append(ch.Notices, fmt.Sprintf("%s is not in your last commit (it holds no committed file), so the session's worktree has no such directory: the agent works at the top of the worktree, where a file you ask for \"here\" would land", git.DisplayPath(rel)))
 		}
 	}
+	ch.dataDir, ch.ws = c.DataDir, *ws
 	return ch, nil
 }
 
