@@ -15,7 +15,6 @@ import (
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/fault"
-	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
 	_ "github.com/yolop-dev/yolop/internal/provider/all" // registers sim, openai and anthropic
@@ -197,30 +196,17 @@ func (p *Parts) ContextReport() string {
 }
 func (p *Parts) info(prov provider.Provider) Info {
 	ws := p.Session.Workspace()
-	in := Info{Provider: prov.Name(), Model: prov.Model(), SessionID: p.Session.ID, Title: ws.Title, RepoRoot: ws.RepoRoot, ActiveRoot: ws.ActiveRoot, WorkspaceMode: session.Mode(ws.Kind)}
-	if ws.Worktree != nil {
-		in.Branch, in.BranchNote = land.WorktreeBranch(ws.Worktree.Path, ws.Worktree.Branch)
-	}
-	in.Recycled = ws.Recycled
-	in.Workspace, in.WorkspaceReason = p.Controller.WorkspaceAvailable()
-	if in.Workspace {
-		in.WorkspaceReason = ""
-		if p.git != nil {
-			if why := p.git.Unavailable(); why != "" {
-				in.Workspace, in.WorkspaceReason = false, why
-			}
+	in := diskInfo(prov, p.Session.ID, ws, p.Controller)
+	in.WorkspaceMode = session.Mode(ws.Kind)
+	if in.Workspace && p.git != nil {
+		if why := p.git.Unavailable(); why != "" {
+			in.Workspace, in.WorkspaceReason = false, why
 		}
 	}
-	if r := p.Controller.ReadOnly(); r != "" {
-		in.ReadOnly, in.ReadOnlyReason = true, r
-	}
-	in.Checkpoints = p.Controller.ActiveCount()
 	// The running turn's checkpoint, once journaled, is on the active
 	// branch already (ActiveCount counts it).
 	in.Running = p.Controller.RunningCheckpoint()
-	in.RedoAvailable = p.Controller.RedoAvailable()
-	in.Repairs = p.Notes
-	in.Notices = p.Notices
+	in.Repairs, in.Notices = p.Notes, p.Notices
 	in.Usage, in.ContextTokens = p.Agent.Usage()
 	in.ContextWindow = p.contextWindow
 	sandboxInfo(&in, p.Sandbox)

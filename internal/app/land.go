@@ -29,34 +29,26 @@ func (s *Session) landSession(ctx context.Context) (land.Session, error) {
 	if eng == nil && p.git != nil && errors.Is(p.git.Cause(), git.ErrConfigChanged) {
 		return ls, p.git.Cause()
 	}
-	if ws.Kind == session.KindInPlace && eng != nil {
-		ls.InPlace, ls.Worktree, ls.Engine, ls.Folder = true, eng.Root(), eng, ws.Folder
-		// git commit runs confined (the user's hooks may be the agent's),
-		// in a scratch git directory the sandbox lets it write.
-		ls.Confine, ls.ConfineDir = p.Tasks.RunGit, p.Session.Path(tools.SessionTmpDir)
-		rows, err := p.Controller.List(ctx, false)
+	inPlace := ws.Kind == session.KindInPlace
+	if eng == nil || (!inPlace && ws.Worktree == nil) {
+		return ls, nil // land explains: conversation only
+	}
+	// git commit runs confined: the user's hooks may be the agent's.
+	ls.Worktree, ls.Engine, ls.Confine = eng.Root(), eng, p.Tasks.RunGit
+	prompts, err := p.Controller.Prompts(ctx)
+	if inPlace {
 		if err != nil {
 			return ls, err
 		}
-		for i := len(rows) - 1; i >= 0; i-- {
-			ls.Prompts = append(ls.Prompts, rows[i].Prompt)
-		}
+		// In a scratch git directory the sandbox lets it write.
+		ls.InPlace, ls.Folder, ls.Prompts, ls.ConfineDir = true, ws.Folder, prompts, p.Session.Path(tools.SessionTmpDir)
 		var turns []land.Turn
 		for _, t := range p.Controller.TurnTrees() {
 			turns = append(turns, land.Turn{Start: t.Start, End: t.End})
 		}
 		return land.InPlaceWork(ctx, ls, turns)
 	}
-	if ws.Worktree == nil || eng == nil {
-		return ls, nil // land explains: conversation only
-	}
-	ls.Worktree, ls.Branch, ls.Base, ls.Engine = eng.Root(), ws.Worktree.Branch, ws.Worktree.Base, eng
-	ls.Confine = p.Tasks.RunGit
-	if rows, err := p.Controller.List(ctx, false); err == nil {
-		for i := len(rows) - 1; i >= 0; i-- {
-			ls.Prompts = append(ls.Prompts, rows[i].Prompt)
-		}
-	}
+	ls.Branch, ls.Base, ls.Prompts = ws.Worktree.Branch, ws.Worktree.Base, prompts
 	if !s.homeFixed {
 		ls.ApplyFrom(ctx, s.opts.Dir, ws.CommonDir)
 	}

@@ -6,8 +6,10 @@ package app
 import (
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/config"
+	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/sandbox"
+	"github.com/yolop-dev/yolop/internal/session"
 )
 
 // Info describes an open session for status bars and headers.
@@ -109,4 +111,21 @@ func draftSandbox(level string) sandbox.Status {
 		return sandbox.Status{}
 	}
 	return st
+}
+
+// diskInfo is what Info says of any session on disk: id is its id, ws its
+// workspace and ctl its controller.
+func diskInfo(prov provider.Provider, id string, ws session.Workspace, ctl *checkpoint.Controller) Info {
+	in := Info{Provider: prov.Name(), Model: prov.Model(), SessionID: id, Title: ws.Title, RepoRoot: ws.RepoRoot, ActiveRoot: ws.ActiveRoot, Recycled: ws.Recycled}
+	if ws.Worktree != nil {
+		in.Branch, in.BranchNote = land.WorktreeBranch(ws.Worktree.Path, ws.Worktree.Branch)
+	}
+	in.Workspace, in.WorkspaceReason = ctl.WorkspaceAvailable()
+	if in.Workspace {
+		in.WorkspaceReason = ""
+	}
+	in.ReadOnlyReason = ctl.ReadOnly()
+	in.ReadOnly = in.ReadOnlyReason != ""
+	in.Checkpoints, in.RedoAvailable = ctl.ActiveCount(), ctl.RedoAvailable()
+	return in
 }

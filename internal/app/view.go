@@ -7,7 +7,6 @@ import (
 	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
-	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
 )
@@ -47,20 +46,8 @@ func (v *view) ContextReport() string {
 	return "The session is " + v.ctl.ReadOnly() + "; it sends nothing to the model.\n" + system.Instructions(v.sess.Workspace())().Report()
 }
 func (v *view) info(prov provider.Provider) Info {
-	ws := v.sess.Workspace()
-	in := Info{Provider: prov.Name(), Model: prov.Model(), SessionID: v.sess.ID, Title: ws.Title, RepoRoot: ws.RepoRoot, ActiveRoot: ws.ActiveRoot}
-	if ws.Worktree != nil {
-		in.Branch, in.BranchNote = land.WorktreeBranch(ws.Worktree.Path, ws.Worktree.Branch)
-	}
-	in.Recycled = ws.Recycled
-	in.Workspace, in.WorkspaceReason = v.ctl.WorkspaceAvailable()
-	if in.Workspace {
-		in.WorkspaceReason = ""
-	}
-	in.ReadOnly, in.ReadOnlyReason = true, v.ctl.ReadOnly()
-	in.Checkpoints = v.ctl.ActiveCount()
-	in.RedoAvailable = v.ctl.RedoAvailable()
-	in.Repairs = v.sess.Repaired()
-	in.Notices = v.notices
+	in := diskInfo(prov, v.sess.ID, v.sess.Workspace(), v.ctl)
+	in.ReadOnly = true
+	in.Repairs, in.Notices = v.sess.Repaired(), v.notices
 	return in
 }

@@ -1107,3 +1107,17 @@ func (c *Controller) RefuseWhileRunning(what string) error {
 	}
 	return nil
 }
+
+// Prompts are the prompts of the active branch's turns, oldest first
+// (what a commit's message is made from).
+func (c *Controller) Prompts(ctx context.Context) ([]string, error) {
+	rows, err := c.List(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i := len(rows) - 1; i >= 0; i-- {
+		out = append(out, rows[i].Prompt)
+	}
+	return out, nil
+}
