@@ -140,9 +140,6 @@ type Session struct {
 	// startWarn are what creating the session found that the user must
 	// know before its first turn runs (it works elsewhere than they are).
 	startWarn []string
-	// loginTold: the user was told why commands do not get the login
-	// shell's environment.
-	loginTold bool
 }
 
 // state is what a session is before and after it exists on disk.
@@ -170,7 +167,7 @@ type draft struct {
 
 func (d *draft) id() string                       { return d.ws.SessionID }
 func (d *draft) Checkpoints() command.Checkpoints { return d.ctl }
-func (d *draft) Background() command.Tasks        { return noTasks{} }
+func (d *draft) Background() command.Tasks        { return tools.NoTasks{} }
 func (d *draft) ContextReport() string {
 	return "The session starts with your first prompt.\n" + system.Instructions(d.ws)().Report()
 }
@@ -178,14 +175,6 @@ func (d *draft) info(prov provider.Provider) Info {
 	in := Info{SessionID: d.ws.SessionID, ActiveRoot: d.dir, Provider: prov.Name(), Model: prov.Model(), Workspace: d.expectWS, WorkspaceReason: d.expectWhy, ContextWindow: d.contextWindow, Notices: d.notices, WorkspaceMode: d.mode}
 	sandboxInfo(&in, d.sandbox)
 	return in
-}
-
-// noTasks are the background tasks of a session that has run nothing.
-type noTasks struct{}
-
-func (noTasks) Active() []tools.Writer { return nil }
-func (noTasks) Stop(id string) error {
-	return fmt.Errorf("no background task %q: this session has run nothing yet", id)
 }
 
 func (p *Parts) id() string                       { return p.Session.ID }

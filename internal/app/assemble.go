@@ -135,7 +135,6 @@ func (p *Parts) Close() error {
 // included.
 func assemble(ctx context.Context, sess *session.Session, prov provider.Provider, o Options, kept *resume.File) (_ *Parts, err error) {
 	dataDir, h := o.DataDir, o.Hooks
-	sandboxLevel := o.Sandbox
 	p := &Parts{Session: sess}
 	p.onClose(sess.Close)
 	defer func() {
@@ -202,9 +201,20 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			return nil, err
 		}
 		eo.Failpoint, eo.KnownClean, eo.KnownWalk = hit, o.knownClean, o.knownWalk
+		// The engine may still be bringing its private index up to date
+		// in the background: it must finish before the session lock
+		// goes, so the next process never meets a live index.lock.
 		p.git = att.Snapshots(eo)
-		if snaps, err = p.lazyEngine(ctx, gitNow); err != nil {
-			return nil, err
+		p.onClose(p.git.Close)
+		snaps = p.git
+		if gitNow {
+			eng, err := p.git.Get(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if eng == nil {
+				p.NoWorkspace, p.git, snaps = p.git.Unavailable(), nil, nil
+			}
 		}
 	}
 	if st, err := os.Stat(ws.ActiveRoot); err != nil || !st.IsDir() {
@@ -220,7 +230,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if err != nil {
 		return nil, err
 	}
-	p.Sandbox, err = planSandbox(sess, ws, sandboxLevel, settings)
+	p.Sandbox, err = config.Sandbox(o.Sandbox, settings, worktree.SandboxLayout(ws, sess.Path(tools.SessionTmpDir)))
 	if err != nil {
 		return nil, err
 	}
@@ -321,36 +331,6 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	}
 	p.ContextCached = p.Controller.ReseedOpen(onDisk.ContextFor(tl.Live()))
 	return p, nil
-}
-
-// planSandbox resolves the session's sandbox: the sandbox the user chose
-// over the layout of its workspace.
-func planSandbox(sess *session.Session, ws session.Workspace, level string, st provider.Settings) (sandbox.Status, error) {
-	lay := worktree.SandboxLayout(ws, sess.Path(tools.SessionTmpDir))
-	if err := os.MkdirAll(lay.TmpDir, 0o700); err != nil {
-		return sandbox.Status{}, fmt.Errorf("create the commands' temporary directory: %w", err)
-	}
-	return sandbox.Plan(config.SandboxConfig(level, st), lay)
-}
-
-// lazyEngine makes p.git the session's snapshots, opened on first use (or
-// now, when gitNow). The engine may still be bringing its private index up
-// to date in the background; it must finish before the session lock goes,
-// so the next process never meets a live index.lock.
-func (p *Parts) lazyEngine(ctx context.Context, gitNow bool) (checkpoint.Snapshots, error) {
-	g := p.git
-	p.onClose(g.Close)
-	if gitNow {
-		eng, err := g.Get(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if eng == nil {
-			p.NoWorkspace, p.git = g.Unavailable(), nil
-			return nil, nil
-		}
-	}
-	return g, nil
 }
 
 // mcpWorktreeNote tells an editor's user where its MCP servers work; the

@@ -200,14 +200,8 @@ func (p *Parts) runTurn(ctx context.Context, text string, onUpdate func(agent.Up
 // process that ends with its turn, which background tasks stop with it.
 func (s *Session) afterTurn(p *Parts) []string {
 	var out []string
-	if why := p.Tasks.LoginProblem(); why != "" {
-		s.mu.Lock()
-		tell := !s.loginTold
-		s.loginTold = true
-		s.mu.Unlock()
-		if tell {
-			out = append(out, why+"; the tools' commands run in yolop's own environment instead")
-		}
+	if why := p.Tasks.LoginNotice(); why != "" {
+		out = append(out, why+"; the tools' commands run in yolop's own environment instead")
 	}
 	if s.opts.OneShot {
 		for _, w := range p.Tasks.Active() {

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/yolop-dev/yolop/internal/agent/system"
+	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
@@ -41,7 +42,7 @@ func openView(o Options, why string, cause error, notices ...string) (state, err
 
 func (v *view) id() string                       { return v.sess.ID }
 func (v *view) Checkpoints() command.Checkpoints { return v.ctl }
-func (v *view) Background() command.Tasks        { return noTasks{} }
+func (v *view) Background() command.Tasks        { return tools.NoTasks{} }
 func (v *view) ContextReport() string {
 	return "The session is " + v.ctl.ReadOnly() + "; it sends nothing to the model.\n" + system.Instructions(v.sess.Workspace())().Report()
 }
