@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -42,6 +43,14 @@ type Hooks struct {
 	Failpoint func(name string)
 	// System replaces the system prompt.
 	System string
+}
+
+// failpoint is the Failpoint hook, failpoint.Hit when it is not set.
+func (h Hooks) failpoint() func(string) {
+	if h.Failpoint == nil {
+		return failpoint.Hit
+	}
+	return h.Failpoint
 }
 
 // Parts are the opened parts of a session that exists on disk. They are
@@ -161,10 +170,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		// capture: a claim's proof that it is clean no longer holds.
 		o.knownClean, o.knownWalk = false, nil
 	}
-	hit := h.Failpoint
-	if hit == nil {
-		hit = failpoint.Hit
-	}
+	hit := h.failpoint()
 	ws := sess.Workspace()
 	if ws.ActiveRoot == "" {
 		return nil, errors.New("workspace.json names no active root")
@@ -294,12 +300,8 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if ws.Kind == session.KindInPlace && !ws.Folder {
 		gitWarnings = gitstate.PreviewWarnings(sess.Dir, ws.RepoRoot, ws.CommonDir)
 	}
-	ro := ""
-	if bad, why := sess.ReadOnly(); bad {
-		ro = why
-	} else if att.Broken != "" {
-		ro = att.Broken
-	}
+	_, ro := sess.ReadOnly()
+	ro = cmp.Or(ro, att.Broken)
 	p.Controller = checkpoint.New(checkpoint.Config{
 		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: journal,
 		Snapshots: snaps, NoWorkspace: p.NoWorkspace, Runtime: rt, Writers: p.Tasks, Compactions: comps, ReadOnly: ro,

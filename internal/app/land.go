@@ -8,7 +8,6 @@ import (
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/command"
-	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/session"
@@ -134,29 +133,9 @@ func OpenLand(ctx context.Context, o Options) (Lander, error) {
 		s.homeFixed = true
 		return s, nil
 	}
-	if !errors.Is(err, session.ErrLocked) {
+	pk, err := catalog.PeekHeld(ctx, o.DataDir, o.Dir, o.SessionID, err)
+	if err != nil {
 		return nil, err
 	}
-	id := o.SessionID
-	if id == "" {
-		// Open, which failed on the lock just now, already brought moved
-		// sessions up to date and said so; nothing is left to note here.
-		latest, _, lerr := catalog.LatestFor(ctx, o.DataDir, absDir(o.Dir))
-		if lerr != nil {
-			return nil, lerr
-		}
-		id = latest
-	}
-	pk, perr := catalog.Peek(ctx, o.DataDir, id, err)
-	if perr != nil {
-		return nil, perr
-	}
 	return pk, nil
-}
-
-func absDir(d string) string {
-	if w, err := config.WorkDir(d); err == nil {
-		return w
-	}
-	return d
 }

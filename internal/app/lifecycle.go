@@ -7,7 +7,6 @@ import (
 	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/config"
-	"github.com/yolop-dev/yolop/internal/failpoint"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
@@ -59,9 +58,5 @@ func Fork(ctx context.Context, o Options, plan catalog.ForkPlan) (catalog.ForkRe
 // manager is the worktree manager of the session's data directory with
 // its spare settings.
 func (o Options) manager() *worktree.Manager {
-	hit := o.Hooks.Failpoint
-	if hit == nil {
-		hit = failpoint.Hit
-	}
-	return &worktree.Manager{DataDir: o.DataDir, Spares: o.Spares.Limit, SpareKeeps: o.Spares.Keeps, Share: o.Spares.Share, Failpoint: hit}
+	return &worktree.Manager{DataDir: o.DataDir, Spares: o.Spares.Limit, SpareKeeps: o.Spares.Keeps, Share: o.Spares.Share, Failpoint: o.Hooks.failpoint()}
 }

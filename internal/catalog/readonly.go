@@ -2,10 +2,12 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
@@ -59,6 +61,28 @@ func Peek(ctx context.Context, dataDir, id string, lockErr error) (*Peeked, erro
 	}
 	ls.Worktree, ls.Branch, ls.Base, ls.Engine = eng.Root(), ws.Worktree.Branch, ws.Worktree.Base, eng
 	return &Peeked{ls: ls, done: func() { eng.Wait(); os.RemoveAll(state) }, lockErr: lockErr}, nil
+}
+
+// PeekHeld is Peek for the session an open failed on with openErr
+// because another process holds it (session.ErrLocked): session id, or
+// without one the latest of the repository holding dir (the open that
+// failed brought moved sessions up to date and said so already). Any
+// other error is returned as it is.
+func PeekHeld(ctx context.Context, dataDir, dir, id string, openErr error) (*Peeked, error) {
+	if !errors.Is(openErr, session.ErrLocked) {
+		return nil, openErr
+	}
+	if id == "" {
+		if w, err := config.WorkDir(dir); err == nil {
+			dir = w
+		}
+		latest, _, err := LatestFor(ctx, dataDir, dir)
+		if err != nil {
+			return nil, err
+		}
+		id = latest
+	}
+	return Peek(ctx, dataDir, id, openErr)
 }
 
 func (p *Peeked) ID() string { return p.ls.ID }
