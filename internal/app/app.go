@@ -112,6 +112,11 @@ type Session struct {
 	// homeFixed makes apply target the checkout the session was started
 	// from rather than the directory it was opened in (`yolop apply`).
 	homeFixed bool
+	// start gives a new session its worktree (early, when the host waits
+	// for a prompt) and prepares a spare after the first turn; notices
+	// are what the user is told of where it works before its first turn.
+	start   *worktree.Starter
+	notices worktree.StartNotices
 
 	mu sync.Mutex // guards the fields below
 	// state is a *draft until the session exists on disk, then its *Parts.
@@ -123,23 +128,6 @@ type Session struct {
 	closed bool
 	turns  map[*context.CancelFunc]struct{}
 	calls  sync.WaitGroup
-	// start gives a new session its worktree (early, when the host waits
-	// for a prompt) and prepares a spare after the first turn.
-	start *worktree.Starter
-	// checkout looks for uncommitted changes of the user's checkout that
-	// a new session's worktree does not have; its warning goes with the
-	// turn that created the session.
-	checkout *worktree.CheckoutCheck
-	// draftCheck is the checkout check of a draft whose host shows it
-	// before the first prompt (StartNotices); toldEarly is the warning it
-	// gave, which the first turn does not repeat.
-	draftCheck *worktree.CheckoutCheck
-	toldEarly  string
-	// toldSubs is the submodule notice StartNotices gave.
-	toldSubs string
-	// startWarn are what creating the session found that the user must
-	// know before its first turn runs (it works elsewhere than they are).
-	startWarn []string
 }
 
 // state is what a session is before and after it exists on disk.
@@ -395,7 +383,7 @@ func (s *Session) newDraft(ctx context.Context) error {
 		s.start.PrepareSpare()
 	} else if o.Early && d.expectWS && !folder {
 		s.start.Early(o.Dir, o.Base, d.ws.SessionID)
-		s.draftCheck = worktree.CheckCheckoutOf(o.Dir, agent.InstructionsFile)
+		s.notices.Draft(worktree.CheckCheckoutOf(o.Dir, agent.InstructionsFile))
 	}
 	return nil
 }
@@ -427,11 +415,6 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 	ch, err := worktree.Choose(ctx, &ws, worktree.Choice{DataDir: o.DataDir, Dir: o.Dir, Kind: config.SessionKind(o.Workspace), Explicit: o.WorkspaceExplicit,
 		Base: o.Base, WorkBase: o.WorkBase, Owner: catalog.WorktreeOwner(o.DataDir), FolderLimits: folderLimits,
 		Starter: s.start, Notice: notice, Instructions: agent.InstructionsFile})
-	if ch.Check != nil {
-		s.mu.Lock()
-		s.checkout = ch.Check
-		s.mu.Unlock()
-	}
 	if err != nil {
 		return 0, folderRefusal(err)
 	}
@@ -467,8 +450,8 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 	}
 	p.contextWindow = o.Provider.ContextWindow
 	p.Notes = append(p.Notes, ch.Notes...)
+	s.notices.Started(ch.Check, ch.Notices)
 	s.mu.Lock()
-	s.startWarn = ch.Notices
 	s.state = p
 	s.mu.Unlock()
 	if ws.Worktree != nil {
@@ -581,29 +564,7 @@ func (s *Session) TranscriptParts() ([]agent.Item, func() []agent.Item) {
 // notice once; the first turn does not repeat a warning given here unless
 // it changed.
 func (s *Session) StartNotices(ctx context.Context) []string {
-	s.mu.Lock()
-	c := s.draftCheck
-	s.draftCheck = nil
-	s.mu.Unlock()
-	if c == nil {
-		return nil
-	}
-	select {
-	case <-c.Done():
-	case <-ctx.Done():
-		return nil
-	}
-	changes, subs := c.Changes(), c.Submodules()
-	var out []string
-	for _, w := range []string{changes, subs} {
-		if w != "" {
-			out = append(out, w)
-		}
-	}
-	s.mu.Lock()
-	s.toldEarly, s.toldSubs = changes, subs
-	s.mu.Unlock()
-	return out
+	return s.notices.Early(ctx)
 }
 
 // Close cancels a running turn and waits for every call in progress (the

@@ -122,16 +122,7 @@ func (p *Parts) holdTurns(ctx context.Context, w *warner) func() {
 // have (unless StartNotices said the same), and that its files are not
 // snapshotted.
 func (s *Session) startWarnings(p *Parts, w *warner) {
-	s.mu.Lock()
-	check, told, shown, shownSubs := s.checkout, s.startWarn, s.toldEarly, s.toldSubs
-	s.checkout, s.startWarn = nil, nil
-	s.mu.Unlock()
-	if c := check.Changes(); c != "" && c != shown {
-		told = append(told, c)
-	}
-	if c := check.Submodules(); c != "" && c != shownSubs {
-		told = append(told, c)
-	}
+	told := s.notices.First()
 	if p.Snapshots() == nil {
 		why := p.NoWorkspace
 		if p.git != nil && p.git.Unavailable() != "" {
