@@ -175,7 +175,7 @@ func (p *Parts) info(prov provider.Provider) Info {
 	ws := p.Session.Workspace()
 	in := diskInfo(prov, p.Session.ID, ws, p.Controller)
 	in.WorkspaceMode = session.Mode(ws.Kind)
-	if in.Workspace && p.git != nil {
+	if in.Workspace {
 		if why := p.git.Unavailable(); why != "" {
 			in.Workspace, in.WorkspaceReason = false, why
 		}
@@ -354,19 +354,16 @@ func (s *Session) newDraft(ctx context.Context) error {
 	if err := config.CheckDataDir(o.DataDir, o.Dir); err != nil {
 		return err
 	}
-	d := &draft{ws: session.Workspace{SessionID: session.NewID(), Kind: session.KindConversation, ActiveRoot: o.Dir, Provider: s.prov.Name(), Model: s.prov.Model()}, dir: o.Dir, expectWS: true, contextWindow: o.Provider.ContextWindow}
+	d := &draft{ws: session.Workspace{SessionID: session.NewID(), Kind: session.KindConversation, ActiveRoot: o.Dir, Provider: s.prov.Name(), Model: s.prov.Model()}, dir: o.Dir, contextWindow: o.Provider.ContextWindow}
 	why, notRepo := worktree.Unavailable(ctx, o.Dir, o.Workspace == config.WorkspaceNone)
-	if why != "" {
-		d.expectWS, d.expectWhy = false, why
-	}
-	d.mode = config.WorkspaceNone
-	folder := false
-	if d.expectWS {
+	d.expectWS, d.expectWhy, d.mode = why == "", why, config.WorkspaceNone
+	// Outside any repository: a folder of its own, in place.
+	folder := d.expectWS && notRepo
+	switch {
+	case folder:
+		d.mode = config.WorkspaceInPlace
+	case d.expectWS:
 		d.mode = o.Workspace
-		// Outside any repository: a folder of its own, in place.
-		if folder = o.Workspace != config.WorkspaceNone && notRepo; folder {
-			d.mode = config.WorkspaceInPlace
-		}
 	}
 	d.ctl = checkpoint.NewUnstarted(d.ws.SessionID, d.expectWhy)
 	if o.ClientMCP && len(o.MCP) > 0 && d.expectWS {
@@ -374,7 +371,10 @@ func (s *Session) newDraft(ctx context.Context) error {
 		// first prompt has made it.
 		d.notices = append(d.notices, mcpWorktreeNote)
 	}
-	d.sandbox = draftSandbox(o.Sandbox)
+	// A settings error is left for the first turn to report.
+	if sb, err := config.SandboxStatus(o.Sandbox); err == nil {
+		d.sandbox = sb
+	}
 	s.state = d
 	if o.Create {
 		if err := s.materialize(ctx, "", nil); err != nil {
@@ -413,7 +413,7 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 	ws.Title = title
 	o := s.opts
 	ch, err := worktree.Choose(ctx, &ws, worktree.Choice{DataDir: o.DataDir, Dir: o.Dir, Kind: config.SessionKind(o.Workspace), Explicit: o.WorkspaceExplicit,
-		Base: o.Base, WorkBase: o.WorkBase, Owner: catalog.WorktreeOwner(o.DataDir), FolderLimits: folderLimits,
+		Base: o.Base, WorkBase: o.WorkBase, Owner: catalog.WorktreeOwner(o.DataDir), FolderLimits: config.Folder,
 		Starter: s.start, Notice: notice, Instructions: agent.InstructionsFile})
 	if err != nil {
 		return 0, folderRefusal(err)
@@ -593,12 +593,6 @@ func (s *Session) Close() error {
 		return v.sess.Close()
 	}
 	return nil
-}
-
-// folderLimits reads a folder's capture limits for worktree.Choose.
-func folderLimits() (int, int64, error) {
-	lim, err := config.Folder()
-	return lim.MaxFiles, lim.MaxFileSize, err
 }
 
 // folderRefusal gives a folder's refusal the type hosts show as a

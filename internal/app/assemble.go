@@ -61,7 +61,7 @@ type Parts struct {
 	Timeline    *timeline.Log
 	Compactions *timeline.CompactionLog
 	// git opens the worktree check and the snapshot engine on first use
-	// (nil for a session without workspace snapshots); see engine.
+	// (nil for a session without workspace snapshots).
 	git        *snapshot.Lazy
 	Tasks      *tools.Tasks
 	Tools      *tools.Set
@@ -93,24 +93,16 @@ type Parts struct {
 	setup         string // the settings' [worktree] setup command
 	cleanups      []func() error
 	// checkout is an in-place session's hold on its checkout's lock (nil
-	// for other sessions).
+	// for other sessions), gitState the git state of its checkout (nil
+	// for a folder outside git).
 	checkout *worktree.CheckoutHold
-}
-
-// engine returns the session's snapshot engine, opening it on first use:
-// nil when the session has no workspace snapshots, and an error when its
-// directory is not the session's worktree any more (nothing may run there).
-func (p *Parts) engine(ctx context.Context) (*snapshot.Engine, error) {
-	if p.git == nil {
-		return nil, nil
-	}
-	return p.git.Get(ctx)
+	gitState *gitstate.Checkout
 }
 
 // Snapshots returns the session's snapshot engine (opening it: git
 // processes), nil when the session has none.
 func (p *Parts) Snapshots() *snapshot.Engine {
-	eng, _ := p.engine(context.Background())
+	eng, _ := p.git.Get(context.Background())
 	return eng
 }
 
@@ -296,10 +288,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if h.Journal != nil {
 		journal = h.Journal(tl)
 	}
-	var gitWarnings func(string, []string) []checkpoint.Warning
-	if ws.Kind == session.KindInPlace && !ws.Folder {
-		gitWarnings = gitstate.PreviewWarnings(sess.Dir, ws.RepoRoot, ws.CommonDir)
-	}
+	p.gitState = gitstate.For(sess.Dir, ws)
 	_, ro := sess.ReadOnly()
 	ro = cmp.Or(ro, att.Broken)
 	p.Controller = checkpoint.New(checkpoint.Config{
@@ -308,7 +297,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		Failpoint: hit, Sandbox: string(p.Sandbox.InForce), Caches: p.Sandbox.Caches,
 		Persist:   p.resumeFile.Save,
 		OtherRefs: catalog.ApplyRefs(dataDir, ws),
-		InPlace:   ws.Kind == session.KindInPlace, PreviewWarnings: gitWarnings,
+		InPlace:   ws.Kind == session.KindInPlace, PreviewWarnings: p.gitState.PreviewWarnings(),
 	})
 	late.Set(p.Controller)
 	p.Notes = append(append(append(reaped, sess.Repaired()...), att.Notes...), tlRepair.Notes()...)

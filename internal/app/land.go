@@ -21,11 +21,11 @@ func (s *Session) landSession(ctx context.Context) (land.Session, error) {
 	}
 	ws := p.Session.Workspace()
 	ls := land.Session{ID: p.Session.ID, Title: ws.Title, DataDir: s.opts.DataDir, Checkout: ws.RepoRoot, WorktreeOwner: catalog.WorktreeOwner(s.opts.DataDir)}
-	eng, err := p.engine(ctx)
+	eng, err := p.git.Get(ctx)
 	if err != nil {
 		return ls, err
 	}
-	if eng == nil && p.git != nil && errors.Is(p.git.Cause(), git.ErrConfigChanged) {
+	if eng == nil && errors.Is(p.git.Cause(), git.ErrConfigChanged) {
 		return ls, p.git.Cause()
 	}
 	inPlace := ws.Kind == session.KindInPlace

@@ -43,7 +43,7 @@ func Fork(ctx context.Context, o Options, plan catalog.ForkPlan) (catalog.ForkRe
 	}
 	rep.SessionID, rep.Files, rep.HasFiles, rep.Note = s.ID(), n, plan.Fill != nil, plan.Note
 	p := s.Parts()
-	eng, err := p.engine(ctx)
+	eng, err := p.git.Get(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("fork %s: %w", plan.From, err)
 	}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +12,6 @@ import (
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/fault"
-	"github.com/yolop-dev/yolop/internal/gitstate"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/setup"
@@ -47,10 +47,7 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	if err := p.runSetup(ctx, w, onUpdate); err != nil {
 		return TurnResult{}, err
 	}
-	var around *gitstate.Turn
-	if ws := p.Session.Workspace(); ws.Kind == session.KindInPlace && !ws.Folder {
-		around = gitstate.Begin(p.Session.Dir, ws.RepoRoot, ws.CommonDir)
-	}
+	around := p.gitState.Begin()
 	res, err := p.runTurn(ctx, text, onUpdate)
 	s.start.PrepareSpare()
 	if err != nil {
@@ -79,7 +76,7 @@ func (s *Session) partsForTurn(ctx context.Context, text string, onUpdate func(a
 	if p == nil {
 		return nil, fmt.Errorf("session %s is %s; turns are refused", s.ID(), s.Info().ReadOnlyReason)
 	}
-	if _, err := p.engine(ctx); err != nil {
+	if _, err := p.git.Get(ctx); err != nil {
 		return nil, fmt.Errorf("session %s: %w", p.Session.ID, err)
 	}
 	return p, nil
@@ -125,9 +122,7 @@ func (s *Session) startWarnings(p *Parts, w *warner) {
 	told := s.notices.First()
 	if p.Snapshots() == nil {
 		why := p.NoWorkspace
-		if p.git != nil && p.git.Unavailable() != "" {
-			why = p.git.Unavailable()
-		}
+		why = cmp.Or(p.git.Unavailable(), why)
 		told = append(told, "conversation only — files are not snapshotted here ("+why+"); rewind restores the conversation, not the files")
 	}
 	for _, t := range told {

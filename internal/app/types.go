@@ -5,7 +5,6 @@ package app
 
 import (
 	"github.com/yolop-dev/yolop/internal/checkpoint"
-	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/sandbox"
@@ -100,17 +99,6 @@ func sandboxInfo(in *Info, st sandbox.Status) {
 	if w := st.Warning(); w != "" {
 		in.Warnings = []string{w}
 	}
-}
-
-// draftSandbox is the sandbox a session that does not exist yet will have,
-// so hosts can say what is not confined before its first turn. A settings
-// error is left for the first turn to report.
-func draftSandbox(level string) sandbox.Status {
-	st, err := config.SandboxStatus(level)
-	if err != nil {
-		return sandbox.Status{}
-	}
-	return st
 }
 
 // diskInfo is what Info says of any session on disk: id is its id, ws its

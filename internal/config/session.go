@@ -65,15 +65,9 @@ const (
 	DefaultMaxFileSize = 50 << 20
 )
 
-// FolderLimits are a folder session's capture limits.
-type FolderLimits struct {
-	MaxFiles    int   // [workspace] max_files: more refuses the folder
-	MaxFileSize int64 // [workspace] max_file_size: larger files are left out (0: no limit)
-}
-
 // Folder reads [workspace] max_files and max_file_size.
-func Folder() (FolderLimits, error) {
-	l := FolderLimits{MaxFiles: DefaultMaxFiles, MaxFileSize: DefaultMaxFileSize}
+func Folder() (worktree.FolderLimits, error) {
+	l := worktree.FolderLimits{MaxFiles: DefaultMaxFiles, MaxFileSize: DefaultMaxFileSize}
 	path := SettingsPath()
 	st, err := provider.LoadSettings(path)
 	if err != nil {

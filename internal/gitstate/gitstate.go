@@ -16,6 +16,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/session"
 )
 
 // File is the journal of the records in the session directory.
@@ -214,6 +215,38 @@ func PreviewWarnings(dir, top, common string) func(target string, undone []strin
 		}
 		return out
 	}
+}
+
+// Checkout is the checkout of a session in place, whose git state its
+// previews and turns look at.
+type Checkout struct{ dir, top, common string }
+
+// For returns the Checkout of the session whose directory is dir and
+// workspace ws: nil unless it works in place in a git checkout (a folder
+// outside git has no git state of its own to watch).
+func For(dir string, ws session.Workspace) *Checkout {
+	if ws.Kind != session.KindInPlace || ws.Folder {
+		return nil
+	}
+	return &Checkout{dir: dir, top: ws.RepoRoot, common: ws.CommonDir}
+}
+
+// PreviewWarnings is the package's PreviewWarnings for c (nil for a nil
+// Checkout).
+func (c *Checkout) PreviewWarnings() func(target string, undone []string) []checkpoint.Warning {
+	if c == nil {
+		return nil
+	}
+	return PreviewWarnings(c.dir, c.top, c.common)
+}
+
+// Begin is the package's Begin for c (nil for a nil Checkout, whose End
+// records nothing).
+func (c *Checkout) Begin() *Turn {
+	if c == nil {
+		return nil
+	}
+	return Begin(c.dir, c.top, c.common)
 }
 
 // Turn is git's own state of a checkout read before a turn in place, to be

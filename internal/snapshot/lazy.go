@@ -39,6 +39,9 @@ func (e *UnavailableError) Unwrap() error { return e.Err }
 // is unavailable (the CaptureError's Reason says why).
 var errNoEngine = errors.New("snapshot: no engine")
 
+// A nil *Lazy is a session without an engine: Get returns nil, and it
+// says nothing is unavailable.
+
 // NewLazy returns an engine that open opens on first use, once. open
 // returns an *UnavailableError when the session runs without workspace
 // snapshots, and any other error when nothing may run in its directory
@@ -51,6 +54,9 @@ func NewLazy(open func(ctx context.Context) (*Engine, error)) *Lazy {
 // error when it is unavailable (see Unavailable), and the error that
 // forbids turns.
 func (l *Lazy) Get(ctx context.Context) (*Engine, error) {
+	if l == nil {
+		return nil, nil
+	}
 	l.once.Do(func() {
 		// Whatever call comes first must not leave a half-opened engine
 		// behind because it was cancelled.
@@ -74,6 +80,9 @@ func (l *Lazy) Get(ctx context.Context) (*Engine, error) {
 
 // Opened returns the engine if it was opened, without opening it.
 func (l *Lazy) Opened() *Engine {
+	if l == nil {
+		return nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.eng
@@ -82,6 +91,9 @@ func (l *Lazy) Opened() *Engine {
 // Unavailable says why the engine, once asked for, could not be opened
 // ("" when it was, or was not asked for yet).
 func (l *Lazy) Unavailable() string {
+	if l == nil {
+		return ""
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
@@ -97,6 +109,9 @@ func (l *Lazy) Unavailable() string {
 // it has one or was not asked for it yet): the landing commands report
 // some causes as themselves (a worktree whose git configuration changed).
 func (l *Lazy) Cause() error {
+	if l == nil {
+		return nil
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.why != nil {

@@ -31,9 +31,8 @@ type Choice struct {
 	// Owner names the session whose worktree a directory is (nil: none
 	// known).
 	Owner func(dir string) string
-	// FolderLimits reads [workspace] max_files and max_file_size, for a
-	// folder outside git.
-	FolderLimits func() (maxFiles int, maxFileSize int64, err error)
+	// FolderLimits reads a folder's limits, for a folder outside git.
+	FolderLimits func() (FolderLimits, error)
 	// Starter starts the worktree; Notice (nil: nobody) is told what the
 	// start, or a folder's first capture, waits for.
 	Starter *Starter
@@ -150,14 +149,14 @@ func (c Choice) folder(ctx context.Context, ws *session.Workspace) error {
 	if err := CheckFolder(c.DataDir, folder, explicit, c.Owner); err != nil {
 		return err
 	}
-	maxFiles, maxFileSize, err := c.FolderLimits()
+	lim, err := c.FolderLimits()
 	if err != nil {
 		return err
 	}
 	if explicit {
-		maxFiles = 0
+		lim.MaxFiles = 0
 	}
-	gitDir, err := PrepareFolder(ctx, c.DataDir, folder, maxFiles, maxFileSize, c.Notice)
+	gitDir, err := PrepareFolder(ctx, c.DataDir, folder, lim.MaxFiles, lim.MaxFileSize, c.Notice)
 	if err != nil {
 		return err
 	}

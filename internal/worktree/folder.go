@@ -32,6 +32,13 @@ func (e *FolderError) Unwrap() error { return e.Err }
 // FaultCode is the refusal's code in the one table of failures.
 func (e *FolderError) FaultCode() fault.Code { return e.Code }
 
+// FolderLimits are a folder session's capture limits ([workspace]
+// max_files and max_file_size).
+type FolderLimits struct {
+	MaxFiles    int   // more files to capture refuse the folder (0: no limit)
+	MaxFileSize int64 // larger files are left out of every capture (0: no limit)
+}
+
 // folderGitDir is the private repository of folder in the data directory:
 // <data-dir>/folders/<key>/git, the key a hash of the folder's path. Every
 // session of the folder (in this data directory) shares it, as in-place
