@@ -403,9 +403,7 @@ func (s *Session) materialize(ctx context.Context, title string, notice func(str
 func (s *Session) materializeWith(ctx context.Context, title string, fill func(ctx context.Context, dir, stateDir string) (int, error), notice func(string)) (int, error) {
 	s.create.Lock()
 	defer s.create.Unlock()
-	s.mu.Lock()
-	d, ok := s.state.(*draft)
-	s.mu.Unlock()
+	d, ok := s.current().(*draft)
 	if !ok {
 		return 0, nil
 	}
@@ -460,6 +458,13 @@ func (s *Session) materializeWith(ctx context.Context, title string, fill func(c
 	return filled, nil
 }
 
+// current is the session's state now.
+func (s *Session) current() state {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
 // ID returns the session id.
 func (s *Session) ID() string {
 	s.mu.Lock()
@@ -470,9 +475,7 @@ func (s *Session) ID() string {
 // Exists reports whether the session is on disk (opened for writing, or
 // for reading only).
 func (s *Session) Exists() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, isDraft := s.state.(*draft)
+	_, isDraft := s.current().(*draft)
 	return !isDraft
 }
 
@@ -480,9 +483,7 @@ func (s *Session) Exists() bool {
 // before its first prompt. Tests and benchmarks use it to reach the parts
 // the product assembled.
 func (s *Session) Parts() *Parts {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, _ := s.state.(*Parts)
+	p, _ := s.current().(*Parts)
 	return p
 }
 
@@ -507,9 +508,7 @@ func (s *Session) Exec(ctx context.Context, cmd command.Command) (command.Result
 		return command.Result{}, err
 	}
 	defer end()
-	s.mu.Lock()
-	st := s.state
-	s.mu.Unlock()
+	st := s.current()
 	if p, ok := st.(*Parts); ok && cmd.Confirm {
 		// A restore in place writes the checkout: one writer at a time.
 		release, err := p.holdCheckout(ctx, false, false, nil)
@@ -586,10 +585,7 @@ func (s *Session) Close() error {
 	if p := s.Parts(); p != nil {
 		return p.Close()
 	}
-	s.mu.Lock()
-	v, _ := s.state.(*view)
-	s.mu.Unlock()
-	if v != nil {
+	if v, _ := s.current().(*view); v != nil {
 		return v.sess.Close()
 	}
 	return nil

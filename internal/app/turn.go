@@ -40,7 +40,14 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	}
 	defer release()
 	w := &warner{onUpdate: onUpdate}
-	defer p.holdTurns(ctx, w)()
+	// While the turn runs, a background spare preparation of its
+	// repository stops its checkout.
+	releaseTurn, err := worktree.HoldSessionTurn(ctx, p.Session.Workspace())
+	if err != nil {
+		w.warn(fmt.Sprintf("could not hold the repository's turns lock (%v)", err))
+		releaseTurn = func() {}
+	}
+	defer releaseTurn()
 	if created {
 		s.startWarnings(p, w)
 	}
@@ -97,22 +104,6 @@ func (w *warner) warn(text string) {
 	w.early = append(w.early, text)
 }
 
-// holdTurns holds the repository's turns lock while the turn runs, so
-// that a background spare preparation stops its checkout
-// (worktree.HoldTurn). The returned func releases it.
-func (p *Parts) holdTurns(ctx context.Context, w *warner) func() {
-	ws := p.Session.Workspace()
-	if ws.CommonDir == "" || ws.Folder {
-		return func() {}
-	}
-	release, err := worktree.HoldTurn(ctx, ws.CommonDir)
-	if err != nil {
-		w.warn(fmt.Sprintf("could not hold the repository's turns lock (%v)", err))
-		return func() {}
-	}
-	return release
-}
-
 // startWarnings says, on the turn that created the session and before the
 // agent starts working, what the user must know of where it works: the
 // checkout's uncommitted changes and submodules its new worktree does not
@@ -121,8 +112,7 @@ func (p *Parts) holdTurns(ctx context.Context, w *warner) func() {
 func (s *Session) startWarnings(p *Parts, w *warner) {
 	told := s.notices.First()
 	if p.Snapshots() == nil {
-		why := p.NoWorkspace
-		why = cmp.Or(p.git.Unavailable(), why)
+		why := cmp.Or(p.git.Unavailable(), p.NoWorkspace)
 		told = append(told, "conversation only — files are not snapshotted here ("+why+"); rewind restores the conversation, not the files")
 	}
 	for _, t := range told {
@@ -167,11 +157,7 @@ func (p *Parts) runTurn(ctx context.Context, text string, onUpdate func(agent.Up
 	mu.Lock()
 	res := TurnResult{CheckpointID: out.ID, Status: out.Status, Text: out.Text, Pending: out.Pending, Usage: out.Usage, Warnings: out.Warnings, Tools: calls}
 	mu.Unlock()
-	for _, b := range p.Controller.Branches() {
-		if b.Active {
-			res.Branch = b.ID
-		}
-	}
+	res.Branch = p.Controller.ActiveBranch()
 	if out.Err != nil {
 		res.Error = out.Err.Error()
 	}

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/session"
 )
 
 // Turns and background preparations of one repository.
@@ -80,6 +81,16 @@ const waitSuffix = ".wait"
 // directory is commonDir.
 func turnsLockPath(commonDir string) string {
 	return filepath.Join(commonDir, "yolop", turnsLockName)
+}
+
+// HoldSessionTurn is HoldTurn for a turn of the session whose workspace is
+// ws: nothing to hold (a release that does nothing) for a folder outside
+// git or a session in no repository.
+func HoldSessionTurn(ctx context.Context, ws session.Workspace) (release func(), err error) {
+	if ws.CommonDir == "" || ws.Folder {
+		return func() {}, nil
+	}
+	return HoldTurn(ctx, ws.CommonDir)
 }
 
 // HoldTurn takes the repository's turns lock shared for a turn; release
