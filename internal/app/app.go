@@ -236,16 +236,13 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	}
 	s := &Session{opts: o, prov: prov, start: worktree.NewStarter(*o.manager(), o.PrepareSpare)}
 	if o.SessionID == "" {
-		if err := s.newDraft(ctx); err != nil {
-			return nil, err
-		}
-		return s, nil
+		err = s.newDraft(ctx)
+	} else {
+		s.state, err = openExisting(ctx, o, prov, moved)
 	}
-	st, err := openExisting(ctx, o, prov, moved)
 	if err != nil {
 		return nil, err
 	}
-	s.state = st
 	return s, nil
 }
 
@@ -369,7 +366,7 @@ func (s *Session) newDraft(ctx context.Context) error {
 	if o.ClientMCP && len(o.MCP) > 0 && d.expectWS {
 		// Said as soon as the editor opens the session, not only once the
 		// first prompt has made it.
-		d.notices = append(d.notices, mcpWorktreeNote)
+		d.notices = append(d.notices, mcp.WorktreeNote)
 	}
 	// A settings error is left for the first turn to report.
 	if sb, err := config.SandboxStatus(o.Sandbox); err == nil {
@@ -377,7 +374,7 @@ func (s *Session) newDraft(ctx context.Context) error {
 	}
 	s.state = d
 	if o.Create {
-		if err := s.materialize(ctx, "", nil); err != nil {
+		if _, err := s.materialize(ctx, "", nil, nil); err != nil {
 			return err
 		}
 		s.start.PrepareSpare()
@@ -389,18 +386,12 @@ func (s *Session) newDraft(ctx context.Context) error {
 }
 
 // materialize creates a draft session on disk (and its worktree); it does
-// nothing for a session that exists. notice, when set, is told the
-// progress of a folder's first capture and what a worktree's start waits
-// for.
-func (s *Session) materialize(ctx context.Context, title string, notice func(string)) error {
-	_, err := s.materializeWith(ctx, title, nil, notice)
-	return err
-}
-
-// materializeWith is materialize with a step that fills the new worktree
-// before the session directory is created (a fork copies its files
-// there); it returns what fill returned.
-func (s *Session) materializeWith(ctx context.Context, title string, fill func(ctx context.Context, dir, stateDir string) (int, error), notice func(string)) (int, error) {
+// nothing for a session that exists. fill, when set, fills the new
+// worktree before the session directory is created (a fork copies its
+// files there); materialize returns what it returned. notice, when set,
+// is told the progress of a folder's first capture and what a worktree's
+// start waits for.
+func (s *Session) materialize(ctx context.Context, title string, fill func(ctx context.Context, dir, stateDir string) (int, error), notice func(string)) (int, error) {
 	s.create.Lock()
 	defer s.create.Unlock()
 	d, ok := s.current().(*draft)
@@ -492,14 +483,9 @@ func (s *Session) Info() Info {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in := s.state.info(s.prov)
-	if s.opts.Provider.NoKey && in.Provider == provider.NameSim {
-		in.ProviderNotice = NoKeyNotice
-	}
+	in.ProviderNotice = s.opts.Provider.NoKeyNotice(in.Provider)
 	return in
 }
-
-// NoKeyNotice tells a user who set no provider and no key who answers.
-const NoKeyNotice = "no API key set: the offline sim provider answers (set ANTHROPIC_API_KEY or OPENAI_API_KEY, or an api_key in settings.toml; --provider sim says you mean it)"
 
 // Exec runs a slash command through the command registry.
 func (s *Session) Exec(ctx context.Context, cmd command.Command) (command.Result, error) {

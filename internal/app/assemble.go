@@ -86,9 +86,6 @@ type Parts struct {
 	// file's cache rather than from decoding the events.
 	ContextCached bool
 
-	// resumeFile keeps resume.bin (the controller's Persist).
-	resumeFile *resume.Writer
-
 	contextWindow int    // the model's context window, 0 when unknown
 	setup         string // the settings' [worktree] setup command
 	cleanups      []func() error
@@ -157,7 +154,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(settings.Worktree.Setup) != "" {
+	if p.setup = strings.TrimSpace(settings.Worktree.Setup); p.setup != "" {
 		// The setup command writes the worktree before the first
 		// capture: a claim's proof that it is clean no longer holds.
 		o.knownClean, o.knownWalk = false, nil
@@ -233,7 +230,6 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		return nil, err
 	}
 	p.Tasks = tools.ForSession(sess.Dir, sess.ID, spill, tools.TaskOptions{PassEnv: settings.Tools.PassEnv, Env: settings.Tools.Env, Sandbox: p.Sandbox})
-	p.setup = strings.TrimSpace(settings.Worktree.Setup)
 	p.Tasks.AddSurvivors(survivors)
 	p.onClose(func() error {
 		// Background tasks do not outlive the process that started them:
@@ -262,7 +258,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		p.onClose(p.MCP.Close)
 		p.Notices = append(p.Notices, p.MCP.Problems()...)
 		if o.ClientMCP && ws.Worktree != nil {
-			p.Notices = append(p.Notices, mcpWorktreeNote)
+			p.Notices = append(p.Notices, mcp.WorktreeNote)
 		}
 		external = p.MCP.Tools()
 	}
@@ -283,7 +279,6 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if h.Runtime != nil {
 		rt = h.Runtime(p.Agent)
 	}
-	p.resumeFile = resume.NewWriter(sess.Dir, sess, tl, p.Agent, onDisk)
 	var journal checkpoint.Timeline = tl
 	if h.Journal != nil {
 		journal = h.Journal(tl)
@@ -295,7 +290,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: journal,
 		Snapshots: snaps, NoWorkspace: p.NoWorkspace, Runtime: rt, Writers: p.Tasks, Compactions: comps, ReadOnly: ro,
 		Failpoint: hit, Sandbox: string(p.Sandbox.InForce), Caches: p.Sandbox.Caches,
-		Persist:   p.resumeFile.Save,
+		Persist:   resume.NewWriter(sess.Dir, sess, tl, p.Agent, onDisk).Save,
 		OtherRefs: catalog.ApplyRefs(dataDir, ws),
 		InPlace:   ws.Kind == session.KindInPlace, PreviewWarnings: p.gitState.PreviewWarnings(),
 	})
@@ -323,7 +318,3 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	p.ContextCached = p.Controller.ReseedOpen(onDisk.ContextFor(tl.Live()))
 	return p, nil
 }
-
-// mcpWorktreeNote tells an editor's user where its MCP servers work; the
-// same words before and after the first prompt, so hosts say it once.
-const mcpWorktreeNote = "MCP servers work in this session's worktree (their root), not in your project directory: yolop's changes reach your checkout when you bring them home (yolop diff, apply, commit)"

@@ -27,17 +27,15 @@ func Fork(ctx context.Context, o Options, plan catalog.ForkPlan) (catalog.ForkRe
 	var rep catalog.ForkReport
 	o.Dir, o.Base, o.WorkBase, o.Workspace = plan.Dir, plan.Base, plan.WorkBase, plan.Workspace
 	o.Create, o.SessionID, o.Continue = false, "", false
-	if plan.Workspace == config.WorkspaceInPlace {
-		// The old session works in that checkout already: $HOME or /
-		// was asked for when it started.
-		o.WorkspaceExplicit = true
-	}
+	// In place, the old session works in that checkout already: $HOME or
+	// / was asked for when it started.
+	o.WorkspaceExplicit = o.WorkspaceExplicit || plan.Workspace == config.WorkspaceInPlace
 	s, err := Open(ctx, o)
 	if err != nil {
 		return rep, err
 	}
 	defer s.Close()
-	n, err := s.materializeWith(ctx, plan.Title, plan.Fill, nil)
+	n, err := s.materialize(ctx, plan.Title, plan.Fill, nil)
 	if err != nil {
 		return rep, fmt.Errorf("fork %s: %w", plan.From, err)
 	}

@@ -76,7 +76,7 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 // no longer the session's worktree (git is asked before the first turn
 // of the process).
 func (s *Session) partsForTurn(ctx context.Context, text string, onUpdate func(agent.Update)) (*Parts, error) {
-	if err := s.materialize(ctx, session.Title(text), agent.NoticeSink(onUpdate)); err != nil {
+	if _, err := s.materialize(ctx, session.Title(text), nil, agent.NoticeSink(onUpdate)); err != nil {
 		return nil, err
 	}
 	p := s.Parts()
