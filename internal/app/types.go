@@ -1,6 +1,7 @@
 // Package app assembles a live session: session store, worktree, snapshot
-// engine, timeline, agent and checkpoint controller. Hosts (print, ACP, TUI)
-// talk to a *Session and render its results.
+// engine, timeline, agent and checkpoint controller, each opened by the
+// package that knows it. Hosts (print, ACP, TUI) talk to a *Session and
+// render its results.
 package app
 
 import (
