@@ -654,3 +654,39 @@ func estimate(msgs []provider.Message) int {
 	}
 	return n / 4
 }
+
+// NoteStopped tells the model, at its next turn, which of the background
+// tasks among ws were stopped when the process that started them exited
+// (notices after turn).
+func (a *Agent) NoteStopped(turn string, ws []tools.Writer) error {
+	var err error
+	for _, w := range ws {
+		if w.Kind != tools.WriterBackground {
+			continue
+		}
+		err = errors.Join(err, a.Note(turn, NoticeData{Kind: "task_stopped", Model: true,
+			Text: fmt.Sprintf("Background task %s (%s) was stopped when the yolop process that started it exited; it is not running any more.", w.ID, w.Command)}))
+	}
+	if err != nil {
+		return fmt.Errorf("record that background tasks were stopped: %w", err)
+	}
+	return nil
+}
+
+// UsageReport says, for /context, how full the model context was at the
+// last model step (window is the model's context window, 0 when unknown)
+// and the tokens the session used.
+func (a *Agent) UsageReport(window int) string {
+	var b strings.Builder
+	total, in := a.Usage()
+	switch {
+	case in > 0 && window > 0:
+		fmt.Fprintf(&b, "Context: %d of %d tokens (%d%%) at the last model step\n", in, window, in*100/window)
+	case in > 0:
+		fmt.Fprintf(&b, "Context: %d tokens at the last model step (the model's window is unknown: set context_window in the provider's settings)\n", in)
+	default:
+		b.WriteString("Context: not measured yet (the provider reports it with the next model step)\n")
+	}
+	fmt.Fprintf(&b, "Tokens used in this session: %d input, %d output, %d cache read, %d cache write\n", total.InputTokens, total.OutputTokens, total.CacheReadTokens, total.CacheWriteTokens)
+	return b.String()
+}

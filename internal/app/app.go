@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/yolop-dev/yolop/internal/agent"
@@ -17,16 +15,12 @@ import (
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/fault"
-	"github.com/yolop-dev/yolop/internal/git"
-	"github.com/yolop-dev/yolop/internal/gitstate"
-	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
 	_ "github.com/yolop-dev/yolop/internal/provider/all" // registers sim, openai and anthropic
 	"github.com/yolop-dev/yolop/internal/resume"
 	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/session"
-	"github.com/yolop-dev/yolop/internal/setup"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
@@ -74,7 +68,7 @@ type Options struct {
 	// ClientMCP says some of MCP came from an editor, which configured
 	// them for its project directory: the session says where they work.
 	ClientMCP bool
-	// Spares configures recycled worktrees (see spares.go).
+	// Spares configures recycled worktrees (see worktree.Starter).
 	Spares config.Spares
 	// PrepareSpare, when set, starts a detached, low-priority process that
 	// prepares a spare for the repository whose checkout is at repoRoot
@@ -118,6 +112,11 @@ type Session struct {
 	// homeFixed makes apply target the checkout the session was started
 	// from rather than the directory it was opened in (`yolop apply`).
 	homeFixed bool
+	// start gives a new session its worktree (early, when the host waits
+	// for a prompt) and prepares a spare after the first turn; notices
+	// are what the user is told of where it works before its first turn.
+	start   *worktree.Starter
+	notices worktree.StartNotices
 
 	mu sync.Mutex // guards the fields below
 	// state is a *draft until the session exists on disk, then its *Parts.
@@ -129,34 +128,6 @@ type Session struct {
 	closed bool
 	turns  map[*context.CancelFunc]struct{}
 	calls  sync.WaitGroup
-	// spareFor is the checkout whose repository gets a spare prepared
-	// once the session's start is over; early is the worktree being
-	// prepared for a session not on disk yet (see spares.go).
-	spareFor string
-	early    *earlyStart
-	// checkout looks for uncommitted changes of the user's checkout that
-	// a new session's worktree does not have; its warning goes with the
-	// turn that created the session.
-	checkout *worktree.CheckoutCheck
-	// draftCheck is the checkout check of a draft whose host shows it
-	// before the first prompt (StartNotices); toldEarly is the warning it
-	// gave, which the first turn does not repeat.
-	draftCheck *worktree.CheckoutCheck
-	// folderNotice tells the progress of a folder's first capture, and
-	// what a worktree's start waits for, to the turn that creates the
-	// session (nil: nobody to tell); earlyNotice is what an early start
-	// said while no turn was there to tell.
-	folderNotice func(string)
-	earlyNotice  string
-	toldEarly    string
-	// toldSubs is the submodule notice StartNotices gave.
-	toldSubs string
-	// startWarn are what creating the session found that the user must
-	// know before its first turn runs (it works elsewhere than they are).
-	startWarn []string
-	// loginTold: the user was told why commands do not get the login
-	// shell's environment.
-	loginTold bool
 }
 
 // state is what a session is before and after it exists on disk.
@@ -184,7 +155,7 @@ type draft struct {
 
 func (d *draft) id() string                       { return d.ws.SessionID }
 func (d *draft) Checkpoints() command.Checkpoints { return d.ctl }
-func (d *draft) Background() command.Tasks        { return noTasks{} }
+func (d *draft) Background() command.Tasks        { return tools.NoTasks{} }
 func (d *draft) ContextReport() string {
 	return "The session starts with your first prompt.\n" + system.Instructions(d.ws)().Report()
 }
@@ -194,58 +165,25 @@ func (d *draft) info(prov provider.Provider) Info {
 	return in
 }
 
-// noTasks are the background tasks of a session that has run nothing.
-type noTasks struct{}
-
-func (noTasks) Active() []tools.Writer { return nil }
-func (noTasks) Stop(id string) error {
-	return fmt.Errorf("no background task %q: this session has run nothing yet", id)
-}
-
 func (p *Parts) id() string                       { return p.Session.ID }
 func (p *Parts) Checkpoints() command.Checkpoints { return p.Controller }
 func (p *Parts) Background() command.Tasks        { return p.Tasks }
 func (p *Parts) ContextReport() string {
-	var b strings.Builder
-	b.WriteString(system.Instructions(p.Session.Workspace())().Report())
-	total, in := p.Agent.Usage()
-	switch {
-	case in > 0 && p.contextWindow > 0:
-		fmt.Fprintf(&b, "Context: %d of %d tokens (%d%%) at the last model step\n", in, p.contextWindow, in*100/p.contextWindow)
-	case in > 0:
-		fmt.Fprintf(&b, "Context: %d tokens at the last model step (the model's window is unknown: set context_window in the provider's settings)\n", in)
-	default:
-		b.WriteString("Context: not measured yet (the provider reports it with the next model step)\n")
-	}
-	fmt.Fprintf(&b, "Tokens used in this session: %d input, %d output, %d cache read, %d cache write\n", total.InputTokens, total.OutputTokens, total.CacheReadTokens, total.CacheWriteTokens)
-	return b.String()
+	return system.Instructions(p.Session.Workspace())().Report() + p.Agent.UsageReport(p.contextWindow)
 }
 func (p *Parts) info(prov provider.Provider) Info {
 	ws := p.Session.Workspace()
-	in := Info{Provider: prov.Name(), Model: prov.Model(), SessionID: p.Session.ID, Title: ws.Title, RepoRoot: ws.RepoRoot, ActiveRoot: ws.ActiveRoot, WorkspaceMode: session.Mode(ws.Kind)}
-	if ws.Worktree != nil {
-		in.Branch, in.BranchNote = land.WorktreeBranch(ws.Worktree.Path, ws.Worktree.Branch)
-	}
-	in.Recycled = ws.Recycled
-	in.Workspace, in.WorkspaceReason = p.Controller.WorkspaceAvailable()
+	in := diskInfo(prov, p.Session.ID, ws, p.Controller)
+	in.WorkspaceMode = session.Mode(ws.Kind)
 	if in.Workspace {
-		in.WorkspaceReason = ""
-		if p.git != nil {
-			if why := p.git.unavailable(); why != "" {
-				in.Workspace, in.WorkspaceReason = false, why
-			}
+		if why := p.git.Unavailable(); why != "" {
+			in.Workspace, in.WorkspaceReason = false, why
 		}
 	}
-	if r := p.Controller.ReadOnly(); r != "" {
-		in.ReadOnly, in.ReadOnlyReason = true, r
-	}
-	in.Checkpoints = p.Controller.ActiveCount()
 	// The running turn's checkpoint, once journaled, is on the active
 	// branch already (ActiveCount counts it).
 	in.Running = p.Controller.RunningCheckpoint()
-	in.RedoAvailable = p.Controller.RedoAvailable()
-	in.Repairs = p.Notes
-	in.Notices = p.Notices
+	in.Repairs, in.Notices = p.Notes, p.Notices
 	in.Usage, in.ContextTokens = p.Agent.Usage()
 	in.ContextWindow = p.contextWindow
 	sandboxInfo(&in, p.Sandbox)
@@ -284,14 +222,41 @@ func (s *Session) begin(ctx context.Context, turn bool) (context.Context, func()
 
 // Open resumes a session (SessionID or Continue) or prepares a new one.
 func Open(ctx context.Context, o Options) (*Session, error) {
+	o, err := o.resolve()
+	if err != nil {
+		return nil, err
+	}
+	prov, err := provider.New(o.Provider)
+	if err != nil {
+		return nil, err
+	}
+	moved, err := o.which(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{opts: o, prov: prov, start: worktree.NewStarter(*o.manager(), o.PrepareSpare)}
+	if o.SessionID == "" {
+		err = s.newDraft(ctx)
+	} else {
+		s.state, err = openExisting(ctx, o, prov, moved)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// resolve checks o's modes and fills in their defaults and the directory
+// yolop works in.
+func (o Options) resolve() (Options, error) {
 	if o.Worktree == "" {
 		o.Worktree = WorktreeAlways
 	}
 	if o.Worktree != WorktreeAlways && o.Worktree != WorktreeOff {
-		return nil, fmt.Errorf("--worktree must be always or off, not %q", o.Worktree)
+		return o, fmt.Errorf("--worktree must be always or off, not %q", o.Worktree)
 	}
 	if err := config.CheckWorkspaceMode(o.Workspace); err != nil {
-		return nil, err
+		return o, err
 	}
 	if o.Workspace == "" {
 		o.Workspace = config.WorkspaceWorktree
@@ -300,14 +265,14 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		}
 	}
 	dir, err := config.WorkDir(o.Dir)
-	if err != nil {
-		return nil, err
-	}
 	o.Dir = dir
-	prov, err := provider.New(o.Provider)
-	if err != nil {
-		return nil, err
-	}
+	return o, err
+}
+
+// which names the session o opens when it names none: the one whose
+// worktree yolop runs in, or with Continue the latest of Dir's
+// repository. The notes say what following moved sessions did.
+func (o *Options) which(ctx context.Context) ([]string, error) {
 	if sid := catalog.SessionOfWorktree(o.DataDir, o.Dir); sid != "" && o.SessionID == "" {
 		// Inside a session's own worktree (the directory yolop prints
 		// after each turn): -c continues that session; a new session
@@ -317,268 +282,178 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 		}
 		o.SessionID = sid
 	}
-	var movedNotes []string
-	if o.Continue && o.SessionID == "" {
-		id, notes, err := catalog.LatestFor(ctx, o.DataDir, o.Dir)
-		if err != nil {
-			return nil, err
-		}
-		o.SessionID, movedNotes = id, notes
+	if !o.Continue || o.SessionID != "" {
+		return nil, nil
 	}
-	s := &Session{opts: o, prov: prov}
-	if o.SessionID != "" && o.ForReading {
+	id, notes, err := catalog.LatestFor(ctx, o.DataDir, o.Dir)
+	o.SessionID = id
+	return notes, err
+}
+
+// openExisting opens session o.SessionID for writing; for reading only
+// when o.ForReading and it cannot be opened for writing (another process
+// holds it, its directory is read-only, its worktree is missing), or when
+// its repository is gone. moved are the notes of following a moved
+// repository.
+func openExisting(ctx context.Context, o Options, prov provider.Provider, moved []string) (state, error) {
+	if o.ForReading {
 		// Reading must not re-create a worktree that is gone (a resume
 		// does, and says so).
 		if why := catalog.MissingWorktree(ctx, o.DataDir, o.SessionID); why != "" {
-			v, err := openView(o, why)
-			if err != nil {
-				return nil, err
-			}
-			s.state = v
-			return s, nil
+			return openView(o, why, nil)
 		}
 	}
-	if o.SessionID != "" {
-		var kept *resume.File
-		sess, err := session.OpenAt(o.DataDir, o.SessionID, func(dir string) (session.Prefix, bool) {
-			if kept = resume.Read(dir); kept == nil {
-				return session.Prefix{}, false
-			}
-			return kept.Events, true
-		})
-		if err != nil {
-			if why := readOnlyFallback(err); o.ForReading && why != "" {
-				v, verr := openView(o, why)
-				if verr != nil {
-					return nil, errors.Join(err, verr)
-				}
-				s.state = v
-				return s, nil
-			}
-			return nil, err
+	sess, kept, err := resume.Open(o.DataDir, o.SessionID)
+	if err != nil {
+		if why := session.ReadableOnly(err); o.ForReading && why != "" {
+			return openView(o, why, err)
 		}
-		p, err := assemble(ctx, sess, prov, o, kept)
-		if errors.Is(err, worktree.ErrRepoGone) {
-			// Run from the repository's new place, the session follows it.
-			if repo, derr := worktree.Detect(ctx, o.Dir); derr == nil {
-				notes, aerr := catalog.AdoptMoved(ctx, o.DataDir, repo, o.SessionID)
-				if aerr != nil {
-					return nil, errors.Join(err, aerr)
-				}
-				if len(notes) > 0 {
-					movedNotes = append(movedNotes, notes...)
-					if sess, err = session.Open(o.DataDir, o.SessionID); err != nil {
-						return nil, err
-					}
-					// The failed assemble applied records to the resume
-					// file's state: replay the logs this time.
-					p, err = assemble(ctx, sess, prov, o, nil)
-				}
-			}
-		}
-		if errors.Is(err, worktree.ErrRepoGone) || errors.Is(err, worktree.ErrBranchGone) {
-			// The repository deleted (or moved, and yolop run from
-			// elsewhere), or nothing left to add the worktree again on:
-			// its conversation can still be listed and replayed; turns
-			// and restores are refused with the reason.
-			why := goneReason(err)
-			v, verr := openView(o, why)
-			if verr != nil {
-				return nil, errors.Join(err, verr)
-			}
-			v.notices = append(v.notices, "session "+o.SessionID+" is opened for reading only: "+why+". Listing and replay work; turns and restores are refused")
-			s.state = v
-			return s, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		p.Notes = append(movedNotes, p.Notes...)
-		p.contextWindow = o.Provider.ContextWindow
-		s.state = p
-		return s, nil
-	}
-	if err := checkDataDirOutside(o.DataDir, o.Dir); err != nil {
 		return nil, err
 	}
-	d := &draft{ws: session.Workspace{SessionID: session.NewID(), Kind: session.KindConversation, ActiveRoot: o.Dir, Provider: prov.Name(), Model: prov.Model()}, dir: o.Dir, expectWS: true, contextWindow: o.Provider.ContextWindow}
-	why, notRepo := worktree.Unavailable(ctx, o.Dir, o.Workspace == config.WorkspaceNone)
-	if why != "" {
-		d.expectWS, d.expectWhy = false, why
-	}
-	d.mode = config.WorkspaceNone
-	folder := false
-	if d.expectWS {
-		d.mode = o.Workspace
-		// Outside any repository: a folder of its own, in place.
-		if folder = o.Workspace != config.WorkspaceNone && notRepo; folder {
-			d.mode = config.WorkspaceInPlace // a folder outside git: in place
+	p, err := assemble(ctx, sess, prov, o, kept)
+	if errors.Is(err, worktree.ErrRepoGone) {
+		// Run from the repository's new place, the session follows it.
+		notes, ferr := catalog.FollowMoved(ctx, o.DataDir, o.Dir, o.SessionID)
+		if ferr != nil {
+			return nil, errors.Join(err, ferr)
 		}
+		if len(notes) > 0 {
+			moved = append(moved, notes...)
+			if sess, err = session.Open(o.DataDir, o.SessionID); err != nil {
+				return nil, err
+			}
+			// The failed assemble applied records to the resume file's
+			// state: replay the logs this time.
+			p, err = assemble(ctx, sess, prov, o, nil)
+		}
+	}
+	if errors.Is(err, worktree.ErrRepoGone) || errors.Is(err, worktree.ErrBranchGone) {
+		// The repository deleted (or moved, and yolop run from
+		// elsewhere), or nothing left to add the worktree again on: its
+		// conversation can still be listed and replayed; turns and
+		// restores are refused with the reason.
+		why := worktree.GoneReason(err)
+		return openView(o, why, err, "session "+o.SessionID+" is opened for reading only: "+why+". Listing and replay work; turns and restores are refused")
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.Notes = append(moved, p.Notes...)
+	p.contextWindow = o.Provider.ContextWindow
+	return p, nil
+}
+
+// newDraft prepares a new session: it is created on disk by its first
+// prompt (or now, with Options.Create), its worktree started early when
+// the host waits for that prompt (Options.Early).
+func (s *Session) newDraft(ctx context.Context) error {
+	o := s.opts
+	if err := config.CheckDataDir(o.DataDir, o.Dir); err != nil {
+		return err
+	}
+	d := &draft{ws: session.Workspace{SessionID: session.NewID(), Kind: session.KindConversation, ActiveRoot: o.Dir, Provider: s.prov.Name(), Model: s.prov.Model()}, dir: o.Dir, contextWindow: o.Provider.ContextWindow}
+	why, notRepo := worktree.Unavailable(ctx, o.Dir, o.Workspace == config.WorkspaceNone)
+	d.expectWS, d.expectWhy, d.mode = why == "", why, config.WorkspaceNone
+	// Outside any repository: a folder of its own, in place.
+	folder := d.expectWS && notRepo
+	switch {
+	case folder:
+		d.mode = config.WorkspaceInPlace
+	case d.expectWS:
+		d.mode = o.Workspace
 	}
 	d.ctl = checkpoint.NewUnstarted(d.ws.SessionID, d.expectWhy)
 	if o.ClientMCP && len(o.MCP) > 0 && d.expectWS {
 		// Said as soon as the editor opens the session, not only once the
 		// first prompt has made it.
-		d.notices = append(d.notices, mcpWorktreeNote)
+		d.notices = append(d.notices, mcp.WorktreeNote)
 	}
-	d.sandbox = draftSandbox(o.Sandbox)
+	// A settings error is left for the first turn to report.
+	if sb, err := config.SandboxStatus(o.Sandbox); err == nil {
+		d.sandbox = sb
+	}
 	s.state = d
 	if o.Create {
-		if err := s.materialize(ctx, ""); err != nil {
-			return nil, err
+		if _, err := s.materialize(ctx, "", nil, nil); err != nil {
+			return err
 		}
-		s.prepareSpare()
+		s.start.PrepareSpare()
 	} else if o.Early && d.expectWS && !folder {
-		s.startEarly(d.ws.SessionID)
-		s.draftCheck = worktree.CheckCheckoutOf(o.Dir, agent.InstructionsFile)
+		s.start.Early(o.Dir, o.Base, d.ws.SessionID)
+		s.notices.Draft(worktree.CheckCheckoutOf(o.Dir, agent.InstructionsFile))
 	}
-	return s, nil
+	return nil
 }
 
 // materialize creates a draft session on disk (and its worktree); it does
-// nothing for a session that exists.
-func (s *Session) materialize(ctx context.Context, title string) error {
-	_, err := s.materializeWith(ctx, title, nil)
-	return err
-}
-
-// materializeWith is materialize with a step that fills the new worktree
-// before the session directory is created (a fork copies its files
-// there); it returns what fill returned.
-func (s *Session) materializeWith(ctx context.Context, title string, fill func(ctx context.Context, dir, stateDir string) (int, error)) (int, error) {
+// nothing for a session that exists. fill, when set, fills the new
+// worktree before the session directory is created (a fork copies its
+// files there); materialize returns what it returned. notice, when set,
+// is told the progress of a folder's first capture and what a worktree's
+// start waits for.
+func (s *Session) materialize(ctx context.Context, title string, fill func(ctx context.Context, dir, stateDir string) (int, error), notice func(string)) (int, error) {
 	s.create.Lock()
 	defer s.create.Unlock()
-	s.mu.Lock()
-	d, ok := s.state.(*draft)
-	s.mu.Unlock()
+	d, ok := s.current().(*draft)
 	if !ok {
 		return 0, nil
 	}
-	filled := 0
-	var startNotes, startNotices []string
-	knownClean := false
-	var knownWalk *snapshot.Walk
 	ws := d.ws
 	ws.Title = title
 	o := s.opts
-	if o.Workspace == config.WorkspaceNone {
-		ws.NoWorkspaceReason = worktree.ReasonOff
-	} else if o.Workspace == config.WorkspaceInPlace {
-		repo, err := worktree.Detect(ctx, o.Dir)
-		if errors.Is(err, worktree.ErrNotRepo) {
-			if err := s.folderWorkspace(ctx, &ws, true); err != nil {
-				return 0, err
-			}
-		} else if err != nil {
-			ws.NoWorkspaceReason = worktree.NoRepoReason(err)
-			if repo != nil {
-				ws.RepoRoot = repo.Root
-			}
-		} else {
-			if err := worktree.CheckInPlaceRoot(repo.Root, o.WorkspaceExplicit); err != nil {
-				return 0, err
-			}
-			ws.Kind = session.KindInPlace
-			ws.RepoRoot, ws.CommonDir, ws.ActiveRoot = repo.Root, repo.CommonDir, repo.Root
-		}
-	} else if repo, err := worktree.Detect(ctx, o.Dir); errors.Is(err, worktree.ErrNotRepo) {
-		// Outside git a session works in place, in the folder itself.
-		if err := s.folderWorkspace(ctx, &ws, false); err != nil {
-			return 0, err
-		}
-	} else if err != nil {
-		ws.NoWorkspaceReason = worktree.NoRepoReason(err)
-		if repo != nil {
-			ws.RepoRoot = repo.Root
-		}
-	} else {
-		if o.Base != "" {
-			repo.Head = o.Base
-		}
-		if o.Base == "" {
-			check := worktree.CheckCheckout(ctx, repo.Root, repo.Head, agent.InstructionsFile)
-			s.mu.Lock()
-			s.checkout = check
-			s.mu.Unlock()
-		}
-		started, err := s.startWorktree(ctx, repo, ws.SessionID, title)
-		if err != nil {
-			return 0, fmt.Errorf("create session worktree: %w", err)
-		}
-		// The mark of a start in progress goes once the session directory
-		// exists or what this call made is undone.
-		defer started.Done()
-		info := started.Info
-		ws.Recycled = started.Recycled
-		knownClean, knownWalk = started.KnownClean, started.Walk
-		startNotes = started.Notes
-		ws.Kind = session.KindWorktree
-		ws.RepoRoot, ws.CommonDir = repo.Root, repo.CommonDir
-		ws.Worktree = &session.Worktree{Path: info.Path, Branch: info.Branch, Base: info.Base}
-		worktree.RecordSeal(ws.Worktree, info)
-		if o.Base != "" && o.WorkBase != "" {
-			ws.Worktree.Base = o.WorkBase
-		}
-		// Work in the same subdirectory of the worktree as the user was in.
-		ws.ActiveRoot = info.Path
-		if rel, err := filepath.Rel(repo.Root, o.Dir); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
-			if st, err := os.Stat(filepath.Join(info.Path, rel)); err == nil && st.IsDir() {
-				ws.ActiveRoot = filepath.Join(info.Path, rel)
-			} else if o.Base == "" {
-				startNotices = append(startNotices, fmt.Sprintf("%s is not in your last commit (it holds no committed file), so the session's worktree has no such directory: the agent works at the top of the worktree, where a file you ask for \"here\" would land", git.DisplayPath(rel)))
-			}
-		}
+	ch, err := worktree.Choose(ctx, &ws, worktree.Choice{DataDir: o.DataDir, Dir: o.Dir, Kind: config.SessionKind(o.Workspace), Explicit: o.WorkspaceExplicit,
+		Base: o.Base, WorkBase: o.WorkBase, Owner: catalog.WorktreeOwner(o.DataDir), FolderLimits: config.Folder,
+		Starter: s.start, Notice: notice, Instructions: agent.InstructionsFile})
+	if err != nil {
+		return 0, folderRefusal(err)
 	}
-	// A session that cannot be opened must not be left behind half made:
-	// remove what this call created (the branch stays, like every branch
-	// yolop makes).
-	undo := func(cause error) error {
-		if ws.Worktree == nil {
-			return cause
-		}
-		m := &worktree.Manager{DataDir: o.DataDir}
-		if _, err := m.Remove(context.WithoutCancel(ctx), worktreeInfo(ws), ws.SessionID, true); err != nil {
-			return fmt.Errorf("%w (and removing its new worktree %s failed: %v)", cause, ws.Worktree.Path, err)
-		}
-		return cause
-	}
+	// The mark of a start in progress goes once the session directory
+	// exists or what this call made is undone.
+	defer ch.Started.Done()
+	// A session that cannot be opened must not be left behind half made.
+	filled := 0
 	if fill != nil && ws.Worktree != nil {
-		n, err := fill(ctx, ws.Worktree.Path, o.DataDir)
-		if err != nil {
-			return 0, undo(err)
+		if filled, err = fill(ctx, ws.Worktree.Path, o.DataDir); err != nil {
+			return 0, ch.Undo(ctx, err)
 		}
-		filled = n
 	}
 	sess, err := session.Create(o.DataDir, ws)
 	if err != nil {
-		return 0, undo(err)
+		return 0, ch.Undo(ctx, err)
 	}
 	dir := sess.Dir
 	// The claim's proof that the worktree is clean stands for the first
 	// capture only if nothing writes there before it: not a fork's copy,
 	// not an MCP server started with the session.
 	ao := o
-	ao.knownClean = knownClean && fill == nil && len(o.MCP) == 0
-	ao.knownWalk = knownWalk
-	p, err := assemble(ctx, sess, s.prov, ao, nil)
-	if err == nil {
-		p.contextWindow = o.Provider.ContextWindow
+	if ch.Started != nil {
+		ao.knownClean = ch.Started.KnownClean && fill == nil && len(o.MCP) == 0
+		ao.knownWalk = ch.Started.Walk
 	}
+	p, err := assemble(ctx, sess, s.prov, ao, nil)
 	if err != nil {
 		if rmErr := os.RemoveAll(dir); rmErr != nil {
 			err = fmt.Errorf("%w (and removing the half-made session %s failed: %v)", err, dir, rmErr)
 		}
-		return 0, undo(err)
+		return 0, ch.Undo(ctx, err)
 	}
-	p.Notes = append(p.Notes, startNotes...)
+	p.contextWindow = o.Provider.ContextWindow
+	p.Notes = append(p.Notes, ch.Notes...)
+	s.notices.Started(ch.Check, ch.Notices)
 	s.mu.Lock()
-	s.startWarn = startNotices
 	s.state = p
 	s.mu.Unlock()
 	if ws.Worktree != nil {
-		s.afterStart(ws.RepoRoot)
+		s.start.Started(ws.RepoRoot)
 	}
 	return filled, nil
+}
+
+// current is the session's state now.
+func (s *Session) current() state {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
 }
 
 // ID returns the session id.
@@ -591,9 +466,7 @@ func (s *Session) ID() string {
 // Exists reports whether the session is on disk (opened for writing, or
 // for reading only).
 func (s *Session) Exists() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, isDraft := s.state.(*draft)
+	_, isDraft := s.current().(*draft)
 	return !isDraft
 }
 
@@ -601,9 +474,7 @@ func (s *Session) Exists() bool {
 // before its first prompt. Tests and benchmarks use it to reach the parts
 // the product assembled.
 func (s *Session) Parts() *Parts {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, _ := s.state.(*Parts)
+	p, _ := s.current().(*Parts)
 	return p
 }
 
@@ -612,230 +483,8 @@ func (s *Session) Info() Info {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in := s.state.info(s.prov)
-	if s.opts.Provider.NoKey && in.Provider == provider.NameSim {
-		in.ProviderNotice = NoKeyNotice
-	}
+	in.ProviderNotice = s.opts.Provider.NoKeyNotice(in.Provider)
 	return in
-}
-
-// NoKeyNotice tells a user who set no provider and no key who answers.
-const NoKeyNotice = "no API key set: the offline sim provider answers (set ANTHROPIC_API_KEY or OPENAI_API_KEY, or an api_key in settings.toml; --provider sim says you mean it)"
-
-// MaxPromptBytes is the largest prompt a turn takes. Every prompt is
-// recorded whole in the event log and sent whole to the model, so one far
-// beyond any model's context would only slow every later open of the
-// session.
-const MaxPromptBytes = 4 << 20
-
-// ErrPromptTooLarge refuses a prompt over MaxPromptBytes.
-var ErrPromptTooLarge = fault.New(fault.PromptTooLarge, "the prompt is too large")
-
-// sizeText is n bytes for a person: "20.0 MB", "4 MB", "512 bytes".
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MB", n>>20)
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
-// Prompt runs one turn. The session is created on disk by its first turn.
-func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.Update)) (TurnResult, error) {
-	if strings.TrimSpace(text) == "" {
-		return TurnResult{}, errors.New("empty prompt: type what the agent should do")
-	}
-	if len(text) > MaxPromptBytes {
-		return TurnResult{}, fmt.Errorf("%w: it is %d bytes (%s), %d more than the %d bytes (4 MB, about a million tokens, more than a model's context holds) yolop takes: save the text as a file in the workspace and ask the agent to read the part it needs (nothing was sent or recorded)", ErrPromptTooLarge, len(text), sizeText(int64(len(text))), len(text)-MaxPromptBytes, MaxPromptBytes)
-	}
-	ctx, end, err := s.begin(ctx, true)
-	if err != nil {
-		return TurnResult{}, err
-	}
-	defer end()
-	created := !s.Exists()
-	s.mu.Lock()
-	s.folderNotice = agent.NoticeSink(onUpdate)
-	s.mu.Unlock()
-	err = s.materialize(ctx, titleOf(text))
-	s.mu.Lock()
-	s.folderNotice = nil
-	s.mu.Unlock()
-	if err != nil {
-		return TurnResult{}, err
-	}
-	p := s.Parts()
-	if p == nil {
-		return TurnResult{}, fmt.Errorf("session %s is %s; turns are refused", s.ID(), s.Info().ReadOnlyReason)
-	}
-	// Nothing runs in a directory that is no longer the session's
-	// worktree (git is asked before the first turn of the process).
-	if _, err := p.engine(ctx); err != nil {
-		return TurnResult{}, fmt.Errorf("session %s: %w", p.Session.ID, err)
-	}
-	// In place, one session writes the checkout at a time.
-	release, err := p.holdCheckout(ctx, true, !s.opts.OneShot, onUpdate)
-	if err != nil {
-		return TurnResult{}, err
-	}
-	defer release()
-	var early []string // warnings for a caller that takes no updates
-	// While the turn runs, a background spare preparation of its
-	// repository stops its checkout (worktree.HoldTurn).
-	if ws := p.Session.Workspace(); ws.CommonDir != "" && !ws.Folder {
-		release, err := worktree.HoldTurn(ctx, ws.CommonDir)
-		if err != nil {
-			w := fmt.Sprintf("could not hold the repository's turns lock (%v)", err)
-			if onUpdate != nil {
-				onUpdate(agent.Update{Kind: agent.UpdateWarning, Text: w})
-			} else {
-				early = append(early, w)
-			}
-		} else {
-			defer release()
-		}
-	}
-	if created {
-		// The checkout's uncommitted changes the new worktree does not
-		// have: said before the agent starts working without them.
-		s.mu.Lock()
-		check, told, shown, shownSubs := s.checkout, s.startWarn, s.toldEarly, s.toldSubs
-		s.checkout, s.startWarn = nil, nil
-		s.mu.Unlock()
-		if w := check.Changes(); w != "" && w != shown {
-			told = append(told, w)
-		}
-		if w := check.Submodules(); w != "" && w != shownSubs {
-			told = append(told, w)
-		}
-		if p.Snapshots() == nil {
-			// Said once per session, before any tool runs: on the turn
-			// that created it.
-			why := p.NoWorkspace
-			if p.git != nil && p.git.unavailable() != "" {
-				why = p.git.unavailable()
-			}
-			told = append(told, "conversation only — files are not snapshotted here ("+why+"); rewind restores the conversation, not the files")
-		}
-		for _, w := range told {
-			if onUpdate != nil {
-				onUpdate(agent.Update{Kind: agent.UpdateWarning, Text: w})
-			} else {
-				early = append(early, w)
-			}
-		}
-	}
-	if p.setupPending() {
-		// Before the first checkpoint: what the setup installs is the
-		// session's starting point, not a change of its first turn.
-		in := setup.Session{Dir: p.Session.Dir, Worktree: p.Session.Workspace().Worktree.Path, Tasks: p.Tasks,
-			Note: func(n agent.NoticeData) error { return p.Agent.Note(p.Controller.Head(), n) }}
-		w, err := setup.Run(ctx, in, p.setup, onUpdate)
-		if w != "" {
-			if onUpdate != nil {
-				onUpdate(agent.Update{Kind: agent.UpdateWarning, Text: w})
-			} else {
-				early = append(early, w)
-			}
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return TurnResult{}, fmt.Errorf("the worktree's setup command was interrupted, so the turn did not run (the setup is not run again; send the prompt again to start the turn): %w", err)
-			}
-			return TurnResult{}, err
-		}
-	}
-	ws := p.Session.Workspace()
-	var gitBefore gitstate.State
-	if ws.Kind == session.KindInPlace && !ws.Folder {
-		gitBefore = gitstate.Read(ws.RepoRoot, ws.CommonDir)
-	}
-	var tmu sync.Mutex
-	calls := []ToolCall{}
-	out, err := p.Controller.RunTurn(ctx, text, func(u agent.Update) {
-		if u.Kind == agent.UpdateToolEnd && u.Tool != nil {
-			tmu.Lock()
-			calls = append(calls, ToolCall{Name: u.Tool.Name, Status: u.Tool.Status})
-			tmu.Unlock()
-		}
-		if onUpdate != nil {
-			onUpdate(u)
-		}
-	})
-	s.prepareSpare()
-	if err != nil {
-		return TurnResult{}, err
-	}
-	var gitWarn string
-	if ws.Kind == session.KindInPlace && !ws.Folder && out.ID != "" {
-		rec := gitstate.Record{Turn: out.ID, Head: gitBefore.Head(), Changed: gitstate.Read(ws.RepoRoot, ws.CommonDir).ChangedSince(gitBefore)}
-		if len(rec.Changed) > 0 {
-			gitWarn = gitstate.ChangeNote(out.ID, rec.Changed)
-		}
-		if err := gitstate.Append(p.Session.Dir, rec); err != nil {
-			gitWarn = strings.TrimPrefix(gitWarn+"; ", "; ") + "could not record git's state for this turn (" + err.Error() + "): previews will not say whether HEAD moved since it"
-		}
-	}
-	tmu.Lock()
-	res := TurnResult{CheckpointID: out.ID, Status: out.Status, Text: out.Text, Pending: out.Pending, Usage: out.Usage, Warnings: out.Warnings, Tools: calls}
-	tmu.Unlock()
-	for _, b := range p.Controller.Branches() {
-		if b.Active {
-			res.Branch = b.ID
-		}
-	}
-	if out.Err != nil {
-		res.Error = out.Err.Error()
-	}
-	if out.PendingErr != nil {
-		res.Text = strings.TrimSpace(res.Text + "\n\nThe requested checkpoint preview could not be built: " + out.PendingErr.Error())
-	}
-	warnings := res.Warnings
-	if gitWarn != "" {
-		warnings = append(warnings, gitWarn)
-	}
-	if why := p.Tasks.LoginProblem(); why != "" {
-		s.mu.Lock()
-		tell := !s.loginTold
-		s.loginTold = true
-		s.mu.Unlock()
-		if tell {
-			warnings = append(warnings, why+"; the tools' commands run in yolop's own environment instead")
-		}
-	}
-	if s.opts.OneShot {
-		for _, w := range p.Tasks.Active() {
-			if w.Kind == tools.WriterBackground {
-				warnings = append(warnings, fmt.Sprintf("background task %s (%s) stops when this yolop -p process exits; work that must keep running between turns belongs in the TUI (yolop -c)", w.ID, w.Command))
-			}
-		}
-	}
-	warnings = append(warnings, early...)
-	if err := s.touch(p, text); err != nil {
-		warnings = append(warnings, fmt.Sprintf("the turn ran, but the session's description could not be updated (%v); its title and last-used time may be stale", err))
-	}
-	res.Warnings = warnings
-	return res, nil
-}
-
-// touch records that the session was used, and gives it a title.
-func (s *Session) touch(p *Parts, prompt string) error {
-	ws := p.Session.Workspace()
-	if ws.Title == "" {
-		ws.Title = titleOf(prompt)
-	}
-	return p.Session.SaveWorkspace(ws)
-}
-
-func titleOf(p string) string {
-	first, _, _ := strings.Cut(strings.TrimSpace(p), "\n")
-	if r := []rune(first); len(r) > 60 {
-		first = string(r[:59]) + "…"
-	}
-	return first
 }
 
 // Exec runs a slash command through the command registry.
@@ -845,9 +494,7 @@ func (s *Session) Exec(ctx context.Context, cmd command.Command) (command.Result
 		return command.Result{}, err
 	}
 	defer end()
-	s.mu.Lock()
-	st := s.state
-	s.mu.Unlock()
+	st := s.current()
 	if p, ok := st.(*Parts); ok && cmd.Confirm {
 		// A restore in place writes the checkout: one writer at a time.
 		release, err := p.holdCheckout(ctx, false, false, nil)
@@ -902,36 +549,14 @@ func (s *Session) TranscriptParts() ([]agent.Item, func() []agent.Item) {
 // notice once; the first turn does not repeat a warning given here unless
 // it changed.
 func (s *Session) StartNotices(ctx context.Context) []string {
-	s.mu.Lock()
-	c := s.draftCheck
-	s.draftCheck = nil
-	s.mu.Unlock()
-	if c == nil {
-		return nil
-	}
-	select {
-	case <-c.Done():
-	case <-ctx.Done():
-		return nil
-	}
-	changes, subs := c.Changes(), c.Submodules()
-	var out []string
-	for _, w := range []string{changes, subs} {
-		if w != "" {
-			out = append(out, w)
-		}
-	}
-	s.mu.Lock()
-	s.toldEarly, s.toldSubs = changes, subs
-	s.mu.Unlock()
-	return out
+	return s.notices.Early(ctx)
 }
 
 // Close cancels a running turn and waits for every call in progress (the
 // turn is journaled as cancelled), then releases the session's parts in
 // the reverse order they were opened. Later calls fail.
 func (s *Session) Close() error {
-	defer s.dropEarly()
+	defer s.start.Drop()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -946,58 +571,18 @@ func (s *Session) Close() error {
 	if p := s.Parts(); p != nil {
 		return p.Close()
 	}
-	s.mu.Lock()
-	v, _ := s.state.(*view)
-	s.mu.Unlock()
-	if v != nil {
+	if v, _ := s.current().(*view); v != nil {
 		return v.sess.Close()
 	}
 	return nil
 }
 
-// folderWorkspace makes ws an in-place session of the folder o.Dir,
-// outside git: refused where it would do harm (worktree.CheckFolder), its
-// private repository prepared with the folder's first capture. inPlace
-// says the mode was in-place (explicitly so counts for $HOME, / and
-// max_files).
-func (s *Session) folderWorkspace(ctx context.Context, ws *session.Workspace, inPlace bool) error {
-	o := s.opts
-	folder := o.Dir
-	if r, err := filepath.EvalSymlinks(folder); err == nil {
-		folder = r
+// folderRefusal gives a folder's refusal the type hosts show as a
+// refusal (ACP: "Refused (code): …"), with its code.
+func folderRefusal(err error) error {
+	var fe *worktree.FolderError
+	if errors.As(err, &fe) {
+		return &checkpoint.Error{Code: string(fe.Code), Msg: fe.Msg, Err: fe.Err}
 	}
-	explicit := inPlace && o.WorkspaceExplicit
-	if err := worktree.CheckFolder(o.DataDir, folder, explicit, worktreeOwner(o.DataDir)); err != nil {
-		return folderRefusal(err)
-	}
-	s.mu.Lock()
-	notice := s.folderNotice
-	s.mu.Unlock()
-	lim, err := loadFolderLimits()
-	if err != nil {
-		return err
-	}
-	maxFiles := lim.maxFiles
-	if explicit {
-		maxFiles = 0
-	}
-	gitDir, err := worktree.PrepareFolder(ctx, o.DataDir, folder, maxFiles, lim.maxFileSize, notice)
-	if err != nil {
-		return folderRefusal(err)
-	}
-	ws.Kind, ws.Folder = session.KindInPlace, true
-	ws.RepoRoot, ws.ActiveRoot, ws.CommonDir = folder, folder, gitDir
-	return nil
-}
-
-// goneReason is the part of an ErrRepoGone or ErrBranchGone error that
-// says what happened, without the layers' prefixes.
-func goneReason(err error) string {
-	msg := err.Error()
-	for _, start := range []string{"the repository ", "the session worktree ", "the checkout "} {
-		if i := strings.Index(msg, start); i >= 0 {
-			return msg[i:]
-		}
-	}
-	return msg
+	return err
 }

@@ -1,28 +1,26 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/agent/system"
 	"github.com/yolop-dev/yolop/internal/agent/tools"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/failpoint"
-	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/gitstate"
 	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/resume"
 	"github.com/yolop-dev/yolop/internal/sandbox"
-	"github.com/yolop-dev/yolop/internal/secret"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/setup"
 	"github.com/yolop-dev/yolop/internal/snapshot"
@@ -47,6 +45,14 @@ type Hooks struct {
 	System string
 }
 
+// failpoint is the Failpoint hook, failpoint.Hit when it is not set.
+func (h Hooks) failpoint() func(string) {
+	if h.Failpoint == nil {
+		return failpoint.Hit
+	}
+	return h.Failpoint
+}
+
 // Parts are the opened parts of a session that exists on disk. They are
 // assembled by one constructor (assemble) and released by Close, which
 // runs the cleanup stack in reverse order.
@@ -55,8 +61,8 @@ type Parts struct {
 	Timeline    *timeline.Log
 	Compactions *timeline.CompactionLog
 	// git opens the worktree check and the snapshot engine on first use
-	// (nil for a session without workspace snapshots); see engine.
-	git        *gitParts
+	// (nil for a session without workspace snapshots).
+	git        *snapshot.Lazy
 	Tasks      *tools.Tasks
 	Tools      *tools.Set
 	Agent      *agent.Agent
@@ -80,32 +86,20 @@ type Parts struct {
 	// file's cache rather than from decoding the events.
 	ContextCached bool
 
-	// resumeFile keeps resume.bin (the controller's Persist).
-	resumeFile *resume.Writer
-
 	contextWindow int    // the model's context window, 0 when unknown
 	setup         string // the settings' [worktree] setup command
 	cleanups      []func() error
 	// checkout is an in-place session's hold on its checkout's lock (nil
-	// for other sessions).
+	// for other sessions), gitState the git state of its checkout (nil
+	// for a folder outside git).
 	checkout *worktree.CheckoutHold
-}
-
-// engine returns the session's snapshot engine, opening it on first use:
-// nil when the session has no workspace snapshots, and an error when its
-// directory is not the session's worktree any more (nothing may run there).
-func (p *Parts) engine(ctx context.Context) (*snapshot.Engine, error) {
-	if p.git == nil {
-		return nil, nil
-	}
-	eng, _, err := p.git.get(ctx)
-	return eng, err
+	gitState *gitstate.Checkout
 }
 
 // Snapshots returns the session's snapshot engine (opening it: git
 // processes), nil when the session has none.
 func (p *Parts) Snapshots() *snapshot.Engine {
-	eng, _ := p.engine(context.Background())
+	eng, _ := p.git.Get(context.Background())
 	return eng
 }
 
@@ -139,7 +133,6 @@ func (p *Parts) Close() error {
 // included.
 func assemble(ctx context.Context, sess *session.Session, prov provider.Provider, o Options, kept *resume.File) (_ *Parts, err error) {
 	dataDir, h := o.DataDir, o.Hooks
-	sandboxLevel := o.Sandbox
 	p := &Parts{Session: sess}
 	p.onClose(sess.Close)
 	defer func() {
@@ -157,39 +150,23 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	// Last before the lock goes: nothing of this process's commands and
 	// MCP servers outlives the session, not even when a helper was killed.
 	p.onClose(func() error { return spawn.SweepSession(sess.Path(spawn.LedgerFile), sess.ID) })
-	settings, err := toolSettings()
+	settings, err := config.Settings()
 	if err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(settings.Worktree.Setup) != "" {
+	if p.setup = strings.TrimSpace(settings.Worktree.Setup); p.setup != "" {
 		// The setup command writes the worktree before the first
 		// capture: a claim's proof that it is clean no longer holds.
 		o.knownClean, o.knownWalk = false, nil
 	}
-	hit := h.Failpoint
-	if hit == nil {
-		hit = failpoint.Hit
-	}
+	hit := h.failpoint()
 	ws := sess.Workspace()
 	if ws.ActiveRoot == "" {
 		return nil, errors.New("workspace.json names no active root")
 	}
-	var (
-		tl       *timeline.Log
-		tlRepair timeline.Repair
-	)
 	// onDisk is the resume file both logs were resumed from (nil when
 	// they were replayed).
-	var onDisk *resume.File
-	if kept != nil {
-		var resumed bool
-		tl, tlRepair, resumed, err = timeline.OpenLogAt(sess.Path(session.TimelineFile), kept.State, kept.Timeline)
-		if err == nil && resumed && sess.Skipped() > 0 {
-			onDisk = kept
-		}
-	} else {
-		tl, _, tlRepair, err = timeline.OpenLog(sess.Path(session.TimelineFile))
-	}
+	tl, tlRepair, onDisk, err := resume.OpenTimeline(sess, kept)
 	if err != nil {
 		return nil, err
 	}
@@ -200,140 +177,39 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	// Crash repair of an interrupted turn or restore captures and restores
 	// files, and MCP servers start in the worktree: those need git now.
 	// Otherwise git is not asked anything until a turn, capture, diff,
-	// restore or landing needs it (see gitParts).
+	// restore or landing needs it (see snapshot.Lazy).
 	gitNow := live.OpenTurn != nil || live.PendingRestore != nil || len(o.MCP) > 0
 
-	var snaps checkpoint.Snapshots
-	p.NoWorkspace = ws.NoWorkspaceReason
-	var linkNotes []string
-	linkRO := ""
-	recreated := false
-	var added worktree.Info
-	if ws.Kind == session.KindWorktree && ws.Worktree != nil {
-		m := &worktree.Manager{DataDir: dataDir}
-		info, present, err := m.CheckLink(worktreeInfo(ws))
-		if err == nil && !present {
-			// Deleted: put it back now (git worktree add).
-			info, err = m.Ensure(ctx, worktreeInfo(ws))
-			recreated, added = err == nil && info.Recreated, info
-		}
-		if errors.Is(err, git.ErrLinkBroken) {
-			// The files are there but git cannot be trusted with them
-			// (the worktree's .git was replaced by something yolop must
-			// not touch): keep the session readable, refuse turns and
-			// restores, and say how to fix it without losing anything.
-			p.NoWorkspace = "workspace snapshots unavailable: " + err.Error()
-			linkRO = err.Error()
-		} else if err != nil {
-			return nil, err // CheckLink's and Ensure's errors say "worktree: …" themselves
-		}
-		if info.LinkRepaired {
-			linkNotes = append(linkNotes, "the worktree's .git file had been changed by a command; yolop pointed it back at the session's repository, and touched nothing else")
-		}
-		if linkRO == "" && (present || recreated) {
-			if recreated {
-				// git made a new administrative directory for it.
-				cp := *ws.Worktree
-				cp.GitDir, cp.Seal = "", nil
-				ws.Worktree = &cp
-			}
-			ro, _ := sess.ReadOnly()
-			changed, err := worktree.RecordGitDirs(&ws)
-			if err != nil && !errors.Is(err, git.ErrNoWorktreeRecord) {
-				return nil, err
-			}
-			if changed && !ro {
-				if err := sess.SaveWorkspace(ws); err != nil {
-					return nil, err
-				}
-			}
-		}
-		if linkRO == "" {
-			budget, err := captureBudget()
-			if err != nil {
-				return nil, err
-			}
-			watchOpts, err := watchOptions()
-			if err != nil {
-				return nil, err
-			}
-			// Ensure verified a re-added worktree already.
-			verified := !present
-			p.git = &gitParts{open: func(ctx context.Context) (*snapshot.Engine, string, error) {
-				if !verified {
-					if err := m.Verify(ctx, info); err != nil {
-						return nil, "", fmt.Errorf("worktree: %w", err)
-					}
-				}
-				eng, err := snapshot.Open(ctx, snapshot.Options{Worktree: ws.Worktree.Path, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit, CommonDir: ws.CommonDir, GitDir: ws.Worktree.GitDir, Seal: worktree.SealOf(ws.Worktree), SeedSettled: ws.Recycled, KnownClean: o.knownClean, KnownWalk: o.knownWalk, OwnIndex: true})
-				if err != nil {
-					if errors.Is(err, git.ErrConfigChanged) {
-						p.git.cause = err
-					}
-					return nil, "workspace snapshots unavailable: " + err.Error(), nil
-				}
-				if o.Watch {
-					eng.Watch(watchOptsFor(watchOpts, o))
-				}
-				return eng, "", nil
-			}}
-			if snaps, err = p.lazyEngine(ctx, gitNow); err != nil {
-				return nil, err
-			}
-		}
-	} else if ws.Kind == session.KindInPlace {
-		// In place: the same engine over the user's own checkout, its
-		// private index and state in the session directory; nothing of the
-		// user's git state is touched.
-		if st, err := os.Stat(ws.RepoRoot); err != nil || !st.IsDir() {
-			// Opened from its new place, the session follows it
-			// (catalog.AdoptMoved); elsewhere it opens for reading.
-			return nil, fmt.Errorf("%w: the checkout %s of this session is no longer there. If you moved it, run yolop from its new place (cd NEW-PLACE && yolop --session %s, or -c): the session follows it. If it was deleted, the session's snapshots went with it; its conversation can still be listed and replayed", worktree.ErrRepoGone, ws.RepoRoot, sess.ID)
-		}
-		p.checkout = worktree.NewCheckoutHold(ws.CommonDir, ws.RepoRoot, sess.ID, ws.Folder)
+	att, err := worktree.Attach(ctx, sess, dataDir)
+	if err != nil {
+		return nil, err
+	}
+	ws = att.Workspace
+	p.NoWorkspace, p.Warnings = att.NoWorkspace, att.Warnings
+	if p.checkout = att.Hold; p.checkout != nil {
 		p.onClose(p.checkout.Close)
-		budget, err := captureBudget()
+	}
+	var snaps checkpoint.Snapshots
+	if att.HasEngine() {
+		eo, err := config.Engine(o.Watch, o.OneShot)
 		if err != nil {
 			return nil, err
 		}
-		watchOpts, err := watchOptions()
-		if err != nil {
-			return nil, err
-		}
-		p.git = &gitParts{open: func(ctx context.Context) (*snapshot.Engine, string, error) {
-			so := snapshot.Options{Worktree: ws.RepoRoot, SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: budget, Failpoint: hit}
-			if ws.Folder {
-				// A folder outside git: its private repository in the
-				// data directory, made again if it was deleted.
-				lim, err := loadFolderLimits()
-				if err != nil {
-					return nil, "", err
-				}
-				if _, err := snapshot.ImportFolder(ctx, snapshot.ImportOptions{GitDir: ws.CommonDir, Folder: ws.RepoRoot, MaxFileSize: lim.maxFileSize}); err != nil {
-					return nil, "workspace snapshots unavailable: " + err.Error(), nil
-				}
-				so.GitDir, so.CommonDir, so.Folder, so.MaxFileSize = ws.CommonDir, ws.CommonDir, true, lim.maxFileSize
-			}
-			eng, err := snapshot.Open(ctx, so)
+		eo.Failpoint, eo.KnownClean, eo.KnownWalk = hit, o.knownClean, o.knownWalk
+		// The engine may still be bringing its private index up to date
+		// in the background: it must finish before the session lock
+		// goes, so the next process never meets a live index.lock.
+		p.git = att.Snapshots(eo)
+		p.onClose(p.git.Close)
+		snaps = p.git
+		if gitNow {
+			eng, err := p.git.Get(ctx)
 			if err != nil {
-				return nil, "workspace snapshots unavailable: " + err.Error(), nil
+				return nil, err
 			}
-			if o.Watch {
-				eng.Watch(watchOptsFor(watchOpts, o))
+			if eng == nil {
+				p.NoWorkspace, p.git, snaps = p.git.Unavailable(), nil, nil
 			}
-			return eng, "", nil
-		}}
-		if snaps, err = p.lazyEngine(ctx, gitNow); err != nil {
-			return nil, err
-		}
-	} else if p.NoWorkspace == "" {
-		p.NoWorkspace = "the session has no worktree of its own"
-	} else if p.NoWorkspace == worktree.ReasonNoCommits {
-		// The reason it was given may be over: the session still has no
-		// worktree, and saying "no commits yet" would be false.
-		if _, err := worktree.Detect(ctx, ws.ActiveRoot); err == nil {
-			p.NoWorkspace = "the session started before the repository's first commit"
-			p.Warnings = append(p.Warnings, "this session was started before the repository had a commit, so it has no worktree: its turns run in your checkout and rewind restores the conversation, not the files. Start a new session (yolop without -c) to get checkpoints of your files")
 		}
 	}
 	if st, err := os.Stat(ws.ActiveRoot); err != nil || !st.IsDir() {
@@ -349,58 +225,40 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if err != nil {
 		return nil, err
 	}
-	p.Sandbox, err = planSandbox(sess, ws, sandboxLevel, settings)
+	p.Sandbox, err = config.Sandbox(o.Sandbox, settings, worktree.SandboxLayout(ws, sess.Path(tools.SessionTmpDir)))
 	if err != nil {
 		return nil, err
 	}
 	p.Tasks = tools.ForSession(sess.Dir, sess.ID, spill, tools.TaskOptions{PassEnv: settings.Tools.PassEnv, Env: settings.Tools.Env, Sandbox: p.Sandbox})
-	p.setup = strings.TrimSpace(settings.Worktree.Setup)
 	p.Tasks.AddSurvivors(survivors)
 	p.onClose(func() error {
 		// Background tasks do not outlive the process that started them:
 		// the model learns at its next turn that they were stopped.
-		var note error
-		for _, w := range p.Tasks.Active() {
-			if w.Kind != tools.WriterBackground || p.Agent == nil || p.Controller == nil {
-				continue
-			}
-			note = errors.Join(note, p.Agent.Note(p.Controller.Head(), agent.NoticeData{Kind: "task_stopped", Model: true,
-				Text: fmt.Sprintf("Background task %s (%s) was stopped when the yolop process that started it exited; it is not running any more.", w.ID, w.Command)}))
+		var err error
+		if p.Agent != nil && p.Controller != nil {
+			err = p.Agent.NoteStopped(p.Controller.Head(), p.Tasks.Active())
 		}
 		p.Tasks.StopAll()
-		if note != nil {
-			return fmt.Errorf("record that background tasks were stopped: %w", note)
-		}
-		return nil
+		return err
 	})
-	late := &lateCheckpoints{}
+	late := &checkpoint.Late{}
 	var external []tools.Tool
 	if len(o.MCP) > 0 {
+		servers, err := config.SessionMCP(o.MCP, settings)
+		if err != nil {
+			return nil, err
+		}
 		// MCP servers see the session's worktree as their root, never the
 		// user's checkout.
 		root := ws.ActiveRoot
 		if ws.Worktree != nil {
 			root = ws.Worktree.Path
 		}
-		for _, srv := range o.MCP {
-			// An editor's servers too: their tokens are redacted like
-			// the settings'.
-			provider.AddMCPSecrets("mcp.servers."+srv.Name, srv.Env, nil, srv.Headers, srv.URL, srv.Args)
-		}
-		// The editor's servers (no call timeout of their own) get the
-		// settings' [mcp] call_timeout.
-		timeout, err := settings.MCPCallTimeout("", provider.DefaultSettingsPath(os.Getenv))
-		if err != nil {
-			return nil, fmt.Errorf("settings: %w", err)
-		}
-		p.MCP = mcp.Start(ctx, mcp.WithCallTimeout(o.MCP, timeout), root, mcp.Confine(sess.ID, sess.Path(spawn.LedgerFile), p.Sandbox))
+		p.MCP = mcp.Start(ctx, servers, root, mcp.Confine(sess.ID, sess.Path(spawn.LedgerFile), p.Sandbox))
 		p.onClose(p.MCP.Close)
-		for _, why := range p.MCP.Problems() {
-			// A server's error can quote its URL or arguments.
-			p.Notices = append(p.Notices, secret.Redact(why))
-		}
+		p.Notices = append(p.Notices, p.MCP.Problems()...)
 		if o.ClientMCP && ws.Worktree != nil {
-			p.Notices = append(p.Notices, mcpWorktreeNote)
+			p.Notices = append(p.Notices, mcp.WorktreeNote)
 		}
 		external = p.MCP.Tools()
 	}
@@ -408,18 +266,11 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if err != nil {
 		return nil, err
 	}
-	// The system prompt is rendered when a model call first needs it: its
-	// state summary costs a git process that listing or restoring a
-	// session must not pay.
 	var systemFunc func() (string, error)
 	if h.System == "" {
-		noWS, level, opened, shellEnv := p.NoWorkspace, p.Sandbox.InForce, time.Now(), p.Tasks.EnvPlan().Describe()
-		systemFunc = func() (string, error) {
-			eng, _ := p.engine(context.Background())
-			return system.Prompt(ws, system.WorkspaceStatus(context.Background(), eng, ws, lastEnd), noWS, level, shellEnv, opened)
-		}
+		systemFunc = system.Deferred(ws, p.Snapshots, lastEnd, p.NoWorkspace, p.Sandbox.InForce, p.Tasks.EnvPlan().Describe())
 	}
-	compact, err := compactAt()
+	compact, err := config.CompactAt()
 	if err != nil {
 		return nil, err
 	}
@@ -428,40 +279,26 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if h.Runtime != nil {
 		rt = h.Runtime(p.Agent)
 	}
-	p.resumeFile = resume.NewWriter(sess.Dir, sess, tl, p.Agent, onDisk)
 	var journal checkpoint.Timeline = tl
 	if h.Journal != nil {
 		journal = h.Journal(tl)
 	}
-	var gitWarnings func(string, []string) []checkpoint.Warning
-	if ws.Kind == session.KindInPlace && !ws.Folder {
-		gitWarnings = gitstate.PreviewWarnings(sess.Dir, ws.RepoRoot, ws.CommonDir)
-	}
-	ro := ""
-	if bad, why := sess.ReadOnly(); bad {
-		ro = why
-	} else if linkRO != "" {
-		ro = linkRO
-	}
+	p.gitState = gitstate.For(sess.Dir, ws)
+	_, ro := sess.ReadOnly()
+	ro = cmp.Or(ro, att.Broken)
 	p.Controller = checkpoint.New(checkpoint.Config{
 		SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: journal,
 		Snapshots: snaps, NoWorkspace: p.NoWorkspace, Runtime: rt, Writers: p.Tasks, Compactions: comps, ReadOnly: ro,
 		Failpoint: hit, Sandbox: string(p.Sandbox.InForce), Caches: p.Sandbox.Caches,
-		Persist:   p.resumeFile.Save,
-		OtherRefs: applyRefs(dataDir, ws),
-		InPlace:   ws.Kind == session.KindInPlace, PreviewWarnings: gitWarnings,
+		Persist:   resume.NewWriter(sess.Dir, sess, tl, p.Agent, onDisk).Save,
+		OtherRefs: catalog.ApplyRefs(dataDir, ws),
+		InPlace:   ws.Kind == session.KindInPlace, PreviewWarnings: p.gitState.PreviewWarnings(),
 	})
-	late.ctl = p.Controller
-	p.Notes = append(append(append(reaped, sess.Repaired()...), linkNotes...), tlRepair.Notes()...)
+	late.Set(p.Controller)
+	p.Notes = append(append(append(reaped, sess.Repaired()...), att.Notes...), tlRepair.Notes()...)
 	// The session's usage so far, before Repair saves the derived files
-	// that record it: what the resume file says of the events it covers,
-	// plus the events after them.
-	if skipped := sess.Skipped(); skipped > 0 && kept != nil {
-		p.Agent.AddUsage(kept.Usage)
-		p.Agent.AddUsage(agent.LoggedUsage(sess.EventsAfter(skipped)))
-	} else {
-		p.Agent.AddUsage(agent.LoggedUsage(sess.Events()))
-	}
+	// that record it.
+	p.Agent.AddUsage(resume.Usage(sess, kept))
 	if d := tlRepair.Damage(); d != "" {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%s; nothing was repaired and the session is read-only: replay and listing work, turns and restores do not (yolop sessions fork %s continues from the part before it)", d, sess.ID))
 	}
@@ -470,220 +307,14 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		return nil, err
 	}
 	p.Notes = append(p.Notes, more...)
-	if recreated {
-		p.Notes = append(p.Notes, refill(ctx, p, ws, added, ro))
+	if att.Readded != nil {
+		wt := ws.Worktree
+		p.Notes = append(p.Notes, p.Controller.Refill(ctx, checkpoint.Readded{Path: wt.Path, Branch: wt.Branch, Base: wt.Base, CommonDir: ws.CommonDir,
+			BranchRecreated: att.Readded.BranchRecreated, Engine: p.Snapshots(), NoWorkspace: p.NoWorkspace, ReadOnly: ro}))
 	}
-	p.Notes = append(p.Notes, repairApplies(ctx, dataDir, ws)...)
+	if ws.Worktree != nil {
+		p.Notes = append(p.Notes, land.RepairAtOpen(ctx, dataDir, ws.SessionID, ws.RepoRoot)...)
+	}
 	p.ContextCached = p.Controller.ReseedOpen(onDisk.ContextFor(tl.Live()))
 	return p, nil
 }
-
-// planSandbox resolves the session's sandbox: the sandbox the user chose
-// over the layout of its workspace.
-func planSandbox(sess *session.Session, ws session.Workspace, level string, st provider.Settings) (sandbox.Status, error) {
-	lay := worktree.SandboxLayout(ws, sess.Path(tools.SessionTmpDir))
-	if err := os.MkdirAll(lay.TmpDir, 0o700); err != nil {
-		return sandbox.Status{}, fmt.Errorf("create the commands' temporary directory: %w", err)
-	}
-	return sandbox.Plan(config.SandboxConfig(level, st), lay)
-}
-
-// lazyEngine makes p.git the session's snapshots, opened on first use (or
-// now, when gitNow). The engine may still be bringing its private index up
-// to date in the background; it must finish before the session lock goes,
-// so the next process never meets a live index.lock.
-func (p *Parts) lazyEngine(ctx context.Context, gitNow bool) (checkpoint.Snapshots, error) {
-	g := p.git
-	p.onClose(func() error {
-		if eng := g.opened(); eng != nil {
-			// Close stops its watcher too, and waits.
-			return eng.Close()
-		}
-		return nil
-	})
-	if gitNow {
-		eng, noWS, err := g.get(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if eng == nil {
-			p.NoWorkspace, p.git = noWS, nil
-			return nil, nil
-		}
-	}
-	return lazySnapshots{g: g}, nil
-}
-
-// applyRefs lists, for `checkpoints --all`, the captures of the user's
-// checkout the session's applies keep in its repository; nil for a
-// session without one.
-func applyRefs(dataDir string, ws session.Workspace) func(context.Context) ([]checkpoint.Retained, error) {
-	repo := ws.CommonDir // the refs live in the repository, shared by its worktrees
-	if repo == "" {
-		repo = ws.RepoRoot
-	}
-	if repo == "" {
-		return nil
-	}
-	return func(ctx context.Context) ([]checkpoint.Retained, error) {
-		if _, err := os.Stat(repo); err != nil {
-			return nil, nil // the repository is gone: nothing of it to list
-		}
-		kept, err := land.KeptRefs(ctx, dataDir, repo, ws.SessionID)
-		if err != nil {
-			// Said in the listing rather than failing it.
-			return []checkpoint.Retained{{Name: land.ApplyRefPrefix + ws.SessionID + "/", Why: "cannot be listed: " + err.Error(), Kind: checkpoint.RetainedApply}}, nil
-		}
-		out := make([]checkpoint.Retained, 0, len(kept))
-		for _, k := range kept {
-			out = append(out, checkpoint.Retained{Name: k.Name, Tree: k.Tree, Why: k.Why, Kind: checkpoint.RetainedApply})
-		}
-		return out, nil
-	}
-}
-
-func worktreeInfo(ws session.Workspace) worktree.Info {
-	return worktree.Info{Path: ws.Worktree.Path, Branch: ws.Worktree.Branch, Base: ws.Worktree.Base, RepoRoot: ws.RepoRoot, CommonDir: ws.CommonDir}
-}
-
-// lateCheckpoints lets the tools be built before the controller exists.
-type lateCheckpoints struct{ ctl *checkpoint.Controller }
-
-func (l *lateCheckpoints) ListForModel(ctx context.Context) (string, error) {
-	return l.ctl.ListForModel(ctx)
-}
-
-func (l *lateCheckpoints) BranchesForModel(ctx context.Context) (string, error) {
-	return l.ctl.BranchesForModel(ctx)
-}
-
-func (l *lateCheckpoints) QueuePreview(ctx context.Context, r tools.CheckpointRequest) (string, error) {
-	return l.ctl.QueuePreview(ctx, r)
-}
-
-// compactAt reads YOLOP_COMPACT_TOKENS: the context size in tokens that
-// triggers an automatic compaction (0 turns it off); 120000 when unset.
-func compactAt() (int, error) {
-	v := os.Getenv("YOLOP_COMPACT_TOKENS")
-	if v == "" {
-		return 120000, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("YOLOP_COMPACT_TOKENS=%q is not a token count (a whole number, 0 turns automatic compaction off)", v)
-	}
-	return n, nil
-}
-
-// captureBudget reads YOLOP_CAPTURE_BUDGET (a Go duration such as "20s"):
-// how long a workspace capture may take before the checkpoint is labelled
-// conversation only. Unset means the snapshot engine's default.
-// watchOptions reads $YOLOP_WATCH_BUDGET, the most inotify watches a
-// session's file watcher may hold (default: a quarter of the user's free
-// max_user_watches; below 2 there is no watcher and every capture walks).
-func watchOptions() (snapshot.WatchOptions, error) {
-	v := os.Getenv("YOLOP_WATCH_BUDGET")
-	if v == "" {
-		return snapshot.WatchOptions{}, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return snapshot.WatchOptions{}, fmt.Errorf("YOLOP_WATCH_BUDGET=%q is not a number of watches (e.g. 8192; 0 means no watcher)", v)
-	}
-	if n == 0 {
-		n = -1 // none: Budget 0 would mean the default
-	}
-	return snapshot.WatchOptions{Budget: n}, nil
-}
-
-// watchOptsFor arms a one-shot process's watcher with its first walk: it
-// has no time for one of its own before its last capture.
-func watchOptsFor(w snapshot.WatchOptions, o Options) snapshot.WatchOptions {
-	w.ArmWithWalk = o.OneShot
-	return w
-}
-
-func captureBudget() (time.Duration, error) {
-	v := os.Getenv("YOLOP_CAPTURE_BUDGET")
-	if v == "" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("YOLOP_CAPTURE_BUDGET=%q is not a positive duration (e.g. 30s or 2m)", v)
-	}
-	return d, nil
-}
-
-// refill puts back, into a session worktree that was deleted and has just
-// been added again on its branch, the files yolop last left there (the
-// end of the last turn or restore; when that was never captured, the
-// newest snapshot that still exists), so that nothing the session had is
-// missing and no later checkpoint records the loss as the session's own
-// change. It returns the note that says what happened.
-func refill(ctx context.Context, p *Parts, ws session.Workspace, info worktree.Info, readOnly string) string {
-	head := fmt.Sprintf("The session's worktree %s had been deleted; yolop added it again on branch %s", ws.Worktree.Path, ws.Worktree.Branch)
-	if info.BranchRecreated {
-		head = fmt.Sprintf("The session's worktree %s and its branch %s had been deleted; yolop made the branch again at the commit the session's work started from (%s) and added the worktree on it", ws.Worktree.Path, ws.Worktree.Branch, short(ws.Worktree.Base))
-	}
-	committed := "its committed files only"
-	if info.BranchRecreated {
-		committed = "the files of that commit only: the commits the branch had are not on it"
-	}
-	switch {
-	case p.Snapshots() == nil:
-		return head + " (" + committed + ": snapshots are unavailable, " + p.NoWorkspace + ")."
-	case readOnly != "":
-		return head + " (" + committed + ": the session is read-only)."
-	}
-	var gone []string
-	var from checkpoint.FilesSource
-	for _, c := range p.Controller.FilesLeft() {
-		if _, err := git.New(ws.CommonDir).Run(ctx, "cat-file", "-e", c.Tree+"^{tree}"); err != nil {
-			gone = append(gone, short(c.Tree))
-			continue
-		}
-		from = c
-		break
-	}
-	if from.Tree == "" {
-		why := "no snapshot records what it held"
-		if len(gone) > 0 {
-			why = fmt.Sprintf("the snapshots that recorded what it held (%s) are no longer in the repository", strings.Join(gone, ", "))
-		}
-		return head + " (" + committed + ": " + why + ")."
-	}
-	eng := p.Snapshots()
-	cur, err := eng.Capture(ctx, "")
-	if err == nil {
-		_, err = eng.Restore(ctx, cur, from.Tree)
-	}
-	if err != nil {
-		return fmt.Sprintf("%s, but putting back the files %s failed (%v); they are in snapshot tree %s (git read-tree/checkout it, or rewind).", head, from.What, err, from.Tree)
-	}
-	note := head + " and put back the files " + from.What
-	if info.BranchRecreated {
-		note += " (what the branch had committed is there as uncommitted changes)"
-	}
-	note += "."
-	if len(from.Missing) > 0 {
-		them := "that turn"
-		if len(from.Missing) > 1 {
-			them = "those turns"
-		}
-		note += fmt.Sprintf(" The end of %s was never captured, so anything %s changed is missing.", strings.Join(from.Missing, ", "), them)
-	}
-	return note
-}
-
-// short is a commit or tree id as the user is shown it.
-func short(oid string) string {
-	if len(oid) > 12 {
-		return oid[:12]
-	}
-	return oid
-}
-
-// mcpWorktreeNote tells an editor's user where its MCP servers work; the
-// same words before and after the first prompt, so hosts say it once.
-const mcpWorktreeNote = "MCP servers work in this session's worktree (their root), not in your project directory: yolop's changes reach your checkout when you bring them home (yolop diff, apply, commit)"

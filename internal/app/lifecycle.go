@@ -1,51 +1,20 @@
 package app
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 
 	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/config"
-	"github.com/yolop-dev/yolop/internal/timeline"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
-// startsWorktree reports whether a new session started in dir checks out a
-// worktree of its own (so a host can say what the wait is for).
-func startsWorktree(ctx context.Context, dir, mode string) bool {
-	if mode != "" && mode != config.WorkspaceWorktree {
-		return false
-	}
-	if dir == "" {
-		dir = "."
-	}
-	_, err := worktree.Detect(ctx, dir)
-	return err == nil
-}
-
-// ChecksOutWorktree is startsWorktree for a session of o: false too when a
-// spare worktree is ready to be claimed, which writes only the files that
-// differ and takes no noticeable time.
+// ChecksOutWorktree reports whether a new session of o checks out a
+// worktree of its own at its first prompt (so a host can say what the
+// wait is for): false too when a spare is ready to be claimed.
 func ChecksOutWorktree(ctx context.Context, o Options) bool {
-	if !startsWorktree(ctx, o.Dir, o.Workspace) {
-		return false
-	}
-	repo, err := worktree.Detect(ctx, cmp.Or(o.Dir, "."))
-	return err == nil && !o.manager().SpareReady(repo)
-}
-
-// ForkReport says what Fork carried over.
-type ForkReport struct {
-	SessionID string // the new session
-	Events    int    // events of the old active branch carried over
-	Turns     int    // turns carried over (listed and rewindable in the fork)
-	Files     int    // paths copied over the commit the new worktree starts from
-	HasFiles  bool   // the old session's files were copied
-	// Note says where the files came from when not from the old
-	// session's worktree ("" when they did).
-	Note string
+	return (o.Workspace == "" || o.Workspace == config.WorkspaceWorktree) && o.manager().ChecksOut(ctx, o.Dir)
 }
 
 // Fork starts a new session from plan: it carries the old session's
@@ -54,41 +23,38 @@ type ForkReport struct {
 // new session exists, so a crash never leaves a session with half its
 // files; the orphaned worktree it may leave is removed by `yolop worktree
 // prune`.
-func Fork(ctx context.Context, o Options, plan catalog.ForkPlan) (ForkReport, error) {
-	var rep ForkReport
+func Fork(ctx context.Context, o Options, plan catalog.ForkPlan) (catalog.ForkReport, error) {
+	var rep catalog.ForkReport
 	o.Dir, o.Base, o.WorkBase, o.Workspace = plan.Dir, plan.Base, plan.WorkBase, plan.Workspace
 	o.Create, o.SessionID, o.Continue = false, "", false
-	if plan.Workspace == config.WorkspaceInPlace {
-		// The old session works in that checkout already: $HOME or /
-		// was asked for when it started.
-		o.WorkspaceExplicit = true
-	}
+	// In place, the old session works in that checkout already: $HOME or
+	// / was asked for when it started.
+	o.WorkspaceExplicit = o.WorkspaceExplicit || plan.Workspace == config.WorkspaceInPlace
 	s, err := Open(ctx, o)
 	if err != nil {
 		return rep, err
 	}
 	defer s.Close()
-	n, err := s.materializeWith(ctx, plan.Title, plan.Fill)
+	n, err := s.materialize(ctx, plan.Title, plan.Fill, nil)
 	if err != nil {
 		return rep, fmt.Errorf("fork %s: %w", plan.From, err)
 	}
 	rep.SessionID, rep.Files, rep.HasFiles, rep.Note = s.ID(), n, plan.Fill != nil, plan.Note
 	p := s.Parts()
-	var anchor checkpoint.Anchor
-	eng, err := p.engine(ctx)
+	eng, err := p.git.Get(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("fork %s: %w", plan.From, err)
 	}
-	if eng != nil {
-		anchor = func(ctx context.Context, name, tree string) (timeline.SnapshotRef, error) {
-			snap, err := eng.Anchor(ctx, name, tree)
-			return timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}, err
-		}
-	}
-	rep.Events, err = p.Controller.ImportFork(ctx, plan.History, plan.From, anchor)
+	rep.Events, err = p.Controller.ImportFork(ctx, plan.History, plan.From, checkpoint.EngineAnchor(eng))
 	rep.Turns = len(plan.History.Turns)
 	if err != nil {
 		return rep, fmt.Errorf("fork %s: copy its conversation: %w", plan.From, err)
 	}
 	return rep, nil
+}
+
+// manager is the worktree manager of the session's data directory with
+// its spare settings.
+func (o Options) manager() *worktree.Manager {
+	return &worktree.Manager{DataDir: o.DataDir, Spares: o.Spares.Limit, SpareKeeps: o.Spares.Keeps, Share: o.Spares.Share, Failpoint: o.Hooks.failpoint()}
 }

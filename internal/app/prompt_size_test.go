@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/session"
@@ -29,12 +30,12 @@ func TestPromptTooLarge(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	big := "look at this\n" + strings.Repeat("x", app.MaxPromptBytes)
+	big := "look at this\n" + strings.Repeat("x", agent.MaxPromptBytes)
 	_, err = s.Prompt(ctx, big, nil)
 	if err == nil {
 		t.Fatal("a prompt over the limit ran")
 	}
-	if !errors.Is(err, app.ErrPromptTooLarge) || fault.Of(err) != fault.PromptTooLarge {
+	if !errors.Is(err, agent.ErrPromptTooLarge) || fault.Of(err) != fault.PromptTooLarge {
 		t.Errorf("error %v is not ErrPromptTooLarge (code %q)", err, fault.Of(err))
 	}
 	for _, want := range []string{"it is 4194317 bytes (4.0 MB), 13 more than the 4194304 bytes", "save the text as a file", "nothing was sent or recorded"} {
@@ -48,7 +49,7 @@ func TestPromptTooLarge(t *testing.T) {
 	if ents, err := os.ReadDir(session.SessionsDir(data)); err == nil && len(ents) > 0 {
 		t.Fatalf("the refused prompt left %d session directories", len(ents))
 	}
-	res, err := s.Prompt(ctx, big[:app.MaxPromptBytes], nil)
+	res, err := s.Prompt(ctx, big[:agent.MaxPromptBytes], nil)
 	if err != nil || res.CheckpointID != "cp1" {
 		t.Fatalf("a prompt at the limit: %+v, %v", res, err)
 	}

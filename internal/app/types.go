@@ -1,11 +1,15 @@
 // Package app assembles a live session: session store, worktree, snapshot
-// engine, timeline, agent and checkpoint controller. Hosts (print, ACP, TUI)
-// talk to a *Session and render its results.
+// engine, timeline, agent and checkpoint controller, each opened by the
+// package that knows it. Hosts (print, ACP, TUI) talk to a *Session and
+// render its results.
 package app
 
 import (
 	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/sandbox"
+	"github.com/yolop-dev/yolop/internal/session"
 )
 
 // Info describes an open session for status bars and headers.
@@ -88,4 +92,29 @@ type TurnResult struct {
 type ToolCall struct {
 	Name   string `json:"name"`
 	Status string `json:"status"`
+}
+
+// sandboxInfo is the sandbox part of Info.
+func sandboxInfo(in *Info, st sandbox.Status) {
+	in.Sandbox = string(st.InForce)
+	if w := st.Warning(); w != "" {
+		in.Warnings = []string{w}
+	}
+}
+
+// diskInfo is what Info says of any session on disk: id is its id, ws its
+// workspace and ctl its controller.
+func diskInfo(prov provider.Provider, id string, ws session.Workspace, ctl *checkpoint.Controller) Info {
+	in := Info{Provider: prov.Name(), Model: prov.Model(), SessionID: id, Title: ws.Title, RepoRoot: ws.RepoRoot, ActiveRoot: ws.ActiveRoot, Recycled: ws.Recycled}
+	if ws.Worktree != nil {
+		in.Branch, in.BranchNote = land.WorktreeBranch(ws.Worktree.Path, ws.Worktree.Branch)
+	}
+	in.Workspace, in.WorkspaceReason = ctl.WorkspaceAvailable()
+	if in.Workspace {
+		in.WorkspaceReason = ""
+	}
+	in.ReadOnlyReason = ctl.ReadOnly()
+	in.ReadOnly = in.ReadOnlyReason != ""
+	in.Checkpoints, in.RedoAvailable = ctl.ActiveCount(), ctl.RedoAvailable()
+	return in
 }

@@ -1,19 +1,15 @@
 package app
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"os"
 
 	"github.com/yolop-dev/yolop/internal/agent/system"
+	"github.com/yolop-dev/yolop/internal/agent/tools"
+	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
-	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
-	"github.com/yolop-dev/yolop/internal/snapshot"
-	"github.com/yolop-dev/yolop/internal/timeline"
 )
 
 // view is a session opened for reading only (Options.ForReading when it
@@ -30,96 +26,29 @@ type view struct {
 }
 
 // openView opens o.SessionID for reading; why says why it could not be
-// opened for writing.
-func openView(o Options, why string) (*view, error) {
-	sess, err := session.OpenReadOnly(o.DataDir, o.SessionID)
+// opened for writing, cause (when not nil) is the error that said so and
+// goes with an error of the view's own. notices are said once by hosts
+// that do not show the reason themselves.
+func openView(o Options, why string, cause error, notices ...string) (state, error) {
+	sess, ctl, err := catalog.OpenView(o.DataDir, o.SessionID, why)
+	if err != nil && cause != nil {
+		return nil, errors.Join(cause, err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	recs, err := timeline.ReadRecords(sess.Path(session.TimelineFile))
-	if err != nil {
-		sess.Close()
-		return nil, fmt.Errorf("session %s: read its timeline: %w", sess.ID, err)
-	}
-	ws := sess.Workspace()
-	var snaps checkpoint.Snapshots
-	noWS := ws.NoWorkspaceReason
-	if ws.Kind == session.KindWorktree && ws.Worktree != nil {
-		if st, err := os.Stat(ws.Worktree.Path); err == nil && st.IsDir() {
-			snaps = readSnapshots{snapshot.NewDiffer(ws.Worktree.Path, sess.Path("snapshot"))}
-		} else {
-			noWS = fmt.Sprintf("the session worktree %s is missing", ws.Worktree.Path)
-		}
-	} else if noWS == "" {
-		noWS = "the session has no worktree of its own"
-	}
-	ro := "opened for reading only: " + why
-	if sess.Corruption() != nil {
-		_, ro = sess.ReadOnly()
-	}
-	ctl := checkpoint.New(checkpoint.Config{SessionID: sess.ID, Dir: sess.Dir, Store: sess, Timeline: timeline.Freeze(recs), Snapshots: snaps, NoWorkspace: noWS, ReadOnly: ro, OtherRefs: applyRefs(o.DataDir, ws)})
-	return &view{sess: sess, ctl: ctl, why: why}, nil
+	return &view{sess: sess, ctl: ctl, why: why, notices: notices}, nil
 }
 
 func (v *view) id() string                       { return v.sess.ID }
 func (v *view) Checkpoints() command.Checkpoints { return v.ctl }
-func (v *view) Background() command.Tasks        { return noTasks{} }
+func (v *view) Background() command.Tasks        { return tools.NoTasks{} }
 func (v *view) ContextReport() string {
 	return "The session is " + v.ctl.ReadOnly() + "; it sends nothing to the model.\n" + system.Instructions(v.sess.Workspace())().Report()
 }
 func (v *view) info(prov provider.Provider) Info {
-	ws := v.sess.Workspace()
-	in := Info{Provider: prov.Name(), Model: prov.Model(), SessionID: v.sess.ID, Title: ws.Title, RepoRoot: ws.RepoRoot, ActiveRoot: ws.ActiveRoot}
-	if ws.Worktree != nil {
-		in.Branch, in.BranchNote = land.WorktreeBranch(ws.Worktree.Path, ws.Worktree.Branch)
-	}
-	in.Recycled = ws.Recycled
-	in.Workspace, in.WorkspaceReason = v.ctl.WorkspaceAvailable()
-	if in.Workspace {
-		in.WorkspaceReason = ""
-	}
-	in.ReadOnly, in.ReadOnlyReason = true, v.ctl.ReadOnly()
-	in.Checkpoints = v.ctl.ActiveCount()
-	in.RedoAvailable = v.ctl.RedoAvailable()
-	in.Repairs = v.sess.Repaired()
-	in.Notices = v.notices
+	in := diskInfo(prov, v.sess.ID, v.sess.Workspace(), v.ctl)
+	in.ReadOnly = true
+	in.Repairs, in.Notices = v.sess.Repaired(), v.notices
 	return in
-}
-
-// readSnapshots compares snapshot trees and refuses to capture or restore:
-// a view never writes.
-type readSnapshots struct{ d *snapshot.Differ }
-
-var errViewOnly = errors.New("app: the session was opened for reading only")
-
-func (r readSnapshots) Capture(context.Context, string) (snapshot.Snapshot, error) {
-	return snapshot.Snapshot{}, errViewOnly
-}
-func (r readSnapshots) Diff(ctx context.Context, from, to string) ([]snapshot.Change, error) {
-	return r.d.Diff(ctx, from, to)
-}
-func (r readSnapshots) Excluded(context.Context) ([]string, error) { return nil, errViewOnly }
-func (r readSnapshots) Restore(context.Context, snapshot.Snapshot, string) (snapshot.RestoreResult, error) {
-	return snapshot.RestoreResult{}, errViewOnly
-}
-func (r readSnapshots) CheckRestore(context.Context, string, string) (snapshot.RestoreCheck, error) {
-	return snapshot.RestoreCheck{}, errViewOnly
-}
-func (r readSnapshots) LeftAlone(ch []snapshot.Change) ([]snapshot.Change, []string) { return ch, nil }
-func (r readSnapshots) PatchPath(context.Context, string, string, string) (snapshot.PathPatch, error) {
-	return snapshot.PathPatch{}, errViewOnly
-}
-func (r readSnapshots) LinkRepairs() []string { return nil }
-
-// readOnlyFallback says why Open may fall back to a view, or "" when err
-// is not a reason to.
-func readOnlyFallback(err error) string {
-	var le *session.LockedError
-	switch {
-	case errors.As(err, &le):
-		return le.Error()
-	case errors.Is(err, session.ErrNotWritable):
-		return fmt.Sprintf("its directory cannot be written (%v)", errors.Unwrap(err))
-	}
-	return ""
 }

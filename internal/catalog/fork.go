@@ -41,6 +41,18 @@ type ForkPlan struct {
 	Note string
 }
 
+// ForkReport says what a fork made from a ForkPlan carried over.
+type ForkReport struct {
+	SessionID string // the new session
+	Events    int    // events of the old active branch carried over
+	Turns     int    // turns carried over (listed and rewindable in the fork)
+	Files     int    // paths copied over the commit the new worktree starts from
+	HasFiles  bool   // the old session's files were copied
+	// Note says where the files came from when not from the old
+	// session's worktree ("" when they did).
+	Note string
+}
+
 // PlanFork reads session id for a fork: its active conversation (up to
 // any corruption), its workspace mode and checkout, and where its files
 // are. A fork's worktree starts from the old worktree's commit and holds
@@ -103,13 +115,7 @@ func PlanFork(ctx context.Context, dataDir, id string) (ForkPlan, error) {
 			} else {
 				fromBase = true
 			}
-			var snap checkpoint.FilesSource
-			for _, c := range ctl.FilesLeft() {
-				if _, err := r.Run(ctx, "cat-file", "-e", c.Tree+"^{tree}"); err == nil {
-					snap = c
-					break
-				}
-			}
+			snap, _ := ctl.NewestFiles(ctx, ws.CommonDir)
 			if snap.Tree == "" {
 				what := "the files committed on its branch " + ws.Worktree.Branch
 				if fromBase {

@@ -74,6 +74,12 @@ func SessionOfWorktree(dataDir, dir string) string {
 	return parts[1]
 }
 
+// WorktreeOwner is SessionOfWorktree as land asks it: which session a
+// worktree belongs to.
+func WorktreeOwner(dataDir string) func(dir string) string {
+	return func(dir string) string { return SessionOfWorktree(dataDir, dir) }
+}
+
 // MissingWorktree says why session id's worktree cannot be read ("" when
 // it is there, or the session has none or cannot be read: opening will
 // tell).

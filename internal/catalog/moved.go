@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/yolop-dev/yolop/internal/fsutil"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/worktree"
@@ -47,6 +48,17 @@ func AdoptMoved(ctx context.Context, dataDir string, repo *worktree.Repo, only s
 	return notes, nil
 }
 
+// FollowMoved is AdoptMoved for session id when yolop runs in dir, the
+// place its repository may have moved to; nothing when dir is in no
+// repository.
+func FollowMoved(ctx context.Context, dataDir, dir, id string) ([]string, error) {
+	repo, err := worktree.Detect(ctx, dir)
+	if err != nil {
+		return nil, nil
+	}
+	return AdoptMoved(ctx, dataDir, repo, id)
+}
+
 func adoptSession(dataDir, id, path string, repo *worktree.Repo) (string, error) {
 	sess, err := session.Open(dataDir, id)
 	var le *session.LockedError
@@ -58,7 +70,7 @@ func adoptSession(dataDir, id, path string, repo *worktree.Repo) (string, error)
 	}
 	defer sess.Close()
 	ws := sess.Workspace()
-	if ws.Kind != session.KindWorktree || ws.Worktree == nil || ws.CommonDir == repo.CommonDir || !sameDir(ws.Worktree.Path, path) {
+	if ws.Kind != session.KindWorktree || ws.Worktree == nil || ws.CommonDir == repo.CommonDir || !fsutil.SameDir(ws.Worktree.Path, path) {
 		return "", nil
 	}
 	if _, err := os.Stat(ws.CommonDir); err == nil {
@@ -158,16 +170,6 @@ func remap(p, oldTop, newTop string) string {
 	return p
 }
 
-// sameDir compares two directory paths after resolving symlinks.
-func sameDir(a, b string) bool {
-	if a == b {
-		return true
-	}
-	ra, err1 := filepath.EvalSymlinks(a)
-	rb, err2 := filepath.EvalSymlinks(b)
-	return err1 == nil && err2 == nil && ra == rb
-}
-
 // missingWorktreeFate says, for a session whose worktree directory is
 // gone, what resuming it will do: the same words for `sessions show`,
 // `checkpoints` and the resume's own refusal. It asks git only whether
@@ -183,16 +185,8 @@ func missingWorktreeFate(ctx context.Context, ws session.Workspace) string {
 	}
 	if wt.Base != "" {
 		if _, err := r.Run(ctx, "cat-file", "-e", wt.Base+"^{commit}"); err == nil {
-			return fmt.Sprintf("its worktree %s and its branch %s are missing; resuming the session makes the branch again at the commit its work started from (%s) and adds the worktree with the files of its newest snapshot (what the branch had committed comes back as uncommitted changes)", wt.Path, wt.Branch, shortOID(wt.Base))
+			return fmt.Sprintf("its worktree %s and its branch %s are missing; resuming the session makes the branch again at the commit its work started from (%s) and adds the worktree with the files of its newest snapshot (what the branch had committed comes back as uncommitted changes)", wt.Path, wt.Branch, git.ShortOID(wt.Base))
 		}
 	}
 	return fmt.Sprintf("its worktree %s, its branch %s and the commit its work started from are gone: the session can be listed and replayed, but turns and restores are refused", wt.Path, wt.Branch)
-}
-
-// shortOID abbreviates a commit id for a message.
-func shortOID(oid string) string {
-	if len(oid) > 12 {
-		return oid[:12]
-	}
-	return oid
 }

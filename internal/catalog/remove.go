@@ -77,7 +77,7 @@ func RemoveSession(ctx context.Context, dataDir, id string, force bool) (RemoveR
 		if err != nil {
 			return rep, errors.Join(err, s.Close())
 		}
-		refs, parked, err := m.Retire(ctx, worktreeInfo(ws), id, force)
+		refs, parked, err := m.Retire(ctx, worktree.InfoOf(ws), id, force)
 		if err != nil {
 			return rep, errors.Join(err, s.Close())
 		}
@@ -109,9 +109,4 @@ func RemoveSession(ctx context.Context, dataDir, id string, force bool) (RemoveR
 		return rep, err
 	}
 	return rep, os.RemoveAll(dir)
-}
-
-// worktreeInfo names a session's worktree to the worktree manager.
-func worktreeInfo(ws session.Workspace) worktree.Info {
-	return worktree.Info{Path: ws.Worktree.Path, Branch: ws.Worktree.Branch, Base: ws.Worktree.Base, RepoRoot: ws.RepoRoot, CommonDir: ws.CommonDir}
 }

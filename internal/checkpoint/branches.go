@@ -152,3 +152,15 @@ func (c *Controller) crossBranchLocked(p *plan) {
 		}
 	}
 }
+
+// ActiveBranch is the id of the branch the conversation is on ("" before
+// the first turn).
+func (c *Controller) ActiveBranch() string {
+	id := ""
+	for _, b := range c.Branches() {
+		if b.Active {
+			id = b.ID
+		}
+	}
+	return id
+}

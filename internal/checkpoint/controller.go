@@ -1101,3 +1101,26 @@ func ownerOfSeq(st *timeline.State, seq int64) string {
 func sortChanges(p []PathChange) {
 	sort.Slice(p, func(i, j int) bool { return p[i].Path < p[j].Path })
 }
+
+// RefuseWhileRunning refuses what (an apply, a commit) while a turn is
+// still changing the files.
+func (c *Controller) RefuseWhileRunning(what string) error {
+	if id := c.Running(); id != "" {
+		return &Error{Code: CodeTurnRunning, Msg: fmt.Sprintf("turn %s is still changing the files; %s after it ends", id, what)}
+	}
+	return nil
+}
+
+// Prompts are the prompts of the active branch's turns, oldest first
+// (what a commit's message is made from).
+func (c *Controller) Prompts(ctx context.Context) ([]string, error) {
+	rows, err := c.List(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i := len(rows) - 1; i >= 0; i-- {
+		out = append(out, rows[i].Prompt)
+	}
+	return out, nil
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/session"
+	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/timeline"
 )
 
@@ -72,6 +73,18 @@ func (c *Controller) Fork() ForkHistory {
 // Anchor keeps an existing tree of this session's repository under one of
 // its snapshot names (the snapshot engine's Anchor).
 type Anchor func(ctx context.Context, name, tree string) (timeline.SnapshotRef, error)
+
+// EngineAnchor is eng's Anchor, nil when eng is (the fork's turns are
+// then conversation only).
+func EngineAnchor(eng *snapshot.Engine) Anchor {
+	if eng == nil {
+		return nil
+	}
+	return func(ctx context.Context, name, tree string) (timeline.SnapshotRef, error) {
+		snap, err := eng.Anchor(ctx, name, tree)
+		return timeline.SnapshotRef{Tree: snap.Tree, Ref: snap.Ref}, err
+	}
+}
 
 // ImportFork journals a fork's history into this new session: each turn
 // gets a new checkpoint id (cp1, cp2, … in order) with its events, status

@@ -13,6 +13,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/agent/tools"
+	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/timeline"
 )
@@ -316,7 +317,7 @@ func (c *Controller) Preview(ctx context.Context, req Request) (*Preview, error)
 				if what == "" {
 					what = "the state to return to"
 				}
-				return nil, &Error{Code: CodeNoWorkspace, Msg: fmt.Sprintf("the files of %s are gone from the repository (its snapshot %s was pruned, e.g. by git gc after refs/yolop was deleted); only a conversation restore is possible; nothing was changed", what, short(p.targetTree)), Err: err}
+				return nil, &Error{Code: CodeNoWorkspace, Msg: fmt.Sprintf("the files of %s are gone from the repository (its snapshot %s was pruned, e.g. by git gc after refs/yolop was deleted); only a conversation restore is possible; nothing was changed", what, git.ShortOID(p.targetTree)), Err: err}
 			}
 			if err != nil {
 				return nil, &Error{Code: CodeCaptureFailed, Msg: "could not compare the files with the checkpoint: " + err.Error() + "; nothing was changed", Err: err}
@@ -810,14 +811,6 @@ func blockedReason(err error) string {
 		return strings.TrimSuffix(strings.TrimSuffix(msg, "; move it away and retry"), " and retry")
 	}
 	return ""
-}
-
-// short abbreviates an object id for messages.
-func short(oid string) string {
-	if len(oid) > 12 {
-		return oid[:12]
-	}
-	return oid
 }
 
 // wholePromptLocked returns cp's prompt, read from the event log when the

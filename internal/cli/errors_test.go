@@ -12,11 +12,12 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/cli/cmdutil"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/land"
@@ -153,8 +154,8 @@ func TestErrorsCarryTheirCodes(t *testing.T) {
 		{wrap(session.ErrNotFound), fault.UnknownSession},
 		{wrap(&session.NotFoundError{ID: "s_1", Dir: "/d"}), fault.UnknownSession},
 		{wrap(catalog.ErrNoSession), fault.NoSession},
-		{wrap(app.ErrDataDirInRepo), fault.DataDirInRepo},
-		{wrap(app.ErrPromptTooLarge), fault.PromptTooLarge},
+		{wrap(config.ErrDataDirInRepo), fault.DataDirInRepo},
+		{wrap(agent.ErrPromptTooLarge), fault.PromptTooLarge},
 		{&catalog.BadQueryError{Err: errorsNew("empty query")}, fault.Usage},
 	}
 	for _, c := range cases {

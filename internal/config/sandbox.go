@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 
 	"github.com/yolop-dev/yolop/internal/agent/tools"
@@ -45,4 +46,14 @@ func ToolsEnv() (tools.EnvPlan, error) {
 		return tools.EnvPlan{}, err
 	}
 	return tools.PlanEnv(st.Tools.Env, os.Environ()), nil
+}
+
+// Sandbox is the sandbox a session's commands run under: the one the user
+// chose (level over the settings st) over the layout of its workspace,
+// whose temporary directory it creates.
+func Sandbox(level string, st provider.Settings, lay sandbox.Layout) (sandbox.Status, error) {
+	if err := os.MkdirAll(lay.TmpDir, 0o700); err != nil {
+		return sandbox.Status{}, fmt.Errorf("create the commands' temporary directory: %w", err)
+	}
+	return sandbox.Plan(SandboxConfig(level, st), lay)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/yolop-dev/yolop/internal/provider"
+	"github.com/yolop-dev/yolop/internal/session"
 )
 
 // Workspace modes (--workspace, [workspace] mode): where a new session
@@ -56,4 +57,16 @@ func KeepDays() (int, error) {
 		return 0, fmt.Errorf("settings %s: [workspace] keep_days = %d: want 1 or more days", path, *st.Workspace.KeepDays)
 	}
 	return *st.Workspace.KeepDays, nil
+}
+
+// SessionKind is the kind of session a workspace mode gives a new session:
+// session.KindWorktree (the default), KindInPlace or KindConversation.
+func SessionKind(mode string) string {
+	switch mode {
+	case WorkspaceInPlace:
+		return session.KindInPlace
+	case WorkspaceNone:
+		return session.KindConversation
+	}
+	return session.KindWorktree
 }

@@ -1,4 +1,6 @@
-// Package fsutil holds the one way yolop replaces a file durably.
+// Package fsutil holds the one way yolop replaces a file durably, and the
+// few path helpers every layer shares: comparing paths through symlinks,
+// resolving a path that does not exist yet, and a size for a person.
 package fsutil
 
 import (

@@ -56,3 +56,12 @@ func DisplayText(s string) string {
 	}
 	return b.String()
 }
+
+// ShortOID is a commit or tree id as a person is shown it: its first 12
+// hex digits.
+func ShortOID(oid string) string {
+	if len(oid) > 12 {
+		return oid[:12]
+	}
+	return oid
+}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/yolop-dev/yolop/internal/fsutil"
 )
 
 // ErrLinkBroken is wrapped when a linked worktree's `.git` file cannot be
@@ -98,7 +100,7 @@ func parseGitFile(b []byte, worktree string) (string, bool) {
 // adminOf reports whether admin is an administrative directory of
 // commonDir's repository whose gitdir file names worktree/.git.
 func adminOf(admin, worktree, commonDir string) bool {
-	if !samePath(filepath.Dir(admin), filepath.Join(commonDir, "worktrees")) {
+	if !fsutil.SamePath(filepath.Dir(admin), filepath.Join(commonDir, "worktrees")) {
 		return false
 	}
 	b, err := os.ReadFile(filepath.Join(admin, "gitdir"))
@@ -106,7 +108,7 @@ func adminOf(admin, worktree, commonDir string) bool {
 		return false
 	}
 	back, ok := parseGitFileLine(b, admin)
-	return ok && samePath(back, filepath.Join(worktree, ".git"))
+	return ok && fsutil.SamePath(back, filepath.Join(worktree, ".git"))
 }
 
 // parseGitFileLine reads the single path line of an admin entry's gitdir
@@ -136,21 +138,6 @@ func findAdminDir(worktree, commonDir string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%w: %w: the repository %s no longer records the worktree %s (was `git worktree prune` run?); its files are intact, but its git link cannot be restored from yolop's records; run `git worktree repair %s` in the repository, then open the session again", ErrLinkBroken, ErrNoWorktreeRecord, commonDir, worktree, worktree)
-}
-
-// samePath compares two paths after resolving symlinks in their parent
-// directories (the last element need not exist).
-func samePath(a, b string) bool {
-	if a == b {
-		return true
-	}
-	resolve := func(p string) (string, error) {
-		d, err := filepath.EvalSymlinks(filepath.Dir(p))
-		return filepath.Join(d, filepath.Base(p)), err
-	}
-	ra, err1 := resolve(a)
-	rb, err2 := resolve(b)
-	return err1 == nil && err2 == nil && ra == rb
 }
 
 // replaceFile writes path atomically (temp file in the same directory,

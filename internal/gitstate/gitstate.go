@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/session"
 )
 
 // File is the journal of the records in the session directory.
@@ -208,16 +210,73 @@ func PreviewWarnings(dir, top, common string) func(target string, undone []strin
 		for _, r := range recs {
 			if r.Turn == target && r.Head != "" && now != "" && r.Head != now {
 				out = append(out, checkpoint.Warning{Kind: "head_moved", Turn: target,
-					Message: fmt.Sprintf("HEAD moved since %s (from %s to %s): the restored files are what they were then, so they show as changes against the current HEAD; your commits are untouched", target, shortOID(r.Head), shortOID(now))})
+					Message: fmt.Sprintf("HEAD moved since %s (from %s to %s): the restored files are what they were then, so they show as changes against the current HEAD; your commits are untouched", target, git.ShortOID(r.Head), git.ShortOID(now))})
 			}
 		}
 		return out
 	}
 }
 
-func shortOID(s string) string {
-	if len(s) > 12 {
-		return s[:12]
+// Checkout is the checkout of a session in place, whose git state its
+// previews and turns look at.
+type Checkout struct{ dir, top, common string }
+
+// For returns the Checkout of the session whose directory is dir and
+// workspace ws: nil unless it works in place in a git checkout (a folder
+// outside git has no git state of its own to watch).
+func For(dir string, ws session.Workspace) *Checkout {
+	if ws.Kind != session.KindInPlace || ws.Folder {
+		return nil
 	}
-	return s
+	return &Checkout{dir: dir, top: ws.RepoRoot, common: ws.CommonDir}
+}
+
+// PreviewWarnings is the package's PreviewWarnings for c (nil for a nil
+// Checkout).
+func (c *Checkout) PreviewWarnings() func(target string, undone []string) []checkpoint.Warning {
+	if c == nil {
+		return nil
+	}
+	return PreviewWarnings(c.dir, c.top, c.common)
+}
+
+// Begin is the package's Begin for c (nil for a nil Checkout, whose End
+// records nothing).
+func (c *Checkout) Begin() *Turn {
+	if c == nil {
+		return nil
+	}
+	return Begin(c.dir, c.top, c.common)
+}
+
+// Turn is git's own state of a checkout read before a turn in place, to be
+// compared with its state after the turn (End).
+type Turn struct {
+	dir, top, common string
+	before           State
+}
+
+// Begin reads git's state of the checkout top (whose common git dir is
+// common) before a turn of the session whose directory is dir.
+func Begin(dir, top, common string) *Turn {
+	return &Turn{dir: dir, top: top, common: common, before: Read(top, common)}
+}
+
+// End records in File what turn id changed in the checkout's git files,
+// and returns what the user must be told: the files it changed, and a
+// record that could not be written ("" when nothing). A nil Turn (no
+// checkout in place) or an empty id (no turn ran) records nothing.
+func (t *Turn) End(id string) string {
+	if t == nil || id == "" {
+		return ""
+	}
+	rec := Record{Turn: id, Head: t.before.Head(), Changed: Read(t.top, t.common).ChangedSince(t.before)}
+	var note string
+	if len(rec.Changed) > 0 {
+		note = ChangeNote(id, rec.Changed)
+	}
+	if err := Append(t.dir, rec); err != nil {
+		note = strings.TrimPrefix(note+"; ", "; ") + "could not record git's state for this turn (" + err.Error() + "): previews will not say whether HEAD moved since it"
+	}
+	return note
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/failpoint"
 	"github.com/yolop-dev/yolop/internal/fault"
+	"github.com/yolop-dev/yolop/internal/fsutil"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 )
@@ -260,7 +261,7 @@ func (s *Session) refuseOtherWorktree(ctx context.Context, target string) error 
 			return &SessionWorktreeError{Dir: top, Owner: other}
 		}
 	}
-	if s.DataDir != "" && !samePath(top, s.Worktree) {
+	if s.DataDir != "" && !fsutil.SameDir(top, s.Worktree) {
 		data := s.DataDir
 		if d, err := filepath.EvalSymlinks(data); err == nil {
 			data = d
@@ -390,14 +391,14 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 	}
 	defer c.close()
 	res := &ApplyResult{SessionID: s.ID, Target: c.dir, Paths: []PathOutcome{}, DryRun: o.DryRun, Notes: notes, Repairs: append([]string(nil), notes...), Mode: o.OnConflict, Hints: o.Hints}
-	if samePath(c.dir, s.Worktree) {
+	if fsutil.SameDir(c.dir, s.Worktree) {
 		return nil, fmt.Errorf("land: %s is the session's own worktree; apply brings its work to another checkout", c.dir)
 	}
 
 	r := runner(c.dir, c.scratch).With("GIT_AUTHOR_NAME=yolop", "GIT_AUTHOR_EMAIL=yolop@localhost", "GIT_COMMITTER_NAME=yolop", "GIT_COMMITTER_EMAIL=yolop@localhost")
 	base, err := treeOf(ctx, r, s.Base)
 	if err != nil {
-		return nil, fmt.Errorf("the session's base commit %s is not in %s: %w", short(s.Base), c.dir, err)
+		return nil, fmt.Errorf("the session's base commit %s is not in %s: %w", git.ShortOID(s.Base), c.dir, err)
 	}
 
 	// The three sides: base, the user's files, the session's files.
@@ -456,7 +457,7 @@ func Apply(ctx context.Context, s Session, o ApplyOptions) (*ApplyResult, error)
 	if s.Branch != "" {
 		theirLabel += " (" + s.Branch + ")"
 	}
-	merged, conflicts, err := mergeTrees(ctx, r, c.dir, c.scratch, mergeBase, ours, theirs, mergeLabels{base: "base " + short(s.Base), ours: "your checkout", theirs: theirLabel})
+	merged, conflicts, err := mergeTrees(ctx, r, c.dir, c.scratch, mergeBase, ours, theirs, mergeLabels{base: "base " + git.ShortOID(s.Base), ours: "your checkout", theirs: theirLabel})
 	if err != nil {
 		return nil, err
 	}
@@ -923,7 +924,7 @@ func (df *dirFile) side(e entry, link string) string {
 	case "symlink":
 		return "a symlink to " + git.DisplayText(link)
 	case "submodule":
-		return "a submodule (commit " + short(e.oid) + ")"
+		return "a submodule (commit " + git.ShortOID(e.oid) + ")"
 	}
 	if e.mode == "100755" {
 		return "an executable file"
@@ -1437,12 +1438,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(k)
 	return k
-}
-
-func samePath(a, b string) bool {
-	ra, err1 := filepath.EvalSymlinks(a)
-	rb, err2 := filepath.EvalSymlinks(b)
-	return err1 == nil && err2 == nil && ra == rb
 }
 
 // rolledBack describes a write into the checkout that failed and was put

@@ -47,6 +47,9 @@ func (e *HookError) Error() string {
 	return "a git hook refused the commit (nothing was committed; fix what it reports, or commit with --no-verify):\n" + strings.TrimSpace(e.Output)
 }
 
+// ErrFolderNoGit refuses a commit of a session in a folder outside git.
+var ErrFolderNoGit = fault.New(fault.NotARepository, "no git repository to commit to")
+
 // Commit commits the session worktree's current files on the session's
 // branch with the user's identity, running the user's hooks unless
 // NoVerify. Exactly the captured paths are staged: ignored and
@@ -61,6 +64,9 @@ func (e *HookError) Error() string {
 // prepare-commit-msg, post-commit, reference-transaction and
 // post-index-change.
 func Commit(ctx context.Context, s Session, o CommitOptions) (*CommitResult, error) {
+	if s.Folder {
+		return nil, fmt.Errorf("%w: session %s works in %s, which is not in a git repository, so there is no branch to commit to; its files are already there (`yolop diff %s` shows the changes; run `git init` there first to start a repository of your own)", ErrFolderNoGit, s.ID, s.Worktree, s.ID)
+	}
 	if err := s.check(); err != nil {
 		return nil, err
 	}
@@ -236,7 +242,7 @@ func WorktreeBranch(worktree, recorded string) (branch, note string) {
 	case h.Branch != "":
 		return h.Branch, fmt.Sprintf("the agent switched to it from the session's branch %s", recorded)
 	default:
-		return recorded, fmt.Sprintf("the agent detached HEAD at %s: the worktree is on no branch, and commits made there do not move this one", short(h.Detached))
+		return recorded, fmt.Sprintf("the agent detached HEAD at %s: the worktree is on no branch, and commits made there do not move this one", git.ShortOID(h.Detached))
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/yolop-dev/yolop/internal/blocklist"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/yolop-dev/yolop/internal/blocklist"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 )
@@ -67,7 +67,7 @@ func Diff(ctx context.Context, s Session, o DiffOptions) (*DiffResult, error) {
 	r := wt.With("GIT_INDEX_FILE=" + filepath.Join(scratch, "no-index"))
 	base, err := treeOf(ctx, r, s.Base)
 	if err != nil {
-		return nil, fmt.Errorf("the session's base commit %s: %w", short(s.Base), err)
+		return nil, fmt.Errorf("the session's base commit %s: %w", git.ShortOID(s.Base), err)
 	}
 	from, label := base, "base"
 	if o.From != "" && o.From != "base" {
@@ -240,13 +240,6 @@ func numstat(ctx context.Context, r *git.Runner, a, b string, specs []string) (S
 		}
 	}
 	return st, nil
-}
-
-func short(oid string) string {
-	if len(oid) > 12 {
-		return oid[:12]
-	}
-	return oid
 }
 
 // notBlocked are pathspecs that leave out write-blocklisted directories

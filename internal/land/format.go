@@ -2,8 +2,9 @@ package land
 
 import (
 	"fmt"
-	"github.com/yolop-dev/yolop/internal/git"
 	"strings"
+
+	"github.com/yolop-dev/yolop/internal/git"
 )
 
 // Text renders an apply for people: one line per path, then what happened
@@ -73,13 +74,13 @@ func (u *UndoResult) Text() string {
 // Text renders a commit.
 func (c *CommitResult) Text() string {
 	if c.InPlace {
-		return fmt.Sprintf("Committed %s on %s (%s): the paths the session's turns changed, as they are now; nothing else you staged or changed was committed.\n", plural(c.Files, "file", "files"), c.Branch, short(c.Commit))
+		return fmt.Sprintf("Committed %s on %s (%s): the paths the session's turns changed, as they are now; nothing else you staged or changed was committed.\n", plural(c.Files, "file", "files"), c.Branch, git.ShortOID(c.Commit))
 	}
 	moved := ""
 	if c.MovedFrom != "" {
 		moved = fmt.Sprintf("Note: the agent switched the session's worktree from its branch %s to %s, so the commit is on %s; %s does not have it.\n", c.MovedFrom, c.Branch, c.Branch, c.MovedFrom)
 	}
-	return fmt.Sprintf("Committed %s on %s (%s).\n%sBring it into your branch with: git merge %s\n", plural(c.Files, "file", "files"), c.Branch, short(c.Commit), moved, c.Branch)
+	return fmt.Sprintf("Committed %s on %s (%s).\n%sBring it into your branch with: git merge %s\n", plural(c.Files, "file", "files"), c.Branch, git.ShortOID(c.Commit), moved, c.Branch)
 }
 
 // Summary is a one-line diffstat for status lines and `sessions show`.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/yolop-dev/yolop/internal/fsutil"
+	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 )
 
@@ -181,7 +183,7 @@ func TestConflictMarkersNameTheSides(t *testing.T) {
 			}
 			want := "<<<<<<< your checkout" + tc.eol + "USER" + tc.eol
 			if tc.style == "diff3" {
-				want += "||||||| base " + short(r.sess.Base) + tc.eol + "four" + tc.eol
+				want += "||||||| base " + git.ShortOID(r.sess.Base) + tc.eol + "four" + tc.eol
 			}
 			want += "=======" + tc.eol + "SESSION" + tc.eol + ">>>>>>> session s_test (yolop/test-s_test)" + tc.eol
 			if got := read(t, co, "a.txt"); !strings.Contains(got, want) {
@@ -351,7 +353,7 @@ func TestBadInputs(t *testing.T) {
 		write(t, r.sess.Worktree, "a.txt", "session a\n")
 		other := attachSession(t, r.checkout, r.sess.Base, "s_other")
 		r.sess.WorktreeOwner = func(dir string) string {
-			if samePath(dir, other.sess.Worktree) {
+			if fsutil.SameDir(dir, other.sess.Worktree) {
 				return other.sess.ID
 			}
 			return ""

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 )
 
@@ -173,7 +174,7 @@ func propertyOnce(t *testing.T, seed int64) {
 		}
 		have, hok := readOpt(co, p)
 		if hok != wok || have != want {
-			t.Errorf("%s: apply gave (%v) %q, merge-file (%v) %q", p, hok, short(have), wok, short(want))
+			t.Errorf("%s: apply gave (%v) %q, merge-file (%v) %q", p, hok, git.ShortOID(have), wok, git.ShortOID(want))
 		}
 	}
 	if gitState(t, co) != state {

@@ -140,7 +140,7 @@ func (g *scratchGit) publish(ctx context.Context, r *git.Runner, branch, head, s
 		return "", nil, fmt.Errorf("the commit git made (%s) is not a commit: %w", tip, err)
 	}
 	if _, err := alt.Run(ctx, "merge-base", "--is-ancestor", head, tip); err != nil {
-		return "", nil, fmt.Errorf("the commit git made (%s) does not descend from %s's HEAD %s (a hook rewrote the branch?); nothing was committed", short(tip), branch, short(head))
+		return "", nil, fmt.Errorf("the commit git made (%s) does not descend from %s's HEAD %s (a hook rewrote the branch?); nothing was committed", git.ShortOID(tip), branch, git.ShortOID(head))
 	}
 	pack, err := alt.RunInput(ctx, []byte(tip+"\n^"+head+"\n"), "pack-objects", "--revs", "--stdout", "-q")
 	if err != nil {
@@ -157,13 +157,13 @@ func (g *scratchGit) publish(ctx context.Context, r *git.Runner, branch, head, s
 	if only != nil {
 		for _, p := range paths {
 			if !only[p] {
-				return "", nil, fmt.Errorf("the commit git made (%s) changes %s, which is not one of the session's paths (a process of the session changed it while git ran?); nothing was committed", short(tip), p)
+				return "", nil, fmt.Errorf("the commit git made (%s) changes %s, which is not one of the session's paths (a process of the session changed it while git ran?); nothing was committed", git.ShortOID(tip), p)
 			}
 		}
 	}
 	out, err := r.Run(ctx, "symbolic-ref", "-q", "HEAD")
 	if err != nil || git.Trim(out) != g.branch {
-		return "", nil, fmt.Errorf("%w: %s left the branch %s while the commit was made; nothing was committed (the commit %s is kept in no branch)", ErrBranchMoved, g.top, branch, short(tip))
+		return "", nil, fmt.Errorf("%w: %s left the branch %s while the commit was made; nothing was committed (the commit %s is kept in no branch)", ErrBranchMoved, g.top, branch, git.ShortOID(tip))
 	}
 	if _, err := r.Run(ctx, "update-ref", "-m", "commit: "+subject, "HEAD", tip, head); err != nil {
 		return "", nil, fmt.Errorf("%w: %s moved while the commit was made (%v); nothing was committed", ErrBranchMoved, branch, err)
@@ -174,7 +174,7 @@ func (g *scratchGit) publish(ctx context.Context, r *git.Runner, branch, head, s
 		// stay staged.
 		in := []byte(strings.Join(paths, "\x00") + "\x00")
 		if _, err := r.With("GIT_LITERAL_PATHSPECS=1").RunInput(ctx, in, "reset", "-q", "--no-refresh", tip, "--pathspec-from-file=-", "--pathspec-file-nul"); err != nil {
-			return tip, []string{fmt.Sprintf("committed %s, but the committed paths' entries in the index of %s could not be updated (%v): `git reset -q -- PATH` for each committed path makes them match", short(tip), g.top, err)}, nil
+			return tip, []string{fmt.Sprintf("committed %s, but the committed paths' entries in the index of %s could not be updated (%v): `git reset -q -- PATH` for each committed path makes them match", git.ShortOID(tip), g.top, err)}, nil
 		}
 	}
 	return tip, nil, nil

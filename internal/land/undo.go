@@ -2,6 +2,7 @@ package land
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -334,4 +335,19 @@ func KeptRefs(ctx context.Context, dataDir, repoDir, sessionID string) ([]KeptRe
 		out = append(out, KeptRef{Name: ref, Tree: tree, Why: why})
 	}
 	return out, nil
+}
+
+// RepairAtOpen is Repair as a session's open runs it: for the checkout
+// the session was started from ("" for a session without a worktree:
+// nothing), with what it did, or why it could not yet, as notes for the
+// host. A repair another apply holds the lock for is that apply's.
+func RepairAtOpen(ctx context.Context, dataDir, sessionID, checkout string) []string {
+	if checkout == "" {
+		return nil
+	}
+	notes, err := Repair(ctx, dataDir, sessionID, checkout)
+	if err != nil && !errors.Is(err, ErrLocked) {
+		return []string{"an interrupted apply to " + checkout + " could not be repaired yet: " + err.Error()}
+	}
+	return notes
 }

@@ -41,3 +41,8 @@ func WithCallTimeout(servers []Server, d time.Duration) []Server {
 	}
 	return out
 }
+
+// WorktreeNote tells an editor's user where its MCP servers work: the
+// session's worktree is their root (Start). The same words before and
+// after the session's first prompt, so hosts say it once.
+const WorktreeNote = "MCP servers work in this session's worktree (their root), not in your project directory: yolop's changes reach your checkout when you bring them home (yolop diff, apply, commit)"

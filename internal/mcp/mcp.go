@@ -32,6 +32,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/yolop-dev/yolop/internal/agent/tools"
+	"github.com/yolop-dev/yolop/internal/secret"
 	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
@@ -303,11 +304,16 @@ func (m *Manager) Tools() []tools.Tool {
 	return append([]tools.Tool(nil), m.tools...)
 }
 
-// Problems say which servers did not start, and why.
+// Problems say which servers did not start, and why, redacted: a
+// server's error can quote its URL or arguments.
 func (m *Manager) Problems() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]string(nil), m.problems...)
+	out := make([]string, 0, len(m.problems))
+	for _, why := range m.problems {
+		out = append(out, secret.Redact(why))
+	}
+	return out
 }
 
 // Close stops every server.

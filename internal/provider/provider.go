@@ -158,6 +158,16 @@ type Config struct {
 	NoKey bool
 }
 
+// NoKeyNotice is what a user who named no provider and set no key (NoKey)
+// is told when the provider named name answers: that the offline sim does
+// ("" otherwise).
+func (c Config) NoKeyNotice(name string) string {
+	if !c.NoKey || name != NameSim {
+		return ""
+	}
+	return "no API key set: the offline sim provider answers (set ANTHROPIC_API_KEY or OPENAI_API_KEY, or an api_key in settings.toml; --provider sim says you mean it)"
+}
+
 // Stop reasons, normalized across providers. The agent loop should still
 // decide on len(Message.ToolCalls), which is authoritative.
 const (

@@ -37,6 +37,20 @@ func (e *LockedError) Error() string {
 
 func (e *LockedError) Unwrap() error { return ErrLocked }
 
+// ReadableOnly says why err, from opening a session for writing, leaves
+// the session readable only (another process holds it, or its directory
+// cannot be written), "" when err is no such reason.
+func ReadableOnly(err error) string {
+	var le *LockedError
+	switch {
+	case errors.As(err, &le):
+		return le.Error()
+	case errors.Is(err, ErrNotWritable):
+		return fmt.Sprintf("its directory cannot be written (%v)", errors.Unwrap(err))
+	}
+	return ""
+}
+
 // acquireLock takes a non-blocking exclusive flock on dir/lock and records
 // the holder's pid in it. On EWOULDBLOCK it returns a *LockedError naming
 // the pid found in the file and changes nothing.

@@ -920,3 +920,23 @@ func (s *Session) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Touch records that the session was used (workspace.json's updated time),
+// and gives it a title from prompt, its first, when it has none.
+func (s *Session) Touch(prompt string) error {
+	ws := s.Workspace()
+	if ws.Title == "" {
+		ws.Title = Title(prompt)
+	}
+	return s.SaveWorkspace(ws)
+}
+
+// Title is the title a session gets from its first prompt: the prompt's
+// first line, cut at 60 characters.
+func Title(prompt string) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(prompt), "\n")
+	if r := []rune(first); len(r) > 60 {
+		first = string(r[:59]) + "…"
+	}
+	return first
+}

@@ -59,8 +59,14 @@ type Session struct {
 // goes to onUpdate (nil: nowhere) as a command's would. Its failure is
 // never fatal: it is told to the user (the returned warning) and to the
 // model (a notice its first turn reads). An error is returned only when
-// the session's own files could not be written, or ctx was cancelled.
+// the session's own files could not be written, or ctx was cancelled
+// (the turn then does not run).
 func Run(ctx context.Context, s Session, command string, onUpdate func(agent.Update)) (warning string, err error) {
+	defer func() {
+		if err != nil && ctx.Err() != nil {
+			err = fmt.Errorf("the worktree's setup command was interrupted, so the turn did not run (the setup is not run again; send the prompt again to start the turn): %w", err)
+		}
+	}()
 	if onUpdate == nil {
 		onUpdate = func(agent.Update) {}
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/yolop-dev/yolop/internal/blocklist"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/yolop-dev/yolop/internal/blocklist"
+	"github.com/yolop-dev/yolop/internal/fsutil"
 	"github.com/yolop-dev/yolop/internal/git"
 )
 
@@ -311,14 +312,14 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 		return filepath.Join(root, p)
 	}
 	e.gitDir = f[2]
-	if e.linked && !samePath(abs(f[3]), e.commonDir) {
+	if e.linked && !fsutil.SameDir(abs(f[3]), e.commonDir) {
 		return nil, &CaptureError{Reason: "the worktree belongs to another repository than the session's", Err: fmt.Errorf("%w: %s uses %s, the session's repository is %s", ErrNotRepo, o.Worktree, abs(f[3]), e.commonDir)}
 	}
 	e.commonDir = abs(f[3])
 	e.realIndex = abs(f[4])
 	e.objects = abs(f[5])
 	e.objFormat = f[6]
-	if st, err := os.Lstat(filepath.Join(root, ".git")); err == nil && st.Mode().IsRegular() && !samePath(e.gitDir, e.commonDir) {
+	if st, err := os.Lstat(filepath.Join(root, ".git")); err == nil && st.Mode().IsRegular() && !fsutil.SameDir(e.gitDir, e.commonDir) {
 		e.linked = true
 	}
 	if head == "" {
@@ -837,14 +838,4 @@ func DeleteSessionRefs(ctx context.Context, repoDir, sessionID string) (int, err
 		return 0, fmt.Errorf("snapshot: delete refs of session %s: %w", sessionID, err)
 	}
 	return len(refs), nil
-}
-
-// samePath compares two directory paths after resolving symlinks.
-func samePath(a, b string) bool {
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true
-	}
-	ra, err1 := filepath.EvalSymlinks(a)
-	rb, err2 := filepath.EvalSymlinks(b)
-	return err1 == nil && err2 == nil && ra == rb
 }

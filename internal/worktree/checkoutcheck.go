@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/yolop-dev/yolop/internal/git"
 )
@@ -58,6 +59,81 @@ func CheckCheckoutOf(dir, instructions string) *CheckoutCheck {
 
 // Done is closed when the check has ended.
 func (c *CheckoutCheck) Done() <-chan struct{} { return c.done }
+
+// StartNotices are what a new session's user is told of where it works
+// before its first turn runs: what its worktree does not have of their
+// checkout (uncommitted changes, submodules) and what starting it found.
+// A host that waits for the first prompt shows the draft's check early
+// (Early); the first turn then tells what is new (First).
+type StartNotices struct {
+	mu    sync.Mutex // guards the fields below
+	draft *CheckoutCheck
+	// shown is what Early said: the changes and the submodules.
+	shown   [2]string
+	check   *CheckoutCheck
+	notices []string
+}
+
+// Draft sets the check Early waits for: CheckCheckoutOf the directory a
+// session that is still a draft was opened in.
+func (n *StartNotices) Draft(c *CheckoutCheck) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.draft = c
+}
+
+// Started sets the check made as the session's worktree was started and
+// what starting it found (Chosen.Check and Chosen.Notices).
+func (n *StartNotices) Started(c *CheckoutCheck, notices []string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.check, n.notices = c, notices
+}
+
+// Early waits (until ctx ends) for the draft's check and returns what it
+// found, once.
+func (n *StartNotices) Early(ctx context.Context) []string {
+	n.mu.Lock()
+	c := n.draft
+	n.draft = nil
+	n.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	select {
+	case <-c.Done():
+	case <-ctx.Done():
+		return nil
+	}
+	changes, subs := c.Changes(), c.Submodules()
+	n.mu.Lock()
+	n.shown = [2]string{changes, subs}
+	n.mu.Unlock()
+	var out []string
+	for _, w := range []string{changes, subs} {
+		if w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// First returns, once, what the first turn tells before it runs: what
+// starting the worktree found, then what the start's check found unless
+// Early said it already.
+func (n *StartNotices) First() []string {
+	n.mu.Lock()
+	c, told, shown := n.check, n.notices, n.shown
+	n.check, n.notices = nil, nil
+	n.mu.Unlock()
+	if w := c.Changes(); w != "" && w != shown[0] {
+		told = append(told, w)
+	}
+	if w := c.Submodules(); w != "" && w != shown[1] {
+		told = append(told, w)
+	}
+	return told
+}
 
 // Changes waits for the check and says which uncommitted changes of the
 // checkout the session's worktree does not have ("" when it is clean).
@@ -116,7 +192,7 @@ func submoduleText(paths []string) string {
 func (c *CheckoutCheck) checkoutWarning(ctx context.Context, root, head string) string {
 	out, err := git.New(root).Run(context.WithoutCancel(ctx), "status", "--porcelain", "-z", "--untracked-files=normal", "--ignore-submodules=dirty")
 	if err != nil {
-		return fmt.Sprintf("your checkout %s could not be checked for uncommitted changes (%v); the session's worktree starts from your last commit %s and has none of them", root, err, short(head))
+		return fmt.Sprintf("your checkout %s could not be checked for uncommitted changes (%v); the session's worktree starts from your last commit %s and has none of them", root, err, git.ShortOID(head))
 	}
 	var paths []string
 	var instr []string // what the agent will not read as the user has it
@@ -160,7 +236,7 @@ func (c *CheckoutCheck) checkoutWarning(ctx context.Context, root, head string) 
 		changes = "1 uncommitted change"
 	}
 	rest := fmt.Sprintf("your checkout %s has %s (%s%s) that this session does not see: its worktree starts from your last commit %s. Commit or stash them and start a new session if the agent needs them; `yolop apply` merges the session's work with them later",
-		root, changes, strings.Join(list, ", "), more, short(head))
+		root, changes, strings.Join(list, ", "), more, git.ShortOID(head))
 	if lead != "" {
 		// A new sentence after the instructions' one.
 		rest = "Y" + rest[1:]

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/fault"
+	"github.com/yolop-dev/yolop/internal/fsutil"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 )
 
@@ -30,6 +31,13 @@ func (e *FolderError) Unwrap() error { return e.Err }
 
 // FaultCode is the refusal's code in the one table of failures.
 func (e *FolderError) FaultCode() fault.Code { return e.Code }
+
+// FolderLimits are a folder session's capture limits ([workspace]
+// max_files and max_file_size).
+type FolderLimits struct {
+	MaxFiles    int   // more files to capture refuse the folder (0: no limit)
+	MaxFileSize int64 // larger files are left out of every capture (0: no limit)
+}
 
 // folderGitDir is the private repository of folder in the data directory:
 // <data-dir>/folders/<key>/git, the key a hash of the folder's path. Every
@@ -49,17 +57,17 @@ func CheckFolder(dataDir, folder string, explicit bool, owner func(dir string) s
 	home, _ := os.UserHomeDir()
 	if !explicit {
 		for _, broad := range []string{"/", home} {
-			if broad != "" && sameDir(folder, broad) {
+			if broad != "" && fsutil.SameDir(folder, broad) {
 				return &FolderError{Code: fault.FolderTooBroad, Msg: fmt.Sprintf("%s is not in a git repository and is as broad as your home directory or /: yolop does not keep file checkpoints of all of it unless you say so (--workspace in-place); start yolop in a project folder, or use --workspace none for a conversation without file checkpoints (nothing was created)", folder)}
 			}
 		}
 	}
-	d := resolveExisting(dataDir)
-	if rel, err := filepath.Rel(resolveExisting(folder), d); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	d := fsutil.ResolveExisting(dataDir)
+	if rel, err := filepath.Rel(fsutil.ResolveExisting(folder), d); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return &FolderError{Code: fault.DataDirInFolder, Msg: fmt.Sprintf("the data directory %s is inside %s, so the folder's checkpoints would be saved among the files they capture; pass a data directory outside it (--data-dir DIR or YOLOP_DATA_DIR; the default is ~/.local/share/yolop) and start again (nothing was created)", dataDir, folder)}
 	}
-	wts := resolveExisting(filepath.Join(dataDir, "worktrees"))
-	if rel, err := filepath.Rel(wts, resolveExisting(folder)); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	wts := fsutil.ResolveExisting(filepath.Join(dataDir, "worktrees"))
+	if rel, err := filepath.Rel(wts, fsutil.ResolveExisting(folder)); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		what := "a session worktree"
 		if id := ownerOf(owner, folder); id != "" {
 			what = "the worktree of session " + id
@@ -121,39 +129,8 @@ func PrepareFolder(ctx context.Context, dataDir, folder string, maxFiles int, ma
 	}
 	if told || (!res.Existed && time.Since(start) >= time.Second) {
 		if notice != nil {
-			notice(fmt.Sprintf("first capture of %s: %d files (%s) in %.1f s", folder, res.Files, sizeText(res.Bytes), time.Since(start).Seconds()))
+			notice(fmt.Sprintf("first capture of %s: %d files (%s) in %.1f s", folder, res.Files, fsutil.SizeText(res.Bytes), time.Since(start).Seconds()))
 		}
 	}
 	return gitDir, nil
-}
-
-// sizeText is n bytes for a person: "20.0 MB", "4 MB", "512 bytes".
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MB", n>>20)
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
-// resolveExisting resolves the symlinks of p's longest existing prefix
-// (a data directory may not exist yet).
-func resolveExisting(p string) string {
-	p = filepath.Clean(p)
-	var rest []string
-	for {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(append([]string{r}, rest...)...)
-		}
-		up := filepath.Dir(p)
-		if up == p {
-			return filepath.Join(append([]string{p}, rest...)...)
-		}
-		rest = append([]string{filepath.Base(p)}, rest...)
-		p = up
-	}
 }

@@ -72,12 +72,3 @@ func TestPrepareFolder(t *testing.T) {
 		t.Fatalf("prepared again: %s %v", again, err)
 	}
 }
-
-func TestSizeText(t *testing.T) {
-	t.Parallel()
-	for n, want := range map[int64]string{512: "512 bytes", 2048: "2.0 KB", 4 << 20: "4 MB", 20<<20 + 1<<19: "20.5 MB"} {
-		if got := sizeText(n); got != want {
-			t.Errorf("sizeText(%d) = %q, want %q", n, got, want)
-		}
-	}
-}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/yolop-dev/yolop/internal/fsutil"
 	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/session"
 )
@@ -52,7 +53,7 @@ func inPlaceReadOnly(top, common string) []string {
 			out = append(out, filepath.Clean(d))
 		}
 	}
-	if common != "" && !slices.ContainsFunc(out, func(p string) bool { return sameDir(p, common) }) {
+	if common != "" && !slices.ContainsFunc(out, func(p string) bool { return fsutil.SameDir(p, common) }) {
 		if st, err := os.Stat(common); err == nil && st.IsDir() {
 			out = append(out, common)
 		}
@@ -81,15 +82,4 @@ func adminDirIn(top, common string) string {
 		return ""
 	}
 	return dir
-}
-
-// sameDir compares two directory paths after resolving symlinks (the
-// last element too, unlike samePath).
-func sameDir(a, b string) bool {
-	if a == b {
-		return true
-	}
-	ra, err1 := filepath.EvalSymlinks(a)
-	rb, err2 := filepath.EvalSymlinks(b)
-	return err1 == nil && err2 == nil && ra == rb
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/yolop-dev/yolop/internal/fsutil"
 )
 
 // The reasons a session gets conversation-only checkpoints, as
@@ -56,7 +58,7 @@ func CheckInPlaceRoot(root string, explicit bool) error {
 	}
 	home, _ := os.UserHomeDir()
 	for _, broad := range []string{"/", home} {
-		if broad != "" && sameDir(root, broad) {
+		if broad != "" && fsutil.SameDir(root, broad) {
 			return fmt.Errorf("%s is a git checkout as broad as your home directory or /: yolop does not work in place there unless you say so (--workspace in-place), or use a worktree session (--workspace worktree)", root)
 		}
 	}

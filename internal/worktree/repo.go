@@ -189,3 +189,16 @@ func sanitize(s, keep string, max int) string {
 	}
 	return out
 }
+
+// GoneReason is the part of an ErrRepoGone or ErrBranchGone error that
+// says what happened to the session's repository, worktree or checkout,
+// without the prefixes of the layers that returned it.
+func GoneReason(err error) string {
+	msg := err.Error()
+	for _, start := range []string{"the repository ", "the session worktree ", "the checkout "} {
+		if i := strings.Index(msg, start); i >= 0 {
+			return msg[i:]
+		}
+	}
+	return msg
+}

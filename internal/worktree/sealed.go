@@ -62,3 +62,9 @@ func RecordSeal(wt *session.Worktree, info Info) {
 		wt.Seal = &s
 	}
 }
+
+// InfoOf names the worktree ws records to the Manager (ws.Worktree must be
+// set).
+func InfoOf(ws session.Workspace) Info {
+	return Info{Path: ws.Worktree.Path, Branch: ws.Worktree.Branch, Base: ws.Worktree.Base, RepoRoot: ws.RepoRoot, CommonDir: ws.CommonDir}
+}

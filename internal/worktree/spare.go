@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/yolop-dev/yolop/internal/fsutil"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 )
@@ -571,7 +572,7 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 			continue
 		}
 		admin, common := r.GitDir, repo.CommonDir
-		if !samePath(filepath.Dir(admin), filepath.Join(common, "worktrees")) {
+		if !fsutil.SamePath(filepath.Dir(admin), filepath.Join(common, "worktrees")) {
 			notes = append(notes, m.setAside(ctx, dir, sp, "its git record "+admin+" is not one of the repository "+common))
 			continue
 		}
@@ -611,7 +612,7 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 	info.Seal = &seal
 	if detached {
 		if err := switchTo(ctx, d, from, repo.Head, ""); err != nil {
-			notes = append(notes, fmt.Sprintf("could not move the spare worktree to %s (%v); it was removed and a fresh worktree is made instead", short(repo.Head), err))
+			notes = append(notes, fmt.Sprintf("could not move the spare worktree to %s (%v); it was removed and a fresh worktree is made instead", git.ShortOID(repo.Head), err))
 			return Info{}, false, notes, m.discardClaim(ctx, repo, path, "", nil)
 		}
 		m.hit("spare.claim_after_reset")
@@ -630,7 +631,7 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 	if err := switchTo(ctx, d, from, repo.Head, branch); err != nil {
 		// A failed switch may have written part of the tree; the
 		// worktree was clean and holds nothing of the user's.
-		notes = append(notes, fmt.Sprintf("could not move the spare worktree to %s (%v); it was removed and a fresh worktree is made instead", short(repo.Head), err))
+		notes = append(notes, fmt.Sprintf("could not move the spare worktree to %s (%v); it was removed and a fresh worktree is made instead", git.ShortOID(repo.Head), err))
 		return Info{}, false, notes, m.discardClaim(ctx, repo, path, branch, nil)
 	}
 	m.hit("spare.claim_after_reset")
@@ -761,13 +762,6 @@ func (m *Manager) Abandon(ctx context.Context, s *Started) {
 	}
 }
 
-func short(oid string) string {
-	if len(oid) > 12 {
-		return oid[:12]
-	}
-	return oid
-}
-
 // discardClaim removes a claimed spare that could not become the session's
 // worktree (and the branch made for it, while it still points at its
 // start), then returns err.
@@ -801,7 +795,7 @@ func spareProblem(ctx context.Context, path, commonDir string, rec parkRecord, k
 	if err != nil {
 		return "its git record " + admin + " cannot be read: " + err.Error()
 	}
-	if back, ok := parseGitdirLine(b, admin); !ok || !samePath(back, filepath.Join(path, ".git")) {
+	if back, ok := parseGitdirLine(b, admin); !ok || !fsutil.SamePath(back, filepath.Join(path, ".git")) {
 		return "its git record " + admin + " names another directory"
 	}
 	if b, err := os.ReadFile(filepath.Join(path, ".git")); err != nil || strings.TrimRight(string(b), "\r\n") != "gitdir: "+admin {
@@ -894,20 +888,6 @@ func parseGitdirLine(b []byte, base string) (string, bool) {
 		s = filepath.Join(base, s)
 	}
 	return filepath.Clean(s), true
-}
-
-// samePath compares two paths after resolving symlinks in their parents.
-func samePath(a, b string) bool {
-	if a == b {
-		return true
-	}
-	resolve := func(p string) (string, error) {
-		d, err := filepath.EvalSymlinks(filepath.Dir(p))
-		return filepath.Join(d, filepath.Base(p)), err
-	}
-	ra, err1 := resolve(a)
-	rb, err2 := resolve(b)
-	return err1 == nil && err2 == nil && ra == rb
 }
 
 // setAside renames a spare that cannot be used to .stale-<n>, where it is
@@ -1389,6 +1369,19 @@ func settleIndex(ctx context.Context, path string, hurry func() bool) error {
 		return fmt.Errorf("worktree: settle the index of %s: %w", path, err)
 	}
 	return nil
+}
+
+// ChecksOut reports whether a new session's worktree for the checkout
+// holding dir ("" = the current directory) is checked out (so a host can
+// say what the wait is for): dir is in a repository, and no spare of it
+// is ready to be claimed, which writes only the files that differ and
+// takes no noticeable time.
+func (m *Manager) ChecksOut(ctx context.Context, dir string) bool {
+	if dir == "" {
+		dir = "."
+	}
+	repo, err := Detect(ctx, dir)
+	return err == nil && !m.SpareReady(repo)
 }
 
 // SpareReady reports whether repo has a parked spare a new session can

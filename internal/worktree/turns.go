@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/session"
 )
 
 // Turns and background preparations of one repository.
@@ -80,6 +81,16 @@ const waitSuffix = ".wait"
 // directory is commonDir.
 func turnsLockPath(commonDir string) string {
 	return filepath.Join(commonDir, "yolop", turnsLockName)
+}
+
+// HoldSessionTurn is HoldTurn for a turn of the session whose workspace is
+// ws: nothing to hold (a release that does nothing) for a folder outside
+// git or a session in no repository.
+func HoldSessionTurn(ctx context.Context, ws session.Workspace) (release func(), err error) {
+	if ws.CommonDir == "" || ws.Folder {
+		return func() {}, nil
+	}
+	return HoldTurn(ctx, ws.CommonDir)
 }
 
 // HoldTurn takes the repository's turns lock shared for a turn; release
@@ -378,7 +389,7 @@ func (m *Manager) awaitPreparation(ctx context.Context, dir string) (waited bool
 		if r == nil {
 			continue // another start waits for this one
 		}
-		m.notify(fmt.Sprintf("waiting for the spare worktree being prepared in the background (yolop process %d, at commit %s) instead of checking out a second one beside it…", rec.PID, short(rec.Commit)))
+		m.notify(fmt.Sprintf("waiting for the spare worktree being prepared in the background (yolop process %d, at commit %s) instead of checking out a second one beside it…", rec.PID, git.ShortOID(rec.Commit)))
 		start := time.Now()
 		out, err := m.watch(ctx, lock)
 		r.release()

@@ -147,3 +147,15 @@ func gitmodulesPaths(file string) []string {
 	}
 	return paths
 }
+
+// Deferred is the system prompt of a session opened now, rendered when a
+// model call first needs it: its state summary costs a git process that
+// listing or restoring a session must not pay. engine returns the
+// session's snapshot engine (nil without one); lastEnd, noWorkspace,
+// sandboxLevel and shellEnv are as for WorkspaceStatus and Prompt.
+func Deferred(ws session.Workspace, engine func() *snapshot.Engine, lastEnd, noWorkspace string, sandboxLevel sandbox.Level, shellEnv string) func() (string, error) {
+	opened := time.Now()
+	return func() (string, error) {
+		return Prompt(ws, WorkspaceStatus(context.Background(), engine(), ws, lastEnd), noWorkspace, sandboxLevel, shellEnv, opened)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
@@ -77,4 +78,18 @@ func (t *Tasks) RunConfined(ctx context.Context, dir string, env []string, argv 
 		return res, fmt.Errorf("%s: %s", argv[0], st.Err)
 	}
 	return res, nil
+}
+
+// RunGit is RunConfined for a git command (argv[0] is git) whose caller
+// wants its stdout: a non-zero exit is a *git.Error, as from git's own
+// runner. It is the land package's Confine for a session's commit.
+func (t *Tasks) RunGit(ctx context.Context, dir string, env []string, argv ...string) ([]byte, error) {
+	res, err := t.RunConfined(ctx, dir, env, argv...)
+	if err != nil {
+		return nil, err
+	}
+	if res.ExitCode != 0 {
+		return res.Stdout, &git.Error{Args: argv[1:], ExitCode: res.ExitCode, Stderr: string(res.Stderr)}
+	}
+	return res.Stdout, nil
 }

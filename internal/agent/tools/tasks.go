@@ -97,6 +97,7 @@ type Tasks struct {
 	loginOnce sync.Once
 	login     loginEnv // read by loginOnce
 	loginTold bool     // guarded by mu: login.note was told
+	hostTold  bool     // guarded by mu: LoginNotice said it
 }
 
 // survivor is a process left by an earlier yolop process and when this
@@ -504,6 +505,19 @@ func (t *Tasks) LoginProblem() string {
 	return t.login.note
 }
 
+// LoginNotice is LoginProblem for the user, once per session: "" after
+// it said something.
+func (t *Tasks) LoginNotice() string {
+	why := t.LoginProblem()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if why == "" || t.hostTold {
+		return ""
+	}
+	t.hostTold = true
+	return why
+}
+
 // loginNote says, once, why commands do not run in the login shell's
 // environment ("" when they do, or once it was told).
 func (t *Tasks) loginNote() string {
@@ -591,4 +605,12 @@ func spillFile(dir, pattern string) (*os.File, error) {
 		return nil, fmt.Errorf("create spill file: %w", err)
 	}
 	return f, nil
+}
+
+// NoTasks are the background tasks of a session that has run nothing.
+type NoTasks struct{}
+
+func (NoTasks) Active() []Writer { return nil }
+func (NoTasks) Stop(id string) error {
+	return fmt.Errorf("no background task %q: this session has run nothing yet", id)
 }

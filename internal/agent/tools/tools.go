@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/failpoint"
+	"github.com/yolop-dev/yolop/internal/fsutil"
 	"github.com/yolop-dev/yolop/internal/secret"
 )
 
@@ -169,7 +170,7 @@ func New(env Env) (*Set, error) {
 		return nil, fmt.Errorf("tools: spill directory %s: %w", env.SpillDir, err)
 	}
 	s := &Set{root: root, rootAsGiven: given, env: env, afterResolve: pauseAfterResolve, dirs: newBeneath(root)}
-	if within(root, resolveExisting(spill)) || within(given, spill) {
+	if within(root, fsutil.ResolveExisting(spill)) || within(given, spill) {
 		return nil, fmt.Errorf("tools: spill directory %s is inside the root %s; choose one outside it so spilled output is not captured in checkpoints", env.SpillDir, env.Root)
 	}
 	s.env.SpillDir = spill
@@ -305,23 +306,6 @@ func within(dir, p string) bool {
 		return false
 	}
 	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)))
-}
-
-// resolveExisting resolves symlinks in the longest existing prefix of p.
-func resolveExisting(p string) string {
-	rest := ""
-	cur := filepath.Clean(p)
-	for {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
 }
 
 func mustSchema(s string) json.RawMessage {

@@ -1,0 +1,215 @@
+package app
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/yolop-dev/yolop/internal/agent"
+	"github.com/yolop-dev/yolop/internal/agent/tools"
+	"github.com/yolop-dev/yolop/internal/checkpoint"
+	"github.com/yolop-dev/yolop/internal/fault"
+	"github.com/yolop-dev/yolop/internal/land"
+	"github.com/yolop-dev/yolop/internal/session"
+	"github.com/yolop-dev/yolop/internal/setup"
+	"github.com/yolop-dev/yolop/internal/worktree"
+)
+
+// Prompt runs one turn. The session is created on disk by its first turn.
+func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.Update)) (TurnResult, error) {
+	if err := agent.CheckPrompt(text); err != nil {
+		return TurnResult{}, err
+	}
+	ctx, end, err := s.begin(ctx, true)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	defer end()
+	created := !s.Exists()
+	p, err := s.partsForTurn(ctx, text, onUpdate)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	// In place, one session writes the checkout at a time.
+	release, err := p.holdCheckout(ctx, true, !s.opts.OneShot, onUpdate)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	defer release()
+	w := &warner{onUpdate: onUpdate}
+	// While the turn runs, a background spare preparation of its
+	// repository stops its checkout.
+	releaseTurn, err := worktree.HoldSessionTurn(ctx, p.Session.Workspace())
+	if err != nil {
+		w.warn(fmt.Sprintf("could not hold the repository's turns lock (%v)", err))
+		releaseTurn = func() {}
+	}
+	defer releaseTurn()
+	if created {
+		s.startWarnings(p, w)
+	}
+	if err := p.runSetup(ctx, w, onUpdate); err != nil {
+		return TurnResult{}, err
+	}
+	around := p.gitState.Begin()
+	res, err := p.runTurn(ctx, text, onUpdate)
+	s.start.PrepareSpare()
+	if err != nil {
+		return TurnResult{}, err
+	}
+	if note := around.End(res.CheckpointID); note != "" {
+		res.Warnings = append(res.Warnings, note)
+	}
+	res.Warnings = append(res.Warnings, s.afterTurn(p)...)
+	res.Warnings = append(res.Warnings, w.early...)
+	if err := p.Session.Touch(text); err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the turn ran, but the session's description could not be updated (%v); its title and last-used time may be stale", err))
+	}
+	return res, nil
+}
+
+// partsForTurn creates the session on its first prompt and returns its
+// parts, refused when it was opened for reading only or its directory is
+// no longer the session's worktree (git is asked before the first turn
+// of the process).
+func (s *Session) partsForTurn(ctx context.Context, text string, onUpdate func(agent.Update)) (*Parts, error) {
+	if _, err := s.materialize(ctx, session.Title(text), nil, agent.NoticeSink(onUpdate)); err != nil {
+		return nil, err
+	}
+	p := s.Parts()
+	if p == nil {
+		return nil, fmt.Errorf("session %s is %s; turns are refused", s.ID(), s.Info().ReadOnlyReason)
+	}
+	if _, err := p.git.Get(ctx); err != nil {
+		return nil, fmt.Errorf("session %s: %w", p.Session.ID, err)
+	}
+	return p, nil
+}
+
+// warner tells what a turn warns of before it runs: as an update, or,
+// for a caller that takes no updates, with the turn's result.
+type warner struct {
+	onUpdate func(agent.Update)
+	early    []string
+}
+
+func (w *warner) warn(text string) {
+	if w.onUpdate != nil {
+		w.onUpdate(agent.Update{Kind: agent.UpdateWarning, Text: text})
+		return
+	}
+	w.early = append(w.early, text)
+}
+
+// startWarnings says, on the turn that created the session and before the
+// agent starts working, what the user must know of where it works: the
+// checkout's uncommitted changes and submodules its new worktree does not
+// have (unless StartNotices said the same), and that its files are not
+// snapshotted.
+func (s *Session) startWarnings(p *Parts, w *warner) {
+	told := s.notices.First()
+	if p.Snapshots() == nil {
+		why := cmp.Or(p.git.Unavailable(), p.NoWorkspace)
+		told = append(told, "conversation only — files are not snapshotted here ("+why+"); rewind restores the conversation, not the files")
+	}
+	for _, t := range told {
+		w.warn(t)
+	}
+}
+
+// runSetup runs the settings' [worktree] setup before the session's first
+// checkpoint: what it installs is the session's starting point, not a
+// change of its first turn.
+func (p *Parts) runSetup(ctx context.Context, w *warner, onUpdate func(agent.Update)) error {
+	if !p.setupPending() {
+		return nil
+	}
+	in := setup.Session{Dir: p.Session.Dir, Worktree: p.Session.Workspace().Worktree.Path, Tasks: p.Tasks,
+		Note: func(n agent.NoticeData) error { return p.Agent.Note(p.Controller.Head(), n) }}
+	warning, err := setup.Run(ctx, in, p.setup, onUpdate)
+	if warning != "" {
+		w.warn(warning)
+	}
+	return err
+}
+
+// runTurn runs the turn through the controller and reports it, with the
+// tool calls it made in the order they ended.
+func (p *Parts) runTurn(ctx context.Context, text string, onUpdate func(agent.Update)) (TurnResult, error) {
+	var mu sync.Mutex
+	calls := []ToolCall{}
+	out, err := p.Controller.RunTurn(ctx, text, func(u agent.Update) {
+		if u.Kind == agent.UpdateToolEnd && u.Tool != nil {
+			mu.Lock()
+			calls = append(calls, ToolCall{Name: u.Tool.Name, Status: u.Tool.Status})
+			mu.Unlock()
+		}
+		if onUpdate != nil {
+			onUpdate(u)
+		}
+	})
+	if err != nil {
+		return TurnResult{}, err
+	}
+	mu.Lock()
+	res := TurnResult{CheckpointID: out.ID, Status: out.Status, Text: out.Text, Pending: out.Pending, Usage: out.Usage, Warnings: out.Warnings, Tools: calls}
+	mu.Unlock()
+	res.Branch = p.Controller.ActiveBranch()
+	if out.Err != nil {
+		res.Error = out.Err.Error()
+	}
+	if out.PendingErr != nil {
+		res.Text = strings.TrimSpace(res.Text + "\n\nThe requested checkpoint preview could not be built: " + out.PendingErr.Error())
+	}
+	return res, nil
+}
+
+// afterTurn is what the user must know once a turn ended: once per
+// session, why commands do not get the login shell's environment; in a
+// process that ends with its turn, which background tasks stop with it.
+func (s *Session) afterTurn(p *Parts) []string {
+	var out []string
+	if why := p.Tasks.LoginNotice(); why != "" {
+		out = append(out, why+"; the tools' commands run in yolop's own environment instead")
+	}
+	if s.opts.OneShot {
+		for _, w := range p.Tasks.Active() {
+			if w.Kind == tools.WriterBackground {
+				out = append(out, fmt.Sprintf("background task %s (%s) stops when this yolop -p process exits; work that must keep running between turns belongs in the TUI (yolop -c)", w.ID, w.Command))
+			}
+		}
+	}
+	return out
+}
+
+// holdCheckout takes the checkout lock of an in-place session for a turn
+// (wait, when the host lives across turns) or a restore. It refuses while
+// a git operation is in progress in the checkout. The returned func ends
+// the hold (kept while background tasks run).
+func (p *Parts) holdCheckout(ctx context.Context, forTurn, wait bool, onUpdate func(agent.Update)) (func(), error) {
+	ws := p.Session.Workspace()
+	if ws.Kind != session.KindInPlace || p.checkout == nil {
+		return func() {}, nil
+	}
+	if ws.Folder {
+		// No git operation of the user's runs in a folder outside git.
+	} else if err := land.CheckIdle(ctx, ws.RepoRoot, false); err != nil {
+		return nil, &checkpoint.Error{Code: string(fault.CheckoutBusy), Msg: fmt.Sprintf("%v; the session works in your checkout, so its turns and restores are refused until then (nothing ran)", err), Err: err}
+	}
+	err := p.checkout.Take(ctx, wait && forTurn, func(inUse error) {
+		if onUpdate != nil {
+			onUpdate(agent.Update{Kind: agent.UpdateWarning, Text: inUse.Error() + " — this turn waits for it"})
+		}
+	})
+	var ie *worktree.CheckoutInUseError
+	if errors.As(err, &ie) {
+		return nil, &checkpoint.Error{Code: string(fault.CheckoutInUse), Msg: ie.Error(), Err: err}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func() { p.checkout.Release(p.Tasks.BackgroundRunning) }, nil
+}
