@@ -15,6 +15,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/provider/sim"
@@ -26,21 +27,26 @@ import (
 // rebuilt from disk.
 type world struct {
 	data, dir, trace string
-	worktree         string
+	mode             string // a new session's workspace mode
 	prov             provider.Config
 }
 
-func newWorld(t *testing.T, prov provider.Config, dir, worktree string) *world {
+func newWorld(t *testing.T, prov provider.Config, dir, mode string) *world {
 	t.Helper()
-	w := &world{data: t.TempDir(), dir: dir, worktree: worktree, prov: prov}
+	w := &world{data: t.TempDir(), dir: dir, mode: mode, prov: prov}
 	w.trace = filepath.Join(t.TempDir(), "trace.jsonl")
 	w.prov.TracePath = w.trace
 	return w
 }
 
+// open opens session id, or a new session when id is "".
 func (w *world) open(t *testing.T, id string) *app.Session {
 	t.Helper()
-	s, err := app.Open(context.Background(), app.Options{DataDir: w.data, Dir: w.dir, SessionID: id, Worktree: w.worktree, Provider: w.prov})
+	var req app.Request = app.Resume{ID: id}
+	if id == "" {
+		req = app.New{Mode: w.mode}
+	}
+	s, err := app.Open(context.Background(), app.Env{DataDir: w.data, Dir: w.dir, Provider: w.prov}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +265,7 @@ func TestRewindThenResumeSendsNothingAbandoned(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t, tc.prov(t), t.TempDir(), app.WorktreeOff)
+			w := newWorld(t, tc.prov(t), t.TempDir(), config.WorkspaceInPlace)
 			s := w.open(t, "")
 			for _, ts := range turns {
 				res := prompt(t, s, tc.prompt(ts))
@@ -356,7 +362,7 @@ func TestCompactionFollowsTheActiveBranch(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t, provider.Config{Provider: provider.NameSim}, t.TempDir(), app.WorktreeOff)
+			w := newWorld(t, provider.Config{Provider: provider.NameSim}, t.TempDir(), config.WorkspaceInPlace)
 			s := w.open(t, "")
 			for i, n := range []string{"one", "two", "three"} {
 				prompt(t, s, "prompt-"+n+long+"\n$ echo out-"+n)
@@ -429,7 +435,7 @@ func TestRestoreNotices(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.mode, func(t *testing.T) {
 			t.Parallel()
-			w := newWorld(t, provider.Config{Provider: provider.NameSim}, gittest.NewRepo(t), app.WorktreeAlways)
+			w := newWorld(t, provider.Config{Provider: provider.NameSim}, gittest.NewRepo(t), config.WorkspaceWorktree)
 			s := w.open(t, "")
 			defer s.Close()
 			prompt(t, s, "write a.txt\nA\nEOF")

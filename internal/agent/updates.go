@@ -91,3 +91,20 @@ func NoticeSink(onUpdate func(Update)) func(string) {
 	}
 	return func(s string) { onUpdate(Update{Kind: UpdateNotice, Text: s}) }
 }
+
+// Warner tells what a turn warns of before it runs: as an UpdateWarning,
+// or, for a caller that takes no updates (OnUpdate nil), kept in Early for
+// the turn's result.
+type Warner struct {
+	OnUpdate func(Update)
+	Early    []string
+}
+
+// Warn tells text.
+func (w *Warner) Warn(text string) {
+	if w.OnUpdate != nil {
+		w.OnUpdate(Update{Kind: UpdateWarning, Text: text})
+		return
+	}
+	w.Early = append(w.Early, text)
+}

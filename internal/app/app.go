@@ -21,90 +21,14 @@ import (
 	"github.com/yolop-dev/yolop/internal/resume"
 	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/session"
-	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
-
-// Worktree modes (--worktree; --worktree off now means in place).
-const (
-	WorktreeAlways = "always"
-	WorktreeOff    = "off"
-)
-
-// Options selects or creates a session.
-type Options struct {
-	DataDir   string
-	Dir       string // where yolop was started (-C)
-	SessionID string // resume this session
-	Continue  bool   // resume the most recent session of Dir's repository
-	Worktree  string // always (default) or off
-	// Workspace is where a new session works: config.WorkspaceWorktree,
-	// config.WorkspaceInPlace or config.WorkspaceNone ("" = from Worktree: always is a
-	// worktree, off is in place). WorkspaceExplicit says the user chose it
-	// on the command line (in place in $HOME or / needs that).
-	Workspace         string
-	WorkspaceExplicit bool
-	Provider          provider.Config
-	// Create makes the session directory now instead of at the first turn.
-	Create bool
-	// ForReading is set by callers that only read (listing checkpoints):
-	// when SessionID cannot be opened for writing because its directory is
-	// read-only or another process holds it, it is opened for reading
-	// instead. Nothing is repaired or written, and every turn and restore
-	// is refused with the reason.
-	ForReading bool
-	// Base is the commit a new session worktree starts from instead of the
-	// checkout's HEAD (`yolop sessions fork` starts from the old session's
-	// branch while the new session still belongs to the user's checkout).
-	Base string
-	// WorkBase, with Base, is the commit the new session's work counts
-	// from (diff, apply, `sessions show`): a fork keeps the old session's,
-	// the commit its work started from, while its worktree starts from the
-	// old worktree's later commit. "" = the commit the worktree starts from.
-	WorkBase string
-	// MCP are the MCP servers whose tools the session offers (the
-	// settings file's, and in ACP the client's).
-	MCP []mcp.Server
-	// ClientMCP says some of MCP came from an editor, which configured
-	// them for its project directory: the session says where they work.
-	ClientMCP bool
-	// Spares configures recycled worktrees (see worktree.Starter).
-	Spares config.Spares
-	// PrepareSpare, when set, starts a detached, low-priority process that
-	// prepares a spare for the repository whose checkout is at repoRoot
-	// (`yolop worktree prepare-spare`). It must not wait for that process.
-	PrepareSpare func(repoRoot string)
-	// Early prepares a new session's worktree as soon as the session opens
-	// (hosts whose process waits for a prompt: the TUI); the branch is made
-	// at the first prompt, and a session closed unused leaves nothing.
-	Early bool
-	// Sandbox is the --sandbox level ("" = the settings' or write).
-	Sandbox string
-	// Watch keeps a file watcher over the session's files, so a capture
-	// looks at the paths changed since the last one instead of walking
-	// the whole tree. Hosts that live across turns (the TUI, ACP) arm it
-	// in the background; a OneShot process lets its first capture's walk
-	// arm it, so the end of its turn is watched.
-	Watch bool
-	// OneShot says the process ends with its turn (print mode): the
-	// turn's result warns about background tasks, which stop with it.
-	OneShot bool
-	// Hooks are test and fault-injection seams; the product leaves them
-	// zero.
-	Hooks Hooks
-
-	// knownClean: the new session's worktree was just proved clean by its
-	// claim and nothing ran in it since (worktree.Started.KnownClean).
-	knownClean bool
-	// knownWalk is the walk made when that worktree was parked.
-	knownWalk *snapshot.Walk
-}
 
 // Session is a live session, as hosts see it. Before its first prompt it
 // may not exist on disk yet (TUI, print): its state is then a draft, and
 // the first prompt creates it.
 type Session struct {
-	opts Options
+	opts options
 	prov provider.Provider
 
 	// create serializes materialize: one draft becomes one session.
@@ -112,9 +36,8 @@ type Session struct {
 	// homeFixed makes apply target the checkout the session was started
 	// from rather than the directory it was opened in (`yolop apply`).
 	homeFixed bool
-	// start gives a new session its worktree (early, when the host waits
-	// for a prompt) and prepares a spare after the first turn; notices
-	// are what the user is told of where it works before its first turn.
+	// start gives a new session its worktree and prepares a spare after
+	// the first turn; notices are what the user is told before it.
 	start   *worktree.Starter
 	notices worktree.StartNotices
 
@@ -220,8 +143,23 @@ func (s *Session) begin(ctx context.Context, turn bool) (context.Context, func()
 	}, nil
 }
 
-// Open resumes a session (SessionID or Continue) or prepares a new one.
-func Open(ctx context.Context, o Options) (*Session, error) {
+// Open opens the session req names (Resume, Continue, Read) or prepares
+// a new one (New), with what env gives every session of the process.
+func Open(ctx context.Context, env Env, req Request) (*Session, error) {
+	switch r := req.(type) {
+	case Resume:
+		if r.ID == "" {
+			return nil, errNoID
+		}
+	case nil:
+		return nil, errors.New("app: Open needs a request (New, Resume, Continue or Read)")
+	}
+	return open(ctx, env.with(req))
+}
+
+var errNoID = fmt.Errorf("no session id given; `yolop sessions` lists them (%w)", session.ErrNotFound)
+
+func open(ctx context.Context, o options) (*Session, error) {
 	o, err := o.resolve()
 	if err != nil {
 		return nil, err
@@ -234,8 +172,8 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{opts: o, prov: prov, start: worktree.NewStarter(*o.manager(), o.PrepareSpare)}
-	if o.SessionID == "" {
+	s := &Session{opts: o, prov: prov, start: worktree.NewStarter(*o.Spares.Manager(o.DataDir, o.Hooks.failpoint()), o.PrepareSpare)}
+	if o.sessionID == "" {
 		err = s.newDraft(ctx)
 	} else {
 		s.state, err = openExisting(ctx, o, prov, moved)
@@ -246,23 +184,11 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	return s, nil
 }
 
-// resolve checks o's modes and fills in their defaults and the directory
-// yolop works in.
-func (o Options) resolve() (Options, error) {
-	if o.Worktree == "" {
-		o.Worktree = WorktreeAlways
-	}
-	if o.Worktree != WorktreeAlways && o.Worktree != WorktreeOff {
-		return o, fmt.Errorf("--worktree must be always or off, not %q", o.Worktree)
-	}
-	if err := config.CheckWorkspaceMode(o.Workspace); err != nil {
+// resolve checks a new session's mode and fills in the directory yolop
+// works in.
+func (o options) resolve() (options, error) {
+	if err := config.CheckWorkspaceMode(o.mode); err != nil {
 		return o, err
-	}
-	if o.Workspace == "" {
-		o.Workspace = config.WorkspaceWorktree
-		if o.Worktree == WorktreeOff {
-			o.Workspace = config.WorkspaceInPlace
-		}
 	}
 	dir, err := config.WorkDir(o.Dir)
 	o.Dir = dir
@@ -272,40 +198,40 @@ func (o Options) resolve() (Options, error) {
 // which names the session o opens when it names none: the one whose
 // worktree yolop runs in, or with Continue the latest of Dir's
 // repository. The notes say what following moved sessions did.
-func (o *Options) which(ctx context.Context) ([]string, error) {
-	if sid := catalog.SessionOfWorktree(o.DataDir, o.Dir); sid != "" && o.SessionID == "" {
+func (o *options) which(ctx context.Context) ([]string, error) {
+	if sid := catalog.SessionOfWorktree(o.DataDir, o.Dir); sid != "" && o.sessionID == "" {
 		// Inside a session's own worktree (the directory yolop prints
 		// after each turn): -c continues that session; a new session
 		// would start from it as if it were the user's repository.
-		if !o.Continue {
+		if !o.cont {
 			return nil, &checkpoint.Error{Code: string(fault.SessionWorktree), Msg: fmt.Sprintf("%s is the worktree of session %s, not your repository: continue that session with `yolop -c` (or --session %s), or start a new one from your repository's directory", o.Dir, sid, sid)}
 		}
-		o.SessionID = sid
+		o.sessionID = sid
 	}
-	if !o.Continue || o.SessionID != "" {
+	if !o.cont || o.sessionID != "" {
 		return nil, nil
 	}
 	id, notes, err := catalog.LatestFor(ctx, o.DataDir, o.Dir)
-	o.SessionID = id
+	o.sessionID = id
 	return notes, err
 }
 
-// openExisting opens session o.SessionID for writing; for reading only
-// when o.ForReading and it cannot be opened for writing (another process
+// openExisting opens session o.sessionID for writing; for reading only
+// when o.forReading and it cannot be opened for writing (another process
 // holds it, its directory is read-only, its worktree is missing), or when
 // its repository is gone. moved are the notes of following a moved
 // repository.
-func openExisting(ctx context.Context, o Options, prov provider.Provider, moved []string) (state, error) {
-	if o.ForReading {
+func openExisting(ctx context.Context, o options, prov provider.Provider, moved []string) (state, error) {
+	if o.forReading {
 		// Reading must not re-create a worktree that is gone (a resume
 		// does, and says so).
-		if why := catalog.MissingWorktree(ctx, o.DataDir, o.SessionID); why != "" {
+		if why := catalog.MissingWorktree(ctx, o.DataDir, o.sessionID); why != "" {
 			return openView(o, why, nil)
 		}
 	}
-	sess, kept, err := resume.Open(o.DataDir, o.SessionID)
+	sess, kept, err := resume.Open(o.DataDir, o.sessionID)
 	if err != nil {
-		if why := session.ReadableOnly(err); o.ForReading && why != "" {
+		if why := session.ReadableOnly(err); o.forReading && why != "" {
 			return openView(o, why, err)
 		}
 		return nil, err
@@ -313,13 +239,13 @@ func openExisting(ctx context.Context, o Options, prov provider.Provider, moved 
 	p, err := assemble(ctx, sess, prov, o, kept)
 	if errors.Is(err, worktree.ErrRepoGone) {
 		// Run from the repository's new place, the session follows it.
-		notes, ferr := catalog.FollowMoved(ctx, o.DataDir, o.Dir, o.SessionID)
+		notes, ferr := catalog.FollowMoved(ctx, o.DataDir, o.Dir, o.sessionID)
 		if ferr != nil {
 			return nil, errors.Join(err, ferr)
 		}
 		if len(notes) > 0 {
 			moved = append(moved, notes...)
-			if sess, err = session.Open(o.DataDir, o.SessionID); err != nil {
+			if sess, err = session.Open(o.DataDir, o.sessionID); err != nil {
 				return nil, err
 			}
 			// The failed assemble applied records to the resume file's
@@ -333,7 +259,7 @@ func openExisting(ctx context.Context, o Options, prov provider.Provider, moved 
 		// conversation can still be listed and replayed; turns and
 		// restores are refused with the reason.
 		why := worktree.GoneReason(err)
-		return openView(o, why, err, "session "+o.SessionID+" is opened for reading only: "+why+". Listing and replay work; turns and restores are refused")
+		return openView(o, why, err, "session "+o.sessionID+" is opened for reading only: "+why+". Listing and replay work; turns and restores are refused")
 	}
 	if err != nil {
 		return nil, err
@@ -344,15 +270,15 @@ func openExisting(ctx context.Context, o Options, prov provider.Provider, moved 
 }
 
 // newDraft prepares a new session: it is created on disk by its first
-// prompt (or now, with Options.Create), its worktree started early when
-// the host waits for that prompt (Options.Early).
+// prompt (or now: Start Now), its worktree started early when the host
+// waits for that prompt (Start Early).
 func (s *Session) newDraft(ctx context.Context) error {
 	o := s.opts
 	if err := config.CheckDataDir(o.DataDir, o.Dir); err != nil {
 		return err
 	}
 	d := &draft{ws: session.Workspace{SessionID: session.NewID(), Kind: session.KindConversation, ActiveRoot: o.Dir, Provider: s.prov.Name(), Model: s.prov.Model()}, dir: o.Dir, contextWindow: o.Provider.ContextWindow}
-	why, notRepo := worktree.Unavailable(ctx, o.Dir, o.Workspace == config.WorkspaceNone)
+	why, notRepo := worktree.Unavailable(ctx, o.Dir, o.mode == config.WorkspaceNone)
 	d.expectWS, d.expectWhy, d.mode = why == "", why, config.WorkspaceNone
 	// Outside any repository: a folder of its own, in place.
 	folder := d.expectWS && notRepo
@@ -360,10 +286,10 @@ func (s *Session) newDraft(ctx context.Context) error {
 	case folder:
 		d.mode = config.WorkspaceInPlace
 	case d.expectWS:
-		d.mode = o.Workspace
+		d.mode = o.mode
 	}
 	d.ctl = checkpoint.NewUnstarted(d.ws.SessionID, d.expectWhy)
-	if o.ClientMCP && len(o.MCP) > 0 && d.expectWS {
+	if len(o.EditorMCP) > 0 && d.expectWS {
 		// Said as soon as the editor opens the session, not only once the
 		// first prompt has made it.
 		d.notices = append(d.notices, mcp.WorktreeNote)
@@ -373,13 +299,13 @@ func (s *Session) newDraft(ctx context.Context) error {
 		d.sandbox = sb
 	}
 	s.state = d
-	if o.Create {
+	if o.start == Now {
 		if _, err := s.materialize(ctx, "", nil, nil); err != nil {
 			return err
 		}
 		s.start.PrepareSpare()
-	} else if o.Early && d.expectWS && !folder {
-		s.start.Early(o.Dir, o.Base, d.ws.SessionID)
+	} else if o.start == Early && d.expectWS && !folder {
+		s.start.Early(o.Dir, o.base, d.ws.SessionID)
 		s.notices.Draft(worktree.CheckCheckoutOf(o.Dir, agent.InstructionsFile))
 	}
 	return nil
@@ -401,11 +327,11 @@ func (s *Session) materialize(ctx context.Context, title string, fill func(ctx c
 	ws := d.ws
 	ws.Title = title
 	o := s.opts
-	ch, err := worktree.Choose(ctx, &ws, worktree.Choice{DataDir: o.DataDir, Dir: o.Dir, Kind: config.SessionKind(o.Workspace), Explicit: o.WorkspaceExplicit,
-		Base: o.Base, WorkBase: o.WorkBase, Owner: catalog.WorktreeOwner(o.DataDir), FolderLimits: config.Folder,
+	ch, err := worktree.Choose(ctx, &ws, worktree.Choice{DataDir: o.DataDir, Dir: o.Dir, Kind: config.SessionKind(o.mode), Explicit: o.explicit,
+		Base: o.base, WorkBase: o.workBase, Owner: catalog.WorktreeOwner(o.DataDir), FolderLimits: config.Folder,
 		Starter: s.start, Notice: notice, Instructions: agent.InstructionsFile})
 	if err != nil {
-		return 0, folderRefusal(err)
+		return 0, refusal(err)
 	}
 	// The mark of a start in progress goes once the session directory
 	// exists or what this call made is undone.
@@ -427,7 +353,7 @@ func (s *Session) materialize(ctx context.Context, title string, fill func(ctx c
 	// not an MCP server started with the session.
 	ao := o
 	if ch.Started != nil {
-		ao.knownClean = ch.Started.KnownClean && fill == nil && len(o.MCP) == 0
+		ao.knownClean = ch.Started.KnownClean && fill == nil && len(o.servers()) == 0
 		ao.knownWalk = ch.Started.Walk
 	}
 	p, err := assemble(ctx, sess, s.prov, ao, nil)
@@ -532,9 +458,7 @@ func (s *Session) Transcript() []agent.Item {
 }
 
 // TranscriptParts is Transcript for a host that draws the newest part
-// first: the items it can give without reading the older history, and a
-// func that returns the items before them (nil when there are none to
-// load). See agent.Agent.TranscriptParts.
+// first (agent.Agent.TranscriptParts).
 func (s *Session) TranscriptParts() ([]agent.Item, func() []agent.Item) {
 	if p := s.Parts(); p != nil {
 		return p.Agent.TranscriptParts()
@@ -542,12 +466,10 @@ func (s *Session) TranscriptParts() ([]agent.Item, func() []agent.Item) {
 	return nil, nil
 }
 
-// StartNotices waits (until ctx ends) for what a new session's host should
-// show before the first prompt: the checkout's uncommitted changes the
-// session's worktree will not have, and the submodules it does not check
-// out. It returns nothing for a session that exists already, and each
-// notice once; the first turn does not repeat a warning given here unless
-// it changed.
+// StartNotices waits (until ctx ends) for what a new session's host shows
+// before the first prompt, each notice once: the checkout's uncommitted
+// changes and submodules its worktree will not have (the first turn does
+// not repeat them unless they changed).
 func (s *Session) StartNotices(ctx context.Context) []string {
 	return s.notices.Early(ctx)
 }
@@ -577,12 +499,17 @@ func (s *Session) Close() error {
 	return nil
 }
 
-// folderRefusal gives a folder's refusal the type hosts show as a
-// refusal (ACP: "Refused (code): …"), with its code.
-func folderRefusal(err error) error {
+// refusal gives the workspace's refusals (a folder's, a checkout another
+// session holds) the type hosts show as a refusal (ACP: "Refused (code):
+// …"), with their code.
+func refusal(err error) error {
 	var fe *worktree.FolderError
-	if errors.As(err, &fe) {
+	var ie *worktree.CheckoutInUseError
+	switch {
+	case errors.As(err, &fe):
 		return &checkpoint.Error{Code: string(fe.Code), Msg: fe.Msg, Err: fe.Err}
+	case errors.As(err, &ie):
+		return &checkpoint.Error{Code: string(fault.CheckoutInUse), Msg: ie.Error(), Err: err}
 	}
 	return err
 }

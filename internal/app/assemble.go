@@ -22,7 +22,6 @@ import (
 	"github.com/yolop-dev/yolop/internal/resume"
 	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/session"
-	"github.com/yolop-dev/yolop/internal/setup"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/spawn"
 	"github.com/yolop-dev/yolop/internal/timeline"
@@ -30,7 +29,7 @@ import (
 )
 
 // Hooks are seams for tests and fault injection. The product leaves them
-// zero; tests pass them through Options so they exercise the very assembly
+// zero; tests pass them through Env so they exercise the very assembly
 // the product runs, never a copy of it.
 type Hooks struct {
 	// Runtime, when set, replaces the agent as the controller's runtime
@@ -103,16 +102,6 @@ func (p *Parts) Snapshots() *snapshot.Engine {
 	return eng
 }
 
-// setupPending reports whether the session still has its worktree's
-// setup to run: a worktree session, a setup command in the settings, no
-// record of an earlier start and no turn yet.
-func (p *Parts) setupPending() bool {
-	if p.setup == "" || p.Session.Workspace().Kind != session.KindWorktree || p.Controller.ReadOnly() != "" {
-		return false
-	}
-	return !setup.Started(p.Session.Dir) && len(p.Timeline.State().Order) == 0
-}
-
 // onClose pushes a cleanup onto the stack.
 func (p *Parts) onClose(f func() error) { p.cleanups = append(p.cleanups, f) }
 
@@ -131,7 +120,7 @@ func (p *Parts) Close() error {
 // assemble opens every part of an existing, locked session and repairs
 // it. On error everything it opened is closed again, the session
 // included.
-func assemble(ctx context.Context, sess *session.Session, prov provider.Provider, o Options, kept *resume.File) (_ *Parts, err error) {
+func assemble(ctx context.Context, sess *session.Session, prov provider.Provider, o options, kept *resume.File) (_ *Parts, err error) {
 	dataDir, h := o.DataDir, o.Hooks
 	p := &Parts{Session: sess}
 	p.onClose(sess.Close)
@@ -178,7 +167,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	// files, and MCP servers start in the worktree: those need git now.
 	// Otherwise git is not asked anything until a turn, capture, diff,
 	// restore or landing needs it (see snapshot.Lazy).
-	gitNow := live.OpenTurn != nil || live.PendingRestore != nil || len(o.MCP) > 0
+	gitNow := live.OpenTurn != nil || live.PendingRestore != nil || len(o.servers()) > 0
 
 	att, err := worktree.Attach(ctx, sess, dataDir)
 	if err != nil {
@@ -191,7 +180,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	}
 	var snaps checkpoint.Snapshots
 	if att.HasEngine() {
-		eo, err := config.Engine(o.Watch, o.OneShot)
+		eo, err := config.Engine(o.watch(), o.oneShot())
 		if err != nil {
 			return nil, err
 		}
@@ -243,8 +232,8 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	})
 	late := &checkpoint.Late{}
 	var external []tools.Tool
-	if len(o.MCP) > 0 {
-		servers, err := config.SessionMCP(o.MCP, settings)
+	if len(o.servers()) > 0 {
+		servers, err := config.SessionMCP(o.servers(), settings)
 		if err != nil {
 			return nil, err
 		}
@@ -257,7 +246,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		p.MCP = mcp.Start(ctx, servers, root, mcp.Confine(sess.ID, sess.Path(spawn.LedgerFile), p.Sandbox))
 		p.onClose(p.MCP.Close)
 		p.Notices = append(p.Notices, p.MCP.Problems()...)
-		if o.ClientMCP && ws.Worktree != nil {
+		if len(o.EditorMCP) > 0 && ws.Worktree != nil {
 			p.Notices = append(p.Notices, mcp.WorktreeNote)
 		}
 		external = p.MCP.Tools()

@@ -24,9 +24,9 @@ func TestCheckoutWarningBeforeTurn(t *testing.T) {
 	gittest.WriteFile(t, repo, "a.txt", "a\n")
 	gittest.Commit(t, repo, "base")
 	gittest.WriteFile(t, repo, "a.txt", "user wip\n")
-	opts := app.Options{DataDir: t.TempDir(), Dir: repo, Provider: provider.Config{Provider: provider.NameSim}, Early: true}
+	env := app.Env{DataDir: t.TempDir(), Dir: repo, Provider: provider.Config{Provider: provider.NameSim}}
 
-	s, err := app.Open(ctx, opts)
+	s, err := app.Open(ctx, env, app.New{Start: app.Early})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,8 +52,7 @@ func TestCheckoutWarningBeforeTurn(t *testing.T) {
 	}
 
 	// Without StartNotices (print mode): a live update, first.
-	opts.Early = false
-	s2, err := app.Open(ctx, opts)
+	s2, err := app.Open(ctx, env, app.New{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,8 +86,8 @@ func TestSubmoduleNoticeAndPrompt(t *testing.T) {
 	gittest.Git(t, repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "mods/sub")
 	gittest.Commit(t, repo, "add a submodule")
 	trace := filepath.Join(t.TempDir(), "trace.jsonl")
-	opts := app.Options{DataDir: t.TempDir(), Dir: repo, Provider: provider.Config{Provider: provider.NameSim, TracePath: trace}, Early: true}
-	s, err := app.Open(ctx, opts)
+	env := app.Env{DataDir: t.TempDir(), Dir: repo, Provider: provider.Config{Provider: provider.NameSim, TracePath: trace}}
+	s, err := app.Open(ctx, env, app.New{Start: app.Early})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestCloseEndsARunningTurn(t *testing.T) {
 	gittest.WriteFile(t, repo, "a.txt", "a\n")
 	gittest.Commit(t, repo, "base")
 	data := t.TempDir()
-	s, err := app.Open(ctx, app.Options{DataDir: data, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}})
+	s, err := app.Open(ctx, app.Env{DataDir: data, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}}, app.New{})
 	if err != nil {
 		t.Fatal(err)
 	}

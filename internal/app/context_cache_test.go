@@ -20,21 +20,21 @@ import (
 func TestContextCacheMatchesReplay(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	opts := simRepo(t)
-	data := opts.DataDir
+	env := simRepo(t)
+	data := env.DataDir
 
-	s, err := app.Open(ctx, opts)
+	s, err := app.Open(ctx, env, app.New{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Prompt(ctx, "write f0.txt\nzero\nEOF", nil); err != nil {
 		t.Fatal(err)
 	}
-	opts.SessionID = s.ID()
+	id := s.ID()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	resume := filepath.Join(session.SessionsDir(data), opts.SessionID, "resume.bin")
+	resume := filepath.Join(session.SessionsDir(data), id, "resume.bin")
 
 	type view struct{ context, transcript, parts string }
 	see := func(s *app.Session) view {
@@ -53,7 +53,7 @@ func TestContextCacheMatchesReplay(t *testing.T) {
 	}
 	open := func() *app.Session {
 		t.Helper()
-		s, err := app.Open(ctx, opts)
+		s, err := app.Open(ctx, env, app.Resume{ID: id})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/app/apptest"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
@@ -132,7 +133,7 @@ func TestOldFormatSessionOpens(t *testing.T) {
 	dir := unpackFixture(t)
 	data := filepath.Join(dir, "data")
 	open := func() *app.Session {
-		s, err := app.Open(context.Background(), app.Options{DataDir: data, Dir: filepath.Join(dir, "repo"), SessionID: fixtureSession, Provider: provider.Config{Provider: provider.NameSim}})
+		s, err := app.Open(context.Background(), app.Env{DataDir: data, Dir: filepath.Join(dir, "repo"), Provider: provider.Config{Provider: provider.NameSim}}, app.Resume{ID: fixtureSession})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,12 +237,12 @@ func TestOldFormatSessionOpens(t *testing.T) {
 	}
 }
 
-// simRepo makes a repository with one commit (a.txt) and a data dir, and
-// returns them with the options that open a sim session there.
-func simRepo(t *testing.T) app.Options {
+// simRepo makes a repository with one commit (a.txt) and returns the
+// environment of a sim session there.
+func simRepo(t *testing.T) app.Env {
 	t.Helper()
 	repo := gittest.NewRepo(t)
 	gittest.WriteFile(t, repo, "a.txt", "a\n")
 	gittest.Commit(t, repo, "base")
-	return app.Options{DataDir: t.TempDir(), Dir: repo, Provider: provider.Config{Provider: provider.NameSim}}
+	return apptest.Env(t, repo)
 }

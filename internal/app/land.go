@@ -104,36 +104,26 @@ type landTarget struct {
 
 func (t landTarget) Land() command.Land { return t.s }
 
-// Lander is what `yolop diff|apply|commit` use of a session.
-type Lander interface {
-	ID() string
-	Diff(ctx context.Context, o land.DiffOptions) (*land.DiffResult, error)
-	Apply(ctx context.Context, o land.ApplyOptions) (*land.ApplyResult, error)
-	UndoApply(ctx context.Context, o land.UndoOptions) (*land.UndoResult, error)
-	Commit(ctx context.Context, o land.CommitOptions) (*land.CommitResult, error)
-	// Repairs are what opening the session repaired (an interrupted
-	// apply rolled back, an interrupted turn closed): the command must
-	// tell them, whatever it does next.
-	Repairs() []string
-	Close() error
-}
-
 // Repairs are the repairs made when the session was opened.
 func (s *Session) Repairs() []string { return s.Info().Repairs }
 
-// OpenLand opens a session (o.SessionID, or the latest of o.Dir's
-// repository with o.Continue) for diff, apply and commit. When another
-// process holds the session open, diff, apply and undo still work (they
-// only read its worktree); commit is refused.
-func OpenLand(ctx context.Context, o Options) (Lander, error) {
-	s, err := Open(ctx, o)
+// OpenLand opens a session (Resume, or Continue: the latest of env.Dir's
+// repository) for diff, apply and commit. When another process holds the
+// session open, diff, apply and undo still work (they only read its
+// worktree); commit is refused.
+func OpenLand(ctx context.Context, env Env, req Request) (land.Lander, error) {
+	s, err := Open(ctx, env, req)
 	if err == nil {
 		// The subcommands apply to the checkout the session was started
 		// from (--to names another), wherever they are run.
 		s.homeFixed = true
 		return s, nil
 	}
-	pk, err := catalog.PeekHeld(ctx, o.DataDir, o.Dir, o.SessionID, err)
+	id := ""
+	if r, ok := req.(Resume); ok {
+		id = r.ID
+	}
+	pk, err := catalog.PeekHeld(ctx, env.DataDir, env.Dir, id, err)
 	if err != nil {
 		return nil, err
 	}

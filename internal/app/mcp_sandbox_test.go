@@ -30,10 +30,10 @@ func TestMCPServerRunsInTheSandbox(t *testing.T) {
 	gittest.WriteFile(t, repo, "a.txt", "a\n")
 	gittest.Commit(t, repo, "base")
 	outside := filepath.Join(t.TempDir(), "outside.txt")
-	s, err := app.Open(context.Background(), app.Options{
+	s, err := app.Open(context.Background(), app.Env{
 		DataDir: t.TempDir(), Dir: repo, Provider: provider.Config{Provider: provider.NameSim}, Sandbox: "write",
 		MCP: []mcp.Server{{Name: "w", Command: exe, Env: map[string]string{"YOLOP_TEST_MCP_WRITER": "1"}}},
-	})
+	}, app.New{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/app/apptest"
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/session"
 )
@@ -19,19 +20,11 @@ import (
 func TestPromptTooLarge(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	opts := simRepo(t)
-	data := opts.DataDir
-	s, err := app.Open(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := s.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
+	env := simRepo(t)
+	data := env.DataDir
+	s := apptest.Open(t, env, app.New{})
 	big := "look at this\n" + strings.Repeat("x", agent.MaxPromptBytes)
-	_, err = s.Prompt(ctx, big, nil)
+	_, err := s.Prompt(ctx, big, nil)
 	if err == nil {
 		t.Fatal("a prompt over the limit ran")
 	}

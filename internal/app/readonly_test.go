@@ -40,7 +40,7 @@ func TestListOnReadOnlyDataDir(t *testing.T) {
 	ctx := context.Background()
 	repo := gittest.NewRepo(t)
 	data := t.TempDir()
-	s, err := app.Open(ctx, app.Options{DataDir: data, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}})
+	s, err := app.Open(ctx, app.Env{DataDir: data, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}}, app.New{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,12 +85,11 @@ func readOnlyChild(t *testing.T, data string) {
 	if _, err := session.Open(data, id); !errors.Is(err, session.ErrNotWritable) {
 		t.Fatalf("session.Open on a read-only directory: %v, want ErrNotWritable", err)
 	}
-	opts := app.Options{DataDir: data, SessionID: id, Provider: provider.Config{Provider: provider.NameSim}}
-	if _, err := app.Open(ctx, opts); err == nil {
+	env := app.Env{DataDir: data, Provider: provider.Config{Provider: provider.NameSim}}
+	if _, err := app.Open(ctx, env, app.Resume{ID: id}); err == nil {
 		t.Fatal("a writer's open succeeded on a read-only data directory")
 	}
-	opts.ForReading = true
-	s, err := app.Open(ctx, opts)
+	s, err := app.Open(ctx, env, app.Read{ID: id})
 	if err != nil {
 		t.Fatalf("open for reading: %v", err)
 	}

@@ -67,7 +67,7 @@ func TestResumeFile(t *testing.T) {
 	resume := filepath.Join(sessDir, "resume.bin")
 	open := func() *app.Session {
 		t.Helper()
-		s, err := app.Open(context.Background(), app.Options{DataDir: data, Dir: filepath.Join(dir, "repo"), SessionID: resumeFixture, Provider: provider.Config{Provider: provider.NameSim}})
+		s, err := app.Open(context.Background(), app.Env{DataDir: data, Dir: filepath.Join(dir, "repo"), Provider: provider.Config{Provider: provider.NameSim}}, app.Resume{ID: resumeFixture})
 		if err != nil {
 			t.Fatal(err)
 		}

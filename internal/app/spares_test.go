@@ -28,11 +28,12 @@ func TestEarlyWorktree(t *testing.T) {
 	gittest.Commit(t, repo, "base")
 	data := t.TempDir()
 	var prepared []string
-	opts := app.Options{DataDir: data, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}, Early: true,
+	env := app.Env{DataDir: data, Dir: repo, Provider: provider.Config{Provider: provider.NameSim},
 		Spares: config.Spares{Limit: 1}, PrepareSpare: func(root string) { prepared = append(prepared, root) }}
+	early := app.New{Start: app.Early}
 
 	// Opened and closed unused: nothing is left but a spare.
-	s, err := app.Open(ctx, opts)
+	s, err := app.Open(ctx, env, early)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func TestEarlyWorktree(t *testing.T) {
 	}
 
 	// Opened again: the spare is claimed early; the prompt names the branch.
-	s, err = app.Open(ctx, opts)
+	s, err = app.Open(ctx, env, early)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,9 +86,8 @@ func TestUnusedSessionIsNotListed(t *testing.T) {
 	gittest.WriteFile(t, repo, "a.txt", "a\n")
 	gittest.Commit(t, repo, "base")
 	data := t.TempDir()
-	base := app.Options{DataDir: data, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}}
-	used := base
-	s, err := app.Open(ctx, used)
+	env := app.Env{DataDir: data, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}}
+	s, err := app.Open(ctx, env, app.New{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,9 +97,7 @@ func TestUnusedSessionIsNotListed(t *testing.T) {
 	usedID := s.ID()
 	s.Close()
 
-	opened := base
-	opened.Create = true
-	s, err = app.Open(ctx, opened)
+	s, err = app.Open(ctx, env, app.New{Start: app.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,9 +110,7 @@ func TestUnusedSessionIsNotListed(t *testing.T) {
 	if len(rows) != 1 || rows[0].SessionID != usedID {
 		t.Fatalf("listed %+v, want only %s", rows, usedID)
 	}
-	cont := base
-	cont.Continue = true
-	s, err = app.Open(ctx, cont)
+	s, err = app.Open(ctx, env, app.Continue{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,9 +119,7 @@ func TestUnusedSessionIsNotListed(t *testing.T) {
 	}
 	s.Close()
 	// It can still be opened by id, and using it lists it.
-	byID := base
-	byID.SessionID = unusedID
-	s, err = app.Open(ctx, byID)
+	s, err = app.Open(ctx, env, app.Resume{ID: unusedID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func TestSessionAboveItsDataDir(t *testing.T) {
 	ctx := context.Background()
 	home := t.TempDir()
 	data := filepath.Join(home, ".local", "share", "yolop")
-	f, err := Open(ctx, Options{DataDir: data, Dir: home, Provider: provider.Config{Provider: provider.NameSim}})
+	f, err := Open(ctx, Env{DataDir: data, Dir: home, Provider: provider.Config{Provider: provider.NameSim}}, New{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestSessionAboveItsDataDir(t *testing.T) {
 	if list, err := session.List(data); err != nil || len(list) != 0 {
 		t.Fatalf("the refusal left sessions behind: %+v %v", list, err)
 	}
-	s, err := Open(ctx, Options{DataDir: data, Dir: home, Workspace: config.WorkspaceNone, Provider: provider.Config{Provider: provider.NameSim}})
+	s, err := Open(ctx, Env{DataDir: data, Dir: home, Provider: provider.Config{Provider: provider.NameSim}}, New{Mode: config.WorkspaceNone})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestFailedCreationLeavesNothing(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	data := filepath.Join(t.TempDir(), "data")
-	s, err := Open(ctx, Options{DataDir: data, Dir: dir, Provider: provider.Config{Provider: provider.NameSim}})
+	s, err := Open(ctx, Env{DataDir: data, Dir: dir, Provider: provider.Config{Provider: provider.NameSim}}, New{})
 	if err != nil {
 		t.Fatal(err)
 	}

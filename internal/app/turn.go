@@ -3,7 +3,6 @@ package app
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -34,17 +33,17 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 		return TurnResult{}, err
 	}
 	// In place, one session writes the checkout at a time.
-	release, err := p.holdCheckout(ctx, true, !s.opts.OneShot, onUpdate)
+	release, err := p.holdCheckout(ctx, true, !s.opts.oneShot(), onUpdate)
 	if err != nil {
 		return TurnResult{}, err
 	}
 	defer release()
-	w := &warner{onUpdate: onUpdate}
+	w := &agent.Warner{OnUpdate: onUpdate}
 	// While the turn runs, a background spare preparation of its
 	// repository stops its checkout.
 	releaseTurn, err := worktree.HoldSessionTurn(ctx, p.Session.Workspace())
 	if err != nil {
-		w.warn(fmt.Sprintf("could not hold the repository's turns lock (%v)", err))
+		w.Warn(fmt.Sprintf("could not hold the repository's turns lock (%v)", err))
 		releaseTurn = func() {}
 	}
 	defer releaseTurn()
@@ -64,7 +63,7 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 		res.Warnings = append(res.Warnings, note)
 	}
 	res.Warnings = append(res.Warnings, s.afterTurn(p)...)
-	res.Warnings = append(res.Warnings, w.early...)
+	res.Warnings = append(res.Warnings, w.Early...)
 	if err := p.Session.Touch(text); err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the turn ran, but the session's description could not be updated (%v); its title and last-used time may be stale", err))
 	}
@@ -89,49 +88,35 @@ func (s *Session) partsForTurn(ctx context.Context, text string, onUpdate func(a
 	return p, nil
 }
 
-// warner tells what a turn warns of before it runs: as an update, or,
-// for a caller that takes no updates, with the turn's result.
-type warner struct {
-	onUpdate func(agent.Update)
-	early    []string
-}
-
-func (w *warner) warn(text string) {
-	if w.onUpdate != nil {
-		w.onUpdate(agent.Update{Kind: agent.UpdateWarning, Text: text})
-		return
-	}
-	w.early = append(w.early, text)
-}
-
 // startWarnings says, on the turn that created the session and before the
 // agent starts working, what the user must know of where it works: the
 // checkout's uncommitted changes and submodules its new worktree does not
 // have (unless StartNotices said the same), and that its files are not
 // snapshotted.
-func (s *Session) startWarnings(p *Parts, w *warner) {
+func (s *Session) startWarnings(p *Parts, w *agent.Warner) {
 	told := s.notices.First()
 	if p.Snapshots() == nil {
 		why := cmp.Or(p.git.Unavailable(), p.NoWorkspace)
 		told = append(told, "conversation only — files are not snapshotted here ("+why+"); rewind restores the conversation, not the files")
 	}
 	for _, t := range told {
-		w.warn(t)
+		w.Warn(t)
 	}
 }
 
 // runSetup runs the settings' [worktree] setup before the session's first
 // checkpoint: what it installs is the session's starting point, not a
 // change of its first turn.
-func (p *Parts) runSetup(ctx context.Context, w *warner, onUpdate func(agent.Update)) error {
-	if !p.setupPending() {
-		return nil
+func (p *Parts) runSetup(ctx context.Context, w *agent.Warner, onUpdate func(agent.Update)) error {
+	ws := p.Session.Workspace()
+	if ws.Kind != session.KindWorktree || p.Controller.ReadOnly() != "" || len(p.Timeline.State().Order) > 0 {
+		return nil // only a worktree of its own is set up, before any turn
 	}
-	in := setup.Session{Dir: p.Session.Dir, Worktree: p.Session.Workspace().Worktree.Path, Tasks: p.Tasks,
+	in := setup.Session{Dir: p.Session.Dir, Worktree: ws.Worktree.Path, Tasks: p.Tasks,
 		Note: func(n agent.NoticeData) error { return p.Agent.Note(p.Controller.Head(), n) }}
 	warning, err := setup.Run(ctx, in, p.setup, onUpdate)
 	if warning != "" {
-		w.warn(warning)
+		w.Warn(warning)
 	}
 	return err
 }
@@ -175,7 +160,7 @@ func (s *Session) afterTurn(p *Parts) []string {
 	if why := p.Tasks.LoginNotice(); why != "" {
 		out = append(out, why+"; the tools' commands run in yolop's own environment instead")
 	}
-	if s.opts.OneShot {
+	if s.opts.oneShot() {
 		for _, w := range p.Tasks.Active() {
 			if w.Kind == tools.WriterBackground {
 				out = append(out, fmt.Sprintf("background task %s (%s) stops when this yolop -p process exits; work that must keep running between turns belongs in the TUI (yolop -c)", w.ID, w.Command))
@@ -194,22 +179,14 @@ func (p *Parts) holdCheckout(ctx context.Context, forTurn, wait bool, onUpdate f
 	if ws.Kind != session.KindInPlace || p.checkout == nil {
 		return func() {}, nil
 	}
-	if ws.Folder {
-		// No git operation of the user's runs in a folder outside git.
-	} else if err := land.CheckIdle(ctx, ws.RepoRoot, false); err != nil {
-		return nil, &checkpoint.Error{Code: string(fault.CheckoutBusy), Msg: fmt.Sprintf("%v; the session works in your checkout, so its turns and restores are refused until then (nothing ran)", err), Err: err}
-	}
-	err := p.checkout.Take(ctx, wait && forTurn, func(inUse error) {
-		if onUpdate != nil {
-			onUpdate(agent.Update{Kind: agent.UpdateWarning, Text: inUse.Error() + " — this turn waits for it"})
+	if !ws.Folder { // no git operation of the user's runs in a folder outside git
+		if err := land.CheckIdle(ctx, ws.RepoRoot, false); err != nil {
+			return nil, &checkpoint.Error{Code: string(fault.CheckoutBusy), Msg: fmt.Sprintf("%v; the session works in your checkout, so its turns and restores are refused until then (nothing ran)", err), Err: err}
 		}
-	})
-	var ie *worktree.CheckoutInUseError
-	if errors.As(err, &ie) {
-		return nil, &checkpoint.Error{Code: string(fault.CheckoutInUse), Msg: ie.Error(), Err: err}
 	}
-	if err != nil {
-		return nil, err
+	w := &agent.Warner{OnUpdate: onUpdate}
+	if err := p.checkout.Take(ctx, wait && forTurn, func(inUse error) { w.Warn(inUse.Error() + " — this turn waits for it") }); err != nil {
+		return nil, refusal(err)
 	}
 	return func() { p.checkout.Release(p.Tasks.BackgroundRunning) }, nil
 }

@@ -39,7 +39,7 @@ func TestTurnUsageFromProviderFixtures(t *testing.T) {
 			dir := t.TempDir()
 			data := filepath.Join(dir, "data")
 			cfg := provider.Config{Provider: tc.provider, Model: "test-model", BaseURL: srv.URL, APIKey: "k", ContextWindow: 1000}
-			s, err := app.Open(context.Background(), app.Options{DataDir: data, Dir: gittest.NewRepo(t), Provider: cfg})
+			s, err := app.Open(context.Background(), app.Env{DataDir: data, Dir: gittest.NewRepo(t), Provider: cfg}, app.New{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func TestTurnUsageFromProviderFixtures(t *testing.T) {
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
-			s, err = app.Open(context.Background(), app.Options{DataDir: data, SessionID: id, Provider: cfg})
+			s, err = app.Open(context.Background(), app.Env{DataDir: data, Provider: cfg}, app.Resume{ID: id})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,7 +12,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/session"
 )
 
-// view is a session opened for reading only (Options.ForReading when it
+// view is a session opened for reading only (Read when it
 // cannot be opened for writing): it takes no lock, repairs nothing and
 // writes nothing. Listing works, with files_changed read straight from
 // git's objects; every turn and restore is refused with the reason.
@@ -25,12 +25,12 @@ type view struct {
 	notices []string
 }
 
-// openView opens o.SessionID for reading; why says why it could not be
+// openView opens o.sessionID for reading; why says why it could not be
 // opened for writing, cause (when not nil) is the error that said so and
 // goes with an error of the view's own. notices are said once by hosts
 // that do not show the reason themselves.
-func openView(o Options, why string, cause error, notices ...string) (state, error) {
-	sess, ctl, err := catalog.OpenView(o.DataDir, o.SessionID, why)
+func openView(o options, why string, cause error, notices ...string) (state, error) {
+	sess, ctl, err := catalog.OpenView(o.DataDir, o.sessionID, why)
 	if err != nil && cause != nil {
 		return nil, errors.Join(cause, err)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/yolop-dev/yolop/internal/app"
+
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 )
 
@@ -21,14 +23,14 @@ func TestInterruptedRestoreIsRolledBackAndSaysSo(t *testing.T) {
 	before := manifest(t, r.root)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	o := r.opts
+	o := r.env
 	o.Hooks.Failpoint = func(name string) {
 		if name == "restore.after_write" {
 			cancel()
 		}
 	}
 	r.close()
-	r.open(o)
+	r.open(o, app.Resume{ID: r.id})
 	pv, err := r.ctl.Preview(context.Background(), checkpoint.Request{Action: checkpoint.ActionRewind, Target: "cp1", Mode: checkpoint.ModeBoth})
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/yolop-dev/yolop/internal/app"
+
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
@@ -197,7 +199,7 @@ func TestReadOnlyRefusesEveryMutation(t *testing.T) {
 	if err := os.WriteFile(path, append(bytes.Join(lines, []byte("\n")), '\n'), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r.open(r.opts)
+	r.open(r.env, app.Resume{ID: r.id})
 	if r.ctl.ReadOnly() == "" {
 		t.Fatal("a corrupt timeline prefix did not make the session read-only")
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/yolop-dev/yolop/internal/app"
+
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/session"
@@ -72,7 +74,7 @@ func TestRepairWithoutSnapshotsKeepsAnInterruptedRestore(t *testing.T) {
 	sess.Close()
 
 	// With the engine back, the next open rolls the files back.
-	r.open(r.opts)
+	r.open(r.env, app.Resume{ID: r.id})
 	if r.ctl.Head() != "cp3" {
 		t.Fatalf("head %q after the rollback, want cp3", r.ctl.Head())
 	}

@@ -48,7 +48,7 @@ type rig struct {
 	ctl   *checkpoint.Controller
 	eng   *snapshot.Engine // nil without workspace snapshots
 	notes []string
-	opts  app.Options
+	env   app.Env // what reopening the session gives it
 }
 
 type rigOpts struct {
@@ -75,22 +75,19 @@ func newRig(t testing.TB, o rigOpts) *rig {
 		gittest.WriteFile(t, r.repo, "src/main.go", "package main\n")
 		gittest.Commit(t, r.repo, "base")
 	}
-	r.opts = app.Options{DataDir: r.data, Dir: r.repo, Provider: provider.Config{Provider: provider.NameSim}, Hooks: app.Hooks{System: "test", Runtime: o.runtime}, Sandbox: o.sandbox}
-	r.opts.Workspace = o.workspace
-	first := r.opts
-	first.Create = true
+	r.env = app.Env{DataDir: r.data, Dir: r.repo, Provider: provider.Config{Provider: provider.NameSim}, Hooks: app.Hooks{System: "test", Runtime: o.runtime}, Sandbox: o.sandbox}
+	first := r.env
 	first.Hooks.Journal = o.journal
-	r.open(first)
-	r.opts.SessionID = r.id
+	r.open(first, app.New{Mode: o.workspace, Start: app.Now})
 	t.Cleanup(r.close)
 	return r
 }
 
-// open opens the session with the product's constructor and exposes its
-// parts.
-func (r *rig) open(o app.Options) {
+// open opens the session req names with the product's constructor and
+// exposes its parts.
+func (r *rig) open(env app.Env, req app.Request) {
 	r.t.Helper()
-	s, err := app.Open(context.Background(), o)
+	s, err := app.Open(context.Background(), env, req)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -120,7 +117,7 @@ func (r *rig) close() {
 func (r *rig) reopen() {
 	r.t.Helper()
 	r.close()
-	r.open(r.opts)
+	r.open(r.env, app.Resume{ID: r.id})
 }
 
 // turn runs one turn and requires it to complete.

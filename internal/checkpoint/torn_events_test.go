@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/yolop-dev/yolop/internal/app"
+
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/session"
@@ -63,7 +65,7 @@ func TestTornEventsTailDoesNotWedgeTheSession(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			r.open(r.opts)
+			r.open(r.env, app.Resume{ID: r.id})
 			if ro := r.ctl.ReadOnly(); ro != "" {
 				t.Fatalf("a torn tail made the session read-only: %s", ro)
 			}

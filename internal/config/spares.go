@@ -24,6 +24,12 @@ type Spares struct {
 	Share []string
 }
 
+// Manager is the worktree manager of dataDir with these settings; hit is
+// called at its failpoints (nil: none).
+func (sp Spares) Manager(dataDir string, hit func(string)) *worktree.Manager {
+	return &worktree.Manager{DataDir: dataDir, Spares: sp.Limit, SpareKeeps: sp.Keeps, Share: sp.Share, Failpoint: hit}
+}
+
 // SparesEnv overrides [worktree] spares.
 const SparesEnv = "YOLOP_WORKTREE_SPARES"
 

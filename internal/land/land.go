@@ -458,3 +458,18 @@ func withoutSubmodules(ctx context.Context, eng *snapshot.Engine, at *git.Runner
 	}
 	return newBase, out, subs, dropped, nil
 }
+
+// Lander is what `yolop diff|apply|commit` use of a session: the session
+// itself, or one another process holds, read through its worktree.
+type Lander interface {
+	ID() string
+	Diff(ctx context.Context, o DiffOptions) (*DiffResult, error)
+	Apply(ctx context.Context, o ApplyOptions) (*ApplyResult, error)
+	UndoApply(ctx context.Context, o UndoOptions) (*UndoResult, error)
+	Commit(ctx context.Context, o CommitOptions) (*CommitResult, error)
+	// Repairs are what opening the session repaired (an interrupted
+	// apply rolled back, an interrupted turn closed): the command must
+	// tell them, whatever it does next.
+	Repairs() []string
+	Close() error
+}

@@ -55,13 +55,17 @@ type Session struct {
 }
 
 // Run runs command, the settings' [worktree] setup, in the session's
-// worktree before its first turn, under the session's sandbox; its output
+// worktree before its first turn (nothing when there is none or one was
+// started already), under the session's sandbox; its output
 // goes to onUpdate (nil: nowhere) as a command's would. Its failure is
 // never fatal: it is told to the user (the returned warning) and to the
 // model (a notice its first turn reads). An error is returned only when
 // the session's own files could not be written, or ctx was cancelled
 // (the turn then does not run).
 func Run(ctx context.Context, s Session, command string, onUpdate func(agent.Update)) (warning string, err error) {
+	if command == "" || Started(s.Dir) {
+		return "", nil
+	}
 	defer func() {
 		if err != nil && ctx.Err() != nil {
 			err = fmt.Errorf("the worktree's setup command was interrupted, so the turn did not run (the setup is not run again; send the prompt again to start the turn): %w", err)

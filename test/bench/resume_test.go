@@ -41,8 +41,8 @@ func BenchmarkResume(b *testing.B) {
 	ctx := context.Background()
 	repo := gittest.NewRepo(b)
 	dataDir := filepath.Join(b.TempDir(), "data")
-	opts := app.Options{DataDir: dataDir, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}}
-	s, err := app.Open(ctx, opts)
+	env := app.Env{DataDir: dataDir, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}}
+	s, err := app.Open(ctx, env, app.New{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,10 +67,9 @@ func BenchmarkResume(b *testing.B) {
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
 	}
-	opts.SessionID = id
 	b.ResetTimer()
 	for b.Loop() {
-		s, err := app.Open(ctx, opts)
+		s, err := app.Open(ctx, env, app.Resume{ID: id})
 		if err != nil {
 			b.Fatal(err)
 		}

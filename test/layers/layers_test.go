@@ -67,6 +67,7 @@ var levels = map[string]int{
 
 	// Test support: imported by tests only, never by a product package.
 	"internal/git/gittest": 0,
+	"internal/app/apptest": 0,
 	"internal/testenv/...": 0,
 	"internal/testenv":     0,
 	"test/...":             -1,

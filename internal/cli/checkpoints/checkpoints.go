@@ -17,7 +17,7 @@ type CheckpointsOptions struct {
 	IO    *cmdutil.IOStreams
 	Flags *cmdutil.GlobalFlags
 	// Open opens session id, or the latest of this repository for "".
-	Open func(ctx context.Context, id string, o app.Options) (*app.Session, error)
+	Open func(ctx context.Context, id string) (*app.Session, error)
 
 	Ctx       context.Context
 	SessionID string // "" = the latest session of this repository
@@ -28,7 +28,7 @@ type CheckpointsOptions struct {
 // NewCmdCheckpoints makes `yolop checkpoints`; runF, when set, runs
 // instead of checkpointsRun.
 func NewCmdCheckpoints(f *cmdutil.Factory, runF func(*CheckpointsOptions) error) *cobra.Command {
-	opts := &CheckpointsOptions{IO: f.IO, Flags: f.Flags, Open: f.OpenOrLatest}
+	opts := &CheckpointsOptions{IO: f.IO, Flags: f.Flags, Open: f.ReadOrLatest}
 	cmd := &cobra.Command{
 		Use: "checkpoints [SESSION]",
 		Example: `  yolop checkpoints                       # the latest session of this repository
@@ -64,7 +64,7 @@ and commit.`,
 func checkpointsRun(opts *CheckpointsOptions) error {
 	// Listing needs no write: a read-only data directory or a session
 	// held by another process is listed as it is on disk.
-	s, err := opts.Open(opts.Ctx, opts.SessionID, app.Options{ForReading: true})
+	s, err := opts.Open(opts.Ctx, opts.SessionID)
 	if err != nil {
 		return cmdutil.Told(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/cli/cmdutil"
 	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/fault"
+	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/sandbox"
@@ -34,11 +35,11 @@ func Factory(t testing.TB) (*cmdutil.Factory, *Config) {
 	f := cmdutil.New(&cmdutil.IOStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
 	f.IO.SetTerminal(false, false)
 	f.Config = cfg
-	f.Open = func(context.Context, app.Options) (*app.Session, error) {
+	f.Open = func(context.Context, app.Env, app.Request) (*app.Session, error) {
 		t.Error("a session was opened")
 		return nil, errors.New("clitest: no session")
 	}
-	f.OpenLand = func(context.Context, app.Options) (app.Lander, error) {
+	f.OpenLand = func(context.Context, app.Env, app.Request) (land.Lander, error) {
 		t.Error("a session was opened")
 		return nil, errors.New("clitest: no session")
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/agent/tools"
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/config"
+	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/sandbox"
@@ -38,10 +39,10 @@ type Factory struct {
 	// and the environment.
 	Provider func() (provider.Config, error)
 	// Open opens or creates a live session (app.Open).
-	Open func(context.Context, app.Options) (*app.Session, error)
+	Open func(context.Context, app.Env, app.Request) (*app.Session, error)
 	// OpenLand opens a session for diff, apply and commit, also one
 	// another process holds (app.OpenLand).
-	OpenLand func(context.Context, app.Options) (app.Lander, error)
+	OpenLand func(context.Context, app.Env, app.Request) (land.Lander, error)
 	// PrepareSpare starts the background preparation of a spare worktree
 	// for the repository whose checkout is at repoRoot, and does not wait
 	// for it.
@@ -77,16 +78,16 @@ func New(streams *IOStreams) *Factory {
 	return f
 }
 
-// WithSpares adds the spare settings and the background preparer to o.
-func (f *Factory) WithSpares(o app.Options) (app.Options, error) {
+// WithSpares adds the spare settings and the background preparer to env.
+func (f *Factory) WithSpares(env app.Env) (app.Env, error) {
 	sp, err := f.Config.Spares()
 	if err != nil {
-		return o, err
+		return env, err
 	}
-	dataDir, prepare := o.DataDir, f.PrepareSpare
-	o.Spares = sp
-	o.PrepareSpare = func(repoRoot string) { prepare(dataDir, repoRoot) }
-	return o, nil
+	dataDir, prepare := env.DataDir, f.PrepareSpare
+	env.Spares = sp
+	env.PrepareSpare = func(repoRoot string) { prepare(dataDir, repoRoot) }
+	return env, nil
 }
 
 // settings is Config from the settings file and the environment.

@@ -7,27 +7,32 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/catalog"
+	"github.com/yolop-dev/yolop/internal/land"
 )
 
-// OpenOrLatest opens session id, or the latest of this repository for
-// "", as a live session with o's other options (checkpoints asks for
-// ForReading); see openOrLatest.
-func (f *Factory) OpenOrLatest(ctx context.Context, id string, o app.Options) (*app.Session, error) {
-	return openOrLatest(ctx, f, id, o, f.Open)
+// ReadOrLatest opens session id, or the latest of this repository for
+// "", for listing: for reading only when it cannot be opened for writing
+// (app.Read); see openOrLatest.
+func (f *Factory) ReadOrLatest(ctx context.Context, id string) (*app.Session, error) {
+	return openOrLatest(ctx, f, id, app.Read{ID: id}, f.Open)
 }
 
 // OpenLandOrLatest opens session id, or the latest of this repository
 // for "", for diff, apply and commit; see openOrLatest.
-func (f *Factory) OpenLandOrLatest(ctx context.Context, id string) (app.Lander, error) {
-	return openOrLatest(ctx, f, id, app.Options{}, f.OpenLand)
+func (f *Factory) OpenLandOrLatest(ctx context.Context, id string) (land.Lander, error) {
+	var req app.Request = app.Resume{ID: id}
+	if id == "" {
+		req = app.Continue{}
+	}
+	return openOrLatest(ctx, f, id, req, f.OpenLand)
 }
 
 // openOrLatest opens session id, or without one ("") the latest session of
 // the current repository (-C DIR's), which it names on stderr: the one
 // rule of every subcommand whose session id is optional (diff, apply,
-// commit, checkpoints). o is completed with the data directory, the
-// provider, the directory and the session.
-func openOrLatest[S interface{ ID() string }](ctx context.Context, f *Factory, id string, o app.Options, open func(context.Context, app.Options) (S, error)) (S, error) {
+// commit, checkpoints). req says how; the data directory, the provider
+// and the directory come from the factory.
+func openOrLatest[S interface{ ID() string }](ctx context.Context, f *Factory, id string, req app.Request, open func(context.Context, app.Env, app.Request) (S, error)) (S, error) {
 	var none S
 	dataDir, err := f.DataDir()
 	if err != nil {
@@ -37,11 +42,10 @@ func openOrLatest[S interface{ ID() string }](ctx context.Context, f *Factory, i
 	if err != nil {
 		return none, err
 	}
-	o.DataDir, o.Dir, o.Provider, o.SessionID = dataDir, f.Flags.Dir, pcfg, id
-	o.Continue = id == ""
-	s, err := open(ctx, o)
+	s, err := open(ctx, app.Env{DataDir: dataDir, Dir: f.Flags.Dir, Provider: pcfg}, req)
+	latest := id == ""
 	if err != nil {
-		if o.Continue && errors.Is(err, catalog.ErrNoSession) {
+		if latest && errors.Is(err, catalog.ErrNoSession) {
 			// The app's words are for -c; here the id is what is missing.
 			where := f.Flags.Dir
 			if where == "" {
@@ -51,7 +55,7 @@ func openOrLatest[S interface{ ID() string }](ctx context.Context, f *Factory, i
 		}
 		return none, err
 	}
-	if o.Continue {
+	if latest {
 		fmt.Fprintf(f.IO.ErrOut, "session %s (the latest of this repository)\n", s.ID())
 	}
 	return s, nil

@@ -20,7 +20,7 @@ import (
 type DemoOptions struct {
 	IO *cmdutil.IOStreams
 	// Open opens the demo's session, in its own data directory.
-	Open func(context.Context, app.Options) (*app.Session, error)
+	Open func(context.Context, app.Env, app.Request) (*app.Session, error)
 
 	Ctx  context.Context
 	Dir  string // where to make the repository and data directory ("" = a temporary directory)

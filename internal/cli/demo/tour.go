@@ -37,7 +37,7 @@ type tour struct {
 // runTour opens the demo's session in repo and runs the tour: the turns,
 // a rewind and a redo.
 func runTour(opts *DemoOptions, dir, dataDir, repo string) error {
-	s, err := opts.Open(opts.Ctx, app.Options{DataDir: dataDir, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}})
+	s, err := opts.Open(opts.Ctx, app.Env{DataDir: dataDir, Dir: repo, Provider: provider.Config{Provider: provider.NameSim}}, app.New{})
 	if err != nil {
 		return err
 	}

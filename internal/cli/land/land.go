@@ -1,13 +1,13 @@
 // Package land is `yolop diff`, `yolop apply` and `yolop commit`: a
 // session's work brought home. The work itself is internal/land's, reached
-// through the session (app.Lander).
+// through the session (internal/land.Lander).
 package land
 
 import (
 	"context"
 
-	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/cli/cmdutil"
+	"github.com/yolop-dev/yolop/internal/land"
 )
 
 // LandOptions are what diff, apply and commit share: the session and how
@@ -17,7 +17,7 @@ type LandOptions struct {
 	Flags *cmdutil.GlobalFlags
 	// Open opens session id, or the latest of this repository for "" (it
 	// names that one on stderr).
-	Open func(ctx context.Context, id string) (app.Lander, error)
+	Open func(ctx context.Context, id string) (land.Lander, error)
 
 	Ctx       context.Context
 	SessionID string // "" = the latest session of this repository
@@ -39,7 +39,7 @@ func (o *LandOptions) parsed(ctx context.Context, args []string) {
 // repaired: every command tells the repairs (stderr in text, "notes" in
 // JSON).
 type opened struct {
-	app.Lander
+	land.Lander
 	repairs []string
 }
 

@@ -32,14 +32,14 @@ type rpc struct {
 	done chan struct{}
 }
 
-func dialACP(t *testing.T, o app.Options) *rpc {
+func dialACP(t *testing.T, env app.Env) *rpc {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	c := &rpc{t: t, in: inW, msgs: make(chan map[string]json.RawMessage, 256), done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
-		_ = acp.Serve(context.Background(), inR, outW, acpOpener{base: o, open: app.Open}, io.Discard)
+		_ = acp.Serve(context.Background(), inR, outW, acpOpener{env: env, new: app.New{Start: app.Early}, open: app.Open}, io.Discard)
 		outW.Close()
 	}()
 	go func() {
@@ -101,7 +101,7 @@ func (c *rpc) hangUp() {
 func TestACPBranchFromFirstPrompt(t *testing.T) {
 	repo := gittest.NewRepo(t)
 	data := t.TempDir()
-	o := app.Options{DataDir: data, Provider: provider.Config{Provider: provider.NameSim}, Spares: config.Spares{Limit: 1}}
+	o := app.Env{DataDir: data, Provider: provider.Config{Provider: provider.NameSim}, Spares: config.Spares{Limit: 1}}
 	c := dialACP(t, o)
 	c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
 
@@ -122,7 +122,7 @@ func TestACPBranchFromFirstPrompt(t *testing.T) {
 	if len(spares) != 1 {
 		t.Fatalf("the unused session's worktree was not given back as a spare: %v", spares)
 	}
-	if _, err := app.Open(context.Background(), app.Options{DataDir: data, Dir: repo, Continue: true, Provider: o.Provider}); err == nil {
+	if _, err := app.Open(context.Background(), app.Env{DataDir: data, Dir: repo, Provider: o.Provider}, app.Continue{}); err == nil {
 		t.Fatal("-c found a session although none was used")
 	}
 
@@ -142,7 +142,7 @@ func TestACPBranchFromFirstPrompt(t *testing.T) {
 		t.Fatalf("branch %q, want one named after the first prompt", branch)
 	}
 	c.hangUp()
-	s, err := app.Open(context.Background(), app.Options{DataDir: data, SessionID: created.SessionID, Provider: o.Provider})
+	s, err := app.Open(context.Background(), app.Env{DataDir: data, Provider: o.Provider}, app.Resume{ID: created.SessionID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestACPBranchFromFirstPrompt(t *testing.T) {
 // TestACPVersionIsYolopVersion: initialize names the version `yolop
 // version` prints, not Go's "(devel)".
 func TestACPVersionIsYolopVersion(t *testing.T) {
-	c := dialACP(t, app.Options{DataDir: t.TempDir(), Provider: provider.Config{Provider: provider.NameSim}})
+	c := dialACP(t, app.Env{DataDir: t.TempDir(), Provider: provider.Config{Provider: provider.NameSim}})
 	var res struct {
 		AgentInfo struct {
 			Version string `json:"version"`
@@ -179,7 +179,7 @@ func TestACPFolderOutsideGit(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(folder, "keep.txt"), []byte("important\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o := app.Options{DataDir: data, Provider: provider.Config{Provider: provider.NameSim}}
+	o := app.Env{DataDir: data, Provider: provider.Config{Provider: provider.NameSim}}
 	c := dialACP(t, o)
 	c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
 	var created struct {
@@ -193,7 +193,7 @@ func TestACPFolderOutsideGit(t *testing.T) {
 		t.Fatal("the turn did not delete keep.txt")
 	}
 	c.hangUp()
-	s, err := app.Open(context.Background(), app.Options{DataDir: data, SessionID: created.SessionID, Provider: o.Provider})
+	s, err := app.Open(context.Background(), app.Env{DataDir: data, Provider: o.Provider}, app.Resume{ID: created.SessionID})
 	if err != nil {
 		t.Fatal(err)
 	}

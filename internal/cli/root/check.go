@@ -1,7 +1,6 @@
 package root
 
 import (
-	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/cli/cmdutil"
 	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/session"
@@ -10,13 +9,19 @@ import (
 // check refuses flags that are wrong or do not go together, and resolves
 // where a new session works, before anything is opened. sessionSet says
 // --session was given (an empty id is then refused).
+// The values of --worktree, the older flag: off is --workspace in-place.
+const (
+	worktreeAlways = "always"
+	worktreeOff    = "off"
+)
+
 func (o *RootOptions) check(sessionSet bool) error {
 	if sessionSet {
 		if err := session.CheckID(o.SessionID); err != nil {
 			return cmdutil.Told(cmdutil.Usagef("--session: %v; `yolop sessions` lists the ids", err))
 		}
 	}
-	if o.Worktree != app.WorktreeAlways && o.Worktree != app.WorktreeOff {
+	if o.Worktree != worktreeAlways && o.Worktree != worktreeOff {
 		return cmdutil.Usagef("--worktree must be always or off, not %q", o.Worktree)
 	}
 	if o.SessionID != "" && o.Continue {
@@ -59,12 +64,12 @@ func (o *RootOptions) workspaceMode() (string, bool, error) {
 	case o.InPlace:
 		return config.WorkspaceInPlace, true, nil
 	case o.Workspace != "":
-		if o.WorktreeSet && (o.Workspace == config.WorkspaceWorktree) != (o.Worktree == app.WorktreeAlways) {
+		if o.WorktreeSet && (o.Workspace == config.WorkspaceWorktree) != (o.Worktree == worktreeAlways) {
 			return "", false, cmdutil.Usagef("--worktree %s and --workspace %s say different things; use --workspace", o.Worktree, o.Workspace)
 		}
 		return o.Workspace, true, nil
 	case o.WorktreeSet:
-		if o.Worktree == app.WorktreeOff {
+		if o.Worktree == worktreeOff {
 			return config.WorkspaceInPlace, false, nil
 		}
 		return config.WorkspaceWorktree, false, nil

@@ -30,9 +30,9 @@ type RootOptions struct {
 	Config   cmdutil.Config
 	DataDir  func() (string, error)
 	Provider func() (provider.Config, error)
-	Open     func(context.Context, app.Options) (*app.Session, error)
+	Open     func(context.Context, app.Env, app.Request) (*app.Session, error)
 	// WithSpares adds the spare settings and the background preparer.
-	WithSpares func(app.Options) (app.Options, error)
+	WithSpares func(app.Env) (app.Env, error)
 
 	Ctx         context.Context
 	Print       string // -p: a prompt or slash command; - reads it from stdin
@@ -117,7 +117,7 @@ func addFlags(cmd *cobra.Command, g *cmdutil.GlobalFlags, opts *RootOptions) {
 	fl.StringVar(&g.Provider.Model, "model", "", "model id")
 	fl.StringVar(&g.Provider.BaseURL, "base-url", "", "OpenAI-compatible API base URL (OpenRouter, Ollama, vLLM, llama.cpp)")
 	fl.BoolVar(&opts.ACP, "acp", false, "serve the Agent Client Protocol on stdin/stdout")
-	fl.StringVar(&opts.Worktree, "worktree", app.WorktreeAlways, "session worktree: always (inside a git repository) or off (= --workspace in-place)")
+	fl.StringVar(&opts.Worktree, "worktree", worktreeAlways, "session worktree: always (inside a git repository) or off (= --workspace in-place)")
 	fl.StringVar(&opts.Workspace, "workspace", "", "where a new session works: worktree (its own git worktree, the default), in-place (your checkout; restores undo the agent's changes, never yours) or none (conversation-only checkpoints)")
 	fl.BoolVar(&opts.InPlace, "in-place", false, "short for --workspace in-place")
 	pf.StringVar(&g.DataDir, "data-dir", "", "data directory (default $YOLOP_DATA_DIR or $XDG_DATA_HOME/yolop)")

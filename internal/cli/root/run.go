@@ -9,6 +9,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/cli/cmdutil"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/config"
 	printhost "github.com/yolop-dev/yolop/internal/host/print"
 	"github.com/yolop-dev/yolop/internal/provider"
 )
@@ -33,26 +34,47 @@ func rootRun(o *RootOptions) error {
 	if err != nil {
 		return cmdutil.Told(cmdutil.Usagef("%v", err))
 	}
-	opts := app.Options{DataDir: dataDir, Dir: o.Flags.Dir, SessionID: o.SessionID, Continue: o.Continue, Worktree: o.Worktree, Workspace: o.Mode, WorkspaceExplicit: o.ModeExplicit, Provider: pcfg, MCP: servers, Sandbox: o.Flags.Sandbox, OneShot: o.PrintSet}
 	// A file watcher spares a capture the walk of the whole tree: the
 	// TUI and ACP arm it in the background, print mode with the first
-	// capture's walk (app.Options.Watch).
-	opts.Watch = true
-	if opts, err = o.WithSpares(opts); err != nil {
+	// capture's walk.
+	env := app.Env{DataDir: dataDir, Dir: o.Flags.Dir, Provider: pcfg, MCP: servers, Sandbox: o.Flags.Sandbox, Life: app.LongLived}
+	if o.PrintSet {
+		env.Life = app.OneTurn
+	}
+	if env, err = o.WithSpares(env); err != nil {
 		return cmdutil.Told(err)
 	}
 	switch {
 	case o.ACP:
-		return runACP(o, opts)
+		return runACP(o, env)
 	case !o.PrintSet:
-		return runTUI(o, opts)
+		return runTUI(o, env)
 	}
-	return runPrint(o, opts)
+	return runPrint(o, env)
+}
+
+// request is the session the flags name: --session's, -c's, or a new
+// one made at start (when its first prompt comes, or earlier for a host
+// that waits for that prompt).
+func (o *RootOptions) request(start app.Start) app.Request {
+	switch {
+	case o.SessionID != "":
+		return app.Resume{ID: o.SessionID}
+	case o.Continue:
+		return app.Continue{}
+	}
+	return o.newSession(start)
+}
+
+// newSession is a new session where the flags and the settings say it
+// works.
+func (o *RootOptions) newSession(start app.Start) app.New {
+	return app.New{Mode: o.Mode, Explicit: o.ModeExplicit, Start: start}
 }
 
 // runPrint runs the one prompt or slash command of -p and prints its
 // result.
-func runPrint(o *RootOptions, opts app.Options) error {
+func runPrint(o *RootOptions, env app.Env) error {
 	prompt := o.Print
 	if prompt == "-" {
 		b, err := io.ReadAll(o.IO.In)
@@ -64,7 +86,7 @@ func runPrint(o *RootOptions, opts app.Options) error {
 	if strings.TrimSpace(prompt) == "" {
 		return cmdutil.Told(cmdutil.Usagef("-p needs a prompt (or - to read it from stdin)"))
 	}
-	s, err := o.Open(o.Ctx, opts)
+	s, err := o.Open(o.Ctx, env, o.request(app.AtFirstPrompt))
 	if err != nil {
 		return cmdutil.Told(err)
 	}
@@ -76,7 +98,7 @@ func runPrint(o *RootOptions, opts app.Options) error {
 		}
 	}()
 	popts := printhost.Options{Prompt: prompt, JSON: o.Flags.JSON(), Stdout: o.IO.Out, Stderr: o.IO.ErrOut, ConfirmPrefix: o.Flags.SessionCommand(s.ID())}
-	if !s.Exists() && !command.IsCommand(prompt) && app.ChecksOutWorktree(o.Ctx, opts) {
+	if !s.Exists() && !command.IsCommand(prompt) && (o.Mode == "" || o.Mode == config.WorkspaceWorktree) && env.Spares.Manager(env.DataDir, nil).ChecksOut(o.Ctx, env.Dir) {
 		// Checking out a large repository into the new session's worktree
 		// takes seconds; say what the wait is for.
 		popts.Starting = "new session: preparing its own git worktree…"

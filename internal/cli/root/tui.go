@@ -21,7 +21,8 @@ import (
 // opens.
 type tuiLoop struct {
 	o     *RootOptions
-	opts  app.Options
+	env   app.Env
+	req   app.Request // the session to open next
 	topts tui.Options
 	pick  bool   // show the picker before opening
 	back  string // the session /resume was typed in
@@ -29,18 +30,17 @@ type tuiLoop struct {
 	note  string // why the session chosen last did not open, for the picker
 }
 
-func runTUI(o *RootOptions, opts app.Options) error {
+func runTUI(o *RootOptions, env app.Env) error {
 	_, noColor := os.LookupEnv("NO_COLOR")
 	// The worktree is made while the user types the first prompt.
-	opts.Early = true
-	l := &tuiLoop{o: o, opts: opts, topts: tui.Options{In: o.IO.In, Out: o.IO.Out, NoColor: noColor}, pick: o.Resume}
+	l := &tuiLoop{o: o, env: env, req: o.request(app.Early), topts: tui.Options{In: o.IO.In, Out: o.IO.Out, NoColor: noColor}, pick: o.Resume}
 	for {
 		if l.pick {
 			if quit, err := l.choose(); quit || err != nil {
 				return err
 			}
 		}
-		s, err := o.Open(o.Ctx, l.opts)
+		s, err := o.Open(o.Ctx, l.env, l.req)
 		if err != nil {
 			if l.pick && o.Ctx.Err() == nil {
 				l.refused(err)
@@ -58,7 +58,7 @@ func runTUI(o *RootOptions, opts app.Options) error {
 // user left it with nothing to open.
 func (l *tuiLoop) choose() (quit bool, err error) {
 	l.topts.Back, l.topts.Note = l.back, l.note
-	id, err := tui.Pick(l.o.Ctx, pickSource(l.opts.DataDir, l.opts.Dir), l.topts)
+	id, err := tui.Pick(l.o.Ctx, pickSource(l.env.DataDir, l.env.Dir), l.topts)
 	if err != nil {
 		return false, err
 	}
@@ -71,7 +71,7 @@ func (l *tuiLoop) choose() (quit bool, err error) {
 	if id == "" {
 		id = l.back // Esc from /resume: back where the user was
 	}
-	l.opts.SessionID, l.opts.Continue, l.note = id, false, ""
+	l.req, l.note = app.Resume{ID: id}, ""
 	return false, nil
 }
 
@@ -79,8 +79,12 @@ func (l *tuiLoop) choose() (quit bool, err error) {
 // process, damaged, gone) for the picker, where the user chooses again.
 // When it is the session to go back to, Esc then quits instead.
 func (l *tuiLoop) refused(err error) {
-	l.note = fmt.Sprintf("%s did not open: %v", l.opts.SessionID, err)
-	if l.opts.SessionID == l.back {
+	id := ""
+	if r, ok := l.req.(app.Resume); ok {
+		id = r.ID
+	}
+	l.note = fmt.Sprintf("%s did not open: %v", id, err)
+	if id == l.back {
 		l.back = ""
 	}
 }

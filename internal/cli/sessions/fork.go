@@ -19,7 +19,7 @@ type ForkOptions struct {
 	DataDir  func() (string, error)
 	Provider func() (provider.Config, error)
 	// WithSpares adds the spare settings and the background preparer.
-	WithSpares func(app.Options) (app.Options, error)
+	WithSpares func(app.Env) (app.Env, error)
 
 	Ctx       context.Context
 	SessionID string
@@ -56,7 +56,7 @@ func forkRun(opts *ForkOptions) error {
 	if err != nil {
 		return err
 	}
-	fopts, err := opts.WithSpares(app.Options{DataDir: dataDir, Worktree: app.WorktreeAlways, Provider: pcfg, Sandbox: opts.Flags.Sandbox})
+	env, err := opts.WithSpares(app.Env{DataDir: dataDir, Provider: pcfg, Sandbox: opts.Flags.Sandbox})
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func forkRun(opts *ForkOptions) error {
 	if err != nil {
 		return err
 	}
-	rep, err := app.Fork(opts.Ctx, fopts, plan)
+	rep, err := app.Fork(opts.Ctx, env, plan)
 	if err != nil {
 		if rep.SessionID != "" {
 			return fmt.Errorf("%w (the new session %s was created; remove it with yolop sessions rm %s)", err, rep.SessionID, rep.SessionID)

@@ -12,6 +12,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/catalog"
 	"github.com/yolop-dev/yolop/internal/cli/cmdutil"
 	"github.com/yolop-dev/yolop/internal/config"
+	"github.com/yolop-dev/yolop/internal/land"
 	"github.com/yolop-dev/yolop/internal/provider"
 )
 
@@ -22,7 +23,7 @@ type ShowOptions struct {
 	DataDir  func() (string, error)
 	Provider func() (provider.Config, error)
 	// OpenLand opens the session to diff its files, as `yolop diff` does.
-	OpenLand func(context.Context, app.Options) (app.Lander, error)
+	OpenLand func(context.Context, app.Env, app.Request) (land.Lander, error)
 
 	Ctx       context.Context
 	SessionID string
@@ -78,7 +79,7 @@ func (opts *ShowOptions) workOpener(dataDir string) func(context.Context, string
 	// left to the commands that talk to the model.
 	pcfg, _ := opts.Provider()
 	return func(ctx context.Context, id string) (catalog.WorkSession, error) {
-		s, err := opts.OpenLand(ctx, app.Options{DataDir: dataDir, Provider: pcfg, SessionID: id})
+		s, err := opts.OpenLand(ctx, app.Env{DataDir: dataDir, Provider: pcfg}, app.Resume{ID: id})
 		if err != nil {
 			return nil, err
 		}

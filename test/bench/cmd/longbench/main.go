@@ -70,7 +70,7 @@ func main() {
 }
 
 func load(dataDir, sid string) error {
-	s, err := app.Open(context.Background(), app.Options{DataDir: dataDir, SessionID: sid, Provider: provider.Config{Provider: provider.NameSim}})
+	s, err := app.Open(context.Background(), app.Env{DataDir: dataDir, Provider: provider.Config{Provider: provider.NameSim}}, app.Resume{ID: sid})
 	if err != nil {
 		return err
 	}
@@ -345,7 +345,11 @@ func prompt(n int) string {
 // grow opens the session (creating it when sid is ""), runs turns from+1
 // through to, and returns the mean in-process time of the last 10 turns.
 func (b *bench) grow(ctx context.Context, sid string, from, to int) (string, time.Duration, error) {
-	s, err := app.Open(ctx, app.Options{DataDir: b.data, Dir: b.repo, SessionID: sid, Provider: provider.Config{Provider: provider.NameSim}})
+	var req app.Request = app.Resume{ID: sid}
+	if sid == "" {
+		req = app.New{}
+	}
+	s, err := app.Open(ctx, app.Env{DataDir: b.data, Dir: b.repo, Provider: provider.Config{Provider: provider.NameSim}}, req)
 	if err != nil {
 		return "", 0, err
 	}
@@ -462,7 +466,7 @@ func (b *bench) sessions(ctx context.Context, n, turns int) (time.Duration, time
 	start := time.Now()
 	var last string
 	for i := range n {
-		s, err := app.Open(ctx, app.Options{DataDir: data, Dir: plain, Provider: provider.Config{Provider: provider.NameSim}})
+		s, err := app.Open(ctx, app.Env{DataDir: data, Dir: plain, Provider: provider.Config{Provider: provider.NameSim}}, app.New{})
 		if err != nil {
 			return 0, 0, err
 		}
