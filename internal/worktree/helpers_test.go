@@ -20,6 +20,10 @@ func TestMain(m *testing.M) {
 		// The preparing process of turns_test.go, which a test kills.
 		os.Exit(runPreparer(data, os.Getenv(preparerRepoEnv)))
 	}
+	if os.Getenv(sentinelEnv) != "" {
+		// A preparation's sentinel kept running, which a test kills.
+		runSentinelParent()
+	}
 	os.Exit(gittest.Main(m))
 }
 

@@ -53,11 +53,12 @@ import (
 // is stopped, and the kernel then sends the whole group SIGHUP and SIGCONT
 // (POSIX job control, Linux and BSD alike): the checkout and the sentinel
 // end, releasing git's index.lock of the half-made worktree, which the
-// next sweep removes. A sentinel caught running at that moment (just
-// continued, about to stop itself again) would miss the hang-up: on Linux
-// it is also killed when its parent dies (sentinelAttr). The preparation leads its own session (it is started
+// next sweep removes. The preparation leads its own session (it is started
 // with setsid), which this rule needs: the group must be in the session of
-// the process that dies.
+// the process that dies. The sentinel stops itself with SIGTSTP, which the
+// kernel discards in an orphaned group: one caught running when the group
+// was orphaned (just continued by the poll) finds its parent gone at its
+// next turn of the loop and ends, instead of stopping for good.
 const turnsLockName = "turns.lock"
 
 // Timing of the coordination; the tests shorten them through Manager.
@@ -136,9 +137,7 @@ func startPauser(commonDir, lock string, every time.Duration) *pauser {
 	if p.every <= 0 {
 		p.every = pollEvery
 	}
-	cmd := exec.Command("/bin/sh", "-c", "while kill -STOP $$; do :; done")
-	cmd.SysProcAttr = sentinelAttr()
-	if err := cmd.Start(); err == nil {
+	if cmd, err := startSentinel(); err == nil {
 		p.sentinel, p.pgid = cmd, cmd.Process.Pid
 	}
 	path := turnsLockPath(commonDir)
@@ -149,6 +148,14 @@ func startPauser(commonDir, lock string, every time.Duration) *pauser {
 	}
 	go p.loop()
 	return p
+}
+
+// startSentinel starts the sentinel that leads the preparation's process
+// group (see the comment on turnsLockName).
+func startSentinel() (*exec.Cmd, error) {
+	cmd := exec.Command("/bin/sh", "-c", `p=$PPID; while kill -TSTP $$; do kill -0 "$p" 2>/dev/null || exit 0; done`)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd, cmd.Start()
 }
 
 func (p *pauser) loop() {

@@ -384,3 +384,66 @@ func TestPreparationStopsWhileATurnRuns(t *testing.T) {
 		}
 	}
 }
+
+// sentinelEnv makes the test binary a preparing process that starts a
+// sentinel, prints its pid and continues its group again and again, so
+// that the sentinel is often running when the process is killed.
+const sentinelEnv = "YOLOP_TEST_SENTINEL_PARENT"
+
+func runSentinelParent() {
+	cmd, err := startSentinel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(cmd.Process.Pid)
+	for {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGCONT)
+	}
+}
+
+// TestSentinelEndsWithItsPreparer: a sentinel caught running, not
+// stopped, when its preparing process is killed (so the kernel hangs up
+// nobody) ends by itself instead of stopping for good in its orphaned
+// group.
+func TestSentinelEndsWithItsPreparer(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	for i := 0; i < 20; i++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), sentinelEnv+"=1")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var pid int
+		if _, err := fmt.Fscan(out, &pid); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+		if err := cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			if err != nil {
+				break // gone, and reaped by init
+			}
+			s := string(b)
+			if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 0 && f[0] == "Z" {
+				break
+			}
+			if time.Now().After(deadline) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("round %d: the sentinel %d outlived its preparer: %s", i, pid, s)
+			}
+		}
+	}
+}
