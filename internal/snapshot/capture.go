@@ -689,7 +689,7 @@ func (e *Engine) ensureIndex(ctx context.Context) (derive bool, err error) {
 		return false, nil
 	}
 	seeded, flagged := false, false
-	if e.folder || !e.conversionConfigured(ctx) {
+	if e.folder || !e.conversionConfigured() {
 		snap := e.realSnap
 		var ok bool
 		var err error
@@ -920,14 +920,12 @@ func (e *Engine) settle(ctx context.Context) error {
 // (core.autocrlf, an attributes file); a tracked .gitattributes is found by
 // cleanSeed. Then stat data from the real index cannot be trusted to mean
 // "the blob is the disk bytes".
-func (e *Engine) conversionConfigured(ctx context.Context) bool {
-	if out, err := e.repo.Run(ctx, "config", "--get", "core.autocrlf"); err == nil {
-		if v := strings.ToLower(git.Trim(out)); v != "false" && v != "" {
-			return true
-		}
+func (e *Engine) conversionConfigured() bool {
+	if v := strings.ToLower(e.autocrlf); v != "false" && v != "" {
+		return true
 	}
-	if out, err := e.repo.Run(ctx, "config", "--path", "--get", "core.attributesFile"); err == nil && git.Trim(out) != "" {
-		if nonEmpty(git.Trim(out)) {
+	if e.attrFile != "" {
+		if nonEmpty(e.attrFile) {
 			return true
 		}
 	} else if nonEmpty(defaultAttributesFile()) {

@@ -167,6 +167,10 @@ type Engine struct {
 	realIndex string // the worktree's real index file
 	excludes  string // repository's info/exclude
 	exclFile  string // effective core.excludesFile of the repository ("" = git default)
+	// The repository's core.autocrlf and core.attributesFile ("" = git's
+	// default file), read with exclFile in one git process at Open.
+	autocrlf  string
+	attrFile  string
 	objFormat string // sha1 or sha256
 
 	privDir   string // private GIT_DIR
@@ -330,9 +334,7 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 	if b, err := os.ReadFile(filepath.Join(e.commonDir, "info", "exclude")); err == nil {
 		e.excludes = string(b)
 	}
-	if out, err := e.repo.Run(ctx, "config", "--path", "--get", "core.excludesFile"); err == nil {
-		e.exclFile = git.Trim(out)
-	}
+	e.readConfig(ctx)
 
 	state := filepath.Clean(o.StateDir)
 	if rel, err := filepath.Rel(root, state); err == nil && !strings.HasPrefix(rel, "..") {
@@ -365,6 +367,28 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 		return nil, fmt.Errorf("snapshot: remove stale lock in %s: %w", e.stateDir, err)
 	}
 	return e, nil
+}
+
+// readConfig reads the repository settings a capture depends on in one git
+// process. `git config` exits 1 when none is set; any other failure leaves
+// git's defaults, as each git a capture runs would fail on the same config.
+// A key set more than once counts with its last value, as in git.
+func (e *Engine) readConfig(ctx context.Context) {
+	out, err := e.repo.Run(ctx, "config", "-z", "--type=path", "--get-regexp", `^core\.(excludesfile|autocrlf|attributesfile)$`)
+	if err != nil {
+		return
+	}
+	for _, kv := range strings.Split(string(out), "\x00") {
+		key, val, _ := strings.Cut(kv, "\n")
+		switch key {
+		case "core.excludesfile":
+			e.exclFile = val
+		case "core.autocrlf":
+			e.autocrlf = val
+		case "core.attributesfile":
+			e.attrFile = val
+		}
+	}
 }
 
 // privConfig pins everything that would make a capture convert content,
