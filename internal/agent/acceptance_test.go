@@ -18,6 +18,8 @@ import (
 	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 	"github.com/yolop-dev/yolop/internal/provider"
+	// The real providers, against local servers (app links only sim).
+	_ "github.com/yolop-dev/yolop/internal/provider/all"
 	"github.com/yolop-dev/yolop/internal/provider/sim"
 	"github.com/yolop-dev/yolop/internal/session"
 )

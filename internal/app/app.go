@@ -17,7 +17,9 @@ import (
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
-	_ "github.com/yolop-dev/yolop/internal/provider/all" // registers sim, openai and anthropic
+	// The offline provider is in every build that opens sessions (tests
+	// included); the binary links the others (internal/cli).
+	_ "github.com/yolop-dev/yolop/internal/provider/sim"
 	"github.com/yolop-dev/yolop/internal/resume"
 	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/session"

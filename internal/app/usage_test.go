@@ -11,6 +11,8 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 	"github.com/yolop-dev/yolop/internal/provider"
+	// The real providers, against local servers (app links only sim).
+	_ "github.com/yolop-dev/yolop/internal/provider/all"
 )
 
 // TestTurnUsageFromProviderFixtures: the tokens a provider reports (the
