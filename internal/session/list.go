@@ -49,7 +49,11 @@ func List(dataDir string) ([]Summary, error) {
 			continue // editor and tool droppings, never a session
 		}
 		sum, when := summarize(parent, e)
-		created[sum.ID] = when
+		// To the millisecond, as ids hold it: a session whose
+		// workspace.json cannot be read is dated by its id, and must not
+		// sort before one made later in the same millisecond (ids made
+		// in one millisecond still sort in the order they were made).
+		created[sum.ID] = when.Truncate(time.Millisecond)
 		out = append(out, sum)
 	}
 	slices.SortFunc(out, func(a, b Summary) int {
