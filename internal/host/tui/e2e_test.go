@@ -75,6 +75,15 @@ func (tm *tmuxTerm) waitFor(what string, cond func(screen string) bool) string {
 	return ""
 }
 
+// exited waits for the shell's line after yolop and returns the screen
+// with the lines the terminal wrapped joined: what yolop prints as it
+// leaves is plain output, as long as the paths in it.
+func (tm *tmuxTerm) exited() string {
+	tm.t.Helper()
+	tm.waitText("yolop-exit=")
+	return tm.tmux("capture-pane", "-p", "-J", "-t", "yolop")
+}
+
 func (tm *tmuxTerm) waitText(sub string) string {
 	tm.t.Helper()
 	return tm.waitFor(fmt.Sprintf("%q", sub), func(s string) bool { return strings.Contains(s, sub) })
@@ -319,7 +328,7 @@ func TestTmuxRewindEndToEnd(t *testing.T) {
 	tm.keys("C-c")
 	tm.waitText("press Ctrl+C again to quit")
 	tm.keys("C-c")
-	final := tm.waitText("yolop-exit=")
+	final := tm.exited()
 	if !strings.Contains(final, "yolop-exit=0") {
 		t.Fatalf("yolop did not exit cleanly:\n%s", final)
 	}
@@ -485,7 +494,7 @@ func TestTmuxResumeAndBranches(t *testing.T) {
 	})
 	tm.typeLines("/quit")
 	tm.keys("Enter")
-	final := tm.waitText("yolop-exit=")
+	final := tm.exited()
 	if !strings.Contains(final, "yolop-exit=0") {
 		t.Fatalf("yolop did not exit cleanly:\n%s", final)
 	}
