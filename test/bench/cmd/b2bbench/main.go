@@ -46,6 +46,8 @@ type bench struct {
 	// fallbacks counts the timed second starts that checked out their
 	// own worktree instead of claiming the preparation's.
 	fallbacks int
+	// used are the data directories to remove when the run ends.
+	used []string
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
@@ -104,6 +106,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stderr, "generated in %s\n", time.Since(t0).Round(time.Second))
 	}
+	// The worktrees are removed when the run ends, not between
+	// measurements: on ext4, files created within a minute or so of the
+	// deletion of as many (a 100,000-file worktree) are slow to allocate
+	// (the allocator skips recently freed inodes), and a start timed
+	// after a removal took 77 s where the same start took 11 s before any.
+	defer b.removeAll(big)
 	fmt.Fprintf(stdout, "load average at start: %s\n\n", loadavg())
 	var status, fresh, inflight, ready, tinyTurn []time.Duration
 	var loads []string
@@ -175,7 +183,7 @@ func (b *bench) status(repo string) (time.Duration, error) {
 // checkout, and no preparation after it).
 func (b *bench) fresh(repo string) (time.Duration, error) {
 	data := b.dataDir()
-	defer b.cleanup(repo, data)
+	defer b.cleanup(data)
 	d, _, err := b.turn(repo, data, "0")
 	return d, err
 }
@@ -185,7 +193,7 @@ func (b *bench) fresh(repo string) (time.Duration, error) {
 // of a second session started at once.
 func (b *bench) inFlight(repo string) (time.Duration, error) {
 	data := b.dataDir()
-	defer b.cleanup(repo, data)
+	defer b.cleanup(data)
 	if _, _, err := b.turn(repo, data, "1"); err != nil {
 		return 0, err
 	}
@@ -205,7 +213,7 @@ func (b *bench) inFlight(repo string) (time.Duration, error) {
 // ready prepares a spare (untimed) and times a new session's first turn.
 func (b *bench) ready(repo string) (time.Duration, error) {
 	data := b.dataDir()
-	defer b.cleanup(repo, data)
+	defer b.cleanup(data)
 	if _, err := b.run(repo, []string{"YOLOP_DATA_DIR=" + data, "YOLOP_WORKTREE_SPARES=1"}, b.yolop, "worktree", "prepare-spare"); err != nil {
 		return 0, err
 	}
@@ -256,9 +264,10 @@ func (b *bench) turn(repo, data, spares string) (time.Duration, bool, error) {
 	return d, ws.Recycled, nil
 }
 
-// cleanup ends the background preparations of the data directory, then
-// removes its worktrees, the data directory and the session branches.
-func (b *bench) cleanup(repo, data string) {
+// cleanup ends the background preparations of the data directory; its
+// worktrees stay until removeAll.
+func (b *bench) cleanup(data string) {
+	b.used = append(b.used, data)
 	deadline := time.Now().Add(5 * time.Minute)
 	for time.Now().Before(deadline) {
 		pids := preparers(data)
@@ -270,13 +279,20 @@ func (b *bench) cleanup(repo, data string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	dirs, _ := filepath.Glob(filepath.Join(data, "worktrees", "*", "*"))
-	for _, d := range dirs {
-		if st, err := os.Stat(d); err == nil && st.IsDir() {
-			_, _ = b.run(repo, nil, "git", "worktree", "remove", "--force", "--force", d)
+}
+
+// removeAll removes the worktrees and data directories the run used, and
+// the session branches.
+func (b *bench) removeAll(repo string) {
+	for _, data := range b.used {
+		dirs, _ := filepath.Glob(filepath.Join(data, "worktrees", "*", "*"))
+		for _, d := range dirs {
+			if st, err := os.Stat(d); err == nil && st.IsDir() {
+				_, _ = b.run(repo, nil, "git", "worktree", "remove", "--force", "--force", d)
+			}
 		}
+		_ = os.RemoveAll(data)
 	}
-	_ = os.RemoveAll(data)
 	_, _ = b.run(repo, nil, "git", "worktree", "prune")
 	if out, err := b.run(repo, nil, "git", "for-each-ref", "--format=%(refname)", "refs/heads/yolop/"); err == nil {
 		var in strings.Builder
