@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -87,12 +88,13 @@ func startedBy() string {
 			break
 		}
 		args := strings.Split(string(b), "\x00")
+		// A session starts its preparer as its own executable, whatever
+		// that file is called ($YOLOP_BIN need not be named yolop): the
+		// preparer is known by its arguments.
+		if slices.Contains(args, "prepare-spare") && slices.Contains(args, "worktree") {
+			return "prepare-spare"
+		}
 		if filepath.Base(args[0]) == "yolop" {
-			for _, a := range args {
-				if a == "prepare-spare" {
-					return "prepare-spare"
-				}
-			}
 			return "session"
 		}
 		st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
