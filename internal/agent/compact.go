@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/timeline"
 )
@@ -23,7 +24,7 @@ type replacement struct {
 
 // ErrNothingToCompact means the context is already as small as compaction
 // can make it; the previous checkpoint stays installed.
-var ErrNothingToCompact = errors.New("agent: nothing to compact yet")
+var ErrNothingToCompact = fault.Plain("agent: nothing to compact yet")
 
 // Compact summarizes the current model context through the provider and
 // installs the result as a compaction checkpoint. A failed or ineffective

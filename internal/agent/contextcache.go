@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/yolop-dev/yolop/internal/binenc"
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/timeline"
@@ -26,7 +27,7 @@ type ContextCache struct {
 const contextCacheFormat = 1
 
 // ErrContextCache is wrapped by the errors of a cache that cannot be used.
-var ErrContextCache = errors.New("agent: context cache unusable")
+var ErrContextCache = fault.Plain("agent: context cache unusable")
 
 // ContextCache returns the model context as it is now, for the caller to
 // keep beside the logs it was built from; false when there is none to

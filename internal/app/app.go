@@ -17,6 +17,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
+
 	// The offline provider is in every build that opens sessions (tests
 	// included); the binary links the others (internal/cli).
 	_ "github.com/yolop-dev/yolop/internal/provider/sim"
@@ -117,7 +118,7 @@ func (p *Parts) info(prov provider.Provider) Info {
 }
 
 // errClosed is returned by calls made after Close.
-var errClosed = errors.New("app: the session is closed")
+var errClosed = fault.Plain("app: the session is closed")
 
 // begin registers a call; a turn's context is cancelled by Close. The
 // returned func ends the call.

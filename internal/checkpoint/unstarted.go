@@ -1,8 +1,7 @@
 package checkpoint
 
 import (
-	"errors"
-
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/timeline"
 )
@@ -32,4 +31,4 @@ type notStarted struct{}
 func (notStarted) Append(timeline.Record) error { return errNotStarted }
 func (notStarted) Live() *timeline.State        { return timeline.New() }
 
-var errNotStarted = errors.New("checkpoint: the session has not started; its first prompt creates it")
+var errNotStarted = fault.Plain("checkpoint: the session has not started; its first prompt creates it")

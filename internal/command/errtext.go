@@ -1,8 +1,6 @@
 package command
 
 import (
-	"errors"
-	"reflect"
 	"regexp"
 	"strings"
 
@@ -33,12 +31,9 @@ func ErrorText(err error) string {
 	return msg
 }
 
-// errorsNew is the type of the values errors.New (and fmt.Errorf without
-// %w) returns.
-var errorsNew = reflect.TypeOf(errors.New(""))
-
 // sentinels are the sentinel values at the leaves of err's chain (the
-// fault.Sentinel and errors.New values it was built from).
+// fault.New and fault.Plain values it was built from). An errors.New
+// value is a message, not a sentinel: its words stay as they are.
 func sentinels(err error) []error {
 	var out []error
 	var walk func(error)
@@ -55,7 +50,7 @@ func sentinels(err error) []error {
 			}
 			return
 		}
-		if _, ok := e.(*fault.Sentinel); ok || reflect.TypeOf(e) == errorsNew {
+		if fault.IsSentinel(e) {
 			out = append(out, e)
 		}
 	}

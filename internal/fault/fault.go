@@ -209,6 +209,26 @@ func New(code Code, text string) *Sentinel { return &Sentinel{code: code, text: 
 func (e *Sentinel) Error() string   { return e.text }
 func (e *Sentinel) FaultCode() Code { return e.code }
 
+// Plain returns a sentinel error without a code of its own, for
+// errors.Is: a failure built from it reports Error, or the code a wrapper
+// gives it. Like a Sentinel's, its text keeps the package prefix ("tools:
+// unknown task"), which hosts drop when they show the message.
+func Plain(text string) error { return &plain{text: text} }
+
+type plain struct{ text string }
+
+func (e *plain) Error() string { return e.text }
+
+// IsSentinel reports whether err itself (not what it wraps) is a value
+// made by New or Plain.
+func IsSentinel(err error) bool {
+	switch err.(type) {
+	case *Sentinel, *plain:
+		return true
+	}
+	return false
+}
+
 // With gives err the code c (err's own code, if any, is hidden).
 func With(c Code, err error) error { return &coded{code: c, err: err} }
 

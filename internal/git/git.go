@@ -21,6 +21,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/yolop-dev/yolop/internal/fault"
 )
 
 // pinned are the -c settings applied to every call. They only affect the one
@@ -82,7 +84,7 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // ErrNotFound is returned when no git binary is on PATH.
-var ErrNotFound = errors.New("git: executable not found on PATH; install git 2.30 or newer")
+var ErrNotFound = fault.Plain("git: executable not found on PATH; install git 2.30 or newer")
 
 // Runner runs git in one directory with a fixed extra environment.
 type Runner struct {

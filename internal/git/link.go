@@ -8,17 +8,18 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/fsutil"
 )
 
 // ErrLinkBroken is wrapped when a linked worktree's `.git` file cannot be
 // put back from the repository's own records.
-var ErrLinkBroken = errors.New("git: worktree link broken")
+var ErrLinkBroken = fault.Plain("git: worktree link broken")
 
 // ErrNoWorktreeRecord is wrapped (with ErrLinkBroken) when the repository
 // holds no record of the worktree, so the link cannot be rebuilt from it:
 // the directory may not be a worktree of that repository at all.
-var ErrNoWorktreeRecord = errors.New("git: repository has no record of the worktree")
+var ErrNoWorktreeRecord = fault.Plain("git: repository has no record of the worktree")
 
 // LinkRepair says what CheckWorktreeLink found and did.
 type LinkRepair struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,7 +28,7 @@ var (
 	ErrInTheWay        = fault.New(fault.InTheWay, "land: files in the way")
 	ErrNoIdentity      = fault.New(fault.NoIdentity, "land: no git identity configured")
 	ErrNothingToCommit = fault.New(fault.NothingToCommit, "land: nothing to commit")
-	ErrGitTooOld       = errors.New("land: git is too old to merge without touching the index")
+	ErrGitTooOld       = fault.Plain("land: git is too old to merge without touching the index")
 	ErrBadCheckpoint   = fault.New(fault.UnknownCheckpoint, "land: no such checkpoint")
 	// ErrSessionWorktree refuses to apply into another session's worktree.
 	ErrSessionWorktree = fault.New(fault.SessionWorktree, "land: that is another session's worktree")

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"path/filepath"
 
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/binenc"
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/provider"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/session/jsonl"
@@ -47,7 +47,7 @@ type File struct {
 }
 
 // ErrUnreadable is wrapped by the errors of a file that cannot be used.
-var ErrUnreadable = errors.New("resume: file unreadable")
+var ErrUnreadable = fault.Plain("resume: file unreadable")
 
 // Encode returns f as the file's bytes.
 func Encode(f File) ([]byte, error) {

@@ -51,7 +51,6 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,6 +58,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/spawn"
 )
 
@@ -85,7 +85,7 @@ const (
 const ABIEnv = "YOLOP_LANDLOCK_ABI"
 
 // ErrLevel is returned for an unknown level name.
-var ErrLevel = errors.New("sandbox: unknown level")
+var ErrLevel = fault.Plain("sandbox: unknown level")
 
 // ParseLevel reads a level name (any case, spaces around it ignored); ""
 // means the default, write.

@@ -16,6 +16,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/session/jsonl"
 )
@@ -41,11 +42,11 @@ const (
 
 var (
 	// ErrEmptyQuery is returned for a query with nothing to search for.
-	ErrEmptyQuery = errors.New("search: empty query")
+	ErrEmptyQuery = fault.Plain("search: empty query")
 	// ErrQueryTooLong is returned for a query over MaxQuery bytes.
-	ErrQueryTooLong = errors.New("search: query too long")
+	ErrQueryTooLong = fault.Plain("search: query too long")
 	// ErrBadRegex is returned when a --regex query does not compile.
-	ErrBadRegex = errors.New("search: bad regular expression")
+	ErrBadRegex = fault.Plain("search: bad regular expression")
 )
 
 // Options select what to search.

@@ -66,11 +66,11 @@ var (
 	// ErrCorrupt is wrapped by *CorruptError.
 	ErrCorrupt = jsonl.ErrCorrupt
 	// ErrReadOnly is wrapped by every refused write on a read-only session.
-	ErrReadOnly = errors.New("session: read-only")
+	ErrReadOnly = fault.Plain("session: read-only")
 	// ErrNotWritable is wrapped by Open when the session directory cannot
 	// be written at all (a read-only file system, or no permission), so
 	// that a caller that only reads can fall back to OpenReadOnly.
-	ErrNotWritable = errors.New("session: directory not writable")
+	ErrNotWritable = fault.Plain("session: directory not writable")
 )
 
 // CorruptError locates a record or file that cannot be trusted.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
 )
 
@@ -71,7 +72,7 @@ const changedRetries = 3
 
 // errChangedUnderCapture marks a capture that a concurrent change made
 // fail: a listed file was a directory when git came to record it.
-var errChangedUnderCapture = errors.New("snapshot: a path changed kind during the capture")
+var errChangedUnderCapture = fault.Plain("snapshot: a path changed kind during the capture")
 
 func indexCorrupt(err error) bool {
 	var ge *git.Error

@@ -1,9 +1,9 @@
 package snapshot
 
 import (
-	"errors"
 	"fmt"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
 )
 
@@ -11,19 +11,19 @@ import (
 // so a caller can show its Reason ("conversation only: <reason>") and still
 // test for the cause with errors.Is.
 var (
-	ErrNotRepo     = errors.New("snapshot: not a git work tree")
-	ErrBare        = errors.New("snapshot: bare repository has no work tree")
-	ErrNotTopLevel = errors.New("snapshot: worktree path is not the top level of its work tree")
-	ErrNoCommits   = errors.New("snapshot: repository has no commits")
-	ErrBudget      = errors.New("snapshot: capture exceeded its time budget")
-	ErrLocked      = errors.New("snapshot: index is locked by another git process")
-	ErrUnreadable  = errors.New("snapshot: file cannot be read")
-	ErrNoSpace     = errors.New("snapshot: no space left on device")
-	ErrBadName     = errors.New("snapshot: invalid snapshot or session name")
-	ErrNoRef       = errors.New("snapshot: no such snapshot ref")
-	ErrUnsafePath  = errors.New("snapshot: unsafe path in tree")
-	ErrConflict    = errors.New("snapshot: worktree state blocks the restore")
-	ErrMismatch    = errors.New("snapshot: worktree does not match the expected tree")
+	ErrNotRepo     = fault.Plain("snapshot: not a git work tree")
+	ErrBare        = fault.Plain("snapshot: bare repository has no work tree")
+	ErrNotTopLevel = fault.Plain("snapshot: worktree path is not the top level of its work tree")
+	ErrNoCommits   = fault.Plain("snapshot: repository has no commits")
+	ErrBudget      = fault.Plain("snapshot: capture exceeded its time budget")
+	ErrLocked      = fault.Plain("snapshot: index is locked by another git process")
+	ErrUnreadable  = fault.Plain("snapshot: file cannot be read")
+	ErrNoSpace     = fault.Plain("snapshot: no space left on device")
+	ErrBadName     = fault.Plain("snapshot: invalid snapshot or session name")
+	ErrNoRef       = fault.Plain("snapshot: no such snapshot ref")
+	ErrUnsafePath  = fault.Plain("snapshot: unsafe path in tree")
+	ErrConflict    = fault.Plain("snapshot: worktree state blocks the restore")
+	ErrMismatch    = fault.Plain("snapshot: worktree does not match the expected tree")
 )
 
 // MissingObjectError is a git operation that failed because an object it

@@ -18,6 +18,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/yolop-dev/yolop/internal/fault"
 )
 
 // fastMaxPaths bounds the tree edit that writes loose objects: beyond it,
@@ -31,7 +33,7 @@ const (
 
 // errNotFast means the tree edit declined the change set; the caller takes
 // the index path, which handles every case.
-var errNotFast = errors.New("snapshot: change set not eligible for the tree edit")
+var errNotFast = fault.Plain("snapshot: change set not eligible for the tree edit")
 
 // fastEntry is one entry of a tree being edited.
 type fastEntry struct {

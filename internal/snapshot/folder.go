@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/failpoint"
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/fsutil"
 	"github.com/yolop-dev/yolop/internal/git"
 )
@@ -40,7 +41,7 @@ const FolderIgnoreFile = ".yolopignore"
 const folderAttributes = "* -text -eol -filter -ident -working-tree-encoding !diff !merge\n"
 
 // ErrTooManyFiles is wrapped by the *TooManyFilesError of ImportFolder.
-var ErrTooManyFiles = errors.New("snapshot: folder holds too many files")
+var ErrTooManyFiles = fault.Plain("snapshot: folder holds too many files")
 
 // TooManyFilesError refuses the first capture of a folder holding more
 // files than ImportOptions.MaxFiles.

@@ -3,11 +3,12 @@ package snapshot
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"time"
+
+	"github.com/yolop-dev/yolop/internal/fault"
 )
 
 // indexEntry is what the capture needs of one entry of a git index file.
@@ -24,7 +25,7 @@ type indexEntry struct {
 
 // errIndexFormat: an index file this reader does not handle (a split
 // index, an unknown version); the caller asks git instead.
-var errIndexFormat = errors.New("snapshot: index format not handled")
+var errIndexFormat = fault.Plain("snapshot: index format not handled")
 
 // readIndexFile parses the entries of the git index at path (versions 2 to
 // 4; hashSize 20 for SHA-1, 32 for SHA-256). An index that depends on a

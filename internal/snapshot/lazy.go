@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/yolop-dev/yolop/internal/fault"
 )
 
 // Lazy is an engine opened when it is first needed. Opening a session's
@@ -37,7 +39,7 @@ func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // errNoEngine is the error under a capture refused because the engine
 // is unavailable (the CaptureError's Reason says why).
-var errNoEngine = errors.New("snapshot: no engine")
+var errNoEngine = fault.Plain("snapshot: no engine")
 
 // A nil *Lazy is a session without an engine: Get returns nil, and it
 // says nothing is unavailable.

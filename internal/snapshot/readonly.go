@@ -2,7 +2,8 @@ package snapshot
 
 import (
 	"context"
-	"errors"
+
+	"github.com/yolop-dev/yolop/internal/fault"
 )
 
 // ReadOnly is the snapshots of a session opened for reading only: it
@@ -15,7 +16,7 @@ func NewReadOnly(worktree, stateDir string) ReadOnly {
 	return ReadOnly{NewDiffer(worktree, stateDir)}
 }
 
-var errReadOnly = errors.New("snapshot: the session was opened for reading only")
+var errReadOnly = fault.Plain("snapshot: the session was opened for reading only")
 
 func (r ReadOnly) Diff(ctx context.Context, from, to string) ([]Change, error) {
 	return r.d.Diff(ctx, from, to)

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
 )
 
@@ -469,7 +470,7 @@ func encodeModes(tree string, modes map[string]fs.FileMode) []byte {
 }
 
 // errBadModes marks a permission record that cannot be parsed.
-var errBadModes = errors.New("snapshot: malformed permission record")
+var errBadModes = fault.Plain("snapshot: malformed permission record")
 
 // decodeModes parses a permission record; tree is the tree it describes.
 func decodeModes(b []byte) (tree string, modes map[string]fs.FileMode, err error) {

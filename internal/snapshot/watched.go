@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
 )
 
@@ -53,7 +54,7 @@ import (
 
 // errNotWatched means the watched capture declined its change set; the
 // capture walks.
-var errNotWatched = errors.New("snapshot: change set not eligible for a watched capture")
+var errNotWatched = fault.Plain("snapshot: change set not eligible for a watched capture")
 
 // watchMaxPaths bounds the paths a watched capture updates through the
 // index; beyond it, the walk's status costs no more.

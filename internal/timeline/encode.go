@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/binenc"
+	"github.com/yolop-dev/yolop/internal/fault"
 )
 
 // stateFormat is the version of the encoding below; DecodeState refuses
@@ -14,7 +15,7 @@ import (
 const stateFormat = 4
 
 // ErrStateFormat is wrapped by DecodeState's errors.
-var ErrStateFormat = errors.New("timeline: encoded state unreadable")
+var ErrStateFormat = fault.Plain("timeline: encoded state unreadable")
 
 // AppendState appends the encoding of s to b, for a derived file that lets
 // the next process skip replaying the records s was built from. A

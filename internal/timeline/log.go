@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/session/jsonl"
 )
 
@@ -208,7 +209,7 @@ func (l *Log) Close() error {
 }
 
 // ErrFrozen is returned by Frozen.Append.
-var ErrFrozen = errors.New("timeline: opened for reading")
+var ErrFrozen = fault.Plain("timeline: opened for reading")
 
 // Frozen is the state of records read without the journal (listings,
 // read-only views) behind the journal's interface: Live returns it and

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/yolop-dev/yolop/internal/fault"
 )
 
 // ErrHoldClosed is returned by CheckoutHold.Take when the hold was closed
 // (its session closes) while it took the lock; the lock was given back.
-var ErrHoldClosed = errors.New("worktree: the session is closed")
+var ErrHoldClosed = fault.Plain("worktree: the session is closed")
 
 // CheckoutHold is an in-place session's hold on its checkout's lock
 // (CheckoutLock): taken before a turn's first capture and for a restore,

@@ -12,11 +12,12 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"golang.org/x/sys/unix"
 )
 
 // ErrCheckoutInUse is wrapped by *CheckoutInUseError.
-var ErrCheckoutInUse = errors.New("worktree: checkout in use")
+var ErrCheckoutInUse = fault.Plain("worktree: checkout in use")
 
 // CheckoutInUseError says another in-place session holds the checkout.
 type CheckoutInUseError struct {

@@ -8,12 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
 )
 
 // ErrRepoGone: a session's repository is no longer where the session
 // recorded it (moved or deleted).
-var ErrRepoGone = errors.New("worktree: repository gone")
+var ErrRepoGone = fault.Plain("worktree: repository gone")
 
 // Moved is a yolop worktree whose repository was moved: the repository's
 // own records (<common-dir>/worktrees/<name>/gitdir) still name the

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/git"
 )
 
@@ -17,17 +18,17 @@ import (
 // the repository involved; test with errors.Is.
 var (
 	// ErrNotRepo: the directory is not inside a Git working tree.
-	ErrNotRepo = errors.New("worktree: not inside a git repository")
+	ErrNotRepo = fault.Plain("worktree: not inside a git repository")
 	// ErrBare: the repository is bare, so there is no checkout to branch from.
-	ErrBare = errors.New("worktree: bare repository")
+	ErrBare = fault.Plain("worktree: bare repository")
 	// ErrNoCommits: the repository has no commit for a worktree to start from.
-	ErrNoCommits = errors.New("worktree: repository has no commits")
+	ErrNoCommits = fault.Plain("worktree: repository has no commits")
 	// ErrBranchGone: a session's worktree and its branch are both gone.
-	ErrBranchGone = errors.New("worktree: session branch is gone")
+	ErrBranchGone = fault.Plain("worktree: session branch is gone")
 	// ErrDirty: the worktree has uncommitted changes; see *DirtyError.
-	ErrDirty = errors.New("worktree: uncommitted changes")
+	ErrDirty = fault.Plain("worktree: uncommitted changes")
 	// ErrNotOwned: a path is not a session worktree under the data directory.
-	ErrNotOwned = errors.New("worktree: not a session worktree")
+	ErrNotOwned = fault.Plain("worktree: not a session worktree")
 )
 
 // detailError is a sentinel with a message that names the specifics.

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/fsutil"
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/snapshot"
@@ -67,7 +68,7 @@ const (
 const DefaultSpares = 1
 
 // ErrSpareLimit: a preparation found the repository already has its spares.
-var ErrSpareLimit = errors.New("worktree: the repository has all its spare worktrees")
+var ErrSpareLimit = fault.Plain("worktree: the repository has all its spare worktrees")
 
 // Started is the worktree a new session got from Start. Until Done is called
 // the session is marked as being started, so that a process that finds the

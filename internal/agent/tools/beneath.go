@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,7 +29,7 @@ import (
 
 // errChanged: the open met a symlink or a "..": the tree changed since the
 // path was checked.
-var errChanged = errors.New("tools: the path changed while it was resolved")
+var errChanged = fault.Plain("tools: the path changed while it was resolved")
 
 // beneath opens directories beneath the root.
 type beneath struct {

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/secret"
 	"github.com/yolop-dev/yolop/internal/spawn"
@@ -43,7 +43,7 @@ const stopWait = 10 * time.Second
 const keepFinished = 50
 
 // ErrUnknownTask is returned by Stop for an id that was never started here.
-var ErrUnknownTask = errors.New("tools: unknown task")
+var ErrUnknownTask = fault.Plain("tools: unknown task")
 
 type task struct {
 	w       Writer

@@ -15,6 +15,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/fault"
 )
 
 func ptr(s string) *string { return &s }
@@ -148,11 +149,11 @@ func TestProviderErrorMidStream(t *testing.T) {
 
 	// A Go error from Prompt (infrastructure) is shown too.
 	f.prompt = func(ctx context.Context, text string, on func(agent.Update)) (app.TurnResult, error) {
-		return app.TurnResult{}, fmt.Errorf("session: append event: disk full")
+		return app.TurnResult{}, fmt.Errorf("%w: disk full", fault.Plain("session: append event"))
 	}
 	typeText(t, m, "x")
 	press(t, m, "enter")
-	if got := entryTexts(m); got[len(got)-1] != "error:append event: disk full" { // package prefixes are not shown
+	if got := entryTexts(m); got[len(got)-1] != "error:append event: disk full" { // a sentinel's package prefix is not shown
 		t.Fatalf("infrastructure error not shown: %q", got)
 	}
 }

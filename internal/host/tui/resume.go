@@ -9,11 +9,12 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/yolop-dev/yolop/internal/fault"
 )
 
 // ErrResume is returned by Run when the user asked /resume: the caller
 // shows the session picker (Pick) and runs the TUI on the chosen session.
-var ErrResume = errors.New("tui: pick another session")
+var ErrResume = fault.Plain("tui: pick another session")
 
 // PickRow is one session in the resume picker.
 type PickRow struct {

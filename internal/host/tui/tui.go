@@ -23,6 +23,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/app"
 	"github.com/yolop-dev/yolop/internal/checkpoint"
 	"github.com/yolop-dev/yolop/internal/command"
+	"github.com/yolop-dev/yolop/internal/fault"
 )
 
 // Session is the part of a live session the TUI drives.
@@ -45,7 +46,7 @@ type Session interface {
 // ErrInterrupted is returned by Run when the process got SIGINT from outside
 // the terminal (kill -INT); the caller maps it to exit code 130. Ctrl+C typed
 // in the UI is a key, not a signal.
-var ErrInterrupted = errors.New("tui: interrupted")
+var ErrInterrupted = fault.Plain("tui: interrupted")
 
 // Options are the terminal streams and display preferences.
 type Options struct {

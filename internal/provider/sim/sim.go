@@ -44,13 +44,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/provider"
 )
 
@@ -250,7 +250,7 @@ func isMillis(s string) bool {
 }
 
 // ErrFail is returned by Stream when the prompt reaches a fail instruction.
-var ErrFail = errors.New("sim: the prompt asked the model to fail (fail instruction)")
+var ErrFail = fault.Plain("sim: the prompt asked the model to fail (fail instruction)")
 
 // Stream implements provider.Provider.
 func (p *Provider) Stream(ctx context.Context, req provider.Request, onDelta func(provider.Delta)) (provider.Response, error) {

@@ -20,16 +20,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/yolop-dev/yolop/internal/fsutil"
 	"io"
 	"os"
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/yolop-dev/yolop/internal/fault"
+	"github.com/yolop-dev/yolop/internal/fsutil"
 )
 
 // ErrCorrupt is wrapped by every *CorruptError.
-var ErrCorrupt = errors.New("jsonl: corrupt record")
+var ErrCorrupt = fault.Plain("jsonl: corrupt record")
 
 // CorruptError locates a record that cannot be trusted.
 type CorruptError struct {
