@@ -153,7 +153,11 @@ func startPauser(commonDir, lock string, every time.Duration) *pauser {
 // startSentinel starts the sentinel that leads the preparation's process
 // group (see the comment on turnsLockName).
 func startSentinel() (*exec.Cmd, error) {
-	cmd := exec.Command("/bin/sh", "-c", `p=$PPID; while kill -TSTP $$; do kill -0 "$p" 2>/dev/null || exit 0; done`)
+	// The preparer's pid is given, not read from $PPID: a preparer that
+	// dies before the shell starts leaves it a $PPID of 1, which never
+	// goes away, and in a group orphaned by that death SIGTSTP is
+	// discarded: the loop would spin for good.
+	cmd := exec.Command("/bin/sh", "-c", `p=$1; while kill -TSTP $$; do kill -0 "$p" 2>/dev/null || exit 0; done`, "sentinel", strconv.Itoa(os.Getpid()))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd, cmd.Start()
 }
