@@ -18,9 +18,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
 
-	// The offline provider is in every build that opens sessions (tests
-	// included); the binary links the others (internal/cli).
-	_ "github.com/yolop-dev/yolop/internal/provider/sim"
+	_ "github.com/yolop-dev/yolop/internal/provider/sim" // the offline one; the binary links all (internal/cli)
 	"github.com/yolop-dev/yolop/internal/resume"
 	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/session"
