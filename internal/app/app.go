@@ -17,7 +17,6 @@ import (
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/mcp"
 	"github.com/yolop-dev/yolop/internal/provider"
-
 	_ "github.com/yolop-dev/yolop/internal/provider/sim" // the offline one; the binary links all (internal/cli)
 	"github.com/yolop-dev/yolop/internal/resume"
 	"github.com/yolop-dev/yolop/internal/sandbox"

@@ -234,30 +234,19 @@ func converts(ctx context.Context, at *git.Runner, paths []string) (bool, error)
 		}
 	}
 	r := at
-	if out, err := r.Run(ctx, "config", "--get", "core.autocrlf"); err == nil {
-		if v := strings.ToLower(git.Trim(out)); v != "" && v != "false" {
-			return true, nil
-		}
+	v, err := git.ConfigValues(ctx, r, "core.autocrlf", "core.attributesfile")
+	if err != nil {
+		return false, fmt.Errorf("read the conversion settings of %s: %w", dir, err)
 	}
-	files := []string{}
-	if out, err := r.Run(ctx, "config", "--path", "--get", "core.attributesFile"); err == nil && git.Trim(out) != "" {
-		files = append(files, git.Trim(out))
-	} else if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
-		files = append(files, filepath.Join(x, "git", "attributes"))
-	} else if h, err := os.UserHomeDir(); err == nil {
-		files = append(files, filepath.Join(h, ".config", "git", "attributes"))
-	}
+	info := ""
 	if out, err := r.Run(ctx, "rev-parse", "--git-path", "info/attributes"); err == nil {
-		p := git.Trim(out)
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
+		info = git.Trim(out)
+		if !filepath.IsAbs(info) {
+			info = filepath.Join(dir, info)
 		}
-		files = append(files, p)
 	}
-	for _, f := range files {
-		if st, err := os.Stat(f); err == nil && st.Size() > 0 {
-			return true, nil
-		}
+	if git.ConvertsOutsideTree(v["core.autocrlf"], v["core.attributesfile"], info) {
+		return true, nil
 	}
 	out, err := r.Run(ctx, "ls-files", "-z", "--", ":(top,glob)**/.gitattributes")
 	if err != nil {

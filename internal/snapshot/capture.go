@@ -922,40 +922,12 @@ func (e *Engine) settle(ctx context.Context) error {
 // cleanSeed. Then stat data from the real index cannot be trusted to mean
 // "the blob is the disk bytes".
 func (e *Engine) conversionConfigured() bool {
-	if v := strings.ToLower(e.autocrlf); v != "false" && v != "" {
-		return true
-	}
-	if e.attrFile != "" {
-		if nonEmpty(e.attrFile) {
-			return true
-		}
-	} else if nonEmpty(defaultAttributesFile()) {
-		return true
-	}
-	return nonEmpty(filepath.Join(e.commonDir, "info", "attributes"))
+	return git.ConvertsOutsideTree(e.autocrlf, e.attrFile, filepath.Join(e.commonDir, "info", "attributes"))
 }
 
 // isAttributes reports whether an index path is a .gitattributes file.
 func isAttributes(p string) bool {
 	return p == ".gitattributes" || strings.HasSuffix(p, "/.gitattributes")
-}
-
-func defaultAttributesFile() string {
-	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
-		return filepath.Join(x, "git", "attributes")
-	}
-	if h, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(h, ".config", "git", "attributes")
-	}
-	return ""
-}
-
-func nonEmpty(path string) bool {
-	if path == "" {
-		return false
-	}
-	st, err := os.Stat(path)
-	return err == nil && st.Size() > 0
 }
 
 // copyPreservingMtime copies src to dst keeping src's mtime: the index's

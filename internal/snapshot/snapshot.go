@@ -370,25 +370,14 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 }
 
 // readConfig reads the repository settings a capture depends on in one git
-// process. `git config` exits 1 when none is set; any other failure leaves
-// git's defaults, as each git a capture runs would fail on the same config.
-// A key set more than once counts with its last value, as in git.
+// process. A failure leaves git's defaults, as each git a capture runs
+// would fail on the same config.
 func (e *Engine) readConfig(ctx context.Context) {
-	out, err := e.repo.Run(ctx, "config", "-z", "--type=path", "--get-regexp", `^core\.(excludesfile|autocrlf|attributesfile)$`)
+	v, err := git.ConfigValues(ctx, e.repo, "core.excludesfile", "core.autocrlf", "core.attributesfile")
 	if err != nil {
 		return
 	}
-	for _, kv := range strings.Split(string(out), "\x00") {
-		key, val, _ := strings.Cut(kv, "\n")
-		switch key {
-		case "core.excludesfile":
-			e.exclFile = val
-		case "core.autocrlf":
-			e.autocrlf = val
-		case "core.attributesfile":
-			e.attrFile = val
-		}
-	}
+	e.exclFile, e.autocrlf, e.attrFile = v["core.excludesfile"], v["core.autocrlf"], v["core.attributesfile"]
 }
 
 // privConfig pins everything that would make a capture convert content,
