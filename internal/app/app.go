@@ -172,7 +172,13 @@ func open(ctx context.Context, o options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{opts: o, prov: prov, start: worktree.NewStarter(*o.Spares.Manager(o.DataDir, o.Hooks.failpoint()), o.PrepareSpare)}
+	m := o.Spares.Manager(o.DataDir, o.Hooks.failpoint())
+	if w, err := config.Watch(); err == nil && o.watch() {
+		// A claimed spare is watched from before its proof; a bad
+		// YOLOP_WATCH_BUDGET is reported when the engine opens.
+		m.Watch = &w
+	}
+	s := &Session{opts: o, prov: prov, start: worktree.NewStarter(*m, o.PrepareSpare)}
 	if o.sessionID == "" {
 		err = s.newDraft(ctx)
 	} else {
@@ -354,7 +360,7 @@ func (s *Session) materialize(ctx context.Context, title string, fill func(ctx c
 	ao := o
 	if ch.Started != nil {
 		ao.knownClean = ch.Started.KnownClean && fill == nil && len(o.servers()) == 0
-		ao.knownWalk = ch.Started.Walk
+		ao.knownWalk, ao.knownWatch = ch.Started.Walk, ch.Started.Watch
 	}
 	p, err := assemble(ctx, sess, s.prov, ao, nil)
 	if err != nil {

@@ -184,7 +184,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		if err != nil {
 			return nil, err
 		}
-		eo.Failpoint, eo.KnownClean, eo.KnownWalk = hit, o.knownClean, o.knownWalk
+		eo.Failpoint, eo.KnownClean, eo.KnownWalk, eo.KnownWatch = hit, o.knownClean, o.knownWalk, o.knownWatch
 		// The engine may still be bringing its private index up to date
 		// in the background: it must finish before the session lock
 		// goes, so the next process never meets a live index.lock.

@@ -100,9 +100,10 @@ type options struct {
 	base, workBase string
 	// knownClean: the new session's worktree was just proved clean by its
 	// claim and nothing ran in it since; knownWalk is the walk made when
-	// it was parked.
+	// it was parked, knownWatch the watcher armed before that proof.
 	knownClean bool
 	knownWalk  *snapshot.Walk
+	knownWatch *snapshot.Prewatch
 }
 
 func (e Env) with(req Request) options {

@@ -29,7 +29,17 @@ func (e *Engine) capture(ctx context.Context, walk bool) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.budget)
 	defer cancel()
 	ch := changes{full: "no watcher"}
-	if e.watch != nil {
+	prewatched := e.prewatched
+	e.prewatched = false
+	switch {
+	case prewatched && e.knownClean && !walk:
+		// The watcher was armed before the proof this capture is
+		// derived from: what it saw since (the claim's checkout, and
+		// anything else) is left to the next capture, which then needs
+		// no walk. Were the capture not derived after all, it walks,
+		// and the next one looks again at those paths as well.
+		ch.full = "derived from the proof that the worktree is clean"
+	case e.watch != nil:
 		// The barrier comes first: whatever changes after it is
 		// recorded for the next capture, whatever this one sees.
 		ch = e.watch.take(ctx)

@@ -172,7 +172,12 @@
 // the claim's status refreshed the stat data of every entry it found
 // changed, and the other entries are looked at; one lstat of <dir>/.git per
 // directory finds nested repositories. The seed is read straight from the
-// index file (versions 2 to 4) rather than through `ls-files`.
+// index file (versions 2 to 4) rather than through `ls-files`. A watcher
+// armed before the claim's status (Options.Prewatch) is given nothing by
+// that capture: what it saw since it was armed, the claim's two-tree
+// checkout included, is looked at by the next capture, which so needs no
+// walk. Nothing of it is on disk: a process that dies holds no watcher,
+// and the next one walks.
 //
 // # Folders outside git
 //

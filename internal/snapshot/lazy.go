@@ -24,7 +24,13 @@ type Lazy struct {
 	// err a failure that must stop every turn.
 	why *UnavailableError
 	err error
+	// unopened releases what open would have handed to the engine
+	// (Unopened), when Close comes first.
+	unopened func()
 }
+
+// errClosedUnopened is what a Lazy closed before its first use gives.
+var errClosedUnopened = fault.Plain("snapshot: the session's engine was closed before it was opened")
 
 // UnavailableError is what a Lazy's opener returns when the session can
 // go on without workspace snapshots (conversation only): the engine could
@@ -50,6 +56,13 @@ var errNoEngine = fault.Plain("snapshot: no engine")
 // (it is not the session's worktree any more).
 func NewLazy(open func(ctx context.Context) (*Engine, error)) *Lazy {
 	return &Lazy{open: open}
+}
+
+// Unopened sets what Close releases when the engine was never opened:
+// what the opener would have handed to it (a Prewatch). It returns l.
+func (l *Lazy) Unopened(release func()) *Lazy {
+	l.unopened = release
+	return l
 }
 
 // Get opens the engine on first use and returns it: nil without an
@@ -125,6 +138,18 @@ func (l *Lazy) Cause() error {
 // Close closes the engine if it was opened: it stops its watcher and
 // waits for its background index update.
 func (l *Lazy) Close() error {
+	if l == nil {
+		return nil
+	}
+	l.once.Do(func() {
+		// Never opened: it never will be now.
+		l.mu.Lock()
+		l.err = errClosedUnopened
+		l.mu.Unlock()
+		if l.unopened != nil {
+			l.unopened()
+		}
+	})
 	if eng := l.Opened(); eng != nil {
 		return eng.Close()
 	}

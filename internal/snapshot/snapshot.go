@@ -71,6 +71,12 @@ type Options struct {
 	// parked: the first capture then looks only at the files whose inode
 	// changed since, instead of walking the whole tree again.
 	KnownWalk *Walk
+	// Prewatch, with KnownClean, is a watcher armed before the proof
+	// (NewPrewatch): Watch takes it over, the first capture takes nothing
+	// from it, and the next looks at what changed since it was armed
+	// instead of walking. The engine releases it if Watch is never
+	// called.
+	Prewatch *Prewatch
 	// GitDir, with CommonDir, is the worktree's administrative directory
 	// as the session recorded it: every git process of the engine on the
 	// repository is pinned to it (git.Dirs), whatever the worktree's .git
@@ -125,6 +131,10 @@ type Engine struct {
 	// knownWalk Options.KnownWalk.
 	knownClean bool
 	knownWalk  *Walk
+	// prewatch is Options.Prewatch until Watch takes it; prewatched: the
+	// watcher is that one and no capture ran yet.
+	prewatch   *Prewatch
+	prewatched bool
 	// seededNow: the current capture seeded the private index (its settle
 	// pass is left to the capture's own index write).
 	seededNow bool
@@ -272,6 +282,14 @@ func validName(s string) bool {
 // worktree must be the top level of a non-bare work tree whose repository
 // has at least one commit.
 func Open(ctx context.Context, o Options) (*Engine, error) {
+	e, err := open(ctx, o)
+	if err != nil {
+		o.Prewatch.Close()
+	}
+	return e, err
+}
+
+func open(ctx context.Context, o Options) (*Engine, error) {
 	if !validName(o.SessionID) {
 		return nil, fmt.Errorf("%w: session id %q (use letters, digits, '_', '-', '.')", ErrBadName, o.SessionID)
 	}
@@ -285,7 +303,7 @@ func Open(ctx context.Context, o Options) (*Engine, error) {
 	if err != nil {
 		return nil, &CaptureError{Reason: "worktree is missing", Err: err}
 	}
-	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, failpointFn: o.Failpoint, seedSettled: o.SeedSettled, knownClean: o.KnownClean, knownWalk: o.KnownWalk, repo: git.New(root), folder: o.Folder, maxFileSize: o.MaxFileSize, ownIndex: o.OwnIndex && !o.Folder}
+	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, failpointFn: o.Failpoint, seedSettled: o.SeedSettled, knownClean: o.KnownClean, knownWalk: o.KnownWalk, prewatch: o.Prewatch, repo: git.New(root), folder: o.Folder, maxFileSize: o.MaxFileSize, ownIndex: o.OwnIndex && !o.Folder}
 	if o.CommonDir != "" && o.GitDir != "" {
 		e.dirs = git.Dirs{GitDir: o.GitDir, CommonDir: o.CommonDir, WorkTree: root}
 		e.repo = e.dirs.Runner()

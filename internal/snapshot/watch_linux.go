@@ -260,44 +260,114 @@ func (w *watcher) addTree(rel string, scan bool) bool {
 	}
 	w.wds[int32(wd)] = rel
 	w.dirs[rel] = int32(wd)
-	ents, err := os.ReadDir(abs)
-	if err != nil {
-		return errors.Is(err, os.ErrNotExist)
-	}
-	if rel != "" {
-		for _, d := range ents {
-			if d.Name() == ".git" {
-				if scan {
-					// A repository arrived: the walk decides what a
-					// capture leaves out.
-					w.setFull("a nested repository appeared")
-				}
-				return true
+	// Only the names of directories (and, with scan, of everything) are
+	// needed: at 100,000 files a sorted os.ReadDir with a path built for
+	// every file cost twice the reading itself.
+	var subdirs, files []string
+	nested := false
+	err = readNames(abs, func(name []byte, dir bool) {
+		if rel != "" && string(name) == ".git" {
+			nested = true
+		}
+		if dir || scan {
+			n := string(name)
+			if isBlocked(n) || strings.HasPrefix(n, tmpPrefix) {
+				return
+			}
+			if dir {
+				subdirs = append(subdirs, n)
+			} else {
+				files = append(files, n)
 			}
 		}
+	})
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOENT)
+	}
+	if nested {
+		if scan {
+			// A repository arrived: the walk decides what a capture
+			// leaves out.
+			w.setFull("a nested repository appeared")
+		}
+		return true
+	}
+	join := func(name string) string {
+		if rel == "" {
+			return name
+		}
+		return rel + "/" + name
 	}
 	ok := true
-	for _, d := range ents {
-		name := d.Name()
-		if isBlocked(name) || strings.HasPrefix(name, tmpPrefix) {
-			continue
+	for _, n := range subdirs {
+		if !w.addTree(join(n), scan) {
+			ok = false
 		}
-		p := name
-		if rel != "" {
-			p = rel + "/" + name
-		}
-		if d.IsDir() {
-			if !w.addTree(p, scan) {
-				ok = false
-			}
-			continue
-		}
-		if scan {
-			w.mark(p)
-		}
+	}
+	for _, n := range files {
+		w.mark(join(n))
 	}
 	return ok
 }
+
+// readNames calls fn with the name of each entry of the directory at abs
+// (not . and ..) and whether it is a directory, as the directory lists
+// them: no sort, and no allocation for a name fn does not keep.
+func readNames(abs string, fn func(name []byte, dir bool)) error {
+	fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	buf := direntBuf.Get().(*[]byte)
+	defer direntBuf.Put(buf)
+	for {
+		n, err := unix.Getdents(fd, *buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n <= 0 {
+			return nil
+		}
+		b := (*buf)[:n]
+		for len(b) >= direntNameOff {
+			reclen := int(*(*uint16)(unsafe.Pointer(&b[direntReclenOff])))
+			if reclen < direntNameOff || reclen > len(b) {
+				return errors.New("malformed directory entry")
+			}
+			typ := b[direntTypeOff]
+			name := b[direntNameOff:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			b = b[reclen:]
+			if len(name) == 0 || string(name) == "." || string(name) == ".." {
+				continue
+			}
+			dir := typ == unix.DT_DIR
+			if typ == unix.DT_UNKNOWN {
+				// The file system does not say: ask.
+				var st unix.Stat_t
+				if err := unix.Fstatat(fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+					dir = st.Mode&unix.S_IFMT == unix.S_IFDIR
+				}
+			}
+			fn(name, dir)
+		}
+	}
+}
+
+// The layout of struct linux_dirent64.
+const (
+	direntReclenOff = int(unsafe.Offsetof(unix.Dirent{}.Reclen))
+	direntTypeOff   = int(unsafe.Offsetof(unix.Dirent{}.Type))
+	direntNameOff   = int(unsafe.Offsetof(unix.Dirent{}.Name))
+)
+
+var direntBuf = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 func (w *watcher) setFull(why string) {
 	if w.full == "" {
@@ -785,4 +855,75 @@ func (a *walkArm) finish() {
 		return
 	}
 	w.armed, w.unarmed = true, ""
+}
+
+// # Armed before a proof
+//
+// A claimed spare is proved clean by a status (the claim's) and its first
+// capture is derived from that proof, without a walk that could arm the
+// watcher; the capture at the end of the turn would walk. NewPrewatch arms
+// a watcher over the worktree before the proof begins: every change made
+// after a directory's watch is in place raises an event, and every file
+// the proof found equal to its entry was looked at after its directory's
+// watch was added. So the derived capture takes nothing from the watcher,
+// and the next one looks at what changed since the watcher was armed (the
+// claim's two-tree checkout included).
+
+func newPrewatch(root string, budget int) (*watcher, error) {
+	if why := watchable(root); why != "" {
+		return nil, errors.New(why)
+	}
+	if budget == 0 {
+		b, err := watchBudget()
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the inotify watch limit: %w", err)
+		}
+		budget = b
+	}
+	if budget < 2 {
+		return nil, errors.New("no inotify watches left for this user")
+	}
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		return nil, fmt.Errorf("inotify: %w", err)
+	}
+	w := &watcher{f: os.NewFile(uintptr(fd), "inotify"), fd: fd, root: root, budget: budget, byWalk: true, done: make(chan struct{})}
+	w.cond = sync.NewCond(&w.mu)
+	w.reset()
+	go w.read()
+	w.mu.Lock()
+	ok := w.addTree("", false)
+	over := len(w.wds) >= w.budget
+	w.mu.Unlock()
+	if !ok {
+		w.close()
+		if over {
+			return nil, fmt.Errorf("the worktree has more directories than the %d inotify watches yolop allows itself", budget)
+		}
+		return nil, errors.New("a directory could not be watched")
+	}
+	w.mu.Lock()
+	w.armed = true
+	w.mu.Unlock()
+	return w, nil
+}
+
+// adopt makes the prewatch an engine's watcher: its barrier markers go to
+// markDir, and byWalk is the engine's WatchOptions.ArmWithWalk (how it
+// arms again after an overflow).
+func (w *watcher) adopt(markDir string, byWalk bool) error {
+	if err := os.MkdirAll(markDir, 0o700); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || w.dead != "" {
+		return errors.New("the watcher stopped: " + w.dead)
+	}
+	wd, err := unix.InotifyAddWatch(w.fd, markDir, unix.IN_CREATE|unix.IN_ONLYDIR)
+	if err != nil {
+		return fmt.Errorf("cannot watch the barrier directory: %w", err)
+	}
+	w.markDir, w.markWD, w.byWalk = markDir, int32(wd), byWalk
+	return nil
 }

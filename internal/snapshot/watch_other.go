@@ -40,3 +40,9 @@ type changes struct {
 	gone  []string
 	full  string
 }
+
+func newPrewatch(root string, budget int) (*watcher, error) {
+	return nil, errors.New("file watching is only supported on Linux")
+}
+
+func (w *watcher) adopt(markDir string, byWalk bool) error { return errors.New("no watcher") }

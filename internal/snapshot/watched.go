@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/fault"
@@ -34,7 +35,11 @@ import (
 // A process that lives for one turn (print mode) arms its watcher with
 // its first capture's own walk instead (WatchOptions.ArmWithWalk; "Armed
 // by the walk" in watch_linux.go), so the capture at the end of its turn
-// is watched.
+// is watched. A claimed spare's first capture walks nothing (it is derived
+// from the claim's proof); its watcher is armed before that proof instead
+// (NewPrewatch, Options.Prewatch; "Armed before a proof" in
+// watch_linux.go), so the capture at the end of its first turn is watched
+// too.
 //
 // The capture walks, as without a watcher, whenever the watcher cannot
 // vouch: before it is armed, after a queue overflow (its watches are then
@@ -104,7 +109,27 @@ func (e *Engine) Watch(o WatchOptions) {
 	if e.watch != nil {
 		return
 	}
-	w, err := startWatcher(e.root, filepath.Join(e.stateDir, "watch"), o.Budget, o.ArmWithWalk)
+	var w *watcher
+	var err error
+	if pre := e.prewatch; pre != nil {
+		// Armed before the proof the first capture is derived from:
+		// that capture takes nothing from it (capture).
+		e.prewatch = nil
+		if w = pre.take(); w != nil && pre.root == e.root && o.Budget >= 0 {
+			if err := w.adopt(filepath.Join(e.stateDir, "watch"), o.ArmWithWalk); err != nil {
+				w.close()
+				w = nil
+			} else {
+				e.prewatched = true
+			}
+		} else if w != nil {
+			w.close()
+			w = nil
+		}
+	}
+	if w == nil {
+		w, err = startWatcher(e.root, filepath.Join(e.stateDir, "watch"), o.Budget, o.ArmWithWalk)
+	}
 	if err != nil {
 		e.noWatch = fmt.Sprintf("no file watcher for %s: %v", e.root, err)
 		return
@@ -118,6 +143,56 @@ func (e *Engine) Watch(o WatchOptions) {
 		e.resyncStop, e.resyncDone = make(chan struct{}), make(chan struct{})
 		go e.resyncLoop(period, e.resyncStop, e.resyncDone)
 	}
+}
+
+// Prewatch is a file watcher armed over a worktree before something
+// proves the worktree clean: a claimed spare's status, which must begin
+// after NewPrewatch returns ("Armed before a proof" in watch_linux.go).
+// The engine opened with it (Options.Prewatch) takes it over when its
+// Watch is called; until then, and when none does, Close releases it.
+type Prewatch struct {
+	mu   sync.Mutex
+	root string
+	w    *watcher
+}
+
+// NewPrewatch arms a watcher over the worktree at root now. budget caps
+// its watches as WatchOptions.Budget does (0: a quarter of the user's
+// free max_user_watches). The error says why there can be none (another
+// system, a network file system, the budget): captures then walk.
+func NewPrewatch(root string, budget int) (*Prewatch, error) {
+	if budget < 0 {
+		return nil, errors.New("file watching is off")
+	}
+	r, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, err
+	}
+	w, err := newPrewatch(r, budget)
+	if err != nil {
+		return nil, err
+	}
+	return &Prewatch{root: r, w: w}, nil
+}
+
+// Close releases the watcher unless an engine took it. A nil Prewatch
+// does nothing.
+func (p *Prewatch) Close() {
+	if p == nil {
+		return
+	}
+	if w := p.take(); w != nil {
+		w.close()
+	}
+}
+
+// take hands the watcher over, once.
+func (p *Prewatch) take() *watcher {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w := p.w
+	p.w = nil
+	return w
 }
 
 // Close stops the watcher and the background walk. The engine keeps
@@ -141,6 +216,8 @@ func (e *Engine) Close() error {
 		e.watch.close()
 		e.watch = nil
 	}
+	e.prewatch.Close()
+	e.prewatch = nil
 	return nil
 }
 

@@ -141,6 +141,10 @@ type EngineOptions struct {
 	// its claim, with the walk made when it was parked (Started).
 	KnownClean bool
 	KnownWalk  *snapshot.Walk
+	// KnownWatch is the watcher armed over a claimed spare before its
+	// proof (Started.Watch): the engine takes it over, or Close of the
+	// engine never opened releases it.
+	KnownWatch *snapshot.Prewatch
 	// Watch, when set, keeps a file watcher over the session's files.
 	Watch *snapshot.WatchOptions
 	// MaxFileSize reads a folder's [workspace] max_file_size when its
@@ -161,6 +165,12 @@ func (a *Attached) Snapshots(o EngineOptions) *snapshot.Lazy {
 	ws, sess := a.Workspace, a.sess
 	so := snapshot.Options{SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: o.Budget, Failpoint: o.Failpoint}
 	return snapshot.NewLazy(func(ctx context.Context) (*snapshot.Engine, error) {
+		handed := false // the prewatch, to Open, which closes it if it fails
+		defer func() {
+			if !handed {
+				o.KnownWatch.Close()
+			}
+		}()
 		switch {
 		case ws.Kind == session.KindWorktree:
 			if !a.verified {
@@ -171,6 +181,7 @@ func (a *Attached) Snapshots(o EngineOptions) *snapshot.Lazy {
 			}
 			so.Worktree, so.CommonDir, so.GitDir, so.Seal = ws.Worktree.Path, ws.CommonDir, ws.Worktree.GitDir, SealOf(ws.Worktree)
 			so.SeedSettled, so.KnownClean, so.KnownWalk, so.OwnIndex = ws.Recycled, o.KnownClean, o.KnownWalk, true
+			so.Prewatch = o.KnownWatch
 		case ws.Folder:
 			// A folder outside git: its private repository in the data
 			// directory, made again if it was deleted.
@@ -185,6 +196,7 @@ func (a *Attached) Snapshots(o EngineOptions) *snapshot.Lazy {
 		default:
 			so.Worktree = ws.RepoRoot
 		}
+		handed = so.Prewatch != nil
 		eng, err := snapshot.Open(ctx, so)
 		if err != nil {
 			return nil, &snapshot.UnavailableError{Err: err}
@@ -193,5 +205,5 @@ func (a *Attached) Snapshots(o EngineOptions) *snapshot.Lazy {
 			eng.Watch(*o.Watch)
 		}
 		return eng, nil
-	})
+	}).Unopened(o.KnownWatch.Close)
 }

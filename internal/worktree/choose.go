@@ -63,6 +63,9 @@ type Chosen struct {
 // after all (the branch stays, like every branch yolop makes), and returns
 // cause, with the removal's failure when it failed too.
 func (c Chosen) Undo(ctx context.Context, cause error) error {
+	if c.Started != nil {
+		c.Started.Watch.Close()
+	}
 	if c.ws.Worktree == nil {
 		return cause
 	}

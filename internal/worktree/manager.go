@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/snapshot"
 )
 
 // BranchPrefix starts the name of every session branch.
@@ -81,6 +82,12 @@ type Manager struct {
 	// checks out its own worktree (zero: 15 s and 10 minutes). PollEvery
 	// is how often a preparation looks whether a turn runs (zero: 100 ms).
 	StallLimit, WaitLimit, PollEvery time.Duration
+	// Watch, when set, arms a file watcher (snapshot.NewPrewatch) over a
+	// claimed spare before its status proves it clean, for the session's
+	// engine (Started.Watch): the capture after the first, derived one
+	// then looks at what changed instead of walking. Its Budget is
+	// WatchOptions.Budget's.
+	Watch *snapshot.WatchOptions
 }
 
 // sessionIDPattern keeps session ids usable as one path component and one

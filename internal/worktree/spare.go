@@ -1,6 +1,7 @@
 package worktree
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -85,6 +87,11 @@ type Started struct {
 	// Walk is the snapshot walk made when the claimed spare was parked or
 	// prepared (nil when none was kept), for snapshot.Options.KnownWalk.
 	Walk *snapshot.Walk
+	// Watch is the file watcher armed over the claimed spare before its
+	// proof (Manager.Watch), for snapshot.Options.Prewatch; nil when none.
+	// Whoever holds it last closes it (Close after the engine took it
+	// does nothing).
+	Watch *snapshot.Prewatch
 	// Notes tell the user about spares that could not be used and leftovers
 	// of interrupted starts that were cleaned up.
 	Notes []string
@@ -603,9 +610,29 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 		return Info{}, false, notes, nil
 	}
 	m.hit("spare.claim_after_move")
-	if why := spareProblem(ctx, path, repo.CommonDir, rec, m.SpareKeeps == KeepNothing, m.Share); why != "" {
+	// Armed before the proof, so that the proof's capture can hand
+	// the turn's end a watcher instead of a walk.
+	var watch *snapshot.Prewatch
+	armed := make(chan struct{})
+	if m.Watch != nil {
+		go func() {
+			defer close(armed)
+			// Without one the captures walk, which is always correct.
+			watch, _ = snapshot.NewPrewatch(path, m.Watch.Budget)
+		}()
+	} else {
+		close(armed)
+	}
+	if why := spareProblem(ctx, path, repo.CommonDir, rec, m.SpareKeeps == KeepNothing, m.Share, armed); why != "" {
+		watch.Close()
 		return Info{}, false, append(notes, m.setAside(ctx, dir, path, why)), nil
 	}
+	kept := false
+	defer func() {
+		if !kept {
+			watch.Close()
+		}
+	}()
 	d := dirsOf(path, rec.GitDir, repo.CommonDir)
 	from := rec.Head
 	info := Info{Path: path, Base: repo.Head, RepoRoot: repo.Root, CommonDir: repo.CommonDir, GitDir: rec.GitDir}
@@ -620,6 +647,7 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 		if rec.From == "" {
 			st.fresh = rec.Shared
 		}
+		kept, st.Watch = true, watch
 		return info, true, notes, nil
 	}
 	branch, err := pickBranch(ctx, d.Runner(), title, sessionID)
@@ -643,6 +671,7 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 	if rec.Walk != nil && !rec.Walk.At.IsZero() {
 		st.Walk = rec.Walk
 	}
+	kept, st.Watch = true, watch
 	info.Branch = branch
 	return info, true, notes, nil
 }
@@ -747,6 +776,7 @@ func (m *Manager) Abandon(ctx context.Context, s *Started) {
 		return
 	}
 	defer s.Done()
+	s.Watch.Close()
 	dir := filepath.Dir(s.Path)
 	e := inspect(ctx, s.Path, filepath.Base(dir), filepath.Base(s.Path))
 	if e.Missing || e.Dirty {
@@ -790,7 +820,13 @@ func (m *Manager) discardClaim(ctx context.Context, repo *Repo, path, branch str
 // parked from, or any uncommitted change: tracked, untracked, or ignored
 // outside the kept dependency directories. Apart from the one status every
 // claim runs, it reads files only.
-func spareProblem(ctx context.Context, path, commonDir string, rec parkRecord, keepNothing bool, share []string) string {
+//
+// The status begins only once armed is closed (a watcher armed over the
+// worktree first sees every change the status could miss); the index's
+// flags are read beside it.
+func spareProblem(ctx context.Context, path, commonDir string, rec parkRecord, keepNothing bool, share []string, armed <-chan struct{}) string {
+	// Waited for on every return: the watcher is the caller's to close.
+	defer func() { <-armed }()
 	admin := rec.GitDir
 	b, err := os.ReadFile(filepath.Join(admin, "gitdir"))
 	if err != nil {
@@ -828,27 +864,46 @@ func spareProblem(ctx context.Context, path, commonDir string, rec parkRecord, k
 	if err := git.CheckSeal(admin, rec.Seal); err != nil {
 		return err.Error()
 	}
-	flagged, err := flaggedEntries(admin)
-	if err != nil {
-		return "its index cannot be read: " + err.Error()
+	// The flags are read while the status runs (git replaces the index
+	// whole, and a refresh changes no flag); they are judged first.
+	type flags struct {
+		paths []string
+		err   error
 	}
-	if len(flagged) > 0 {
-		return fmt.Sprintf("%d index entries are flagged skip-worktree or assume-unchanged (e.g. %s), so git would not see their files' edits", len(flagged), flagged[0])
-	}
+	flagDone := make(chan flags, 1)
+	go func() {
+		f, err := flaggedEntries(admin)
+		flagDone <- flags{f, err}
+	}()
+	flagProblem := sync.OnceValue(func() string {
+		f := <-flagDone
+		if f.err != nil {
+			return "its index cannot be read: " + f.err.Error()
+		}
+		if len(f.paths) > 0 {
+			return fmt.Sprintf("%d index entries are flagged skip-worktree or assume-unchanged (e.g. %s), so git would not see their files' edits", len(f.paths), f.paths[0])
+		}
+		return ""
+	})
+	problem := func(why string) string { return cmp.Or(flagProblem(), why) }
 	if old := rec.From; old != "" {
 		refs, err := sessionRefs(ctx, commonDir, old)
 		if err != nil {
-			return "its earlier session's refs cannot be listed: " + err.Error()
+			return problem("its earlier session's refs cannot be listed: " + err.Error())
 		}
 		if len(refs) > 0 {
-			return fmt.Sprintf("%d checkpoint refs of its earlier session %s are left", len(refs), old)
+			return problem(fmt.Sprintf("%d checkpoint refs of its earlier session %s are left", len(refs), old))
 		}
 	}
 	// A plain status: it also refreshes (and writes) the index, so entries
 	// left racily clean by parking are hashed once here, not at every
 	// capture of the session. Ignored entries are listed without
 	// descending into ignored directories (--ignored=matching).
+	<-armed
 	out, err := dirsOf(path, admin, commonDir).Runner().Run(ctx, "status", "--porcelain", "-z", "--untracked-files=all", "--ignored=matching")
+	if why := flagProblem(); why != "" {
+		return why
+	}
 	if err != nil {
 		return "its status cannot be read: " + err.Error()
 	}

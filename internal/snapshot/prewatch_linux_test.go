@@ -1,0 +1,150 @@
+package snapshot
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/yolop-dev/yolop/internal/git/gittest"
+)
+
+// inotifyFDs counts the inotify instances this process holds.
+func inotifyFDs(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, fd := range fds {
+		if l, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && l == "anon_inode:inotify" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestPrewatchedClaimIsWatchedAtTheTurnsEnd: a watcher armed over a spare
+// before its proof lets the capture after the derived first one look at
+// the changed paths only, and that capture holds what a full capture of
+// the same worktree holds: the turn's edit, and changes made after the
+// watcher was armed that the derived capture did not look at (the claim's
+// checkout, or anything else). Without the proof (the first capture
+// walks), the watcher still serves the next capture.
+func TestPrewatchedClaimIsWatchedAtTheTurnsEnd(t *testing.T) {
+	t.Parallel()
+	for _, known := range []bool{true, false} {
+		t.Run(map[bool]string{true: "derived", false: "walked"}[known], func(t *testing.T) {
+			t.Parallel()
+			var note Walk
+			_, wt := knownCleanWorktree(t, func(wt string) {
+				time.Sleep(walkSlack + 100*time.Millisecond)
+				note = WalkTree(wt)
+			})
+			pw, err := NewPrewatch(wt, 0)
+			if err != nil {
+				t.Fatalf("NewPrewatch: %v", err)
+			}
+			// After the watcher, before the engine: what the claim's
+			// two-tree checkout writes, or another writer.
+			gittest.WriteFile(t, wt, "src/after-arm.go", "package main // arrived after the watcher\n")
+			if err := os.Chmod(filepath.Join(wt, "src/run.sh"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			e, err := Open(context.Background(), Options{Worktree: wt, SessionID: "s_test", StateDir: filepath.Join(t.TempDir(), "state"), SeedSettled: true, KnownClean: known, KnownWalk: &note, Prewatch: pw})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.Watch(WatchOptions{Resync: -1, ArmWithWalk: true})
+			t.Cleanup(func() { _ = e.Close() })
+			first := capture(t, e, "start")
+			if got := e.derivedCaptures == 1; got != known {
+				t.Fatalf("derived first capture: %v, want %v", got, known)
+			}
+			// The turn.
+			gittest.WriteFile(t, wt, "src/main.go", "package main // the turn's edit\n")
+			if err := os.Remove(filepath.Join(wt, "link")); err != nil {
+				t.Fatal(err)
+			}
+			end := capture(t, e, "end")
+			st := e.WatchState()
+			if st.Watched != 1 || st.Walked != 1 {
+				t.Fatalf("captures watched %d, walked %d (last walk: %q); want the end capture watched", st.Watched, st.Walked, st.LastWalk)
+			}
+			fresh := openKnownClean(t, wt, false)
+			want := capture(t, fresh, "full")
+			if end.Tree != want.Tree {
+				t.Fatalf("end capture %s, a full capture %s (first %s)", end.Tree, want.Tree, first.Tree)
+			}
+			e.Wait()
+			if e.lastWalk.modes["src/run.sh"] != fresh.lastWalk.modes["src/run.sh"] || fresh.lastWalk.modes["src/run.sh"] != 0o700 {
+				t.Fatalf("permission of the file chmodded after the watcher: %o, a full capture %o", e.lastWalk.modes["src/run.sh"], fresh.lastWalk.modes["src/run.sh"])
+			}
+		})
+	}
+}
+
+// TestPrewatchIsReleased: the inotify instance of a prewatch is closed by
+// Close, by an engine that never watches, by an Open that fails, and when
+// the engine is of another directory (it then watches with its own).
+func TestPrewatchIsReleased(t *testing.T) {
+	_, wt := knownCleanWorktree(t, nil)
+	base := inotifyFDs(t)
+	check := func(what string, want int) {
+		t.Helper()
+		if n := inotifyFDs(t) - base; n != want {
+			t.Fatalf("%s: %d inotify instances held, want %d", what, n, want)
+		}
+	}
+	pw, err := NewPrewatch(wt, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("armed", 1)
+	pw.Close()
+	pw.Close()
+	check("closed twice", 0)
+
+	pw, _ = NewPrewatch(wt, 0)
+	e, err := Open(context.Background(), Options{Worktree: wt, SessionID: "s_test", StateDir: filepath.Join(t.TempDir(), "state"), Prewatch: pw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	capture(t, e, "a")
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check("engine closed without watching", 0)
+
+	pw, _ = NewPrewatch(wt, 0)
+	if _, err := Open(context.Background(), Options{Worktree: wt, SessionID: "bad id!", StateDir: filepath.Join(t.TempDir(), "state"), Prewatch: pw}); err == nil {
+		t.Fatal("Open with a bad session id succeeded")
+	}
+	check("Open failed", 0)
+
+	other := gittest.NewRepo(t)
+	pw, _ = NewPrewatch(wt, 0)
+	e, err = Open(context.Background(), Options{Worktree: other, SessionID: "s_test", StateDir: filepath.Join(t.TempDir(), "state"), Prewatch: pw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Watch(WatchOptions{Resync: -1, ArmWithWalk: true})
+	check("engine of another directory", 1) // its own
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check("that engine closed", 0)
+
+	l := NewLazy(func(ctx context.Context) (*Engine, error) { t.Fatal("opened"); return nil, nil })
+	pw, _ = NewPrewatch(wt, 0)
+	l.Unopened(pw.Close)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check("lazy engine closed unopened", 0)
+	if _, err := l.Get(context.Background()); err == nil {
+		t.Fatal("a lazy engine closed unopened opened afterwards")
+	}
+}
