@@ -623,9 +623,30 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 	} else {
 		close(armed)
 	}
-	if why := spareProblem(ctx, path, repo.CommonDir, rec, m.SpareKeeps == KeepNothing, m.Share, armed); why != "" {
+	// A spare whose preparation hurried (a start was waiting for it) has
+	// no walk for the first capture, which would then walk after the
+	// proof: the walk runs beside the proof's status instead. Its record
+	// holds for every file whose inode it saw unchanged (KnownWalk).
+	var walk *snapshot.Walk
+	walked := make(chan struct{})
+	if !detached && (rec.Walk == nil || rec.Walk.At.IsZero()) {
+		go func() {
+			defer close(walked)
+			<-armed // not beside the arming, which the status waits for
+			w := snapshot.WalkTree(path)
+			walk = &w
+		}()
+	} else {
+		close(walked)
+	}
+	why := spareProblem(ctx, path, repo.CommonDir, rec, m.SpareKeeps == KeepNothing, m.Share, armed)
+	<-walked
+	if why != "" {
 		watch.Close()
 		return Info{}, false, append(notes, m.setAside(ctx, dir, path, why)), nil
+	}
+	if walk != nil {
+		rec.Walk = walk
 	}
 	kept := false
 	defer func() {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
@@ -731,5 +732,33 @@ func TestUserRepositoryMidRebaseOrUnborn(t *testing.T) {
 	}
 	if spares != 1 {
 		t.Fatalf("the spare is not intact on an unborn branch: %+v", es)
+	}
+}
+
+// TestHurriedSpareIsWalkedBesideItsProof: a spare whose preparation kept
+// no walk (it hurried for a waiting start) gets one at its claim, made
+// while the claim's status ran, for the first capture.
+func TestHurriedSpareIsWalkedBesideItsProof(t *testing.T) {
+	t.Parallel()
+	r := newSpareRig(t)
+	if _, err := r.m.PrepareSpare(context.Background(), detect(t, r.repo), ""); err != nil {
+		t.Fatal(err)
+	}
+	spare := filepath.Join(r.spareDir(), ".spare-1")
+	rec, err := readRecord(spare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Walk = nil
+	if err := writeRecord(spare, rec); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	st := r.start(t, "s_1")
+	if !st.Recycled || !st.KnownClean {
+		t.Fatalf("claimed: recycled %v, known clean %v (%v)", st.Recycled, st.KnownClean, st.Notes)
+	}
+	if st.Walk == nil || st.Walk.At.Before(began) {
+		t.Fatalf("claimed spare's walk: %+v, want one made during the claim (began %v)", st.Walk, began)
 	}
 }
