@@ -1373,7 +1373,7 @@ func (m *Manager) prepareSpare(ctx context.Context, repo *Repo, dir, commit stri
 		return "", fmt.Errorf("worktree: prepare a spare worktree at %s: %w", tmp.path, err)
 	}
 	p.arm()
-	if _, err := git.New(tmp.path).Run(gctx, "reset", "--hard", "--no-recurse-submodules", "--quiet"); err != nil {
+	if _, err := git.New(tmp.path).Run(gctx, "-c", parallelCheckout, "reset", "--hard", "--no-recurse-submodules", "--quiet"); err != nil {
 		p.disarm()
 		undo()
 		tmp.release()
