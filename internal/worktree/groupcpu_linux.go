@@ -48,3 +48,38 @@ func groupCPU(pgid int) (uint64, bool) {
 	}
 	return sum, true
 }
+
+// sessionLive reports whether a process that is not a zombie is left in
+// the session sid (from /proc).
+func sessionLive(sid int) bool {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return false
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return false
+	}
+	want := strconv.Itoa(sid)
+	for _, n := range names {
+		if n[0] < '0' || n[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + n + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		// After the name: state(3) ppid(4) pgrp(5) session(6).
+		f := strings.Fields(s[i+1:])
+		if len(f) >= 4 && f[3] == want && f[0] != "Z" && f[0] != "X" {
+			return true
+		}
+	}
+	return false
+}

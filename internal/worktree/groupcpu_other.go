@@ -6,3 +6,7 @@ package worktree
 // preparation whose git processes run and are not stopped counts as
 // making progress.
 func groupCPU(int) (uint64, bool) { return 0, false }
+
+// sessionLive cannot list another session's processes here: none is
+// waited for.
+func sessionLive(int) bool { return false }

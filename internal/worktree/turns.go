@@ -139,6 +139,12 @@ func startPauser(commonDir, lock string, every time.Duration) *pauser {
 	}
 	if cmd, err := startSentinel(); err == nil {
 		p.sentinel, p.pgid = cmd, cmd.Process.Pid
+		// No git joins the group before the sentinel has stopped: a
+		// preparer killed while it still ran would orphan the group
+		// with no stopped member, and the kernel would leave the
+		// checkout running into the half-made worktree a start's sweep
+		// is removing.
+		awaitStop(cmd.Process.Pid, time.Second)
 	}
 	path := turnsLockPath(commonDir)
 	if os.MkdirAll(filepath.Dir(path), 0o700) == nil {
@@ -160,6 +166,27 @@ func startSentinel() (*exec.Cmd, error) {
 	cmd := exec.Command("/bin/sh", "-c", `p=$1; while kill -TSTP $$; do kill -0 "$p" 2>/dev/null || exit 0; done`, "sentinel", strconv.Itoa(os.Getpid()))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd, cmd.Start()
+}
+
+// awaitStop waits until the child pid is stopped (it stops itself at
+// once), or for limit: past it the preparation goes on, as without a
+// sentinel. The stop is reported, not reaped: Wait still reaps the child.
+func awaitStop(pid int, limit time.Duration) {
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		var ws unix.WaitStatus
+		for {
+			_, err := unix.Wait4(pid, &ws, unix.WUNTRACED, nil)
+			if err != unix.EINTR {
+				return
+			}
+		}
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(limit):
+	}
 }
 
 func (p *pauser) loop() {
@@ -376,9 +403,32 @@ const (
 // is false when there was none to wait for; note says why a wait was
 // given up (empty when the preparation ended).
 func (m *Manager) awaitPreparation(ctx context.Context, dir string) (waited bool, note string, err error) {
+	waited, note, pid, err := m.awaitPreparer(ctx, dir)
+	if waited && err == nil && pid != os.Getpid() && unix.Kill(pid, 0) == unix.ESRCH {
+		// The preparer died. Its git processes, orphaned, end on the
+		// kernel's hangup, but may still be writing into the half-made
+		// worktree the caller's sweep is about to remove: they are
+		// given a moment to go (the preparation leads its session).
+		for deadline := time.Now().Add(orphansGrace); sessionLive(pid) && time.Now().Before(deadline); {
+			select {
+			case <-ctx.Done():
+				return waited, note, ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	return waited, note, err
+}
+
+// orphansGrace bounds the wait for a dead preparer's git processes.
+const orphansGrace = 2 * time.Second
+
+// awaitPreparer is awaitPreparation, with the pid of the preparer it
+// waited for.
+func (m *Manager) awaitPreparer(ctx context.Context, dir string) (waited bool, note string, pid int, err error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return false, "", nil
+		return false, "", 0, nil
 	}
 	for _, e := range ents {
 		name := e.Name()
@@ -405,7 +455,7 @@ func (m *Manager) awaitPreparation(ctx context.Context, dir string) (waited bool
 		out, err := m.watch(ctx, lock)
 		r.release()
 		if err != nil {
-			return true, "", err
+			return true, "", rec.PID, err
 		}
 		switch out {
 		case waitStalled:
@@ -413,9 +463,9 @@ func (m *Manager) awaitPreparation(ctx context.Context, dir string) (waited bool
 		case waitTooLong:
 			note = fmt.Sprintf("the background preparation of a spare worktree (yolop process %d) was still running after %s, so this session checked out its own worktree", rec.PID, time.Since(start).Round(time.Second))
 		}
-		return true, note, nil
+		return true, note, rec.PID, nil
 	}
-	return false, "", nil
+	return false, "", 0, nil
 }
 
 // watch waits until the preparation whose lock file is lock is over,
