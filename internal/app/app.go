@@ -485,6 +485,13 @@ func (s *Session) StartNotices(ctx context.Context) []string {
 // the reverse order they were opened. Later calls fail.
 func (s *Session) Close() error {
 	defer s.start.Drop()
+	if s.opts.oneShot() {
+		// A process that lives for one turn asks for the next session's
+		// spare as it ends: the checkout would otherwise slow its own
+		// last steps (the index update it waits for, the journal's
+		// syncs), which no turns lock covers.
+		defer s.start.PrepareSpare()
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

@@ -131,3 +131,33 @@ func TestUnusedSessionIsNotListed(t *testing.T) {
 		t.Fatalf("after its first prompt the session is not listed: %+v", rows)
 	}
 }
+
+// TestOneTurnProcessAsksForASpareAsItEnds: a print-mode session asks for
+// the next session's spare when it is closed, not when its turn ends: the
+// checkout would slow the process's last steps.
+func TestOneTurnProcessAsksForASpareAsItEnds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := gittest.NewRepo(t)
+	gittest.WriteFile(t, repo, "a.txt", "a\n")
+	gittest.Commit(t, repo, "base")
+	var prepared []string
+	env := app.Env{DataDir: t.TempDir(), Dir: repo, Life: app.OneTurn, Provider: provider.Config{Provider: provider.NameSim},
+		Spares: config.Spares{Limit: 1}, PrepareSpare: func(root string) { prepared = append(prepared, root) }}
+	s, err := app.Open(ctx, env, app.New{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(ctx, "hello", nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(prepared) != 0 {
+		t.Fatalf("a spare was asked for before the process ended: %v", prepared)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(prepared) != 1 || prepared[0] != s.Info().RepoRoot {
+		t.Fatalf("spare preparations asked for at close: %v", prepared)
+	}
+}

@@ -55,7 +55,9 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	}
 	around := p.gitState.Begin()
 	res, err := p.runTurn(ctx, text, onUpdate)
-	s.start.PrepareSpare()
+	if !s.opts.oneShot() {
+		s.start.PrepareSpare()
+	}
 	if err != nil {
 		return TurnResult{}, err
 	}
