@@ -58,7 +58,11 @@ import (
 // the process that dies. The sentinel stops itself with SIGTSTP, which the
 // kernel discards in an orphaned group: one caught running when the group
 // was orphaned (just continued by the poll) finds its parent gone at its
-// next turn of the loop and ends, instead of stopping for good.
+// next turn of the loop and ends, instead of stopping for good. No git
+// joins the group before the sentinel has first stopped. The hangup is
+// delivered, not waited for: a start that waited for a preparer that died
+// gives its session up to orphansGrace to empty (Linux) before it sweeps
+// the half-made worktree those processes may still be writing.
 const turnsLockName = "turns.lock"
 
 // Timing of the coordination; the tests shorten them through Manager.
