@@ -8,23 +8,8 @@ import (
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/git/gittest"
+	"github.com/yolop-dev/yolop/internal/testenv"
 )
-
-// inotifyFDs counts the inotify instances this process holds.
-func inotifyFDs(t *testing.T) int {
-	t.Helper()
-	fds, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, fd := range fds {
-		if l, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && l == "anon_inode:inotify" {
-			n++
-		}
-	}
-	return n
-}
 
 // TestPrewatchedClaimIsWatchedAtTheTurnsEnd: a watcher armed over a spare
 // before its proof lets the capture after the derived first one look at
@@ -91,10 +76,10 @@ func TestPrewatchedClaimIsWatchedAtTheTurnsEnd(t *testing.T) {
 // the engine is of another directory (it then watches with its own).
 func TestPrewatchIsReleased(t *testing.T) {
 	_, wt := knownCleanWorktree(t, nil)
-	base := inotifyFDs(t)
+	base := testenv.InotifyInstances(t)
 	check := func(what string, want int) {
 		t.Helper()
-		if n := inotifyFDs(t) - base; n != want {
+		if n := testenv.InotifyInstances(t) - base; n != want {
 			t.Fatalf("%s: %d inotify instances held, want %d", what, n, want)
 		}
 	}

@@ -133,10 +133,10 @@ func watchesInUse() int {
 	return n
 }
 
-// startWatcher opens an inotify instance over root and arms it in the
-// background, or with byWalk lets the next capture's walk arm it; until it
-// is armed every capture walks.
-func startWatcher(root, markDir string, budget int, byWalk bool) (*watcher, error) {
+// openWatcher opens an inotify instance over root, with no watches yet,
+// and starts reading its events; budget is WatchOptions.Budget's (0: a
+// quarter of the user's free watches).
+func openWatcher(root string, budget int) (*watcher, error) {
 	if why := watchable(root); why != "" {
 		return nil, errors.New(why)
 	}
@@ -153,20 +153,36 @@ func startWatcher(root, markDir string, budget int, byWalk bool) (*watcher, erro
 	if budget < 2 {
 		return nil, errors.New("no inotify watches left for this user")
 	}
-	if err := os.MkdirAll(markDir, 0o700); err != nil {
-		return nil, err
-	}
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return nil, fmt.Errorf("inotify: %w", err)
 	}
-	w := &watcher{f: os.NewFile(uintptr(fd), "inotify"), fd: fd, root: root, markDir: markDir, budget: budget,
-		full: "the watcher is not armed yet", done: make(chan struct{})}
+	w := &watcher{f: os.NewFile(uintptr(fd), "inotify"), fd: fd, root: root, budget: budget, done: make(chan struct{})}
 	w.cond = sync.NewCond(&w.mu)
 	w.reset()
 	go w.read()
+	return w, nil
+}
+
+// startWatcher opens an inotify instance over root and arms it in the
+// background, or with byWalk lets the next capture's walk arm it; until it
+// is armed every capture walks.
+func startWatcher(root, markDir string, budget int, byWalk bool) (*watcher, error) {
+	w, err := openWatcher(root, budget)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(markDir, 0o700); err != nil {
+		w.close()
+		return nil, err
+	}
+	w.mu.Lock()
+	w.markDir, w.full = markDir, "the watcher is not armed yet"
 	if byWalk {
 		w.byWalk, w.full = true, ""
+	}
+	w.mu.Unlock()
+	if byWalk {
 		return w, nil
 	}
 	w.arming.Store(true)
@@ -870,41 +886,23 @@ func (a *walkArm) finish() {
 // claim's two-tree checkout included).
 
 func newPrewatch(root string, budget int) (*watcher, error) {
-	if why := watchable(root); why != "" {
-		return nil, errors.New(why)
-	}
-	if budget == 0 {
-		b, err := watchBudget()
-		if err != nil {
-			return nil, fmt.Errorf("cannot read the inotify watch limit: %w", err)
-		}
-		budget = b
-	}
-	if budget < 2 {
-		return nil, errors.New("no inotify watches left for this user")
-	}
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	w, err := openWatcher(root, budget)
 	if err != nil {
-		return nil, fmt.Errorf("inotify: %w", err)
+		return nil, err
 	}
-	w := &watcher{f: os.NewFile(uintptr(fd), "inotify"), fd: fd, root: root, budget: budget, byWalk: true, done: make(chan struct{})}
-	w.cond = sync.NewCond(&w.mu)
-	w.reset()
-	go w.read()
 	w.mu.Lock()
+	w.byWalk = true
 	ok := w.addTree("", false)
 	over := len(w.wds) >= w.budget
+	w.armed = ok
 	w.mu.Unlock()
 	if !ok {
 		w.close()
 		if over {
-			return nil, fmt.Errorf("the worktree has more directories than the %d inotify watches yolop allows itself", budget)
+			return nil, fmt.Errorf("the worktree has more directories than the %d inotify watches yolop allows itself", w.budget)
 		}
 		return nil, errors.New("a directory could not be watched")
 	}
-	w.mu.Lock()
-	w.armed = true
-	w.mu.Unlock()
 	return w, nil
 }
 

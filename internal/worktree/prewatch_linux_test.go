@@ -2,29 +2,13 @@ package worktree
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 	"github.com/yolop-dev/yolop/internal/snapshot"
+	"github.com/yolop-dev/yolop/internal/testenv"
 )
-
-// inotifyFDs counts the inotify instances this process holds.
-func inotifyFDs(t *testing.T) int {
-	t.Helper()
-	fds, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, fd := range fds {
-		if l, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && l == "anon_inode:inotify" {
-			n++
-		}
-	}
-	return n
-}
 
 // TestClaimArmsAWatcherBeforeItsProof: with Manager.Watch a claimed spare
 // comes with a watcher armed before the status that proved it clean; a
@@ -34,7 +18,7 @@ func TestClaimArmsAWatcherBeforeItsProof(t *testing.T) {
 	r := newSpareRig(t)
 	r.m.Watch = &snapshot.WatchOptions{}
 	repo := detect(t, r.repo)
-	base := inotifyFDs(t)
+	base := testenv.InotifyInstances(t)
 	if _, err := r.m.PrepareSpare(context.Background(), repo, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -42,11 +26,11 @@ func TestClaimArmsAWatcherBeforeItsProof(t *testing.T) {
 	if !st.Recycled || !st.KnownClean || st.Watch == nil {
 		t.Fatalf("claimed spare: recycled %v, known clean %v, watch %v", st.Recycled, st.KnownClean, st.Watch)
 	}
-	if n := inotifyFDs(t) - base; n != 1 {
+	if n := testenv.InotifyInstances(t) - base; n != 1 {
 		t.Fatalf("%d inotify instances held after the claim, want 1", n)
 	}
 	r.m.Abandon(context.Background(), st)
-	if n := inotifyFDs(t) - base; n != 0 {
+	if n := testenv.InotifyInstances(t) - base; n != 0 {
 		t.Fatalf("%d inotify instances held after the start was given back", n)
 	}
 
@@ -61,7 +45,7 @@ func TestClaimArmsAWatcherBeforeItsProof(t *testing.T) {
 	if st.Recycled || st.Watch != nil {
 		t.Fatalf("spoiled spare: recycled %v, watch %v", st.Recycled, st.Watch)
 	}
-	if n := inotifyFDs(t) - base; n != 0 {
+	if n := testenv.InotifyInstances(t) - base; n != 0 {
 		t.Fatalf("%d inotify instances held after the spare was set aside", n)
 	}
 }
