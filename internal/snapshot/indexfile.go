@@ -21,6 +21,8 @@ type indexEntry struct {
 	assumed      bool // assume-unchanged ("valid")
 	skipWorktree bool
 	intentToAdd  bool // `git add -N`: no blob yet, left out of the index's tree
+	extended     bool // carries extended flags (version 3 and up)
+	at           int  // offset of the entry in the file: its stat data come first
 }
 
 // errIndexFormat: an index file this reader does not handle (a split
@@ -45,25 +47,38 @@ func readIndexFile(path string, hashSize int) ([]indexEntry, error) {
 
 // parseIndex is readIndexFile of an index file's bytes b, read from path.
 func parseIndex(path string, b []byte, hashSize int) ([]indexEntry, error) {
+	entries, _, err := parseIndexExt(path, b, hashSize)
+	return entries, err
+}
+
+// parseIndexExt is parseIndex, which also returns where the extensions
+// start in b.
+func parseIndexExt(path string, b []byte, hashSize int) ([]indexEntry, int, error) {
 	if hashSize == 0 {
-		return nil, errIndexFormat
+		return nil, 0, errIndexFormat
 	}
 	if len(b) < 12+hashSize || string(b[:4]) != "DIRC" {
-		return nil, fmt.Errorf("%s is not a git index", path)
+		return nil, 0, fmt.Errorf("%s is not a git index", path)
 	}
 	version := binary.BigEndian.Uint32(b[4:8])
 	if version < 2 || version > 4 {
-		return nil, errIndexFormat
+		return nil, 0, errIndexFormat
 	}
 	n := int(binary.BigEndian.Uint32(b[8:12]))
 	end := len(b) - hashSize // the trailing checksum
+	if n > (end-12)/(40+hashSize+2) {
+		return nil, 0, fmt.Errorf("%s: %d entries cannot fit in it", path, n)
+	}
+	// One string holds every path and object id, so that the entries
+	// cost no allocation each (a big tree's index has 100,000 and more).
+	str := string(b)
 	entries := make([]indexEntry, 0, n)
 	off := 12
 	prev := ""
 	for i := 0; i < n; i++ {
 		head := 40 + hashSize + 2
 		if off+head > end {
-			return nil, fmt.Errorf("%s: entry %d is cut short", path, i)
+			return nil, 0, fmt.Errorf("%s: entry %d is cut short", path, i)
 		}
 		e := b[off:]
 		flags := binary.BigEndian.Uint16(e[40+hashSize:])
@@ -72,15 +87,17 @@ func parseIndex(path string, b []byte, hashSize int) ([]indexEntry, error) {
 			mode:    binary.BigEndian.Uint32(e[24:28]),
 			stage:   int(flags>>12) & 3,
 			assumed: flags&0x8000 != 0,
-			oid:     string(e[40 : 40+hashSize]),
+			oid:     str[off+40 : off+40+hashSize],
+			at:      off,
 		}
 		if flags&0x4000 != 0 {
 			if version < 3 || off+head+2 > end {
-				return nil, fmt.Errorf("%s: entry %d: bad extended flags", path, i)
+				return nil, 0, fmt.Errorf("%s: entry %d: bad extended flags", path, i)
 			}
 			ext := binary.BigEndian.Uint16(e[head:])
 			ent.skipWorktree = ext&0x4000 != 0
 			ent.intentToAdd = ext&0x2000 != 0
+			ent.extended = true
 			head += 2
 		}
 		p := off + head
@@ -89,21 +106,21 @@ func parseIndex(path string, b []byte, hashSize int) ([]indexEntry, error) {
 			// followed by a NUL-terminated suffix; no padding.
 			strip, k, ok := varint(b[p:end])
 			if !ok || strip > len(prev) {
-				return nil, fmt.Errorf("%s: entry %d: bad path prefix", path, i)
+				return nil, 0, fmt.Errorf("%s: entry %d: bad path prefix", path, i)
 			}
 			p += k
 			z := bytes.IndexByte(b[p:end], 0)
 			if z < 0 {
-				return nil, fmt.Errorf("%s: entry %d: unterminated path", path, i)
+				return nil, 0, fmt.Errorf("%s: entry %d: unterminated path", path, i)
 			}
 			ent.path = prev[:len(prev)-strip] + string(b[p:p+z])
 			off = p + z + 1
 		} else {
 			z := bytes.IndexByte(b[p:end], 0)
 			if z < 0 {
-				return nil, fmt.Errorf("%s: entry %d: unterminated path", path, i)
+				return nil, 0, fmt.Errorf("%s: entry %d: unterminated path", path, i)
 			}
-			ent.path = string(b[p : p+z])
+			ent.path = str[p : p+z]
 			// Entries are NUL-padded to a multiple of 8 bytes.
 			off += (head + z + 8) &^ 7
 		}
@@ -112,15 +129,16 @@ func parseIndex(path string, b []byte, hashSize int) ([]indexEntry, error) {
 	}
 	// Extensions follow: a "link" extension means the entries above are
 	// only the changes over a shared index.
+	ext := off
 	for off+8 <= end {
 		sig := string(b[off : off+4])
 		size := int(binary.BigEndian.Uint32(b[off+4 : off+8]))
 		if sig == "link" {
-			return nil, errIndexFormat
+			return nil, 0, errIndexFormat
 		}
 		off += 8 + size
 	}
-	return entries, nil
+	return entries, ext, nil
 }
 
 // varint decodes git's offset varint (each continuation adds one before
@@ -199,7 +217,7 @@ func readIndexSnap(path string, hashSize int) (*indexSnap, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(f)
+	data, err := readAllSized(f, st.Size())
 	if err != nil {
 		return nil, err
 	}
@@ -207,4 +225,24 @@ func readIndexSnap(path string, hashSize int) (*indexSnap, error) {
 	s := &indexSnap{data: data, mtime: st.ModTime(), key: fmt.Sprintf("%d.%d.%x", st.Size(), st.ModTime().UnixNano(), tail)}
 	s.entries, s.err = parseIndex(path, data, hashSize)
 	return s, nil
+}
+
+// readAllSized reads f to its end into a buffer of the size its stat gave
+// (one allocation, where io.ReadAll doubles its way up to a big index's
+// megabytes), and on if the file grew since.
+func readAllSized(f *os.File, size int64) ([]byte, error) {
+	b := make([]byte, 0, size+1)
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grow
+		}
+	}
 }
