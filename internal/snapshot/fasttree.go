@@ -51,6 +51,9 @@ type fastChange struct {
 	mode    string // "100644", "100755" or "120000"
 	link    string // symlink target when mode is 120000
 	oid     []byte
+	// stat is the stat data taken before the content was read, for the
+	// private index (packed edits only; nil when not known).
+	stat *indexStat
 }
 
 // fastTree builds the tree of the worktree by editing base, the tree the
@@ -73,6 +76,7 @@ func (e *Engine) fastTree(ctx context.Context, base string, paths []string, leni
 // where status showed no index-side difference), instead of read with
 // cat-file: base's tree ids are then checked by computing its root.
 func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntry, paths []string, lenient bool) (string, error) {
+	e.waitEditedIndex()
 	if len(paths) == 0 || len(paths) > fastMaxPackedPaths {
 		return "", errNotFast
 	}
@@ -138,6 +142,9 @@ func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntr
 				return "", errNotFast
 			}
 			c.mode, c.link = "120000", t
+			if sd, ok := statData(st); ok {
+				c.stat = &sd
+			}
 		default:
 			return "", errNotFast
 		}
@@ -148,22 +155,39 @@ func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntr
 	if !packed && len(paths) > fastMaxPaths {
 		return "", errNotFast
 	}
+	// base's trees are computed from the seed while the changed files
+	// are read: neither needs the other, and both take tens of
+	// milliseconds on a big tree.
+	type seeded struct {
+		root  []byte
+		trees map[string]map[string]fastEntry
+		err   error
+	}
+	var fromSeed chan seeded
+	if seed != nil {
+		fromSeed = make(chan seeded, 1)
+		go func() {
+			root, trees, err := seedTrees(seed, newHash, dirs)
+			fromSeed <- seeded{root, trees, err}
+		}()
+	}
 	var objs []packObject
+	var err error
 	if packed {
-		var err error
-		if objs, err = e.readChanged(changes, newHash); err != nil {
-			return "", err
-		}
-	} else if err := e.fastBlobs(ctx, changes); err != nil {
-		return "", err
+		objs, err = e.readChanged(changes, newHash)
+	} else {
+		err = e.fastBlobs(ctx, changes)
 	}
 	var old map[string]map[string]fastEntry
-	if seed != nil {
-		root, trees, err := seedTrees(seed, newHash, dirs)
-		if err == nil && hex.EncodeToString(root) == base {
-			old = trees
+	if fromSeed != nil {
+		s := <-fromSeed
+		if s.err == nil && hex.EncodeToString(s.root) == base {
+			old = s.trees
 			e.seedTrees++
 		}
+	}
+	if err != nil {
+		return "", err
 	}
 	if old == nil {
 		var err error
@@ -260,9 +284,24 @@ func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntr
 		}
 	}
 	if packed {
-		if err := e.writePack(ctx, newHash, objs); err != nil {
+		// The private index that goes with the edit is written
+		// meanwhile (indexwrite.go), and replaces the old one once
+		// the pack is stored.
+		var pending *pendingIndex
+		if rawRoot, err := hex.DecodeString(root); err == nil && statsKnown(changes) {
+			pending = e.startEditedIndex(&editedIndex{changes: changes, root: rawRoot, newHash: newHash})
+		}
+		err := e.writePack(ctx, newHash, objs)
+		if pending != nil {
+			pending.commit <- err
+			if err != nil {
+				<-pending.done // it holds the index lock until then
+			}
+		}
+		if err != nil {
 			return "", err
 		}
+		e.fastEdit = pending
 	} else if err := e.fastMktree(ctx, batch.Bytes(), want); err != nil {
 		return "", err
 	}
@@ -324,7 +363,11 @@ func (e *Engine) readChanged(changes []*fastChange, newHash func() hash.Hash) ([
 				f.Close()
 				return nil, errNotFast
 			}
-			data, err = io.ReadAll(f)
+			c.stat = nil
+			if sd, ok := statData(st); ok {
+				c.stat = &sd
+			}
+			data, err = readAllSized(f, st.Size())
 			f.Close()
 			if err != nil {
 				return nil, errNotFast
@@ -688,11 +731,24 @@ func (e *Engine) startIndexUpdate(paths, deleted []string) {
 		// one.
 		dieWithParent(cmds[i])
 	}
+	// A packed edit's index is being written in Go when it can be (see
+	// indexwrite.go): the steps are what git does otherwise.
+	pending := e.fastEdit
+	e.fastEdit = nil
 	done := make(chan struct{})
 	e.indexUpdate = done
 	go func() {
 		defer close(done)
 		defer cancel()
+		if pending != nil {
+			err := <-pending.done
+			if err == nil {
+				e.indexWrites++
+				e.settled() // a new index, its racy entries smudged
+				ownerOnly(e.privIndex, e.privDir)
+				return
+			}
+		}
 		// One after the other: both take the index lock.
 		ok := true
 		for i, st := range steps {
@@ -730,8 +786,29 @@ func removeArgs(deleted []string) ([]string, bool) {
 	return append(args, "--no-force-remove"), true
 }
 
+// waitEditedIndex waits for the private index written after the last
+// packed tree edit, when no index update took it over.
+func (e *Engine) waitEditedIndex() {
+	if e.fastEdit != nil {
+		<-e.fastEdit.done
+		e.fastEdit = nil
+	}
+}
+
+// statsKnown reports whether every change that is not a deletion carries
+// its stat data.
+func statsKnown(changes []*fastChange) bool {
+	for _, c := range changes {
+		if !c.deleted && c.stat == nil {
+			return false
+		}
+	}
+	return true
+}
+
 // waitIndexUpdate waits for a background index update to finish.
 func (e *Engine) waitIndexUpdate() {
+	e.waitEditedIndex()
 	if e.indexUpdate != nil {
 		<-e.indexUpdate
 		e.indexUpdate = nil

@@ -158,6 +158,11 @@ type Engine struct {
 	// fastPacked: the last tree edit wrote its objects as a pack (many
 	// paths; see startIndexUpdate).
 	fastPacked bool
+	// fastEdit is the private index being written in Go after the last
+	// packed tree edit (indexwrite.go), until an index update or the
+	// next capture waits for it; nil when there is none.
+	fastEdit    *pendingIndex
+	indexWrites int // private indexes written in Go (tests)
 	// realSnap is the user's index as the capture seeding the private
 	// index read it (nil otherwise).
 	realSnap *indexSnap
