@@ -342,6 +342,12 @@ func (s *Session) materialize(ctx context.Context, title string, fill func(ctx c
 	// The mark of a start in progress goes once the session directory
 	// exists or what this call made is undone.
 	defer ch.Started.Done()
+	if ws.Kind == session.KindInPlace {
+		// Its commands get read-only paths: the check that they can is
+		// made while the session directory is written (assemble plans
+		// the sandbox).
+		sandbox.ProbeEarly()
+	}
 	// A session that cannot be opened must not be left behind half made.
 	filled := 0
 	if fill != nil && ws.Worktree != nil {

@@ -153,6 +153,11 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if ws.ActiveRoot == "" {
 		return nil, errors.New("workspace.json names no active root")
 	}
+	if ws.Kind == session.KindInPlace {
+		// Its commands get read-only paths (the checkout's .git): the
+		// check that they can is made while the logs open.
+		sandbox.ProbeEarly()
+	}
 	// onDisk is the resume file both logs were resumed from (nil when
 	// they were replayed).
 	tl, tlRepair, onDisk, err := resume.OpenTimeline(sess, kept)

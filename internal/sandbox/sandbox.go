@@ -365,6 +365,16 @@ func Plan(cfg Config, lay Layout) (Status, error) {
 // readOnlyAvailable is spawn.ReadOnlyAvailable; tests make it fail.
 var readOnlyAvailable = spawn.ReadOnlyAvailable
 
+// ProbeEarly starts in the background the check Plan makes for a layout
+// with read-only paths (whether this machine can give commands read-only
+// paths: one short-lived pair of processes, once per process), so that
+// Plan finds it done, or waits only for what is left, instead of running
+// all of it on the way to the first capture. The answer is not dropped:
+// ReadOnlyAvailable keeps it for Plan, which reports it.
+func ProbeEarly() {
+	go spawn.ReadOnlyAvailable()
+}
+
 func expandHome(p string) string {
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		if h, err := os.UserHomeDir(); err == nil {
