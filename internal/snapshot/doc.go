@@ -141,11 +141,25 @@
 // and of the directory, the index renamed last), for SHA-256 through
 // `index-pack --stdin`; then `cat-file --batch-check` confirms git finds
 // each id. Small edits stay loose, so packs do not pile up. After a packed
-// edit the background index update ends with `write-tree`, which rebuilds
-// the index's cache tree (update-index invalidated it in most directories)
-// so the next status compares the index with HEAD cheaply. A seed's first
-// status keeps the private index whole (core.splitIndex=false); the update
-// after the capture writes it split.
+// edit the private index is written in Go while the pack is written
+// (indexwrite.go): the entries of the index the capture edited, the changed
+// ones replaced, added or removed with the stat data taken before their
+// bytes were read, entries racily clean with respect to that index smudged
+// (size 0, as git's own index write leaves them), and a cache tree for
+// every directory whose root must equal the captured tree. It is written in
+// git's split form (a shared index named after its checksum, then a small
+// index whose link extension names it with two empty bitmaps, and the
+// cache tree), under git's index.lock, and renamed over the old index only
+// once the pack is stored; a process killed before then leaves the old
+// index, a stale lock, which the next Open removes, and perhaps a shared
+// index no index names, which the next index write removes. What it does not
+// handle (a split or sparse index, flagged or unmerged entries, a required
+// extension, a system without the stat data) is left to the background
+// update-index, which after a packed edit ends with `write-tree` to
+// rebuild the cache tree update-index invalidated, so the next status
+// compares the index with HEAD cheaply. A seed's first status keeps the
+// private index whole (core.splitIndex=false); whatever writes it after
+// the capture writes it split.
 //
 // The private index is seeded on first use by copying the worktree's real
 // index with its mtime preserved (or, when attributes or core.autocrlf could
@@ -153,9 +167,10 @@
 // HEAD's tree without stat data so that every file is hashed once as raw
 // bytes). The capture that seeds runs no settle pass: its status re-hashes
 // the racily clean entries, and its own index write (update-index, or the
-// background update after a tree edit) settles them, since git re-checks
-// every entry racy with respect to the index it read before it writes a
-// newer one; the marker goes once such a write succeeded. The real index, HEAD, refs, reflogs and config are never written;
+// background update after a tree edit, or the index written in Go, which
+// smudges them) settles them, since git re-checks every entry racy with
+// respect to the index it read before it writes a newer one; the marker
+// goes once such a write succeeded. The real index, HEAD, refs, reflogs and config are never written;
 // only the checkpoint ref is.
 //
 // A recycled worktree's first capture runs no status of its own when the
