@@ -310,7 +310,10 @@ func (s *Session) newDraft(ctx context.Context) error {
 			return err
 		}
 		s.start.PrepareSpare()
-	} else if o.start == Early && d.expectWS && !folder {
+	} else if o.start == Early && d.expectWS && !folder && config.SessionKind(d.mode) == session.KindWorktree {
+		// Only a worktree session has a worktree to start, and a
+		// worktree's view of the checkout to warn about: an in-place
+		// one works in the checkout as it is.
 		s.start.Early(o.Dir, o.base, d.ws.SessionID)
 		s.notices.Draft(worktree.CheckCheckoutOf(o.Dir, agent.InstructionsFile))
 	}

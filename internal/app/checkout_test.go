@@ -9,6 +9,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/agent"
 	"github.com/yolop-dev/yolop/internal/app"
+	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 	"github.com/yolop-dev/yolop/internal/provider"
 )
@@ -114,5 +115,37 @@ func TestSubmoduleNoticeAndPrompt(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "Submodules (mods/sub) are not checked out in this worktree") {
 		t.Errorf("the system prompt does not name the submodule")
+	}
+}
+
+// TestInPlaceDraftStartsNoWorktree: a host that waits for the first prompt
+// (Early: the TUI, ACP's session/new) starts the worktree of a new worktree
+// session while it waits; a new in-place session works in the checkout as
+// it is, so it starts none (at 100,000 files that checkout competed with
+// the first turn for seconds, for a worktree thrown away at close) and is
+// not warned that a worktree would lack the checkout's uncommitted changes.
+func TestInPlaceDraftStartsNoWorktree(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := gittest.NewRepo(t)
+	gittest.WriteFile(t, repo, "a.txt", "a\n")
+	gittest.Commit(t, repo, "base")
+	gittest.WriteFile(t, repo, "a.txt", "user wip\n")
+	env := app.Env{DataDir: t.TempDir(), Dir: repo, Provider: provider.Config{Provider: provider.NameSim}}
+
+	s, err := app.Open(ctx, env, app.New{Mode: config.WorkspaceInPlace, Explicit: true, Start: app.Early})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if notes := s.StartNotices(ctx); strings.Contains(strings.Join(notes, "\n"), "uncommitted") {
+		t.Errorf("an in-place session was warned about its checkout's uncommitted changes: %q", notes)
+	}
+	res, err := s.Prompt(ctx, "$ cat a.txt", nil)
+	if err != nil || res.Status != "completed" {
+		t.Fatalf("turn: %+v %v", res, err)
+	}
+	if list := gittest.Git(t, repo, "worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 1 {
+		t.Errorf("worktrees of the checkout after an in-place session's first turn:\n%s", list)
 	}
 }
