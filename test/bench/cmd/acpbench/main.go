@@ -65,6 +65,7 @@ func run(args []string) error {
 	printRuns := fs.Int("print-runs", 7, "rounds that also time print-mode turns (the first ones)")
 	idle := fs.Duration("idle", 500*time.Millisecond, "pause after each ACP turn")
 	printOnly := fs.Bool("print-only", false, "time git status and the print-mode turns only")
+	firstOnly := fs.Bool("first-only", false, "time the first turns of new ACP sessions (in place, and conversation only) beside git status, -runs rounds")
 	baseline := fs.String("baseline", "", "another yolop binary whose print-mode turns are timed alternately with this one's")
 	work := fs.String("dir", "", "directory for the generated trees and data (default: a new temporary directory, removed afterwards)")
 	if err := fs.Parse(args); err != nil {
@@ -122,6 +123,9 @@ func run(args []string) error {
 		"YOLOP_DATA_DIR=" + filepath.Join(dir, "data")}
 
 	loadStart := loadavg()
+	if *firstOnly {
+		return firstTurns(ctx, *bin, repo, plain, env, *runs, *idle, n, loadStart)
+	}
 	var agents []*agent
 	if !*printOnly {
 		fmt.Fprintf(os.Stderr, "starting the ACP agents (load %s)\n", loadStart)
@@ -134,6 +138,9 @@ func run(args []string) error {
 				return err
 			}
 			defer ag.close()
+			if err := ag.newSession(a.dir); err != nil {
+				return err
+			}
 			agents = append(agents, ag)
 		}
 	}
@@ -299,6 +306,80 @@ func run(args []string) error {
 	return nil
 }
 
+// firstTurns times, in each of runs rounds, git status on repo and the
+// first turns of two new ACP sessions, an in-place one on repo and a
+// conversation-only one on plain, each in a new agent process: from
+// session/new to the first prompt's response (what a user waits for once
+// the editor has started the agent), then two more turns of each session.
+func firstTurns(ctx context.Context, bin, repo, plain string, env []string, runs int, idle time.Duration, n int, loadStart string) error {
+	var st, ipF, noF, ipL, noL, firstD, startO []time.Duration
+	i := 0
+	prompt := func() string {
+		i++
+		return fmt.Sprintf("$ printf 'turn %d\\n' >> %s", i, synth.Path(n/2))
+	}
+	session := func(dir string, args ...string) (first time.Duration, later []time.Duration, err error) {
+		a, err := startAgent(bin, dir, env, args...)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer a.close()
+		start := time.Now()
+		if err := a.newSession(dir); err != nil {
+			return 0, nil, err
+		}
+		if _, err := a.turn(prompt()); err != nil {
+			return 0, nil, err
+		}
+		first = time.Since(start)
+		for range 2 {
+			time.Sleep(idle)
+			d, err := a.turn(prompt())
+			if err != nil {
+				return 0, nil, err
+			}
+			later = append(later, d)
+		}
+		return first, later, nil
+	}
+	for r := range runs {
+		start := time.Now()
+		if _, err := git.New(repo).Run(ctx, "status", "--porcelain", "--untracked-files=all"); err != nil {
+			return err
+		}
+		s := time.Since(start)
+		fi, li, err := session(repo, "--in-place")
+		if err != nil {
+			return err
+		}
+		time.Sleep(idle)
+		fn, ln, err := session(plain, "--workspace", "none")
+		if err != nil {
+			return err
+		}
+		time.Sleep(idle)
+		st, ipF, noF = append(st, s), append(ipF, fi), append(noF, fn)
+		ipL, noL = append(ipL, li...), append(noL, ln...)
+		firstD, startO = append(firstD, fi-fn), append(startO, fi-median(li))
+		fmt.Fprintf(os.Stderr, "round %d (load %s): status %v; first turn in place %v (later %v), conversation only %v (later %v)\n", r, loadavg(), s, fi, li, fn, ln)
+	}
+	s := median(st)
+	fmt.Printf("\n%d files; load average %s at the start, %s at the end (2 cores, shared)\n\n", n, loadStart, loadavg())
+	fmt.Println("| measurement | median | ÷ status alongside |")
+	fmt.Println("|---|---|---|")
+	row := func(name string, d time.Duration) {
+		fmt.Printf("| %s | %s | %.2f× |\n", name, fmtDur(d), float64(d)/float64(s))
+	}
+	row("`git status --porcelain --untracked-files=all` (floor)", s)
+	row(fmt.Sprintf("**ACP first turn, in place** (session/new and the first prompt; %d rounds)", len(ipF)), median(ipF))
+	row("ACP first turn, conversation only", median(noF))
+	row("ACP first turn's checkpointing (in place less conversation only, per round)", median(firstD))
+	row("ACP turns 2-3, in place", median(ipL))
+	row("ACP turns 2-3, conversation only", median(noL))
+	row("**ACP start overhead in place** (first turn less its session's turns 2-3)", median(startO))
+	return nil
+}
+
 func loadavg() string {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
@@ -367,18 +448,23 @@ func startAgent(bin, dir string, env []string, args ...string) (*agent, error) {
 	if _, err := a.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); err != nil {
 		return nil, err
 	}
+	return a, nil
+}
+
+// newSession makes a session in dir, the one later turns prompt.
+func (a *agent) newSession(dir string) error {
 	res, err := a.call("session/new", map[string]any{"cwd": dir, "mcpServers": []any{}})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var created struct {
 		SessionID string `json:"sessionId"`
 	}
 	if err := json.Unmarshal(res, &created); err != nil || created.SessionID == "" {
-		return nil, fmt.Errorf("session/new: %s", res)
+		return fmt.Errorf("session/new: %s", res)
 	}
 	a.sid = created.SessionID
-	return a, nil
+	return nil
 }
 
 func (a *agent) call(method string, params any) (json.RawMessage, error) {
