@@ -190,6 +190,14 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 			return nil, err
 		}
 		eo.Failpoint, eo.KnownClean, eo.KnownWalk, eo.KnownWatch = hit, o.knownClean, o.knownWalk, o.knownWatch
+		if eo.Watch != nil && !gitNow {
+			// The engine opens at the session's first capture, which
+			// walks: that walk arms the watcher. An arm of its own in
+			// the background, walking the tree beside it, could not be
+			// done first, and the end of the first turn would walk
+			// again (at 100,000 files, a second second).
+			eo.Watch.ArmWithWalk = true
+		}
 		// The engine may still be bringing its private index up to date
 		// in the background: it must finish before the session lock
 		// goes, so the next process never meets a live index.lock.
