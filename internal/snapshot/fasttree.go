@@ -538,15 +538,8 @@ func seedTrees(entries []indexEntry, newHash func() hash.Hash, dirs map[string]b
 				if x.stage != 0 || rest == "" {
 					return nil, fmt.Errorf("index entry %q: stage %d", x.path, x.stage)
 				}
-				var mode string
-				switch x.mode {
-				case 0o100644:
-					mode = "100644"
-				case 0o100755:
-					mode = "100755"
-				case 0o120000:
-					mode = "120000"
-				default:
+				mode, ok := treeMode(x.mode)
+				if !ok {
 					return nil, fmt.Errorf("index entry %q: mode %o", x.path, x.mode)
 				}
 				add(mode, rest, x.oid)
@@ -580,6 +573,20 @@ func seedTrees(entries []indexEntry, newHash func() hash.Hash, dirs map[string]b
 		return nil, nil, err
 	}
 	return root, trees, nil
+}
+
+// treeMode is how a tree writes the mode of an index entry of a file or a
+// symlink; false for any other (a submodule, a sparse directory).
+func treeMode(mode uint32) (string, bool) {
+	switch mode {
+	case 0o100644:
+		return "100644", true
+	case 0o100755:
+		return "100755", true
+	case 0o120000:
+		return "120000", true
+	}
+	return "", false
 }
 
 // fastOldTrees reads base's trees at dirs with one cat-file --batch. A

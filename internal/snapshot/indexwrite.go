@@ -141,9 +141,7 @@ func (e *Engine) writeEditedIndex(ed *editedIndex, commit <-chan error) (err err
 		if x.extended || x.assumed || x.stage != 0 {
 			return indexRecord{}, errIndexByGit
 		}
-		switch x.mode {
-		case 0o100644, 0o100755, 0o120000:
-		default:
+		if _, ok := treeMode(x.mode); !ok {
 			return indexRecord{}, errIndexByGit
 		}
 		// Every version stores the stat data, mode and object id
@@ -375,15 +373,8 @@ func cacheTree(recs []indexRecord, hashSize int, newHash func() hash.Hash) ([]by
 				if rest == "" {
 					return nil, fmt.Errorf("index entry %q has no name", r.path)
 				}
-				var mode string
-				switch binary.BigEndian.Uint32(r.fixed[24:28]) {
-				case 0o100644:
-					mode = "100644"
-				case 0o100755:
-					mode = "100755"
-				case 0o120000:
-					mode = "120000"
-				default:
+				mode, ok := treeMode(binary.BigEndian.Uint32(r.fixed[24:28]))
+				if !ok {
 					return nil, fmt.Errorf("index entry %q: unexpected mode", r.path)
 				}
 				body = append(body, mode...)
