@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/yolop-dev/yolop/internal/fault"
 )
@@ -354,7 +355,11 @@ func (e *Engine) readChanged(changes []*fastChange, newHash func() hash.Hash) ([
 		}
 		data := []byte(c.link)
 		if c.mode != "120000" {
-			f, err := os.Open(filepath.Join(e.root, c.path))
+			// Not followed, not waited on: the path was a regular file
+			// when the capture looked, but whatever runs in the worktree
+			// may have put a symlink (to a file outside it) or a FIFO
+			// there since; the stat below then declines it.
+			f, err := os.OpenFile(filepath.Join(e.root, c.path), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 			if err != nil {
 				return nil, errNotFast
 			}

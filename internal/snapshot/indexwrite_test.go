@@ -3,7 +3,9 @@ package snapshot
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -202,4 +204,37 @@ func debugSizes(out string) map[string]string {
 		}
 	}
 	return sizes
+}
+
+// TestPackedEditReadsNoSwappedPath: a path the capture found a regular file
+// but that something running in the worktree replaced since with a symlink
+// to a file outside it, or with a FIFO, is declined by the packed edit's
+// read (the index path then looks again): the outside file is not read
+// into the snapshot, and no read waits on the FIFO.
+func TestPackedEditReadsNoSwappedPath(t *testing.T) {
+	t.Parallel()
+	repo := gittest.NewRepo(t)
+	gittest.WriteFile(t, repo, "a.txt", "a\n")
+	gittest.Commit(t, repo, "base")
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("outside the worktree\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := openEngine(t, repo)
+	sh(t, repo, "rm a.txt && ln -s "+secret+" a.txt && mkfifo fifo")
+	for _, p := range []string{"a.txt", "fifo"} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := e.readChanged([]*fastChange{{path: p, mode: "100644"}}, sha1.New)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, errNotFast) {
+				t.Errorf("%s: the packed edit read it (%v), want errNotFast", p, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the packed edit's read is waiting on it", p)
+		}
+	}
 }
