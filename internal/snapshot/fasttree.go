@@ -289,7 +289,7 @@ func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntr
 		// meanwhile (indexwrite.go), and replaces the old one once
 		// the pack is stored.
 		var pending *pendingIndex
-		if rawRoot, err := hex.DecodeString(root); err == nil && statsKnown(changes) {
+		if rawRoot, err := hex.DecodeString(root); err == nil {
 			pending = e.startEditedIndex(&editedIndex{changes: changes, root: rawRoot, newHash: newHash})
 		}
 		err := e.writePack(ctx, newHash, objs)
@@ -805,17 +805,6 @@ func (e *Engine) waitEditedIndex() {
 		<-e.fastEdit.done
 		e.fastEdit = nil
 	}
-}
-
-// statsKnown reports whether every change that is not a deletion carries
-// its stat data.
-func statsKnown(changes []*fastChange) bool {
-	for _, c := range changes {
-		if !c.deleted && c.stat == nil {
-			return false
-		}
-	}
-	return true
 }
 
 // waitIndexUpdate waits for a background index update to finish.

@@ -92,10 +92,10 @@ func (e *Engine) writeEditedIndex(ed *editedIndex, commit <-chan error) (err err
 	if err != nil {
 		return errIndexByGit
 	}
-	committed := false
+	renamed := false
 	defer func() {
-		if !committed {
-			lock.Close()
+		if !renamed {
+			lock.Close() // after the Close below, only says it is closed
 			os.Remove(lockPath)
 		}
 	}()
@@ -225,21 +225,15 @@ func (e *Engine) writeEditedIndex(ed *editedIndex, commit <-chan error) (err err
 		return err
 	}
 	if err := lock.Close(); err != nil {
-		os.Remove(lockPath)
-		committed = true // closed and removed
 		return err
 	}
 	if err := <-commit; err != nil {
-		os.Remove(lockPath)
-		committed = true
 		return err
 	}
 	if err := os.Rename(lockPath, e.privIndex); err != nil {
-		os.Remove(lockPath)
-		committed = true
 		return err
 	}
-	committed = true
+	renamed = true
 	e.dropSharedIndexes(sharedName)
 	return nil
 }
