@@ -397,7 +397,9 @@ func (e *Engine) walkedTree(ctx context.Context, paths, dropTracked []string, in
 		case headKnown && e.headIsTree:
 			base = e.head
 		case !e.headIsTree && e.head != "" && e.seedIsHead && e.headFileIs(e.head):
-			if out, err := e.runPriv(ctx, nil, "rev-parse", "--verify", "--quiet", e.head+"^{tree}"); err == nil {
+			if e.commitTree[0] == e.head {
+				base = e.commitTree[1]
+			} else if out, err := e.runPriv(ctx, nil, "rev-parse", "--verify", "--quiet", e.head+"^{tree}"); err == nil {
 				base = git.Trim(out)
 			}
 		default:

@@ -199,6 +199,10 @@ type Engine struct {
 	// whose absence from the index status does not report.
 	head       string
 	headIsTree bool
+	// commitTree is the worktree's HEAD commit and its tree, as Open found
+	// them: a first capture of a worktree whose index holds that commit
+	// edits this tree without asking git for it.
+	commitTree [2]string
 
 	// indexUpdate is closed when the background update-index started by
 	// the last capture's tree edit has finished (nil: none running).
@@ -301,11 +305,19 @@ func open(ctx context.Context, o Options) (*Engine, error) {
 	if !filepath.IsAbs(o.Worktree) || !filepath.IsAbs(o.StateDir) {
 		return nil, fmt.Errorf("snapshot: worktree %q and state dir %q must be absolute paths", o.Worktree, o.StateDir)
 	}
-	if _, err := git.CheckVersion(ctx); err != nil {
-		return nil, &CaptureError{Reason: "git is unavailable or too old", Err: err}
-	}
+	// git's version is asked beside the engine's first look at the
+	// worktree (each a process of a few milliseconds); a git that is
+	// missing or too old fails both, and its error is the one reported.
+	version := make(chan error, 1)
+	go func() {
+		_, err := git.CheckVersion(ctx)
+		version <- err
+	}()
 	root, err := filepath.EvalSymlinks(o.Worktree)
 	if err != nil {
+		if verr := <-version; verr != nil {
+			return nil, &CaptureError{Reason: "git is unavailable or too old", Err: verr}
+		}
 		return nil, &CaptureError{Reason: "worktree is missing", Err: err}
 	}
 	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, failpointFn: o.Failpoint, seedSettled: o.SeedSettled, knownClean: o.KnownClean, knownWalk: o.KnownWalk, prewatch: o.Prewatch, repo: git.New(root), folder: o.Folder, maxFileSize: o.MaxFileSize, ownIndex: o.OwnIndex && !o.Folder}
@@ -324,7 +336,18 @@ func open(ctx context.Context, o Options) (*Engine, error) {
 		e.budget = DefaultBudget
 	}
 	prev := privateHead(filepath.Clean(o.StateDir))
-	f, head, prevTree, err := e.lookUp(ctx, o.Worktree, prev)
+	// The settings a capture depends on are read meanwhile: a worktree
+	// lookUp refuses only discards them.
+	config := make(chan struct{})
+	go func() {
+		defer close(config)
+		e.readConfig(ctx)
+	}()
+	f, head, headTree, prevTree, err := e.lookUp(ctx, o.Worktree, prev)
+	<-config
+	if verr := <-version; verr != nil {
+		return nil, &CaptureError{Reason: "git is unavailable or too old", Err: verr}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -357,7 +380,6 @@ func open(ctx context.Context, o Options) (*Engine, error) {
 	if b, err := os.ReadFile(filepath.Join(e.commonDir, "info", "exclude")); err == nil {
 		e.excludes = string(b)
 	}
-	e.readConfig(ctx)
 
 	state := filepath.Clean(o.StateDir)
 	if rel, err := filepath.Rel(root, state); err == nil && !strings.HasPrefix(rel, "..") {
@@ -372,6 +394,9 @@ func open(ctx context.Context, o Options) (*Engine, error) {
 	e.privDir = filepath.Join(state, "git")
 	e.privIndex = filepath.Join(state, "index")
 	e.head, e.headIsTree = e.previousHead(ctx, head, prev, prevTree)
+	if !e.headIsTree && headTree != "" {
+		e.commitTree = [2]string{head, headTree}
+	}
 	if err := e.initPrivateDir(e.head); err != nil {
 		return nil, err
 	}
@@ -481,43 +506,44 @@ func (e *Engine) initPrivateDir(head string) error {
 // lookUp asks git what Open needs of the worktree: whether it is inside a
 // work tree, its top level, its git dir, the common git dir, the index
 // and objects paths and the object format (f, in that order), and the
-// HEAD commit. A working tree with a commit, every session's case, takes
+// HEAD commit with its tree (what a first capture of a clean worktree
+// records). A working tree with a commit, every session's case, takes
 // one process; anything else fails it and the steps after it say what is
 // wrong (head is then "": headCommit asks, after Open's other checks). The "--" keeps a file named like the revision from making it
 // ambiguous.
-func (e *Engine) lookUp(ctx context.Context, worktree, prev string) (f []string, head, prevTree string, err error) {
-	// Nine lines, a tenth for prev, then the "--".
-	args, n := []string{"rev-parse", "--is-bare-repository", "--is-inside-work-tree", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--git-path", "index", "--git-path", "objects", "--show-object-format", "HEAD^{commit}"}, 9
+func (e *Engine) lookUp(ctx context.Context, worktree, prev string) (f []string, head, headTree, prevTree string, err error) {
+	// Ten lines, an eleventh for prev, then the "--".
+	args, n := []string{"rev-parse", "--is-bare-repository", "--is-inside-work-tree", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--git-path", "index", "--git-path", "objects", "--show-object-format", "HEAD^{commit}", "HEAD^{tree}"}, 10
 	if prev != "" {
 		// What the tree an earlier engine left peels to (previousHead);
 		// a pruned one fails the whole call, and previousHead asks alone.
-		args, n = append(args, prev+"^{tree}"), 10
+		args, n = append(args, prev+"^{tree}"), 11
 	}
 	if out, err := e.repo.Run(ctx, append(args, "--")...); err == nil {
 		l := strings.Split(git.Trim(out), "\n")
-		if len(l) == n+1 && l[0] == "false" && l[1] == "true" && l[n] == "--" && isHex(l[8]) {
+		if len(l) == n+1 && l[0] == "false" && l[1] == "true" && l[n] == "--" && isHex(l[8]) && isHex(l[9]) {
 			if prev != "" {
-				prevTree = l[9]
+				prevTree = l[10]
 			}
-			return l[1:8], l[8], prevTree, nil
+			return l[1:8], l[8], l[9], prevTree, nil
 		}
 	}
 	out, err := e.repo.Run(ctx, "rev-parse", "--is-bare-repository")
 	if err != nil {
-		return nil, "", "", &CaptureError{Reason: "not a git repository", Err: fmt.Errorf("%w: %s: %v", ErrNotRepo, worktree, err)}
+		return nil, "", "", "", &CaptureError{Reason: "not a git repository", Err: fmt.Errorf("%w: %s: %v", ErrNotRepo, worktree, err)}
 	}
 	if git.Trim(out) == "true" {
-		return nil, "", "", &CaptureError{Reason: "bare repository", Err: fmt.Errorf("%w: %s", ErrBare, worktree)}
+		return nil, "", "", "", &CaptureError{Reason: "bare repository", Err: fmt.Errorf("%w: %s", ErrBare, worktree)}
 	}
 	out, err = e.repo.Run(ctx, "rev-parse", "--is-inside-work-tree", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--git-path", "index", "--git-path", "objects", "--show-object-format")
 	if err != nil {
-		return nil, "", "", &CaptureError{Reason: "not a git work tree", Err: fmt.Errorf("%w: %s: %v", ErrNotRepo, worktree, err)}
+		return nil, "", "", "", &CaptureError{Reason: "not a git work tree", Err: fmt.Errorf("%w: %s: %v", ErrNotRepo, worktree, err)}
 	}
 	f = strings.Split(git.Trim(out), "\n")
 	if len(f) != 7 || f[0] != "true" {
-		return nil, "", "", &CaptureError{Reason: "not a git work tree", Err: fmt.Errorf("%w: %s", ErrNotRepo, worktree)}
+		return nil, "", "", "", &CaptureError{Reason: "not a git work tree", Err: fmt.Errorf("%w: %s", ErrNotRepo, worktree)}
 	}
-	return f, "", "", nil
+	return f, "", "", "", nil
 }
 
 // headCommit is the worktree's HEAD commit, for a lookUp that did not
@@ -610,6 +636,10 @@ func writeIfChanged(path string, content []byte) error {
 
 // Root returns the worktree top level the engine operates on.
 func (e *Engine) Root() string { return e.root }
+
+// GitDir is the worktree's own git directory (absolute; for a folder
+// outside git, the session's private repository).
+func (e *Engine) GitDir() string { return e.gitDir }
 
 // Dirs are the directories the engine's git processes are pinned to
 // (Options.GitDir), zero when it was opened without them.
