@@ -318,7 +318,7 @@ func checkIdle(ctx context.Context, top string) error { return CheckIdle(ctx, to
 // rebase, cherry-pick, revert or bisect, and with indexLock one whose index
 // is locked.
 func CheckIdle(ctx context.Context, top string, indexLock bool) error {
-	names := []string{"MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD", "BISECT_LOG"}
+	names := append([]string(nil), busyNames...)
 	if indexLock {
 		names = append(names, "index.lock")
 	}
@@ -330,7 +330,26 @@ func CheckIdle(ctx context.Context, top string, indexLock bool) error {
 	if err != nil {
 		return fmt.Errorf("inspect %s: %w", top, err)
 	}
-	paths := strings.Split(git.Trim(out), "\n")
+	return checkIdlePaths(top, names, strings.Split(git.Trim(out), "\n"))
+}
+
+// busyNames are the files of a git operation in progress: each is kept in
+// the git directory of the worktree it runs in (git's per-worktree files,
+// never the common directory's).
+var busyNames = []string{"MERGE_HEAD", "rebase-merge", "rebase-apply", "CHERRY_PICK_HEAD", "REVERT_HEAD", "BISECT_LOG"}
+
+// CheckIdleIn is CheckIdle without the index lock, for a checkout whose
+// git directory (the worktree's own, `git rev-parse --absolute-git-dir`)
+// is already known: no git process is started.
+func CheckIdleIn(top, gitDir string) error {
+	paths := make([]string, len(busyNames))
+	for i, n := range busyNames {
+		paths[i] = filepath.Join(gitDir, n)
+	}
+	return checkIdlePaths(top, busyNames, paths)
+}
+
+func checkIdlePaths(top string, names, paths []string) error {
 	what := map[string]string{"MERGE_HEAD": "a merge", "rebase-merge": "a rebase", "rebase-apply": "a rebase or am", "CHERRY_PICK_HEAD": "a cherry-pick", "REVERT_HEAD": "a revert", "BISECT_LOG": "a bisect"}
 	for i, p := range paths {
 		if i >= len(names) {

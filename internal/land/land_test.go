@@ -771,3 +771,43 @@ func TestInPlaceWork(t *testing.T) {
 		t.Fatalf("base %s (want %s), paths %q", got.Base, cp1, got.Paths)
 	}
 }
+
+// CheckIdleIn finds an operation in progress where git keeps it, in the
+// worktree's own git directory, as CheckIdle (which asks git) does: in a
+// main checkout and in a linked worktree, whose operations live under
+// .git/worktrees/<name>, and never in the other's.
+func TestCheckIdleInFindsWhatGitDoes(t *testing.T) {
+	main := gittest.NewRepo(t)
+	gittest.WriteFile(t, main, "a.txt", "a\n")
+	gittest.Commit(t, main, "a")
+	linked := filepath.Join(t.TempDir(), "linked")
+	gittest.Git(t, main, "worktree", "add", "-q", "--detach", linked)
+	gitDir := func(dir string) string {
+		return strings.TrimSpace(gittest.Git(t, dir, "rev-parse", "--absolute-git-dir"))
+	}
+	for _, name := range busyNames {
+		for _, co := range []string{main, linked} {
+			other := linked
+			if co == linked {
+				other = main
+			}
+			p := filepath.Join(gitDir(co), name)
+			if err := os.WriteFile(p, []byte("x\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, dir := range []string{co, other} {
+				want := CheckIdle(ctx, dir, false)
+				got := CheckIdleIn(dir, gitDir(dir))
+				if (want == nil) != (got == nil) || dir == co && !errors.Is(got, ErrCheckoutBusy) {
+					t.Fatalf("%s in %s: CheckIdleIn(%s) = %v, CheckIdle = %v", name, co, dir, got, want)
+				}
+				if got != nil && got.Error() != want.Error() {
+					t.Fatalf("%s: CheckIdleIn says %q, CheckIdle %q", name, got, want)
+				}
+			}
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
