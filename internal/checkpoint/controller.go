@@ -971,6 +971,12 @@ func (c *Controller) Repair(ctx context.Context) ([]string, error) {
 		}
 	}
 	notes = append(notes, c.linkRepairs()...)
+	if len(c.state.Order) == 0 && len(notes) == 0 {
+		// A session with no checkpoint yet (a new one): readers find
+		// nothing to parse without the derived files, and its first turn
+		// writes them.
+		return nil, nil
+	}
 	// Sessions written before the digest existed, or by a process that
 	// stopped before saving it, get it now.
 	if w := c.saveDigestLocked(); w != "" {

@@ -126,6 +126,13 @@ func (c *Controller) expirePreviewsLocked(ctx context.Context, store *previewSto
 // (conversation_moved) even if previews.json cannot be written now; the
 // refs they needed are then removed by the next preview or confirm.
 func (c *Controller) expireAtTurnLocked(ctx context.Context) {
+	if len(c.state.Order) == 0 {
+		// No checkpoint yet: nothing could be previewed, so there is no
+		// token to expire and no recovery or scratch ref to sweep (a
+		// session's first turn lists no refs and writes no
+		// previews.json).
+		return
+	}
 	store, err := loadPreviews(c.cfg.Dir)
 	if err != nil {
 		return
