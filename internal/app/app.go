@@ -74,6 +74,9 @@ type draft struct {
 	contextWindow int
 	sandbox       sandbox.Status // what its commands will run under
 	notices       []string       // what the user should know before the first prompt
+	// repo is the repository found for dir, kept for a process whose
+	// first turn follows at once (nil otherwise).
+	repo *worktree.Repo
 }
 
 func (d *draft) id() string                       { return d.ws.SessionID }
@@ -284,7 +287,12 @@ func (s *Session) newDraft(ctx context.Context) error {
 		return err
 	}
 	d := &draft{ws: session.Workspace{SessionID: session.NewID(), Kind: session.KindConversation, ActiveRoot: o.Dir, Provider: s.prov.Name(), Model: s.prov.Model()}, dir: o.Dir, contextWindow: o.Provider.ContextWindow}
-	why, notRepo := worktree.Unavailable(ctx, o.Dir, o.mode == config.WorkspaceNone)
+	why, notRepo, repo := worktree.Unavailable(ctx, o.Dir, o.mode == config.WorkspaceNone)
+	if o.oneShot() {
+		// Its first turn follows at once: the repository is not asked
+		// for again when the session is made.
+		d.repo = repo
+	}
 	d.expectWS, d.expectWhy, d.mode = why == "", why, config.WorkspaceNone
 	// Outside any repository: a folder of its own, in place.
 	folder := d.expectWS && notRepo
@@ -338,7 +346,7 @@ func (s *Session) materialize(ctx context.Context, title string, fill func(ctx c
 	o := s.opts
 	ch, err := worktree.Choose(ctx, &ws, worktree.Choice{DataDir: o.DataDir, Dir: o.Dir, Kind: config.SessionKind(o.mode), Explicit: o.explicit,
 		Base: o.base, WorkBase: o.workBase, Owner: catalog.WorktreeOwner(o.DataDir), FolderLimits: config.Folder,
-		Starter: s.start, Notice: notice, Instructions: agent.InstructionsFile})
+		Starter: s.start, Notice: notice, Instructions: agent.InstructionsFile, Detected: d.repo})
 	if err != nil {
 		return 0, refusal(err)
 	}

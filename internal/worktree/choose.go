@@ -40,6 +40,10 @@ type Choice struct {
 	// Instructions is the project instructions file the checkout check
 	// names when the worktree will not have the user's changes to it.
 	Instructions string
+	// Detected, when set, is what Detect found for Dir moments before
+	// (a print-mode process prepares its session and creates it at
+	// once): it is not asked again.
+	Detected *Repo
 }
 
 // Chosen is what choosing a new session's workspace made.
@@ -87,7 +91,13 @@ func Choose(ctx context.Context, ws *session.Workspace, c Choice) (Chosen, error
 		ws.NoWorkspaceReason = ReasonOff
 		return Chosen{}, nil
 	}
-	repo, err := Detect(ctx, c.Dir)
+	repo, err := c.Detected, error(nil)
+	if repo == nil {
+		repo, err = Detect(ctx, c.Dir)
+	} else {
+		r := *repo // Choose writes the base into its copy
+		repo = &r
+	}
 	switch {
 	case errors.Is(err, ErrNotRepo):
 		// Outside git a session works in place, in the folder itself.

@@ -37,16 +37,20 @@ func NoRepoReason(err error) string {
 // Unavailable predicts why a new session in dir would have no workspace
 // snapshots ("" when it will have them); off says the user turned them off
 // (--workspace none). notRepo reports that dir is in no repository (a
-// session there works in the folder itself).
-func Unavailable(ctx context.Context, dir string, off bool) (why string, notRepo bool) {
+// session there works in the folder itself). repo is the repository it
+// found, when it found one with a commit (Choice.Detected).
+func Unavailable(ctx context.Context, dir string, off bool) (why string, notRepo bool, repo *Repo) {
 	if off {
-		return ReasonOff, false
+		return ReasonOff, false, nil
 	}
-	_, err := Detect(ctx, dir)
+	repo, err := Detect(ctx, dir)
 	if err != nil && !errors.Is(err, ErrNotRepo) {
-		return NoRepoReason(err), false
+		return NoRepoReason(err), false, nil
 	}
-	return "", errors.Is(err, ErrNotRepo)
+	if err != nil {
+		return "", true, nil
+	}
+	return "", false, repo
 }
 
 // CheckInPlaceRoot refuses to work in place in the home directory or the

@@ -24,9 +24,13 @@ func TestUnavailable(t *testing.T) {
 		{"no commits", gittest.NewEmptyRepo(t), false, "the repository has no commits yet", false},
 		{"no repository", t.TempDir(), false, "", true},
 	} {
-		why, notRepo := Unavailable(ctx, c.dir, c.off)
+		why, notRepo, repo := Unavailable(ctx, c.dir, c.off)
 		if why != c.why || notRepo != c.notRepo {
 			t.Errorf("%s: %q %v, want %q %v", c.name, why, notRepo, c.why, c.notRepo)
+		}
+		// The repository is handed on only when a session would use it.
+		if want := c.name == "repository"; (repo != nil) != want || want && (repo.Root == "" || repo.Head == "") {
+			t.Errorf("%s: repository %+v", c.name, repo)
 		}
 	}
 	if ReasonNotRepo != "not a git repository" || ReasonBare != "bare repository" {
