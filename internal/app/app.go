@@ -357,7 +357,7 @@ func (s *Session) materialize(ctx context.Context, title string, fill func(ctx c
 		// Its commands get read-only paths: the check that they can is
 		// made while the session directory is written (assemble plans
 		// the sandbox).
-		sandbox.ProbeEarly()
+		sandbox.ProbeEarly(o.DataDir)
 	}
 	// A session that cannot be opened must not be left behind half made.
 	filled := 0

@@ -156,7 +156,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 	if ws.Kind == session.KindInPlace {
 		// Its commands get read-only paths (the checkout's .git): the
 		// check that they can is made while the logs open.
-		sandbox.ProbeEarly()
+		sandbox.ProbeEarly(dataDir)
 	}
 	// onDisk is the resume file both logs were resumed from (nil when
 	// they were replayed).

@@ -367,12 +367,22 @@ var readOnlyAvailable = spawn.ReadOnlyAvailable
 
 // ProbeEarly starts in the background the check Plan makes for a layout
 // with read-only paths (whether this machine can give commands read-only
-// paths: one short-lived pair of processes, once per process), so that
-// Plan finds it done, or waits only for what is left, instead of running
-// all of it on the way to the first capture. The answer is not dropped:
+// paths: one short-lived pair of processes, once per process, unless a
+// success under the same conditions is kept in dataDir), so that Plan
+// finds it done, or waits only for what is left, instead of running all
+// of it on the way to the first capture. The answer is not dropped:
 // ReadOnlyAvailable keeps it for Plan, which reports it.
-func ProbeEarly() {
+func ProbeEarly(dataDir string) {
+	if dataDir != "" {
+		spawn.CacheProbe(ProbeCacheFile(dataDir))
+	}
 	go spawn.ReadOnlyAvailable()
+}
+
+// ProbeCacheFile is where a data directory keeps the read-only paths
+// check's success (spawn.CacheProbe).
+func ProbeCacheFile(dataDir string) string {
+	return filepath.Join(dataDir, "probe", "read-only")
 }
 
 func expandHome(p string) string {

@@ -1,6 +1,8 @@
 package spawn
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -149,16 +151,158 @@ const ProbeArg = "__yolop-sandbox-probe"
 var probe struct {
 	once sync.Once
 	err  error
+	// cache is CacheProbe's file ("" for none).
+	mu    sync.Mutex
+	cache string
 }
 
 // ReadOnlyAvailable reports whether commands can be given read-only paths
 // on this machine: nil when they can, otherwise an error saying why not
 // (user namespaces disabled, a seccomp filter, no mount namespaces). It
 // tries once per process, by starting this binary in the namespaces a
-// command would get and making a directory read-only there.
+// command would get and making a directory read-only there, unless the
+// file CacheProbe named records that the same try succeeded under the
+// same conditions.
 func ReadOnlyAvailable() error {
-	probe.once.Do(func() { probe.err = runProbe() })
+	probe.once.Do(func() {
+		probe.mu.Lock()
+		cache := probe.cache
+		probe.mu.Unlock()
+		probe.err = cachedProbe(cache, probeKey, runProbe)
+	})
 	return probe.err
+}
+
+// cachedProbe is run's answer, or nil without running it when the file
+// cache records a success under the conditions key gives now; a success
+// is recorded there.
+func cachedProbe(cache string, key func() string, run func() error) error {
+	k := ""
+	if cache != "" {
+		if k = key(); k != "" && readProbeCache(cache) == k {
+			return nil
+		}
+	}
+	err := run()
+	if err == nil && k != "" {
+		// A cache: a failed write only means the next process tries.
+		_ = writeProbeCache(cache, k)
+	}
+	return err
+}
+
+// CacheProbe names the file in which ReadOnlyAvailable keeps a success
+// for later processes (a data directory's; call it before the first
+// ReadOnlyAvailable of the process). The try costs two short-lived
+// processes of this binary, tens of milliseconds on the way to the
+// first capture of every in-place process, for an answer that changes
+// only with what probeKey reads. Only a success is kept: a failure
+// (which may be passing: the user namespace limit reached) is tried
+// again by the next process.
+func CacheProbe(path string) {
+	probe.mu.Lock()
+	defer probe.mu.Unlock()
+	probe.cache = path
+}
+
+// probeCacheVersion starts a cache file's line; another one is ignored.
+const probeCacheVersion = "yolop-read-only-probe v1 "
+
+// probeKey digests everything the probe's answer depends on: the boot
+// (the kernel and its settings since), this process's user, capabilities,
+// no_new_privs, seccomp filters, LSM label and namespaces, the sysctls
+// that govern user and mount namespaces, and the binary itself (the code
+// a command's stage runs). "" when one of them cannot be read: then the
+// probe runs.
+func probeKey() string {
+	h := sha256.New()
+	// A file that cannot be read (absent, or EINVAL without an LSM that
+	// labels processes) counts by its error.
+	read := func(path string) bool {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			b = []byte("error: " + err.Error())
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00%s\x00", path, len(b), b)
+		return err == nil
+	}
+	if !read("/proc/sys/kernel/random/boot_id") {
+		return ""
+	}
+	for _, p := range []string{"/proc/sys/user/max_user_namespaces", "/proc/sys/user/max_mnt_namespaces",
+		"/proc/sys/kernel/unprivileged_userns_clone", "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+		"/proc/self/attr/current"} {
+		read(p)
+	}
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return ""
+	}
+	found := 0
+	for _, l := range strings.Split(string(status), "\n") {
+		for _, f := range []string{"Uid:", "Gid:", "CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:", "NoNewPrivs:", "Seccomp:", "Seccomp_filters:"} {
+			if strings.HasPrefix(l, f) {
+				fmt.Fprintf(h, "%s\x00", l)
+				found++
+			}
+		}
+	}
+	if found < 9 { // Seccomp_filters is missing before Linux 5.9
+		return ""
+	}
+	for _, ns := range []string{"user", "mnt"} {
+		l, err := os.Readlink("/proc/self/ns/" + ns)
+		if err != nil {
+			return ""
+		}
+		fmt.Fprintf(h, "%s\x00", l)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(exe, &st); err != nil {
+		return ""
+	}
+	fmt.Fprintf(h, "%s\x00%d %d %d %d.%d\x00", exe, st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// readProbeCache returns the key a cache file records ("" when it is
+// missing or not one).
+func readProbeCache(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) > 256 {
+		return ""
+	}
+	key, ok := strings.CutPrefix(strings.TrimSuffix(string(b), "\n"), probeCacheVersion)
+	if !ok {
+		return ""
+	}
+	return key
+}
+
+// writeProbeCache records key in path, replacing it whole (no sync: a
+// file lost or torn by a crash is only a missing cache).
+func writeProbeCache(path, key string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".probe-*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.WriteString(probeCacheVersion + key + "\n")
+	if err := errors.Join(werr, f.Close()); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
 }
 
 func runProbe() error {

@@ -2,6 +2,7 @@ package spawn
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -293,5 +294,62 @@ func TestProbeEnvKeepsOnlyGORACE(t *testing.T) {
 	os.Unsetenv("GORACE")
 	if got := probeEnv(); len(got) != 1 || got[0] != helperEnv+"=1" {
 		t.Fatalf("probe environment without GORACE: %q", got)
+	}
+}
+
+// A success is kept under the conditions it was found in, and a later
+// process with the same conditions does not try again; a failure, other
+// conditions or a damaged file make it try.
+func TestProbeCacheKeepsOnlySuccess(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "probe", "read-only")
+	key := "k1"
+	runs := 0
+	var result error
+	run := func() error { runs++; return result }
+	probe := func() error { return cachedProbe(cache, func() string { return key }, run) }
+
+	result = errors.New("the kernel refused a user and mount namespace")
+	if err := probe(); err == nil || runs != 1 {
+		t.Fatalf("a failed try: err %v after %d runs", err, runs)
+	}
+	if _, err := os.Stat(cache); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a failure was kept: %v", err)
+	}
+	if err := probe(); err == nil || runs != 2 {
+		t.Fatalf("a failure was not tried again: err %v after %d runs", err, runs)
+	}
+	result = nil
+	if err := probe(); err != nil || runs != 3 {
+		t.Fatalf("a success: err %v after %d runs", err, runs)
+	}
+	if err := probe(); err != nil || runs != 3 {
+		t.Fatalf("a kept success was tried again: err %v after %d runs", err, runs)
+	}
+	key = "k2" // a sysctl changed, a new binary, a reboot
+	result = errors.New("refused now")
+	if err := probe(); err == nil || runs != 4 {
+		t.Fatalf("other conditions: err %v after %d runs", err, runs)
+	}
+	result = nil
+	if err := probe(); err != nil || runs != 5 {
+		t.Fatalf("err %v after %d runs", err, runs)
+	}
+	if err := os.WriteFile(cache, []byte("yolop-read-only-probe v1 k2 but torn"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := probe(); err != nil || runs != 6 {
+		t.Fatalf("a damaged cache was trusted: err %v after %d runs", err, runs)
+	}
+	// No key (a /proc file unreadable): always tried, nothing kept.
+	key = ""
+	if err := probe(); err != nil || runs != 7 {
+		t.Fatalf("without a key: err %v after %d runs", err, runs)
+	}
+	if got := readProbeCache(cache); got != "k2" {
+		t.Fatalf("the cache holds %q", got)
+	}
+	// The real key is stable within a process and names the binary.
+	if k := probeKey(); k == "" || k != probeKey() {
+		t.Fatalf("probeKey %q is not stable", k)
 	}
 }
