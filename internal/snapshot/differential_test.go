@@ -1,10 +1,12 @@
 package snapshot
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,6 +61,8 @@ git add -A; git commit -qm base`)
 	e := openEngine(t, wt)
 	f := &fuzzTree{t: t, rng: rng, root: wt}
 	var log []string
+	prev := ""
+	edits, editDiffs := 0, 0
 	check := func() {
 		t.Helper()
 		got := capture(t, e, "").Tree
@@ -68,6 +72,27 @@ git add -A; git commit -qm base`)
 			t.Fatalf("seed %d: after %d ops the engine captured %s, a fresh engine %s:\n%s\nops:\n%s\nworktree:\n%s",
 				seed, len(log), got, want, diff, strings.Join(log, "\n"), f.listing())
 		}
+		// A tree edit's own account of what it changed is what git's
+		// diff of the two trees says.
+		if e.treeEdits > edits && prev != "" && prev != got {
+			if l := e.lastEdit; l.from == prev && l.to == got {
+				mine, err := e.Diff(context.Background(), prev, got)
+				if err != nil {
+					t.Fatal(err)
+				}
+				e.noEditDiff = true
+				gits, err := e.Diff(context.Background(), prev, got)
+				e.noEditDiff = false
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(mine, gits) {
+					t.Fatalf("seed %d: after %d ops the tree edit lists\n%+v\ngit's diff-tree\n%+v\nops:\n%s", seed, len(log), mine, gits, strings.Join(log, "\n"))
+				}
+				editDiffs++
+			}
+		}
+		edits, prev = e.treeEdits, got
 	}
 	check()
 	checks := 1
@@ -81,6 +106,9 @@ git add -A; git commit -qm base`)
 	}
 	// Both capture paths must have been compared with the oracle: the tree
 	// edit and the index path it declines to.
+	if editDiffs == 0 {
+		t.Fatalf("seed %d: no tree edit's changes were compared with git's diff", seed)
+	}
 	if e.treeEdits == 0 || e.treeEdits == checks {
 		t.Fatalf("seed %d: %d of %d captures were tree edits; the test no longer exercises both paths", seed, e.treeEdits, checks)
 	}

@@ -172,10 +172,18 @@ func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntr
 			fromSeed <- seeded{root, trees, err}
 		}()
 	}
+	// A few new objects are written loose here, unless the repository
+	// is shared (git gives its files the group's permissions) or the
+	// changed files are too big to hold: then git hashes them.
+	loose := !packed && !sharedRepository(e.sharedRepo)
 	var objs []packObject
 	var err error
-	if packed {
+	if packed || loose {
 		objs, err = e.readChanged(changes, newHash)
+		if loose && errors.Is(err, errChangedTooBig) {
+			loose, objs = false, nil
+			err = e.fastBlobs(ctx, changes)
+		}
 	} else {
 		err = e.fastBlobs(ctx, changes)
 	}
@@ -197,8 +205,10 @@ func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntr
 		}
 	}
 
-	// Apply the changes to each directory's entries.
+	// Apply the changes to each directory's entries, noting what differs
+	// from base (what diff-tree -r would list between base and the edit).
 	var skipped []string
+	var diff []Change
 	entries := map[string]map[string]fastEntry{}
 	for d := range dirs {
 		entries[d] = old[d]
@@ -226,12 +236,16 @@ func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntr
 				return "", errNotFast // status saw a tracked path the tree lacks
 			}
 			delete(m, name)
+			diff = append(diff, Change{Path: c.path, Kind: Deleted, OldMode: prev.mode, OldOID: hex.EncodeToString(prev.oid)})
 			continue
 		}
 		if dirs[c.path] {
 			return "", errNotFast // a file with the name of a directory being edited
 		}
 		m[name] = fastEntry{mode: c.mode, oid: c.oid}
+		if ch, differs := editChange(c, prev, had); differs {
+			diff = append(diff, ch)
+		}
 	}
 	// Build the trees bottom-up: children before parents.
 	order := make([]string, 0, len(dirs))
@@ -263,7 +277,7 @@ func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntr
 			}
 		}
 		var content []byte
-		if packed {
+		if packed || loose {
 			content = treeBody(m)
 		} else {
 			var mk []byte
@@ -272,7 +286,7 @@ func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntr
 			batch.WriteByte(0)
 		}
 		oid := objectID(newHash, "tree", content)
-		if packed {
+		if packed || loose {
 			objs = append(objs, packObject{typ: 2, data: content, oid: oid})
 		} else {
 			want = append(want, hex.EncodeToString(oid))
@@ -303,9 +317,18 @@ func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntr
 			return "", err
 		}
 		e.fastEdit = pending
+	} else if loose {
+		if err := writeLoose(e.objects, objs); err != nil {
+			// git's index path writes them, or says why it cannot.
+			return "", errNotFast
+		}
 	} else if err := e.fastMktree(ctx, batch.Bytes(), want); err != nil {
 		return "", err
 	}
+	sort.Slice(diff, func(a, b int) bool { return diff[a].Path < diff[b].Path })
+	e.editMu.Lock()
+	e.lastEdit = treeEdit{from: base, to: root, changes: diff}
+	e.editMu.Unlock()
 	e.fastPacked = packed
 	e.fastDeleted = e.fastDeleted[:0]
 	e.fastSkipped = skipped
@@ -319,6 +342,36 @@ func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntr
 		}
 	}
 	return root, nil
+}
+
+// treeEdit is what the last tree edit changed: the changes that take
+// from to to, as Diff gives them.
+type treeEdit struct {
+	from, to string
+	changes  []Change
+}
+
+// editChange is the change a tree edit makes at c's path, which held prev
+// in the base tree (when had); differs is false when it holds the same.
+func editChange(c *fastChange, prev fastEntry, had bool) (ch Change, differs bool) {
+	ch = Change{Path: c.path, NewMode: c.mode, NewOID: hex.EncodeToString(c.oid)}
+	switch {
+	case !had:
+		ch.Kind = Added
+		return ch, true
+	case prev.mode == c.mode && bytes.Equal(prev.oid, c.oid):
+		return ch, false
+	}
+	ch.OldMode, ch.OldOID = prev.mode, hex.EncodeToString(prev.oid)
+	switch {
+	case (prev.mode == "120000") != (c.mode == "120000"):
+		ch.Kind = TypeChanged // a file became a symlink, or back
+	case ch.OldOID == ch.NewOID:
+		ch.Kind = ModeChanged
+	default:
+		ch.Kind = Modified
+	}
+	return ch, true
 }
 
 // fastMktree writes the trees of a tree edit with one mktree --batch and
@@ -343,6 +396,10 @@ func (e *Engine) fastMktree(ctx context.Context, batch []byte, want []string) er
 	return nil
 }
 
+// errChangedTooBig is readChanged declining files too big to hold in
+// memory together (more than packMaxBytes).
+var errChangedTooBig = fmt.Errorf("%w: the changed files are too big to hold", errNotFast)
+
 // readChanged reads the changed files' bytes (raw, as hash-object
 // --no-filters stores them) and symlinks' targets, and computes their ids,
 // for a packed tree edit. More than packMaxBytes in all declines.
@@ -364,9 +421,13 @@ func (e *Engine) readChanged(changes []*fastChange, newHash func() hash.Hash) ([
 				return nil, errNotFast
 			}
 			st, err := f.Stat()
-			if err != nil || !st.Mode().IsRegular() || int64(total)+st.Size() > packMaxBytes {
+			if err != nil || !st.Mode().IsRegular() {
 				f.Close()
 				return nil, errNotFast
+			}
+			if int64(total)+st.Size() > packMaxBytes {
+				f.Close()
+				return nil, errChangedTooBig
 			}
 			c.stat = nil
 			if sd, ok := statData(st); ok {
@@ -380,7 +441,7 @@ func (e *Engine) readChanged(changes []*fastChange, newHash func() hash.Hash) ([
 		}
 		total += len(data)
 		if total > packMaxBytes {
-			return nil, errNotFast
+			return nil, errChangedTooBig
 		}
 		c.oid = objectID(newHash, "blob", data)
 		objs = append(objs, packObject{typ: 3, data: data, oid: c.oid})

@@ -161,8 +161,13 @@ type Engine struct {
 	// fastEdit is the private index being written in Go after the last
 	// packed tree edit (indexwrite.go), until an index update or the
 	// next capture waits for it; nil when there is none.
-	fastEdit    *pendingIndex
-	indexWrites int // private indexes written in Go (tests)
+	fastEdit *pendingIndex
+	// lastEdit is what the last tree edit changed, which Diff gives for
+	// its two trees without asking git (trees are named by their content:
+	// it stays true).
+	lastEdit    treeEdit
+	editMu      sync.Mutex // guards lastEdit: Diff does not hold mu
+	indexWrites int        // private indexes written in Go (tests)
 	// realSnap is the user's index as the capture seeding the private
 	// index read it (nil otherwise).
 	realSnap *indexSnap
@@ -184,9 +189,12 @@ type Engine struct {
 	exclFile  string // effective core.excludesFile of the repository ("" = git default)
 	// The repository's core.autocrlf and core.attributesFile ("" = git's
 	// default file), read with exclFile in one git process at Open.
-	autocrlf  string
-	attrFile  string
-	objFormat string // sha1 or sha256
+	autocrlf string
+	attrFile string
+	// sharedRepo is core.sharedRepository: git gives the files it makes
+	// group or other permissions, so objects are left to git.
+	sharedRepo string
+	objFormat  string // sha1 or sha256
 
 	privDir   string // private GIT_DIR
 	privIndex string
@@ -275,6 +283,9 @@ type Engine struct {
 	priv *git.Runner // private GIT_DIR / index / work tree
 
 	onPriv func(args []string) // tests: sees every git command run on the private index
+	// noEditDiff makes Diff ask git even for the last tree edit's trees
+	// (tests).
+	noEditDiff bool
 	// Tests: onStatus runs when a walked capture's status is done,
 	// onWalkDir before a walk that arms the watcher watches a directory.
 	onStatus  func()
@@ -421,11 +432,13 @@ func open(ctx context.Context, o Options) (*Engine, error) {
 // process. A failure leaves git's defaults, as each git a capture runs
 // would fail on the same config.
 func (e *Engine) readConfig(ctx context.Context) {
-	v, err := git.ConfigValues(ctx, e.repo, "core.excludesfile", "core.autocrlf", "core.attributesfile")
+	v, err := git.ConfigValues(ctx, e.repo, "core.excludesfile", "core.autocrlf", "core.attributesfile", "core.sharedrepository")
 	if err != nil {
+		// Unknown: git writes the objects.
+		e.sharedRepo = "unknown"
 		return
 	}
-	e.exclFile, e.autocrlf, e.attrFile = v["core.excludesfile"], v["core.autocrlf"], v["core.attributesfile"]
+	e.exclFile, e.autocrlf, e.attrFile, e.sharedRepo = v["core.excludesfile"], v["core.autocrlf"], v["core.attributesfile"], v["core.sharedrepository"]
 }
 
 // privConfig pins everything that would make a capture convert content,

@@ -1,0 +1,144 @@
+package snapshot
+
+import (
+	"bufio"
+	"compress/zlib"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// A small tree edit (fewer new objects than packMinObjects) stores its
+// blobs and trees as loose objects, as git's hash-object and mktree would,
+// but written here: those two processes were most of a one-file capture.
+// Loose, not packed: a pack per turn would leave the user's repository
+// with hundreds of small packs, each searched by every git lookup, and
+// its next `git gc --auto` would repack them.
+
+// looseTmpPrefix starts the temporary files of writeLoose (git's own are
+// tmp_obj_*; `git gc` removes either kind when old).
+const looseTmpPrefix = "tmp_obj_yolop_"
+
+// writeLoose stores objs in the objects directory as git stores loose
+// objects: at xx/<the other hex digits> of the id, the zlib-compressed
+// "<type> <size>\0" and content, read-only. It makes them as durable as
+// git's batch mode (core.fsyncMethod=batch), which the private
+// configuration asks git for: each file's data is written out, one file
+// is synced (which flushes the device's cache), and only then are they
+// renamed into place; the ref naming them, synced after, makes the
+// renames durable. An object already there is only freshened (its mtime
+// keeps it from a concurrent gc's prune), as git does. A shared
+// repository's permissions (core.sharedRepository) are for git to apply:
+// the caller leaves such repositories to git.
+func writeLoose(objects string, objs []packObject) (err error) {
+	type pending struct {
+		f          *os.File
+		tmp, final string
+	}
+	var todo []pending
+	defer func() {
+		for _, p := range todo {
+			if p.f != nil {
+				p.f.Close()
+			}
+			if err != nil && p.tmp != "" {
+				os.Remove(p.tmp)
+			}
+		}
+	}()
+	seen := map[string]bool{}
+	var zw *zlib.Writer // one for all: each new one allocates its tables
+	for _, o := range objs {
+		id := hex.EncodeToString(o.oid)
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		dir := filepath.Join(objects, id[:2])
+		final := filepath.Join(dir, id[2:])
+		if now := time.Now(); os.Chtimes(final, now, now) == nil {
+			continue
+		}
+		if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, os.ErrExist) {
+			return err
+		}
+		f, err := os.CreateTemp(dir, looseTmpPrefix)
+		if err != nil {
+			return err
+		}
+		todo = append(todo, pending{f: f, tmp: f.Name(), final: final})
+		if zw, err = writeLooseBody(f, zw, o); err != nil {
+			return err
+		}
+		if err := startWriteOut(f); err != nil {
+			return err
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	for _, p := range todo[:len(todo)-1] {
+		if err := waitWriteOut(p.f); err != nil {
+			return err
+		}
+	}
+	if err := todo[len(todo)-1].f.Sync(); err != nil {
+		return err
+	}
+	for i := range todo {
+		p := &todo[i]
+		err := p.f.Close()
+		p.f = nil
+		if err == nil {
+			err = os.Chmod(p.tmp, 0o444)
+		}
+		if err == nil {
+			err = os.Rename(p.tmp, p.final)
+		}
+		if err != nil {
+			return err
+		}
+		p.tmp = ""
+	}
+	return nil
+}
+
+// writeLooseBody writes o's loose form to f, with zw (made when nil)
+// reset onto it, and returns zw.
+func writeLooseBody(f *os.File, zw *zlib.Writer, o packObject) (*zlib.Writer, error) {
+	typ := "blob"
+	if o.typ == 2 {
+		typ = "tree"
+	}
+	w := bufio.NewWriter(f)
+	if zw == nil {
+		var err error
+		if zw, err = zlib.NewWriterLevel(w, zlib.BestSpeed); err != nil {
+			return nil, err
+		}
+	} else {
+		zw.Reset(w)
+	}
+	fmt.Fprintf(zw, "%s %d\x00", typ, len(o.data))
+	if _, err := zw.Write(o.data); err != nil {
+		return zw, err
+	}
+	if err := zw.Close(); err != nil {
+		return zw, err
+	}
+	return zw, w.Flush()
+}
+
+// sharedRepository reports whether core.sharedRepository asks git to give
+// the repository's files group or other permissions.
+func sharedRepository(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "false", "umask", "0", "no", "off":
+		return false
+	}
+	return true
+}

@@ -1,0 +1,102 @@
+package snapshot
+
+import (
+	"crypto/sha1"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/yolop-dev/yolop/internal/git/gittest"
+)
+
+// A small tree edit writes its blobs and trees as loose objects itself:
+// no hash-object or mktree runs, the tree is the one git writes for the
+// same files, every object is stored as git stores it (fsck finds
+// nothing, each file read-only, no temporary left), and an object already
+// stored is not written again. A shared repository's objects are left to
+// git, which gives them the group's permissions.
+func TestLooseEditStoresWhatGitWould(t *testing.T) {
+	t.Parallel()
+	for _, shared := range []bool{false, true} {
+		repo := gittest.NewRepo(t)
+		if shared {
+			gittest.Git(t, repo, "config", "core.sharedRepository", "group")
+		}
+		for _, p := range []string{"a.txt", "d/b.txt", "d/e/c.txt", "gone.txt"} {
+			gittest.WriteFile(t, repo, p, p+"\n")
+		}
+		gittest.Commit(t, repo, "base")
+		e := openEngine(t, repo)
+		capture(t, e, "cp1")
+		var ran []string
+		e.onPriv = func(args []string) { ran = append(ran, strings.Join(args, " ")) }
+		sh(t, repo, `
+			echo more >> d/e/c.txt
+			mkdir -p new/deep && printf 'new\r\n' > new/deep/n.txt
+			ln -s d/b.txt link
+			chmod +x a.txt
+			rm gone.txt
+			cp d/b.txt same-as-b.txt
+		`)
+		edits := e.treeEdits
+		s := capture(t, e, "cp2")
+		if e.treeEdits != edits+1 {
+			t.Fatalf("shared=%v: the capture was no tree edit", shared)
+		}
+		gitWrote := slices.ContainsFunc(ran, func(a string) bool {
+			return strings.HasPrefix(a, "hash-object") || strings.HasPrefix(a, "mktree")
+		})
+		if gitWrote != shared {
+			t.Fatalf("shared=%v: git commands %q", shared, ran)
+		}
+		// The tree git writes for the same files.
+		idx := filepath.Join(t.TempDir(), "index")
+		gitIdx := func(args ...string) string {
+			cmd := exec.Command("git", args...)
+			cmd.Dir, cmd.Env = repo, append(os.Environ(), "GIT_INDEX_FILE="+idx)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+			return string(out)
+		}
+		gitIdx("-c", "core.autocrlf=false", "add", "-A")
+		want := strings.TrimSpace(gitIdx("write-tree"))
+		if s.Tree != want {
+			t.Fatalf("shared=%v: captured %s, git writes %s", shared, s.Tree, want)
+		}
+		if out := gittest.Git(t, repo, "fsck", "--full", "--strict", "--no-dangling"); strings.TrimSpace(out) != "" {
+			t.Fatalf("shared=%v: fsck: %s", shared, out)
+		}
+		objects := filepath.Join(repo, ".git", "objects")
+		err := filepath.WalkDir(objects, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			if strings.HasPrefix(d.Name(), "tmp_obj") {
+				t.Errorf("a temporary was left: %s", p)
+			}
+			if info, err := d.Info(); err == nil && len(filepath.Base(filepath.Dir(p))) == 2 && info.Mode().Perm()&0o222 != 0 {
+				t.Errorf("%s is writable (%v)", p, info.Mode())
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Nothing changed since: a capture of the same files again
+		// (the engine's own cache bypassed) finds every object stored.
+		b, err := os.ReadFile(filepath.Join(repo, "d", "b.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blob := objectID(sha1.New, "blob", b)
+		if err := writeLoose(objects, []packObject{{typ: 3, data: b, oid: blob}}); err != nil {
+			t.Fatalf("an object stored already: %v", err)
+		}
+	}
+}
