@@ -118,7 +118,7 @@ func Engine(watch, oneShot bool) (worktree.EngineOptions, error) {
 		return lim.MaxFileSize, err
 	}}
 	if watch {
-		w.ArmWithWalk = oneShot
+		w.ArmWithWalk, w.Once = oneShot, oneShot
 		eo.Watch = &w
 	}
 	return eo, nil

@@ -295,3 +295,43 @@ func TestArmWithWalkRearmsAfterOverflow(t *testing.T) {
 		t.Fatalf("the capture after the overflow's walk walked: %q", e.lastWalkReason)
 	}
 }
+
+// With WatchOptions.Once (print mode) the watcher is let go as soon as it
+// has served a watched capture, in the background; a later capture walks
+// and is still exact, and Close waits for the watcher to be gone.
+func TestWatchOnceLetsGoAfterItsCapture(t *testing.T) {
+	t.Parallel()
+	wt := gittest.NewRepo(t)
+	sh(t, wt, `mkdir -p src; printf 'a\n' > src/a.go; git add -A; git commit -qm base`)
+	e, err := Open(context.Background(), Options{Worktree: wt, SessionID: "s_test", StateDir: filepath.Join(t.TempDir(), "state")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Watch(WatchOptions{Resync: -1, ArmWithWalk: true, Once: true})
+	ageChanges()
+	capture(t, e, "")
+	ageChanges()
+	if st := e.WatchState(); !st.Watching || st.Walked != 1 {
+		t.Fatalf("after the first capture: %+v", st)
+	}
+	sh(t, wt, `printf 'b\n' >> src/a.go`)
+	capture(t, e, "")
+	st := e.WatchState()
+	if st.Watched != 1 || st.Watching || st.Stopped == "" {
+		t.Fatalf("after the watched capture: %+v", st)
+	}
+	sh(t, wt, `printf 'c\n' > src/c.go`)
+	got := capture(t, e, "").Tree
+	if st := e.WatchState(); st.Walked != 2 || st.Watched != 1 {
+		t.Fatalf("the capture after the watcher went: %+v", st)
+	}
+	if want := oracle(t, wt); got != want {
+		t.Fatalf("captured %s, a fresh engine %s", got, want)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if e.watchLetGo != nil {
+		t.Fatal("Close did not wait for the watcher it let go")
+	}
+}

@@ -47,6 +47,7 @@ func (e *Engine) capture(ctx context.Context, walk bool) (string, error) {
 			ch.full = "asked to walk"
 		}
 	}
+	watchedBefore := e.watchedCaptures
 	tree, err := e.captureOnce(ctx, ch)
 	for try := 0; try < changedRetries && err != nil && ctx.Err() == nil && errors.Is(err, errChangedUnderCapture); try++ {
 		// Something (a background command) turned a file into a
@@ -62,6 +63,9 @@ func (e *Engine) capture(ctx context.Context, walk bool) (string, error) {
 	}
 	if err == nil {
 		e.lastCapture = time.Now()
+		if e.watchOnce && e.watch != nil && e.watchedCaptures > watchedBefore {
+			e.letWatchGo()
+		}
 	}
 	if err != nil && e.watch != nil {
 		// What the failed capture took from the watcher is lost, and

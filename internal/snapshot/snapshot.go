@@ -230,7 +230,11 @@ type Engine struct {
 	// watch records the paths changed since the last capture (long-lived
 	// hosts on Linux; nil: every capture walks). See watched.go.
 	watch   *watcher
-	noWatch string // why Watch could not start one
+	noWatch string // why Watch could not start one, or why it stopped
+	// watchOnce: WatchOptions.Once; watchLetGo is closed when the
+	// watcher it let go has closed (nil: none).
+	watchOnce  bool
+	watchLetGo chan struct{}
 	// walkKnown says lastWalk describes the worktree as of the last
 	// capture (kept up to date by watched captures).
 	walkKnown bool

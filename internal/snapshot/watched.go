@@ -93,6 +93,13 @@ type WatchOptions struct {
 	// one turn: print mode): that capture walks as it would anyway, and
 	// the next one is watched (watch_linux.go, "Armed by the walk").
 	ArmWithWalk bool
+	// Once lets the watcher go as soon as it has served a watched
+	// capture (a process that lives for one turn: its end capture is
+	// that one): the kernel's teardown of an inotify instance waits for a
+	// grace period (tens of milliseconds, whatever the number of
+	// watches), which then overlaps the turn's last steps instead of
+	// following them. A later capture walks.
+	Once bool
 }
 
 // DefaultResync is the period of the background safety-net walk.
@@ -134,7 +141,7 @@ func (e *Engine) Watch(o WatchOptions) {
 		e.noWatch = fmt.Sprintf("no file watcher for %s: %v", e.root, err)
 		return
 	}
-	e.watch = w
+	e.watch, e.watchOnce = w, o.Once
 	period := o.Resync
 	if period == 0 {
 		period = DefaultResync
@@ -195,6 +202,21 @@ func (p *Prewatch) take() *watcher {
 	return w
 }
 
+// letWatchGo closes the watcher of a WatchOptions.Once engine in the
+// background, after its watched capture; Close waits for it. The caller
+// holds e.mu.
+func (e *Engine) letWatchGo() {
+	w := e.watch
+	e.watch = nil
+	e.noWatch = "the watcher served its one watched capture"
+	done := make(chan struct{})
+	e.watchLetGo = done
+	go func() {
+		defer close(done)
+		w.close()
+	}()
+}
+
 // Close stops the watcher and the background walk. The engine keeps
 // working, walking at every capture.
 func (e *Engine) Close() error {
@@ -215,6 +237,10 @@ func (e *Engine) Close() error {
 	if e.watch != nil {
 		e.watch.close()
 		e.watch = nil
+	}
+	if e.watchLetGo != nil {
+		<-e.watchLetGo
+		e.watchLetGo = nil
 	}
 	e.prewatch.Close()
 	e.prewatch = nil
