@@ -109,6 +109,9 @@ func adoptMovedInPlace(ctx context.Context, dataDir string, repo *worktree.Repo,
 			continue
 		}
 		seen[id] = true
+		if !maybeMovedInPlace(dataDir, id, repo) {
+			continue
+		}
 		note, err := adoptInPlace(dataDir, id, repo)
 		if err != nil {
 			return notes, err
@@ -118,6 +121,29 @@ func adoptMovedInPlace(ctx context.Context, dataDir string, repo *worktree.Repo,
 		}
 	}
 	return notes, nil
+}
+
+// maybeMovedInPlace reads, without opening it, whether session id may be
+// an in-place session whose checkout moved into repo: only those are
+// opened (and locked), so that continuing a session does not lock every
+// other session of the repository in turn (another process opening one
+// of them meanwhile would find it in use), nor read them all. A session
+// it cannot read is opened, and adoptInPlace decides.
+func maybeMovedInPlace(dataDir, id string, repo *worktree.Repo) bool {
+	ws, err := session.PeekWorkspace(dataDir, id)
+	if errors.Is(err, session.ErrNotFound) {
+		return false
+	}
+	if err != nil {
+		return true
+	}
+	if ws.Kind != session.KindInPlace || ws.CommonDir == "" || ws.CommonDir == repo.CommonDir {
+		return false
+	}
+	if _, err := os.Stat(ws.CommonDir); err == nil {
+		return false
+	}
+	return true
 }
 
 func adoptInPlace(dataDir, id string, repo *worktree.Repo) (string, error) {

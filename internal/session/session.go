@@ -718,6 +718,18 @@ func fixPerms(dir string) error {
 	return nil
 }
 
+// PeekWorkspace reads a session's workspace.json without taking its lock
+// or reading its logs: what a caller deciding whether to open it at all
+// needs (another process may be changing it meanwhile; whatever the
+// caller then changes, it opens the session for).
+func PeekWorkspace(dataDir, id string) (Workspace, error) {
+	dir, err := sessionDir(dataDir, id)
+	if err != nil {
+		return Workspace{}, err
+	}
+	return readWorkspace(dir, id)
+}
+
 // OpenReadOnly loads a session without taking the lock, repairing or
 // writing anything (for listing and showing a session another process may
 // be using). A torn tail is ignored in memory. Writes are refused.
