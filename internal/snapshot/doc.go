@@ -110,13 +110,20 @@
 //
 // When status lists a few paths (up to 64) and no index-side difference, the
 // index holds exactly the private HEAD's tree, and the new tree is built
-// without reading the index at all (fasttree.go): one `hash-object -w
-// --no-filters` writes the blobs of the listed files (and of symlink
-// targets), one `cat-file --batch` reads the HEAD tree's directories along
-// the listed paths, and one `mktree --batch` writes the edited directories
+// without reading the index at all (fasttree.go): the listed files are
+// read in Go (opened without following a symlink or waiting on a FIFO;
+// symlinks' targets read), one `cat-file --batch` reads the HEAD tree's
+// directories along the listed paths, and the edited directories are built
 // bottom-up (a deleted path's entry goes, an emptied directory goes, a new
-// directory is created); the ids git returns must equal the ones computed
-// in Go. Every case the index path treats specially declines to it: a
+// directory is created); the blobs and trees are written as loose objects
+// in Go (loose.go: zlib'd at objects/xx/..., read-only, each written out,
+// one synced, then renamed into place, as git's batch fsync mode does). A
+// shared repository (core.sharedRepository) or files too big to hold leave
+// the writing to `hash-object -w --no-filters` and `mktree --batch`, whose
+// ids must equal the ones computed in Go. The edit records which paths it
+// changed between its base and the tree it wrote; Diff of those two trees
+// returns that record (diff-tree would list the same). Every case the
+// index path treats specially declines to it: a
 // listed path that is now a directory or neither a file nor a symlink, a
 // parent directory that is a symlink, not a directory or holds a nested
 // repository, a file<->directory swap, a held index lock. The private index
