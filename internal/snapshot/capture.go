@@ -396,13 +396,18 @@ func (e *Engine) walkedTree(ctx context.Context, paths, dropTracked []string, in
 	// them instead of reading them from the object store.
 	seed := e.seedBase
 	e.seedBase = nil
+	hinted := false
 	if !indexDiffers {
 		switch {
 		case headKnown && e.headIsTree:
 			base = e.head
 		case !e.headIsTree && e.head != "" && e.seedIsHead && e.headFileIs(e.head):
-			if e.commitTree[0] == e.head {
-				base = e.commitTree[1]
+			if seed != nil && e.commitTree[0] == e.head {
+				// HEAD's tree as Open's look found it. HEAD may have
+				// moved between that look's two lookups of it, so the
+				// edit takes this tree only if the seed's own tree
+				// (the index the status compared) is it.
+				base, hinted = e.commitTree[1], true
 			} else if out, err := e.runPriv(ctx, nil, "rev-parse", "--verify", "--quiet", e.head+"^{tree}"); err == nil {
 				base = git.Trim(out)
 			}
@@ -421,7 +426,7 @@ func (e *Engine) walkedTree(ctx context.Context, paths, dropTracked []string, in
 		// The index holds base exactly, so editing that tree at the
 		// listed paths gives the worktree's tree without reading the
 		// index; the index catches up in the background.
-		tree, err := e.fastTreeFrom(ctx, base, seed, paths, false)
+		tree, err := e.fastTreeFrom(ctx, base, seed, hinted, paths, false)
 		if err == nil {
 			e.treeEdits++
 			e.setHead(tree)

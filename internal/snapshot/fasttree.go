@@ -21,6 +21,7 @@ import (
 	"syscall"
 
 	"github.com/yolop-dev/yolop/internal/fault"
+	"github.com/yolop-dev/yolop/internal/git"
 )
 
 // fastMaxPaths bounds the tree edit that writes loose objects: beyond it,
@@ -69,14 +70,16 @@ type fastChange struct {
 // deleted that base does not hold either is skipped (fastSkipped) instead
 // of declining: it was created and removed between two captures.
 func (e *Engine) fastTree(ctx context.Context, base string, paths []string, lenient bool) (string, error) {
-	return e.fastTreeFrom(ctx, base, nil, paths, lenient)
+	return e.fastTreeFrom(ctx, base, nil, false, paths, lenient)
 }
 
 // fastTreeFrom is fastTree with base's trees computed from seed, the
 // entries of an index whose tree is base (the private index just seeded,
 // where status showed no index-side difference), instead of read with
-// cat-file: base's tree ids are then checked by computing its root.
-func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntry, paths []string, lenient bool) (string, error) {
+// cat-file: base's tree ids are then checked by computing its root. With
+// seedMustBe, base is only a hint of the commit's tree that the seed, or
+// else git, must confirm.
+func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntry, seedMustBe bool, paths []string, lenient bool) (string, error) {
 	e.waitEditedIndex()
 	if len(paths) == 0 || len(paths) > fastMaxPackedPaths {
 		return "", errNotFast
@@ -193,6 +196,16 @@ func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntr
 		if s.err == nil && hex.EncodeToString(s.root) == base {
 			old = s.trees
 			e.seedTrees++
+		}
+	}
+	if seedMustBe && old == nil {
+		// base came from a look that may have paired HEAD's commit with
+		// a later HEAD's tree, and the seed could not confirm it (a
+		// submodule, or the race itself): the commit's own tree must be
+		// it.
+		out, err := e.runPriv(ctx, nil, "rev-parse", "--verify", "--quiet", e.head+"^{tree}")
+		if err != nil || git.Trim(out) != base {
+			return "", errNotFast
 		}
 	}
 	if err != nil {

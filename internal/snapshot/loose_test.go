@@ -100,3 +100,41 @@ func TestLooseEditStoresWhatGitWould(t *testing.T) {
 		}
 	}
 }
+
+// Open's look gives HEAD's commit and tree from two lookups of HEAD, which
+// may see it move in between (a `git reset --soft` elsewhere). A first
+// capture takes that tree as its base only when the seed's own tree, or
+// git asked for the commit's tree, confirms it; otherwise it captures
+// through the index, and in every case what the worktree holds.
+func TestFirstCaptureChecksHEADsTree(t *testing.T) {
+	t.Parallel()
+	repo := gittest.NewRepo(t)
+	for _, p := range []string{"a.txt", "d/b.txt", "d/e/c.txt"} {
+		gittest.WriteFile(t, repo, p, p+"\n")
+	}
+	gittest.Commit(t, repo, "c1")
+	sh(t, repo, `echo later > d/b.txt && echo new > d/e/new.txt && git add -A && git commit -qm c2 && git reset -q --hard HEAD~`)
+	later := strings.TrimSpace(gittest.Git(t, repo, "rev-parse", "HEAD@{1}^{tree}"))
+	e := openEngine(t, repo)
+	if e.commitTree[0] != e.head || e.commitTree[1] == "" {
+		t.Fatalf("Open kept %v for HEAD %s", e.commitTree, e.head)
+	}
+	// As if HEAD had moved to c2 between the look's two lookups.
+	e.commitTree[1] = later
+	sh(t, repo, `echo edited >> a.txt && echo more >> d/e/c.txt`)
+	got := capture(t, e, "cp1").Tree
+	idx := filepath.Join(t.TempDir(), "index")
+	gitIdx := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = repo, append(os.Environ(), "GIT_INDEX_FILE="+idx)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	gitIdx("add", "-A")
+	if want := strings.TrimSpace(gitIdx("write-tree")); got != want {
+		t.Fatalf("captured %s, the worktree is %s:\n%s", got, want, gittest.Git(t, repo, "diff-tree", "-r", got, want))
+	}
+}
