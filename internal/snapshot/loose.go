@@ -3,12 +3,14 @@ package snapshot
 import (
 	"bufio"
 	"compress/zlib"
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -25,7 +27,8 @@ const looseTmpPrefix = "tmp_obj_yolop_"
 
 // writeLoose stores objs in the objects directory as git stores loose
 // objects: at xx/<the other hex digits> of the id, the zlib-compressed
-// "<type> <size>\0" and content, read-only. It makes them as durable as
+// "<type> <size>\0" and content, read-only (0444 less the umask, as git
+// makes them). It makes them as durable as
 // git's batch mode (core.fsyncMethod=batch), which the private
 // configuration asks git for: each file's data is written out, one file
 // is synced (which flushes the device's cache), and only then are they
@@ -66,7 +69,7 @@ func writeLoose(objects string, objs []packObject) (err error) {
 		if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, os.ErrExist) {
 			return err
 		}
-		f, err := os.CreateTemp(dir, looseTmpPrefix)
+		f, err := createReadOnly(dir)
 		if err != nil {
 			return err
 		}
@@ -94,9 +97,6 @@ func writeLoose(objects string, objs []packObject) (err error) {
 		err := p.f.Close()
 		p.f = nil
 		if err == nil {
-			err = os.Chmod(p.tmp, 0o444)
-		}
-		if err == nil {
 			err = os.Rename(p.tmp, p.final)
 		}
 		if err != nil {
@@ -105,6 +105,25 @@ func writeLoose(objects string, objs []packObject) (err error) {
 		p.tmp = ""
 	}
 	return nil
+}
+
+// createReadOnly creates a new temporary file in dir with git's mode for
+// an object, read-only less the umask, and opens it for writing: no
+// permission is changed later through a path (which whatever can write
+// dir could have swapped for a symlink meanwhile).
+func createReadOnly(dir string) (*os.File, error) {
+	for try := 0; ; try++ {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		name := filepath.Join(dir, looseTmpPrefix+hex.EncodeToString(b[:]))
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o444)
+		if errors.Is(err, os.ErrExist) && try < 10 {
+			continue
+		}
+		return f, err
+	}
 }
 
 // writeLooseBody writes o's loose form to f, with zw (made when nil)
@@ -133,8 +152,12 @@ func writeLooseBody(f *os.File, zw *zlib.Writer, o packObject) (*zlib.Writer, er
 	return zw, w.Flush()
 }
 
+// sharedUnknown is Engine.sharedRepo when the repository's settings could
+// not be read: objects are left to git.
+const sharedUnknown = "\x00unknown"
+
 // sharedRepository reports whether core.sharedRepository asks git to give
-// the repository's files group or other permissions.
+// the repository's files group or other permissions (or is unknown).
 func sharedRepository(v string) bool {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "", "false", "umask", "0", "no", "off":

@@ -23,6 +23,10 @@ func TestLooseEditStoresWhatGitWould(t *testing.T) {
 	t.Parallel()
 	for _, shared := range []bool{false, true} {
 		repo := gittest.NewRepo(t)
+		before, err := filepath.Glob(filepath.Join(repo, ".git", "objects", "??"))
+		if err != nil {
+			t.Fatal(err)
+		}
 		if shared {
 			gittest.Git(t, repo, "config", "core.sharedRepository", "group")
 		}
@@ -73,7 +77,7 @@ func TestLooseEditStoresWhatGitWould(t *testing.T) {
 			t.Fatalf("shared=%v: fsck: %s", shared, out)
 		}
 		objects := filepath.Join(repo, ".git", "objects")
-		err := filepath.WalkDir(objects, func(p string, d fs.DirEntry, err error) error {
+		err = filepath.WalkDir(objects, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err
 			}
@@ -85,6 +89,25 @@ func TestLooseEditStoresWhatGitWould(t *testing.T) {
 			}
 			return nil
 		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if shared {
+			// git gave every object directory, the capture's too, to
+			// the group.
+			dirs, err := filepath.Glob(filepath.Join(objects, "??"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range dirs {
+				if slices.Contains(before, d) {
+					continue // made before the setting
+				}
+				if st, err := os.Stat(d); err != nil || st.Mode().Perm()&0o070 != 0o070 {
+					t.Errorf("shared: %s is %v (%v), not the group's", d, st.Mode(), err)
+				}
+			}
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -261,6 +261,11 @@ func (p *packWriter) finish() error {
 	if _, err := p.f.Write(sum); err != nil {
 		return p.abort(err)
 	}
+	// Through the descriptor, not the path: whatever can write the pack
+	// directory could have put a symlink there by now.
+	if err := p.f.Chmod(p.perm); err != nil {
+		return p.abort(err)
+	}
 	if err := p.f.Sync(); err != nil {
 		return p.abort(err)
 	}
@@ -270,10 +275,6 @@ func (p *packWriter) finish() error {
 		return err
 	}
 	name := filepath.Join(p.dir, "pack-"+hex.EncodeToString(sum))
-	if err := os.Chmod(tmp, p.perm); err != nil {
-		os.Remove(tmp)
-		return err
-	}
 	if err := os.Rename(tmp, name+".pack"); err != nil {
 		os.Remove(tmp)
 		return err

@@ -86,9 +86,10 @@ func encodePack(newHash func() hash.Hash, objs []packObject) ([]byte, error) {
 // has every one of them under the id computed here. Any failure declines
 // to the index path (errNotFast) unless the capture was cancelled.
 func (e *Engine) writePack(ctx context.Context, newHash func() hash.Hash, objs []packObject) error {
-	if e.hashSize() == sha1.Size {
+	if e.hashSize() == sha1.Size && !sharedRepository(e.sharedRepo) {
 		// The pack and its index written here (pack.go): index-pack
-		// would only inflate and hash every object again.
+		// would only inflate and hash every object again. A shared
+		// repository's packs get their permissions from git.
 		if err := writeOwnPack(e.objects, objs); err != nil {
 			return errNotFast
 		}

@@ -439,7 +439,7 @@ func (e *Engine) readConfig(ctx context.Context) {
 	v, err := git.ConfigValues(ctx, e.repo, "core.excludesfile", "core.autocrlf", "core.attributesfile", "core.sharedrepository")
 	if err != nil {
 		// Unknown: git writes the objects.
-		e.sharedRepo = "unknown"
+		e.sharedRepo = sharedUnknown
 		return
 	}
 	e.exclFile, e.autocrlf, e.attrFile, e.sharedRepo = v["core.excludesfile"], v["core.autocrlf"], v["core.attributesfile"], v["core.sharedrepository"]
@@ -477,6 +477,11 @@ func (e *Engine) privConfig() []string {
 	}
 	if e.exclFile != "" {
 		c = append(c, "-c", "core.excludesFile="+e.exclFile)
+	}
+	if sharedRepository(e.sharedRepo) && e.sharedRepo != sharedUnknown {
+		// The private GIT_DIR's config is not the repository's: the
+		// objects git writes get the repository's permissions only so.
+		c = append(c, "-c", "core.sharedRepository="+e.sharedRepo)
 	}
 	return c
 }
