@@ -58,18 +58,7 @@ func TestLooseEditStoresWhatGitWould(t *testing.T) {
 			t.Fatalf("shared=%v: git commands %q", shared, ran)
 		}
 		// The tree git writes for the same files.
-		idx := filepath.Join(t.TempDir(), "index")
-		gitIdx := func(args ...string) string {
-			cmd := exec.Command("git", args...)
-			cmd.Dir, cmd.Env = repo, append(os.Environ(), "GIT_INDEX_FILE="+idx)
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("git %v: %v\n%s", args, err, out)
-			}
-			return string(out)
-		}
-		gitIdx("-c", "core.autocrlf=false", "add", "-A")
-		want := strings.TrimSpace(gitIdx("write-tree"))
+		want := gitWorktreeTree(t, repo)
 		if s.Tree != want {
 			t.Fatalf("shared=%v: captured %s, git writes %s", shared, s.Tree, want)
 		}
@@ -146,8 +135,17 @@ func TestFirstCaptureChecksHEADsTree(t *testing.T) {
 	e.commitTree[1] = later
 	sh(t, repo, `echo edited >> a.txt && echo more >> d/e/c.txt`)
 	got := capture(t, e, "cp1").Tree
+	if want := gitWorktreeTree(t, repo); got != want {
+		t.Fatalf("captured %s, the worktree is %s:\n%s", got, want, gittest.Git(t, repo, "diff-tree", "-r", got, want))
+	}
+}
+
+// gitWorktreeTree is the tree git writes for the worktree's files (every
+// file not ignored, as `git add -A` takes them, in an index of its own).
+func gitWorktreeTree(t *testing.T, repo string) string {
+	t.Helper()
 	idx := filepath.Join(t.TempDir(), "index")
-	gitIdx := func(args ...string) string {
+	run := func(args ...string) string {
 		cmd := exec.Command("git", args...)
 		cmd.Dir, cmd.Env = repo, append(os.Environ(), "GIT_INDEX_FILE="+idx)
 		out, err := cmd.CombinedOutput()
@@ -156,8 +154,6 @@ func TestFirstCaptureChecksHEADsTree(t *testing.T) {
 		}
 		return string(out)
 	}
-	gitIdx("add", "-A")
-	if want := strings.TrimSpace(gitIdx("write-tree")); got != want {
-		t.Fatalf("captured %s, the worktree is %s:\n%s", got, want, gittest.Git(t, repo, "diff-tree", "-r", got, want))
-	}
+	run("-c", "core.autocrlf=false", "add", "-A")
+	return strings.TrimSpace(run("write-tree"))
 }
