@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A small tree edit (fewer new objects than packMinObjects) stores its
@@ -33,8 +35,8 @@ const looseTmpPrefix = "tmp_obj_yolop_"
 // configuration asks git for: each file's data is written out, one file
 // is synced (which flushes the device's cache), and only then are they
 // renamed into place; the ref naming them, synced after, makes the
-// renames durable. An object already there is only freshened (its mtime
-// keeps it from a concurrent gc's prune), as git does. A shared
+// renames durable. An object already there (a regular file) is
+// freshened, as git does, and synced with the others. A shared
 // repository's permissions (core.sharedRepository) are for git to apply:
 // the caller leaves such repositories to git.
 func writeLoose(objects string, objs []packObject) (err error) {
@@ -63,7 +65,11 @@ func writeLoose(objects string, objs []packObject) (err error) {
 		seen[id] = true
 		dir := filepath.Join(objects, id[:2])
 		final := filepath.Join(dir, id[2:])
-		if now := time.Now(); os.Chtimes(final, now, now) == nil {
+		if f := openStored(final); f != nil {
+			// Stored already, perhaps moments ago by a command's own
+			// `git add`, which git does not sync by default: synced
+			// with the others, as the checkpoint will name it.
+			todo = append(todo, pending{f: f})
 			continue
 		}
 		if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, os.ErrExist) {
@@ -96,7 +102,7 @@ func writeLoose(objects string, objs []packObject) (err error) {
 		p := &todo[i]
 		err := p.f.Close()
 		p.f = nil
-		if err == nil {
+		if err == nil && p.tmp != "" {
 			err = os.Rename(p.tmp, p.final)
 		}
 		if err != nil {
@@ -105,6 +111,28 @@ func writeLoose(objects string, objs []packObject) (err error) {
 		p.tmp = ""
 	}
 	return nil
+}
+
+// openStored opens the object file at final when it is one (a regular,
+// non-empty file; not followed if it is a symlink), freshened as git
+// freshens an object it finds (its mtime keeps it from a concurrent gc's
+// prune); nil when there is none, and the object is written anew.
+func openStored(final string) *os.File {
+	f, err := os.OpenFile(final, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
+		f.Close()
+		return nil
+	}
+	now := unix.NsecToTimeval(time.Now().UnixNano())
+	if err := unix.Futimes(int(f.Fd()), []unix.Timeval{now, now}); err != nil {
+		f.Close()
+		return nil
+	}
+	return f
 }
 
 // createReadOnly creates a new temporary file in dir with git's mode for

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"crypto/sha1"
+	"encoding/hex"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 )
@@ -107,8 +109,41 @@ func TestLooseEditStoresWhatGitWould(t *testing.T) {
 			t.Fatal(err)
 		}
 		blob := objectID(sha1.New, "blob", b)
+		id := hex.EncodeToString(blob)
+		stored := filepath.Join(objects, id[:2], id[2:])
+		old := time.Now().Add(-time.Hour)
+		if err := os.Chtimes(stored, old, old); err != nil {
+			t.Fatal(err)
+		}
 		if err := writeLoose(objects, []packObject{{typ: 3, data: b, oid: blob}}); err != nil {
 			t.Fatalf("an object stored already: %v", err)
+		}
+		if st, err := os.Stat(stored); err != nil || time.Since(st.ModTime()) > time.Minute {
+			t.Fatalf("a stored object was not freshened: %v %v", st.ModTime(), err)
+		}
+		// A symlink where an object belongs (whatever can write the
+		// objects directory may plant one) is not taken for it: the
+		// object is written there.
+		fake := []byte("not this object\n")
+		gittest.WriteFile(t, repo, "elsewhere.txt", string(fake))
+		other := []byte("a new object\n")
+		oid := objectID(sha1.New, "blob", other)
+		hexID := hex.EncodeToString(oid)
+		if err := os.MkdirAll(filepath.Join(objects, hexID[:2]), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		link := filepath.Join(objects, hexID[:2], hexID[2:])
+		if err := os.Symlink(filepath.Join(repo, "elsewhere.txt"), link); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeLoose(objects, []packObject{{typ: 3, data: other, oid: oid}}); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := os.Lstat(link); err != nil || !st.Mode().IsRegular() {
+			t.Fatalf("the planted symlink stayed: %v %v", st, err)
+		}
+		if got := gittest.Git(t, repo, "cat-file", "blob", hexID); strings.TrimSpace(got) != strings.TrimSpace(string(other)) {
+			t.Fatalf("the object reads %q", got)
 		}
 	}
 }
