@@ -402,14 +402,15 @@ func (e *Engine) walkedTree(ctx context.Context, paths, dropTracked []string, in
 		case headKnown && e.headIsTree:
 			base = e.head
 		case !e.headIsTree && e.head != "" && e.seedIsHead && e.headFileIs(e.head):
-			if seed != nil && e.commitTree[0] == e.head {
+			if seed != nil && len(paths) > 0 && e.commitTree[0] == e.head {
 				// HEAD's tree as Open's look found it. HEAD may have
 				// moved between that look's two lookups of it, so the
 				// edit takes this tree only if the seed's own tree
-				// (the index the status compared) is it.
+				// (the index the status compared) is it. A clean
+				// worktree's capture is that tree itself: git says.
 				base, hinted = e.commitTree[1], true
-			} else if out, err := e.runPriv(ctx, nil, "rev-parse", "--verify", "--quiet", e.head+"^{tree}"); err == nil {
-				base = git.Trim(out)
+			} else {
+				base = e.headCommitTree(ctx)
 			}
 		default:
 			seed = nil
@@ -440,6 +441,16 @@ func (e *Engine) walkedTree(ctx context.Context, paths, dropTracked []string, in
 		}
 	}
 	return e.indexTree(ctx, paths, dropTracked)
+}
+
+// headCommitTree is the tree of the HEAD commit the private HEAD names
+// ("" when git cannot say).
+func (e *Engine) headCommitTree(ctx context.Context) string {
+	out, err := e.runPriv(ctx, nil, "rev-parse", "--verify", "--quiet", e.head+"^{tree}")
+	if err != nil {
+		return ""
+	}
+	return git.Trim(out)
 }
 
 // indexTree records the listed paths in the private index, removes the

@@ -21,7 +21,6 @@ import (
 	"syscall"
 
 	"github.com/yolop-dev/yolop/internal/fault"
-	"github.com/yolop-dev/yolop/internal/git"
 )
 
 // fastMaxPaths bounds the tree edit that writes loose objects: beyond it,
@@ -198,18 +197,14 @@ func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntr
 			e.seedTrees++
 		}
 	}
-	if seedMustBe && old == nil {
-		// base came from a look that may have paired HEAD's commit with
-		// a later HEAD's tree, and the seed could not confirm it (a
-		// submodule, or the race itself): the commit's own tree must be
-		// it.
-		out, err := e.runPriv(ctx, nil, "rev-parse", "--verify", "--quiet", e.head+"^{tree}")
-		if err != nil || git.Trim(out) != base {
-			return "", errNotFast
-		}
-	}
 	if err != nil {
 		return "", err
+	}
+	if seedMustBe && old == nil && e.headCommitTree(ctx) != base {
+		// base came from a look that may have paired HEAD's commit with
+		// a later HEAD's tree, and the seed could not confirm it (a
+		// submodule, or the race itself), nor git.
+		return "", errNotFast
 	}
 	if old == nil {
 		var err error

@@ -162,16 +162,21 @@ func TestFirstCaptureChecksHEADsTree(t *testing.T) {
 	gittest.Commit(t, repo, "c1")
 	sh(t, repo, `echo later > d/b.txt && echo new > d/e/new.txt && git add -A && git commit -qm c2 && git reset -q --hard HEAD~`)
 	later := strings.TrimSpace(gittest.Git(t, repo, "rev-parse", "HEAD@{1}^{tree}"))
-	e := openEngine(t, repo)
-	if e.commitTree[0] != e.head || e.commitTree[1] == "" {
-		t.Fatalf("Open kept %v for HEAD %s", e.commitTree, e.head)
-	}
-	// As if HEAD had moved to c2 between the look's two lookups.
-	e.commitTree[1] = later
-	sh(t, repo, `echo edited >> a.txt && echo more >> d/e/c.txt`)
-	got := capture(t, e, "cp1").Tree
-	if want := gitWorktreeTree(t, repo); got != want {
-		t.Fatalf("captured %s, the worktree is %s:\n%s", got, want, gittest.Git(t, repo, "diff-tree", "-r", got, want))
+	// A clean worktree, then one with edits.
+	for _, edit := range []string{"", `echo edited >> a.txt && echo more >> d/e/c.txt`} {
+		e := openEngine(t, repo)
+		if e.commitTree[0] != e.head || e.commitTree[1] == "" {
+			t.Fatalf("Open kept %v for HEAD %s", e.commitTree, e.head)
+		}
+		// As if HEAD had moved to c2 between the look's two lookups.
+		e.commitTree[1] = later
+		if edit != "" {
+			sh(t, repo, edit)
+		}
+		got := capture(t, e, "cp1").Tree
+		if want := gitWorktreeTree(t, repo); got != want {
+			t.Fatalf("edit %q: captured %s, the worktree is %s:\n%s", edit, got, want, gittest.Git(t, repo, "diff-tree", "-r", got, want))
+		}
 	}
 }
 

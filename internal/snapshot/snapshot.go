@@ -207,9 +207,10 @@ type Engine struct {
 	// whose absence from the index status does not report.
 	head       string
 	headIsTree bool
-	// commitTree is the worktree's HEAD commit and its tree, as Open found
-	// them: a first capture of a worktree whose index holds that commit
-	// edits this tree without asking git for it.
+	// commitTree is the worktree's HEAD commit and its tree, as Open's
+	// look found them (two lookups of HEAD, which may have moved in
+	// between): a first capture that edits that commit's tree takes this
+	// one when the seed's own tree confirms it, without asking git.
 	commitTree [2]string
 
 	// indexUpdate is closed when the background update-index started by
