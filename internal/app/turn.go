@@ -182,12 +182,14 @@ func (p *Parts) holdCheckout(ctx context.Context, forTurn, wait bool, onUpdate f
 		return func() {}, nil
 	}
 	if !ws.Folder { // no git operation of the user's runs in a folder outside git
-		check := func() error { return land.CheckIdle(ctx, ws.RepoRoot, false) }
+		var err error
 		if eng := p.git.Opened(); eng != nil && eng.GitDir() != "" {
 			// The engine asked git for the checkout's git directory.
-			check = func() error { return land.CheckIdleIn(ws.RepoRoot, eng.GitDir()) }
+			err = land.CheckIdleIn(ws.RepoRoot, eng.GitDir())
+		} else {
+			err = land.CheckIdle(ctx, ws.RepoRoot, false)
 		}
-		if err := check(); err != nil {
+		if err != nil {
 			return nil, &checkpoint.Error{Code: string(fault.CheckoutBusy), Msg: fmt.Sprintf("%v; the session works in your checkout, so its turns and restores are refused until then (nothing ran)", err), Err: err}
 		}
 	}
