@@ -366,7 +366,9 @@ func (s *Session) materialize(ctx context.Context, title string, fill func(ctx c
 			return 0, ch.Undo(ctx, err)
 		}
 	}
-	sess, err := session.Create(o.DataDir, ws)
+	// On disk in the background: the first capture waits for it before
+	// its ref names the session, the first turn before it returns.
+	sess, err := session.Start(o.DataDir, ws)
 	if err != nil {
 		return 0, ch.Undo(ctx, err)
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -18,7 +19,7 @@ import (
 )
 
 // Prompt runs one turn. The session is created on disk by its first turn.
-func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.Update)) (TurnResult, error) {
+func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.Update)) (_ TurnResult, err error) {
 	if err := agent.CheckPrompt(text); err != nil {
 		return TurnResult{}, err
 	}
@@ -32,6 +33,27 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	if err != nil {
 		return TurnResult{}, err
 	}
+	// The session's last-used time (and its title, when it has none) is
+	// written beside the turn, not after it: its fsyncs are then off the
+	// turn's path. The turn that made the session has both already.
+	touched := make(chan error, 1)
+	if created {
+		touched <- nil
+	} else {
+		go func() { touched <- p.Session.Touch(text) }()
+	}
+	touchErr := func() error {
+		err := <-touched
+		touched <- nil
+		return err
+	}
+	defer func() {
+		// A turn refused or failed still reports a workspace.json that
+		// could not be written.
+		if terr := touchErr(); terr != nil && err != nil {
+			err = errors.Join(err, fmt.Errorf("the session's description could not be updated either: %w", terr))
+		}
+	}()
 	// In place, one session writes the checkout at a time.
 	release, err := p.holdCheckout(ctx, true, !s.opts.oneShot(), onUpdate)
 	if err != nil {
@@ -66,7 +88,14 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	}
 	res.Warnings = append(res.Warnings, s.afterTurn(p)...)
 	res.Warnings = append(res.Warnings, w.Early...)
-	if err := p.Session.Touch(text); err != nil {
+	if created {
+		// The session this turn made is listed, and kept through a
+		// crash, once the turn has returned.
+		if err := p.Session.Durable(); err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("the turn ran, but %v: a crash may lose it", err))
+		}
+	}
+	if err := touchErr(); err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the turn ran, but the session's description could not be updated (%v); its title and last-used time may be stale", err))
 	}
 	return res, nil

@@ -15,7 +15,31 @@ import (
 // there is no window in which the file is more open), fsync, rename, fsync
 // of the directory. Readers, and a crash at any point, see the old content
 // or the new, never a mix; the temporary file is removed on failure.
-func WriteFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
+func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
+	if err := ReplaceFile(path, data, perm); err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	return SyncDir(dir)
+}
+
+// WriteFileCache replaces path with data for readers as WriteFileAtomic
+// does (they see the old content or the new), without any fsync: after a
+// system crash the file may hold the old content, the new, or a torn or
+// empty one. Only for a derived file that is checked when read and
+// rebuilt when the check fails, which a crash may only make slower.
+func WriteFileCache(path string, data []byte, perm fs.FileMode) error {
+	return replaceFile(path, data, perm, false)
+}
+
+// ReplaceFile is WriteFileAtomic without the fsync of the directory: the
+// file's content is on disk before its name, but the new name itself is
+// durable only once the caller syncs the directory.
+func ReplaceFile(path string, data []byte, perm fs.FileMode) error {
+	return replaceFile(path, data, perm, true)
+}
+
+func replaceFile(path string, data []byte, perm fs.FileMode, sync bool) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -39,16 +63,15 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
 	if _, err = f.Write(data); err != nil {
 		return err
 	}
-	if err = f.Sync(); err != nil {
-		return err
+	if sync {
+		if err = f.Sync(); err != nil {
+			return err
+		}
 	}
 	if err = f.Close(); err != nil {
 		return err
 	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return SyncDir(dir)
+	return os.Rename(tmp, path)
 }
 
 // SyncDir fsyncs a directory, making a rename or a new entry in it durable.

@@ -26,7 +26,7 @@ func TestDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, ok := ReadDigest(s.Dir)
-	if !ok || d.Turns != 3 || d.ReadOnly != "" || d.Timeline.Size != -1 || !d.LastUsed.Equal(used) {
+	if !ok || d.Turns != 3 || d.ReadOnly != "" || d.Timeline.Size != 0 || !d.LastUsed.Equal(used) {
 		t.Fatalf("digest: %+v %v", d, ok)
 	}
 	// A digest written before last_used existed is stale.

@@ -69,6 +69,18 @@
 // directory). Files are opened with O_NOFOLLOW: a symlinked log is refused
 // rather than written through.
 //
+// A session made by Start (every host's new session) is on disk in the
+// background: its directory, lock and empty logs (events, timeline,
+// compactions) exist when Start returns, and workspace.json is written
+// (content synced, then its name, after the names of the lock and the
+// logs) and the directory made durable
+// while the first turn's capture runs. Until Durable returns, the session
+// is incomplete to others and a crash may leave no session or an
+// incomplete one ("workspace.json is missing" in the listing). Nothing
+// outside the directory names it before then: the snapshot engine waits
+// for Durable before its first ref, the first turn before it returns, a
+// workspace write and Close before theirs. Create is Start and Durable.
+//
 // # Recovery
 //
 // Open reads events.jsonl and classifies it:

@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/yolop-dev/yolop/internal/fsutil"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -163,6 +165,10 @@ type Session struct {
 	corrupt  *CorruptError
 	readOnly string // why writes are refused; "" when writable
 	closed   bool
+	// durable is closed once a session made by Create is on disk
+	// (Durable), with durableErr set before; nil for an opened one.
+	durable    chan struct{}
+	durableErr error
 }
 
 // NewID returns a new session id: "s_" plus a lowercase ULID. Ids sort by
@@ -250,10 +256,34 @@ func checkWorkspace(ws Workspace) error {
 }
 
 // Create makes <dataDir>/sessions/<id>/ (0700) with workspace.json and an
-// empty events.jsonl, and returns it locked. The id is ws.SessionID, or a
-// new one when empty. Created/Updated default to now. On failure nothing
-// is left behind.
+// empty events.jsonl, and returns it locked and on disk. The id is
+// ws.SessionID, or a new one when empty. Created/Updated default to now.
+// On failure nothing is left behind.
 func Create(dataDir string, ws Workspace) (*Session, error) {
+	s, err := Start(dataDir, ws)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Durable(); err != nil {
+		dir := s.Dir
+		s.Close()
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return s, nil
+}
+
+// Start is Create returning before the session is on disk, so that a
+// turn's first capture need not wait for the fsyncs (the first one a
+// process makes also waits for whatever else the file system has to
+// write). Its directory, lock and events.jsonl exist when it returns;
+// workspace.json, the mark of a complete session, is written (content
+// synced, then its name) and the directory made durable in the
+// background. Until Durable returns nil, other processes see an
+// incomplete session, a crash may leave one, and nothing outside the
+// directory may name it (a snapshot ref: snapshot.Options.BeforeRef).
+// Writes of the workspace and Close wait for it.
+func Start(dataDir string, ws Workspace) (*Session, error) {
 	if ws.SessionID == "" {
 		ws.SessionID = NewID()
 	}
@@ -271,6 +301,10 @@ func Create(dataDir string, ws Workspace) (*Session, error) {
 		ws.Updated = ws.Created
 	}
 	ws.Version = WorkspaceVersion
+	b, err := json.MarshalIndent(ws, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("create session %s: encode workspace: %w", ws.SessionID, err)
+	}
 
 	parent := SessionsDir(dataDir)
 	if err := os.MkdirAll(parent, 0o700); err != nil {
@@ -291,12 +325,42 @@ func Create(dataDir string, ws Workspace) (*Session, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("create session %s: %w", ws.SessionID, err)
 	}
-	if err := jsonl.SyncDir(parent); err != nil {
-		s.Close()
-		os.RemoveAll(dir)
-		return nil, err
-	}
+	s.durable = make(chan struct{})
+	go func() {
+		defer close(s.durable)
+		s.durableErr = finishCreate(dir, parent, append(b, '\n'))
+	}()
 	return s, nil
+}
+
+// finishCreate puts a new session on disk: its lock and events.jsonl
+// first, then workspace.json (content, then name), then the directory in
+// the sessions directory.
+func finishCreate(dir, parent string, workspace []byte) error {
+	if err := jsonl.SyncDir(dir); err != nil {
+		return err
+	}
+	if err := fsutil.ReplaceFile(dirJoin(dir, WorkspaceFile), workspace, 0o600); err != nil {
+		return err
+	}
+	if err := jsonl.SyncDir(dir); err != nil {
+		return err
+	}
+	return jsonl.SyncDir(parent)
+}
+
+// Durable waits until a session made by Start is on disk whatever
+// happens next, and reports what kept it from getting there. A session
+// that was opened, or made by Create, is durable already.
+func (s *Session) Durable() error {
+	if s.durable == nil {
+		return nil
+	}
+	<-s.durable
+	if s.durableErr != nil {
+		return fmt.Errorf("session %s is not safely on disk: %w", s.ID, s.durableErr)
+	}
+	return nil
 }
 
 func create(dir string, ws Workspace) (*Session, error) {
@@ -308,16 +372,24 @@ func create(dir string, ws Workspace) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	log, _, err := jsonl.OpenFile(dirJoin(dir, EventsFile), true)
+	// Its directory entry is made durable with workspace.json's; so are
+	// those of the session's other logs, made empty here for whoever
+	// opens them.
+	log, err := jsonl.CreateFile(dirJoin(dir, EventsFile))
 	if err != nil {
 		releaseLock(lock)
 		return nil, err
 	}
-	// workspace.json last: its presence marks a complete session.
-	if err := writeWorkspace(dir, ws); err != nil {
-		log.Close()
-		releaseLock(lock)
-		return nil, err
+	for _, name := range []string{TimelineFile, CompactionsFile} {
+		f, err := os.OpenFile(dirJoin(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+		if err == nil {
+			err = f.Close()
+		}
+		if err != nil {
+			log.Close()
+			releaseLock(lock)
+			return nil, err
+		}
 	}
 	return &Session{ID: ws.SessionID, Dir: dir, ws: ws, log: log, lock: lock}, nil
 }
@@ -865,6 +937,15 @@ func (s *Session) Workspace() Workspace {
 func (s *Session) SaveWorkspace(ws Workspace) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.saveWorkspaceLocked(ws)
+}
+
+func (s *Session) saveWorkspaceLocked(ws Workspace) error {
+	// A session still being put on disk gets its first workspace.json
+	// first: this one must not be replaced by it.
+	if err := s.Durable(); err != nil {
+		return err
+	}
 	if err := s.writable(); err != nil {
 		return err
 	}
@@ -924,6 +1005,7 @@ func (s *Session) Close() error {
 	}
 	s.closed = true
 	var errs []error
+	errs = append(errs, s.Durable())
 	if s.log != nil {
 		errs = append(errs, s.log.Close())
 	}
@@ -935,12 +1017,20 @@ func (s *Session) Close() error {
 
 // Touch records that the session was used (workspace.json's updated time),
 // and gives it a title from prompt, its first, when it has none.
+// What it writes is read and written under one hold of the session, so
+// it may run beside other updates of the workspace.
 func (s *Session) Touch(prompt string) error {
-	ws := s.Workspace()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ws := s.ws
+	if ws.Worktree != nil {
+		wt := *ws.Worktree
+		ws.Worktree = &wt
+	}
 	if ws.Title == "" {
 		ws.Title = Title(prompt)
 	}
-	return s.SaveWorkspace(ws)
+	return s.saveWorkspaceLocked(ws)
 }
 
 // Title is the title a session gets from its first prompt: the prompt's

@@ -74,6 +74,9 @@ func TestCreateAppendReopen(t *testing.T) {
 	if !strings.HasPrefix(s.ID, "s_") || s.ID != strings.ToLower(s.ID) {
 		t.Fatalf("id %q: want lowercase s_<ulid>", s.ID)
 	}
+	if err := s.Durable(); err != nil {
+		t.Fatalf("Durable: %v", err)
+	}
 	ev, err := s.Append("user", "", json.RawMessage(`{"text":"hi"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -123,6 +126,64 @@ func TestCreateAppendReopen(t *testing.T) {
 	next, err := s2.Append("message", "cp2", nil)
 	if err != nil || next.Seq != 6 {
 		t.Fatalf("append after reopen: %+v, %v", next, err)
+	}
+}
+
+// A session Start made is complete on disk once Durable returns: listed
+// with its workspace, and a workspace written before then is not
+// replaced by the first one.
+func TestStartIsOnDiskOnceDurable(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	for i, save := range []bool{false, true} {
+		ws := conversation()
+		ws.Title = "first"
+		s, err := Start(dataDir, ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Append("message", "", map[string]any{"text": "hi"}); err != nil {
+			t.Fatal(err)
+		}
+		want := "first"
+		if save {
+			w := s.Workspace()
+			w.Title, want = "saved", "saved"
+			if err := s.SaveWorkspace(w); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Durable(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := PeekWorkspace(dataDir, s.ID)
+		if err != nil || got.Title != want {
+			t.Fatalf("case %d: workspace.json = %+v, %v; want title %q", i, got, err, want)
+		}
+		list, err := List(dataDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, sum := range list {
+			if sum.ID == s.ID {
+				found = sum.Problem == ""
+			}
+		}
+		if !found {
+			t.Fatalf("case %d: %s not listed as complete: %+v", i, s.ID, list)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Open(dataDir, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(r.Events()); n != 1 {
+			t.Fatalf("case %d: %d events after reopening, want 1", i, n)
+		}
+		r.Close()
 	}
 }
 

@@ -42,6 +42,11 @@ type Options struct {
 	// Failpoint, when set, is called between restore steps with the step's
 	// name so crash tests can stop the process there.
 	Failpoint func(name string)
+	// BeforeRef, when set, is waited for before the engine first writes
+	// a ref in the repository: a ref must never name a session that a
+	// crash could still lose (session.Session.Durable). Its error fails
+	// that capture, and every one after it.
+	BeforeRef func() error
 	// CommonDir, when set, is the common git directory of the repository
 	// the worktree is a linked worktree of (the session's own record).
 	// Open then repairs the worktree's .git link before asking git
@@ -125,6 +130,10 @@ type Engine struct {
 	budget    time.Duration
 	// failpointFn is Options.Failpoint.
 	failpointFn func(name string)
+	// beforeRef is Options.BeforeRef, asked once (refsMayName).
+	beforeRef     func() error
+	beforeRefOnce sync.Once
+	beforeRefErr  error
 	// seedSettled is Options.SeedSettled.
 	seedSettled bool
 	// knownClean is Options.KnownClean until the first seed uses it,
@@ -336,7 +345,7 @@ func open(ctx context.Context, o Options) (*Engine, error) {
 		}
 		return nil, &CaptureError{Reason: "worktree is missing", Err: err}
 	}
-	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, failpointFn: o.Failpoint, seedSettled: o.SeedSettled, knownClean: o.KnownClean, knownWalk: o.KnownWalk, prewatch: o.Prewatch, repo: git.New(root), folder: o.Folder, maxFileSize: o.MaxFileSize, ownIndex: o.OwnIndex && !o.Folder}
+	e := &Engine{root: root, sessionID: o.SessionID, budget: o.Budget, failpointFn: o.Failpoint, beforeRef: o.BeforeRef, seedSettled: o.SeedSettled, knownClean: o.KnownClean, knownWalk: o.KnownWalk, prewatch: o.Prewatch, repo: git.New(root), folder: o.Folder, maxFileSize: o.MaxFileSize, ownIndex: o.OwnIndex && !o.Folder}
 	if o.CommonDir != "" && o.GitDir != "" {
 		e.dirs = git.Dirs{GitDir: o.GitDir, CommonDir: o.CommonDir, WorkTree: root}
 		e.repo = e.dirs.Runner()
@@ -673,6 +682,16 @@ func (e *Engine) Dirs() git.Dirs { return e.dirs }
 // run git on the worktree itself.
 func (e *Engine) Guard() error { return e.guardLink() }
 
+// refsMayName waits for Options.BeforeRef, once; its error stays.
+func (e *Engine) refsMayName() error {
+	e.beforeRefOnce.Do(func() {
+		if e.beforeRef != nil {
+			e.beforeRefErr = e.beforeRef()
+		}
+	})
+	return e.beforeRefErr
+}
+
 // RefName returns the full ref name of the snapshot called name.
 func (e *Engine) RefName(name string) string { return RefPrefix + e.sessionID + "/" + name }
 
@@ -700,6 +719,9 @@ func (e *Engine) Capture(ctx context.Context, name string) (Snapshot, error) {
 		modes, err := e.capturedModes(ctx, e.lastWalk.modes)
 		if err != nil {
 			return Snapshot{}, err
+		}
+		if err := e.refsMayName(); err != nil {
+			return Snapshot{}, &CaptureError{Reason: "the session is not safely on disk", Err: err}
 		}
 		in := "update " + ref + " " + tree + "\n"
 		if len(modes) > 0 {
@@ -731,6 +753,9 @@ func (e *Engine) Anchor(ctx context.Context, name, tree string) (Snapshot, error
 	out, err := e.repo.Run(ctx, "cat-file", "-t", tree)
 	if err != nil || git.Trim(out) != "tree" {
 		return Snapshot{}, fmt.Errorf("snapshot: %s is not a tree of this repository", tree)
+	}
+	if err := e.refsMayName(); err != nil {
+		return Snapshot{}, fmt.Errorf("snapshot: %w", err)
 	}
 	ref := e.RefName(name)
 	if _, err := e.repo.Run(ctx, "-c", "core.logAllRefUpdates=false", "-c", "core.fsync=reference", "update-ref", "--no-deref", ref, tree); err != nil {

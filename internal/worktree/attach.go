@@ -163,7 +163,7 @@ func (a *Attached) Snapshots(o EngineOptions) *snapshot.Lazy {
 		return nil
 	}
 	ws, sess := a.Workspace, a.sess
-	so := snapshot.Options{SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: o.Budget, Failpoint: o.Failpoint}
+	so := snapshot.Options{SessionID: sess.ID, StateDir: sess.Path("snapshot"), Budget: o.Budget, Failpoint: o.Failpoint, BeforeRef: sess.Durable}
 	return snapshot.NewLazy(func(ctx context.Context) (*snapshot.Engine, error) {
 		handed := false // the prewatch, to Open, which closes it if it fails
 		defer func() {

@@ -154,10 +154,17 @@ type File struct {
 // 0600. It returns the file's current contents.
 func OpenFile(path string, create bool) (*File, []byte, error) {
 	flags := os.O_RDWR | os.O_APPEND | syscall.O_NOFOLLOW | syscall.O_CLOEXEC
-	if create {
-		flags |= os.O_CREATE
-	}
 	f, err := os.OpenFile(path, flags, 0o600)
+	made := false
+	for try := 0; create && errors.Is(err, os.ErrNotExist) && try < 3; try++ {
+		// Made here, or by a racing opener: only a file made here has a
+		// new name to make durable.
+		if f, err = os.OpenFile(path, flags|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+			made = true
+		} else if errors.Is(err, os.ErrExist) {
+			f, err = os.OpenFile(path, flags, 0o600)
+		}
+	}
 	if err != nil {
 		return nil, nil, openError(path, err)
 	}
@@ -173,8 +180,9 @@ func OpenFile(path string, create bool) (*File, []byte, error) {
 	if err := f.Chmod(0o600); err != nil {
 		return nil, nil, fmt.Errorf("set permissions of %s: %w", path, err)
 	}
-	if create {
-		// The directory entry may be new; make it durable.
+	if made {
+		// The directory entry is new; make it durable. One that existed
+		// already was made durable by whoever made it.
 		if err := SyncDir(filepath.Dir(path)); err != nil {
 			return nil, nil, err
 		}
@@ -185,6 +193,30 @@ func OpenFile(path string, create bool) (*File, []byte, error) {
 	}
 	ok = true
 	return &File{f: f, path: path, size: int64(len(data))}, data, nil
+}
+
+// CreateFile opens path for appending as OpenFile does with create, for
+// a file expected to be new and empty, without syncing its directory: the
+// caller makes the new name durable.
+func CreateFile(path string) (*File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	if err := checkRegular(f, path); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("set permissions of %s: %w", path, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("stat %s: %w", path, err)
+	}
+	return &File{f: f, path: path, size: st.Size()}, nil
 }
 
 // ReadFile reads path without following a symlink and without writing.
