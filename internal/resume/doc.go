@@ -50,10 +50,13 @@
 //
 // The file is derived: it is never the source of truth, deleting it at any
 // time loses nothing, and the next open just replays the logs. It is
-// replaced atomically (temp file, fsync, rename, fsync of the directory),
-// so a reader sees the old file or the new one. A file that is missing,
-// has another magic or version, fails its checksum or does not decode is
-// ignored, never repaired.
+// replaced atomically (temp file, rename), so a reader sees the old file
+// or the new one, but not synced: after a system crash it may also be
+// empty or torn, and so is checked when read. A file that is missing,
+// has another magic or version, fails its checksum, does not decode, or
+// whose marks do not match the logs (their tail digests) is ignored,
+// never repaired. The logs it describes were synced before it was
+// written.
 //
 // A process that stops between appending a turn's records and rewriting
 // the file leaves a file older than the logs: the next open reads the

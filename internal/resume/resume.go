@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"github.com/yolop-dev/yolop/internal/fsutil"
 	"hash/crc32"
 	"path/filepath"
 
@@ -271,7 +272,8 @@ func (w *Writer) Save(st *timeline.State) error {
 	if err != nil {
 		return fmt.Errorf("save %s: %w", Name, err)
 	}
-	if err := jsonl.WriteFileAtomic(w.path, data); err != nil {
+	// Its checksum and marks are checked when read (doc.go): no fsync.
+	if err := fsutil.WriteFileCache(w.path, data, 0o600); err != nil {
 		return fmt.Errorf("save %s: %w", Name, err)
 	}
 	w.at = &marks{events: ev.Mark.Offset, timeline: tl.Offset, restores: st.NextRestore, boundary: boundary, context: hasContext}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/yolop-dev/yolop/internal/fsutil"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -117,7 +118,9 @@ func SaveDigest(dir string, d Digest) error {
 	if err != nil {
 		return fmt.Errorf("save %s: %w", DigestFile, err)
 	}
-	err = jsonl.WriteFileAtomic(filepath.Join(dir, DigestFile), append(b, '\n'))
+	// Checked against the logs' stamps when read: a crash may only cost
+	// the next listing the work it saves.
+	err = fsutil.WriteFileCache(filepath.Join(dir, DigestFile), append(b, '\n'), 0o600)
 	if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EROFS) {
 		// A listing of sessions it may not write (another user's data
 		// dir, a read-only mount) still works, only without the cache.

@@ -73,10 +73,10 @@
 // background: its directory, lock and empty logs (events, timeline,
 // compactions) exist when Start returns, and workspace.json is written
 // (content synced, then its name, after the names of the lock and the
-// logs) and the directory made durable
-// while the first turn's capture runs. Until Durable returns, the session
-// is incomplete to others and a crash may leave no session or an
-// incomplete one ("workspace.json is missing" in the listing). Nothing
+// logs) and the directory made durable while the first turn's capture
+// runs. Until Durable returns, the session is incomplete to others and a
+// crash may leave no session or an incomplete one ("workspace.json is
+// missing" in the listing). Nothing
 // outside the directory names it before then: the snapshot engine waits
 // for Durable before its first ref, the first turn before it returns, a
 // workspace write and Close before theirs. Create is Start and Durable.
@@ -119,11 +119,11 @@
 // workspace.json: turns on the active branch, the read-only reason and the
 // last-used time ("rev":2; a digest without it is stale). The writer saves
 // it after every turn and restore; a listing that finds it missing or
-// stale computes it from the logs and saves it (atomically, and only if
-// the logs did not change while it read them). It names the size and
-// modification time of the two logs it describes and is ignored as soon
-// as either differs, so a crash or an older yolop never makes a listing
-// wrong. Deleting it loses nothing.
+// stale computes it from the logs and saves it (atomically, without
+// fsync, and only if the logs did not change while it read them). It
+// names the size and modification time of the two logs it describes and
+// is ignored as soon as either differs, so a crash or an older yolop
+// never makes a listing wrong. Deleting it loses nothing.
 //
 // resume.bin (written by package app) lets a process open a long session
 // without replaying it: the timeline's state and the logged usage as of a
