@@ -377,6 +377,7 @@ func (s *Session) materialize(ctx context.Context, title string, fill func(ctx c
 	// capture only if nothing writes there before it: not a fork's copy,
 	// not an MCP server started with the session.
 	ao := o
+	ao.turnNext = true
 	if ch.Started != nil {
 		ao.knownClean = ch.Started.KnownClean && fill == nil && len(o.servers()) == 0
 		ao.knownWalk, ao.knownWatch = ch.Started.Walk, ch.Started.Watch

@@ -204,6 +204,11 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		p.git = att.Snapshots(eo)
 		p.onClose(p.git.Close)
 		snaps = p.git
+		if !gitNow && (o.turnNext || o.oneShot()) {
+			// A turn comes next: its git processes run while the rest
+			// of the session is assembled.
+			p.git.OpenSoon()
+		}
 		if gitNow {
 			eng, err := p.git.Get(ctx)
 			if err != nil {

@@ -104,6 +104,9 @@ type options struct {
 	knownClean bool
 	knownWalk  *snapshot.Walk
 	knownWatch *snapshot.Prewatch
+	// turnNext: a turn follows the assembly at once (the session is
+	// being made by its first prompt).
+	turnNext bool
 }
 
 func (e Env) with(req Request) options {

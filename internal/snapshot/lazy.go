@@ -72,25 +72,37 @@ func (l *Lazy) Get(ctx context.Context) (*Engine, error) {
 	if l == nil {
 		return nil, nil
 	}
-	l.once.Do(func() {
-		// Whatever call comes first must not leave a half-opened engine
-		// behind because it was cancelled.
-		eng, err := l.open(context.WithoutCancel(ctx))
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		var why *UnavailableError
-		switch {
-		case err == nil:
-			l.eng = eng
-		case errors.As(err, &why):
-			l.why = why
-		default:
-			l.err = err
-		}
-	})
+	l.once.Do(func() { l.openOnce(ctx) })
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.eng, l.err
+}
+
+// OpenSoon starts opening the engine in the background, for a caller
+// about to use it; the next Get waits for that open and returns what it
+// returned, errors included.
+func (l *Lazy) OpenSoon() {
+	if l == nil {
+		return
+	}
+	go l.once.Do(func() { l.openOnce(context.Background()) })
+}
+
+func (l *Lazy) openOnce(ctx context.Context) {
+	// Whatever call comes first must not leave a half-opened engine
+	// behind because it was cancelled.
+	eng, err := l.open(context.WithoutCancel(ctx))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var why *UnavailableError
+	switch {
+	case err == nil:
+		l.eng = eng
+	case errors.As(err, &why):
+		l.why = why
+	default:
+		l.err = err
+	}
 }
 
 // Opened returns the engine if it was opened, without opening it.

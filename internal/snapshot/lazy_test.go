@@ -3,8 +3,11 @@ package snapshot
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/yolop-dev/yolop/internal/git/gittest"
 )
 
 // TestLazy: the opener runs once, on first use; an unavailable engine
@@ -46,5 +49,47 @@ func TestLazy(t *testing.T) {
 	}
 	if l.Unavailable() != fatal.Error() || l.Cause() != nil {
 		t.Fatalf("reason %q, cause %v", l.Unavailable(), l.Cause())
+	}
+}
+
+// OpenSoon opens in the background: once, with a context no caller can
+// cancel; Get then returns what that open returned, its error included,
+// and Opened returns it.
+func TestLazyOpenSoon(t *testing.T) {
+	t.Parallel()
+	wt := gittest.NewRepo(t)
+	state := filepath.Join(t.TempDir(), "state")
+	calls := make(chan context.Context, 2)
+	l := NewLazy(func(ctx context.Context) (*Engine, error) {
+		calls <- ctx
+		return Open(ctx, Options{Worktree: wt, SessionID: "s_soon", StateDir: state})
+	})
+	l.OpenSoon()
+	opened := <-calls
+	if opened.Done() != nil {
+		t.Fatal("the background open can be cancelled")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	eng, err := l.Get(ctx)
+	if err != nil || eng == nil {
+		t.Fatalf("Get after OpenSoon: %v, %v", eng, err)
+	}
+	l.OpenSoon()
+	if eng2, _ := l.Get(context.Background()); eng2 != eng || len(calls) != 0 {
+		t.Fatalf("opened again (%d more calls)", len(calls))
+	}
+	if l.Opened() != eng {
+		t.Fatal("Opened does not return the engine OpenSoon opened")
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	fatal := errors.New("worktree: not the session's worktree")
+	l = NewLazy(func(context.Context) (*Engine, error) { return nil, fatal })
+	l.OpenSoon()
+	if _, err := l.Get(context.Background()); err != fatal {
+		t.Fatalf("Get after a failed OpenSoon: %v", err)
 	}
 }
