@@ -138,6 +138,15 @@ func (e *Engine) captureOnce(ctx context.Context, ch changes) (string, error) {
 			ch.full = "the private index is being seeded"
 		}
 	}
+	var early *pendingWalk
+	if ch.full != "" && !e.knownClean {
+		// This capture walks, whatever else it finds: the walk starts
+		// now, beside the seed or the settling that come before the
+		// status it runs beside. A capture that fails first still waits
+		// for it, so that no walk arms the watcher behind its back.
+		early = startWalk(e)
+		defer early.wait()
+	}
 	if !e.rulesLoaded {
 		e.rules, e.rulesLoaded = e.loadRules(), true
 	}
@@ -198,7 +207,7 @@ func (e *Engine) captureOnce(ctx context.Context, ch changes) (string, error) {
 	}
 	e.walkedCaptures++
 	e.lastWalkReason = ch.full
-	tree, err := e.walkedCapture(ctx, derive, headKnown)
+	tree, err := e.walkedCapture(ctx, derive, headKnown, early)
 	if err == nil {
 		e.walkKnown = true
 		e.indexStale = false
@@ -207,13 +216,17 @@ func (e *Engine) captureOnce(ctx context.Context, ch changes) (string, error) {
 }
 
 // walkedCapture is the capture that looks at the whole worktree: git
-// status against the private index beside the Go walk.
-func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (string, error) {
+// status against the private index beside the Go walk. early is the walk
+// when the capture started it already (nil: it starts here).
+func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool, early *pendingWalk) (string, error) {
 	// The walk finds what status cannot report: nested repositories where
 	// captured files used to be, and permissions a tree cannot hold. It
 	// runs while git stats the same files.
 	walked := make(chan walkResult, 1)
-	if derive {
+	if early != nil && !derive {
+		w := early.wait
+		go func() { walked <- w() }()
+	} else if derive {
 		// The status that proved the worktree clean compared every file
 		// with the very entries the private index now holds: its tree
 		// is the worktree's, unless a nested repository hides entries.
@@ -341,6 +354,29 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool) (str
 	}
 	e.rules = rules
 	return tree, nil
+}
+
+// pendingWalk is a walk started before the capture knows what else it
+// does; wait returns its result, as often as asked.
+type pendingWalk struct {
+	done chan struct{}
+	w    walkResult
+}
+
+func startWalk(e *Engine) *pendingWalk {
+	p := &pendingWalk{done: make(chan struct{})}
+	to := make(chan walkResult, 1)
+	go e.walk(to)
+	go func() {
+		p.w = <-to
+		close(p.done)
+	}()
+	return p
+}
+
+func (p *pendingWalk) wait() walkResult {
+	<-p.done
+	return p.w
 }
 
 // walk walks the worktree beside the capture's status. A watcher waiting
