@@ -373,6 +373,20 @@ func (s *Session) materialize(ctx context.Context, title string, fill func(ctx c
 		return 0, ch.Undo(ctx, err)
 	}
 	dir := sess.Dir
+	if ws.Worktree != nil {
+		// A worktree's start is marked until its session is complete:
+		// the mark lets the next start put back the worktree and branch
+		// of one that died before (worktree.Manager.adoptOrphan).
+		if err := sess.Durable(); err != nil {
+			if cerr := sess.Close(); cerr != nil && !errors.Is(cerr, err) {
+				err = errors.Join(err, cerr)
+			}
+			if rmErr := os.RemoveAll(dir); rmErr != nil {
+				err = fmt.Errorf("%w (and removing the half-made session %s failed: %v)", err, dir, rmErr)
+			}
+			return 0, ch.Undo(ctx, err)
+		}
+	}
 	// The claim's proof that the worktree is clean stands for the first
 	// capture only if nothing writes there before it: not a fork's copy,
 	// not an MCP server started with the session.

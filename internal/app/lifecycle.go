@@ -33,6 +33,11 @@ func Fork(ctx context.Context, env Env, plan catalog.ForkPlan) (catalog.ForkRepo
 	}
 	rep.SessionID, rep.Files, rep.HasFiles, rep.Note = s.ID(), n, plan.Fill != nil, plan.Note
 	p := s.Parts()
+	// The fork is named to the user as a session to continue: it must be
+	// on disk first.
+	if err := p.Session.Durable(); err != nil {
+		return rep, fmt.Errorf("fork %s: %w", plan.From, err)
+	}
 	eng, err := p.git.Get(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("fork %s: %w", plan.From, err)

@@ -33,6 +33,21 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	if err != nil {
 		return TurnResult{}, err
 	}
+	if created {
+		defer func() {
+			// A failed first turn still says that its session could not
+			// be put on disk (a turn that ran says it with its result).
+			if derr := p.Session.Durable(); derr != nil && err != nil && !errors.Is(err, derr) {
+				err = errors.Join(err, derr)
+			}
+		}()
+	}
+	// In place, one session writes the checkout at a time.
+	release, err := p.holdCheckout(ctx, true, !s.opts.oneShot(), onUpdate)
+	if err != nil {
+		return TurnResult{}, err
+	}
+	defer release()
 	// The session's last-used time (and its title, when it has none) is
 	// written beside the turn, not after it: its fsyncs are then off the
 	// turn's path. The turn that made the session has both already.
@@ -48,18 +63,12 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 		return err
 	}
 	defer func() {
-		// A turn refused or failed still reports a workspace.json that
-		// could not be written.
+		// A turn that failed still reports a workspace.json that could
+		// not be written.
 		if terr := touchErr(); terr != nil && err != nil {
 			err = errors.Join(err, fmt.Errorf("the session's description could not be updated either: %w", terr))
 		}
 	}()
-	// In place, one session writes the checkout at a time.
-	release, err := p.holdCheckout(ctx, true, !s.opts.oneShot(), onUpdate)
-	if err != nil {
-		return TurnResult{}, err
-	}
-	defer release()
 	w := &agent.Warner{OnUpdate: onUpdate}
 	// While the turn runs, a background spare preparation of its
 	// repository stops its checkout.

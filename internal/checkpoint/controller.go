@@ -499,6 +499,12 @@ func (c *Controller) RunTurn(ctx context.Context, prompt string, onUpdate func(a
 	rec := timeline.Record{Type: timeline.TypeCheckpointCreated, Checkpoint: id, Parent: parent, Prompt: kept, PromptBytes: whole, Sandbox: c.cfg.Sandbox}
 	if c.cfg.Snapshots != nil {
 		snap, err := c.cfg.Snapshots.Capture(ctx, id)
+		if errors.Is(err, snapshot.ErrNotOnDisk) {
+			// A session that may not survive a crash gets no turn: its
+			// work could never be undone.
+			release()
+			return TurnOutcome{}, fmt.Errorf("turn %s not run (nothing was recorded): %w", id, err)
+		}
 		if err != nil {
 			rec.CaptureError = captureReason(err)
 		} else {

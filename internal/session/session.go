@@ -165,6 +165,9 @@ type Session struct {
 	corrupt  *CorruptError
 	readOnly string // why writes are refused; "" when writable
 	closed   bool
+	// wsMu orders the writers of workspace.json (saveWorkspace, Close);
+	// it is taken before mu, never while holding it.
+	wsMu sync.Mutex
 	// durable is closed once a session made by Create is on disk
 	// (Durable), with durableErr set before; nil for an opened one.
 	durable    chan struct{}
@@ -935,20 +938,32 @@ func (s *Session) Workspace() Workspace {
 // rename, fsync of the directory). SessionID and Created are kept; Updated
 // is set to now.
 func (s *Session) SaveWorkspace(ws Workspace) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.saveWorkspaceLocked(ws)
+	return s.saveWorkspace(func(Workspace) Workspace { return ws })
 }
 
-func (s *Session) saveWorkspaceLocked(ws Workspace) error {
+// saveWorkspace writes the workspace next makes of the current one. The
+// file is written under wsMu, not mu, so that appends and readers do not
+// wait for its fsyncs; writers of the workspace wait for each other.
+func (s *Session) saveWorkspace(next func(Workspace) Workspace) error {
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
 	// A session still being put on disk gets its first workspace.json
 	// first: this one must not be replaced by it.
 	if err := s.Durable(); err != nil {
 		return err
 	}
-	if err := s.writable(); err != nil {
+	s.mu.Lock()
+	err := s.writable()
+	cur := s.ws
+	s.mu.Unlock()
+	if err != nil {
 		return err
 	}
+	if cur.Worktree != nil {
+		wt := *cur.Worktree
+		cur.Worktree = &wt
+	}
+	ws := next(cur)
 	if ws.SessionID != "" && ws.SessionID != s.ID {
 		return fmt.Errorf("save workspace: session id %q does not match session %s", ws.SessionID, s.ID)
 	}
@@ -957,7 +972,7 @@ func (s *Session) saveWorkspaceLocked(ws Workspace) error {
 	}
 	ws.SessionID = s.ID
 	ws.Version = WorkspaceVersion
-	ws.Created = s.ws.Created
+	ws.Created = cur.Created
 	ws.Updated = time.Now().UTC()
 	if err := writeWorkspace(s.Dir, ws); err != nil {
 		return err
@@ -966,7 +981,9 @@ func (s *Session) saveWorkspaceLocked(ws Workspace) error {
 		wt := *ws.Worktree
 		ws.Worktree = &wt
 	}
+	s.mu.Lock()
 	s.ws = ws
+	s.mu.Unlock()
 	return nil
 }
 
@@ -998,6 +1015,9 @@ func (s *Session) Corruption() *CorruptError {
 
 // Close releases the file and the lock. It is safe to call twice.
 func (s *Session) Close() error {
+	// A workspace write under way finishes before the lock goes.
+	s.wsMu.Lock()
+	defer s.wsMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -1017,20 +1037,15 @@ func (s *Session) Close() error {
 
 // Touch records that the session was used (workspace.json's updated time),
 // and gives it a title from prompt, its first, when it has none.
-// What it writes is read and written under one hold of the session, so
-// it may run beside other updates of the workspace.
+// The workspace it starts from is the one the last writer left, so it
+// may run beside other updates of the workspace.
 func (s *Session) Touch(prompt string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ws := s.ws
-	if ws.Worktree != nil {
-		wt := *ws.Worktree
-		ws.Worktree = &wt
-	}
-	if ws.Title == "" {
-		ws.Title = Title(prompt)
-	}
-	return s.saveWorkspaceLocked(ws)
+	return s.saveWorkspace(func(ws Workspace) Workspace {
+		if ws.Title == "" {
+			ws.Title = Title(prompt)
+		}
+		return ws
+	})
 }
 
 // Title is the title a session gets from its first prompt: the prompt's

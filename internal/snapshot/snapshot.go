@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/yolop-dev/yolop/internal/fault"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -682,11 +683,18 @@ func (e *Engine) Dirs() git.Dirs { return e.dirs }
 // run git on the worktree itself.
 func (e *Engine) Guard() error { return e.guardLink() }
 
+// ErrNotOnDisk is under the error of a capture or anchor refused because
+// Options.BeforeRef failed: its ref would name a session a crash could
+// lose. A turn must not run on such a capture (it could never be undone).
+var ErrNotOnDisk = fault.Plain("snapshot: the session is not safely on disk")
+
 // refsMayName waits for Options.BeforeRef, once; its error stays.
 func (e *Engine) refsMayName() error {
 	e.beforeRefOnce.Do(func() {
 		if e.beforeRef != nil {
-			e.beforeRefErr = e.beforeRef()
+			if err := e.beforeRef(); err != nil {
+				e.beforeRefErr = fmt.Errorf("%w: %w", ErrNotOnDisk, err)
+			}
 		}
 	})
 	return e.beforeRefErr

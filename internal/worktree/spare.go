@@ -24,6 +24,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/fault"
 	"github.com/yolop-dev/yolop/internal/fsutil"
 	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 )
 
@@ -1144,14 +1145,15 @@ func (m *Manager) commonDirOf(dir string) string {
 	return ""
 }
 
-// sessionExists reports whether <data-dir>/sessions/<id> exists (or cannot
-// be checked, which must not count as "gone").
+// sessionExists reports whether session id is complete on disk (or
+// cannot be checked, which must not count as "gone"): its directory
+// holds workspace.json, which a session has before its first turn.
 func (m *Manager) sessionExists(id string) bool {
 	root, err := m.root()
 	if err != nil {
 		return true
 	}
-	_, err = os.Lstat(filepath.Join(filepath.Dir(root), "sessions", id))
+	_, err = os.Lstat(filepath.Join(filepath.Dir(root), "sessions", id, session.WorkspaceFile))
 	return !errors.Is(err, fs.ErrNotExist)
 }
 

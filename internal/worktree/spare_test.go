@@ -40,8 +40,11 @@ func (r *spareRig) start(t *testing.T, sid string) *Started {
 	if err != nil {
 		t.Fatalf("Start(%s): %v", sid, err)
 	}
-	// The session directory exists from here on, as the app makes it.
+	// The session is complete from here on, as the app makes it.
 	if err := os.MkdirAll(filepath.Join(r.data, "sessions", sid), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.data, "sessions", sid, "workspace.json"), []byte("{}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	st.Done()
@@ -383,10 +386,14 @@ func TestInterruptedStartIsAdoptedByTheNextStart(t *testing.T) {
 	t.Parallel()
 	r := newSpareRig(t)
 	repo := detect(t, r.repo)
-	// A start whose process dies before the session directory exists: its
-	// pending mark stays, its lock goes with the process.
+	// A start whose process dies before its session is complete (its
+	// directory made, workspace.json not yet): its pending mark stays,
+	// its lock goes with the process.
 	st, err := r.m.Start(context.Background(), repo, "s_dead", "dead")
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(r.data, "sessions", "s_dead"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	st.pending.Close()
