@@ -266,21 +266,68 @@ func (p *packWriter) finish() error {
 	if err := p.f.Chmod(p.perm); err != nil {
 		return p.abort(err)
 	}
-	if err := p.f.Sync(); err != nil {
-		return p.abort(err)
+	// The index is written and synced beside the pack's own sync: two
+	// fsyncs at once share the file system's journal commit.
+	type synced struct {
+		path string
+		err  error
+	}
+	idx := make(chan synced, 1)
+	go func() {
+		path, err := writeSynced(p.dir, "tmp_idx_yolop_", p.index(sum), p.perm)
+		idx <- synced{path, err}
+	}()
+	err := p.f.Sync()
+	ix := <-idx
+	if err != nil || ix.err != nil {
+		if ix.err == nil {
+			os.Remove(ix.path)
+		}
+		return p.abort(errors.Join(err, ix.err))
 	}
 	tmp := p.f.Name()
 	if err := p.f.Close(); err != nil {
 		os.Remove(tmp)
+		os.Remove(ix.path)
 		return err
 	}
+	// The pack first: git finds a pack by its index.
 	name := filepath.Join(p.dir, "pack-"+hex.EncodeToString(sum))
 	if err := os.Rename(tmp, name+".pack"); err != nil {
 		os.Remove(tmp)
+		os.Remove(ix.path)
 		return err
 	}
-	// Its directory sync also makes the pack's rename durable.
-	return fsutil.WriteFileAtomic(name+".idx", p.index(sum), p.perm)
+	if err := os.Rename(ix.path, name+".idx"); err != nil {
+		os.Remove(ix.path)
+		return err
+	}
+	// One directory sync makes both names durable.
+	return fsutil.SyncDir(p.dir)
+}
+
+// writeSynced writes data to a new temporary file in dir (named after
+// pattern, as os.CreateTemp does) with perm, synced, and returns its path.
+func writeSynced(dir, pattern string, data []byte, perm os.FileMode) (string, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 // abort removes the unfinished pack and returns err.
