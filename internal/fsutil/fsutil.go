@@ -1,4 +1,5 @@
-// Package fsutil holds the one way yolop replaces a file durably, and the
+// Package fsutil holds the one way yolop replaces a file durably (and its
+// unsynced form for derived files that are checked when read), and the
 // few path helpers every layer shares: comparing paths through symlinks,
 // resolving a path that does not exist yet, and a size for a person.
 package fsutil
