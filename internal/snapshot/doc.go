@@ -144,8 +144,9 @@
 // objects (24 or more blobs and trees, up to 20,000 paths and 64 MiB of
 // file content) reads the files in Go and writes every object into one pack
 // instead of one loose file per object: for SHA-1 the pack and its version
-// 2 index are written in Go (packWriter: fsync of the pack, of the index
-// and of the directory, the index renamed last), for SHA-256 through
+// 2 index are written in Go (packWriter: the pack and the index's
+// temporary file synced at once, the pack renamed, then the index, then
+// one fsync of the directory), for SHA-256 through
 // `index-pack --stdin`; then `cat-file --batch-check` confirms git finds
 // each id. Small edits stay loose, so packs do not pile up. After a packed
 // edit the private index is written in Go while the pack is written
@@ -240,7 +241,10 @@
 //
 // The private index is a cache of the worktree's state: losing it, or finding
 // it corrupt, only costs one slower capture (it is rebuilt). A capture killed
-// half way leaves no ref and no partial tree is ever returned. A restore is
+// half way leaves no ref and no partial tree is ever returned. No ref is
+// written before Options.BeforeRef returns (the session the ref names is
+// on disk by then); when it fails, every capture fails with ErrNotOnDisk
+// and the caller runs no turn on it. A restore is
 // interrupted at worst between two file renames: every file is written to a
 // temporary name in its own directory and renamed into place, so no file is
 // ever half written. The caller keeps a recovery snapshot of the pre-restore
