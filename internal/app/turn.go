@@ -57,11 +57,7 @@ func (s *Session) Prompt(ctx context.Context, text string, onUpdate func(agent.U
 	} else {
 		go func() { touched <- p.Session.Touch(text) }()
 	}
-	touchErr := func() error {
-		err := <-touched
-		touched <- nil
-		return err
-	}
+	touchErr := sync.OnceValue(func() error { return <-touched })
 	defer func() {
 		// A turn that failed still reports a workspace.json that could
 		// not be written.

@@ -20,8 +20,7 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
 	if err := ReplaceFile(path, data, perm); err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	return SyncDir(dir)
+	return SyncDir(filepath.Dir(path))
 }
 
 // WriteFileCache replaces path with data for readers as WriteFileAtomic

@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/yolop-dev/yolop/internal/fsutil"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/yolop-dev/yolop/internal/fsutil"
 	"github.com/yolop-dev/yolop/internal/session/jsonl"
 )
 

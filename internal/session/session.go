@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/yolop-dev/yolop/internal/fsutil"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/yolop-dev/yolop/internal/fault"
+	"github.com/yolop-dev/yolop/internal/fsutil"
 	"github.com/yolop-dev/yolop/internal/secret"
 	"github.com/yolop-dev/yolop/internal/session/jsonl"
 )
@@ -168,7 +168,7 @@ type Session struct {
 	// wsMu orders the writers of workspace.json (saveWorkspace, Close);
 	// it is taken before mu, never while holding it.
 	wsMu sync.Mutex
-	// durable is closed once a session made by Create is on disk
+	// durable is closed once a session made by Start is on disk
 	// (Durable), with durableErr set before; nil for an opened one.
 	durable    chan struct{}
 	durableErr error
@@ -279,7 +279,7 @@ func Create(dataDir string, ws Workspace) (*Session, error) {
 // Start is Create returning before the session is on disk, so that a
 // turn's first capture need not wait for the fsyncs (the first one a
 // process makes also waits for whatever else the file system has to
-// write). Its directory, lock and events.jsonl exist when it returns;
+// write). Its directory, lock and empty logs exist when it returns;
 // workspace.json, the mark of a complete session, is written (content
 // synced, then its name) and the directory made durable in the
 // background. Until Durable returns nil, other processes see an
@@ -336,9 +336,9 @@ func Start(dataDir string, ws Workspace) (*Session, error) {
 	return s, nil
 }
 
-// finishCreate puts a new session on disk: its lock and events.jsonl
-// first, then workspace.json (content, then name), then the directory in
-// the sessions directory.
+// finishCreate puts a new session on disk: the names of its lock and
+// logs first, then workspace.json (content, then name), then the
+// directory in the sessions directory.
 func finishCreate(dir, parent string, workspace []byte) error {
 	if err := jsonl.SyncDir(dir); err != nil {
 		return err

@@ -144,7 +144,7 @@ func (e *Engine) captureOnce(ctx context.Context, ch changes) (string, error) {
 		// now, beside the seed or the settling that come before the
 		// status it runs beside. A capture that fails first still waits
 		// for it, so that no walk arms the watcher behind its back.
-		early = startWalk(e)
+		early = e.startWalk()
 		defer early.wait()
 	}
 	if !e.rulesLoaded {
@@ -222,24 +222,21 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool, earl
 	// The walk finds what status cannot report: nested repositories where
 	// captured files used to be, and permissions a tree cannot hold. It
 	// runs while git stats the same files.
-	walked := make(chan walkResult, 1)
-	if early != nil && !derive {
-		w := early.wait
-		go func() { walked <- w() }()
-	} else if derive {
+	walked := early
+	if derive {
 		// The status that proved the worktree clean compared every file
 		// with the very entries the private index now holds: its tree
 		// is the worktree's, unless a nested repository hides entries.
 		if w, ok := e.walkFromNote(e.knownWalk, e.seedEntries); ok && e.seedEntries != nil {
 			e.noteWalks++
-			walked <- w
-		} else {
-			go e.walk(walked)
+			walked = walkDone(w)
+		} else if walked == nil {
+			walked = e.startWalk()
 		}
 		entries := e.seedEntries
 		e.knownWalk, e.seedEntries = nil, nil
 		out, err := e.runPriv(ctx, nil, "write-tree")
-		w := <-walked
+		w := walked.wait()
 		if err != nil {
 			return "", e.captureErr(ctx, "cannot write the snapshot tree", err)
 		}
@@ -260,15 +257,14 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool, earl
 			e.setHead(tree)
 			return tree, nil
 		}
-		walked <- w
-	} else {
-		go e.walk(walked)
+	} else if walked == nil {
+		walked = e.startWalk()
 	}
 	paths, indexDiffers, err := e.changedPaths(ctx)
 	if e.onStatus != nil {
 		e.onStatus()
 	}
-	w := <-walked
+	w := walked.wait()
 	if err != nil {
 		return "", err
 	}
@@ -363,14 +359,20 @@ type pendingWalk struct {
 	w    walkResult
 }
 
-func startWalk(e *Engine) *pendingWalk {
+// startWalk starts the walk of the worktree beside whatever comes next.
+func (e *Engine) startWalk() *pendingWalk {
 	p := &pendingWalk{done: make(chan struct{})}
-	to := make(chan walkResult, 1)
-	go e.walk(to)
 	go func() {
-		p.w = <-to
-		close(p.done)
+		defer close(p.done)
+		p.w = e.walk()
 	}()
+	return p
+}
+
+// walkDone is a walk already made.
+func walkDone(w walkResult) *pendingWalk {
+	p := &pendingWalk{done: make(chan struct{}), w: w}
+	close(p.done)
 	return p
 }
 
@@ -381,7 +383,7 @@ func (p *pendingWalk) wait() walkResult {
 
 // walk walks the worktree beside the capture's status. A watcher waiting
 // for a walk to arm it (WatchOptions.ArmWithWalk) is armed by this one.
-func (e *Engine) walk(to chan<- walkResult) {
+func (e *Engine) walk() walkResult {
 	var arm *walkArm
 	if e.watch != nil {
 		arm = e.watch.walkArm(e.captureStart)
@@ -393,7 +395,7 @@ func (e *Engine) walk(to chan<- walkResult) {
 	if arm != nil {
 		arm.finish()
 	}
-	to <- w
+	return w
 }
 
 // mergePaths adds more to the sorted-or-not paths, without duplicates.

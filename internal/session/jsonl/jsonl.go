@@ -153,6 +153,17 @@ type File struct {
 // create is set. It refuses symlinks and non-regular files and re-applies
 // 0600. It returns the file's current contents.
 func OpenFile(path string, create bool) (*File, []byte, error) {
+	return openFile(path, create, true)
+}
+
+// CreateFile is OpenFile with create, for a log expected to be new,
+// without syncing its directory: the caller makes the new name durable.
+func CreateFile(path string) (*File, error) {
+	f, _, err := openFile(path, true, false)
+	return f, err
+}
+
+func openFile(path string, create, syncNew bool) (*File, []byte, error) {
 	flags := os.O_RDWR | os.O_APPEND | syscall.O_NOFOLLOW | syscall.O_CLOEXEC
 	f, err := os.OpenFile(path, flags, 0o600)
 	made := false
@@ -180,7 +191,7 @@ func OpenFile(path string, create bool) (*File, []byte, error) {
 	if err := f.Chmod(0o600); err != nil {
 		return nil, nil, fmt.Errorf("set permissions of %s: %w", path, err)
 	}
-	if made {
+	if made && syncNew {
 		// The directory entry is new; make it durable. One that existed
 		// already was made durable by whoever made it.
 		if err := SyncDir(filepath.Dir(path)); err != nil {
@@ -193,30 +204,6 @@ func OpenFile(path string, create bool) (*File, []byte, error) {
 	}
 	ok = true
 	return &File{f: f, path: path, size: int64(len(data))}, data, nil
-}
-
-// CreateFile opens path for appending as OpenFile does with create, for
-// a file expected to be new and empty, without syncing its directory: the
-// caller makes the new name durable.
-func CreateFile(path string) (*File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
-	if err != nil {
-		return nil, openError(path, err)
-	}
-	if err := checkRegular(f, path); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("set permissions of %s: %w", path, err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("stat %s: %w", path, err)
-	}
-	return &File{f: f, path: path, size: st.Size()}, nil
 }
 
 // ReadFile reads path without following a symlink and without writing.
