@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -90,12 +89,28 @@ type Manager struct {
 	Watch *snapshot.WatchOptions
 }
 
-// sessionIDPattern keeps session ids usable as one path component and one
-// ref name component.
-var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
+// validSessionID keeps session ids usable as one path component and one
+// ref name component: 1-128 of [A-Za-z0-9_-], starting with a letter or
+// digit (checked by hand: a regular expression with this bounded
+// repetition costs every process its compilation at start).
+func validSessionID(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case (c == '_' || c == '-') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 func checkSessionID(id string) error {
-	if !sessionIDPattern.MatchString(id) {
+	if !validSessionID(id) {
 		return fmt.Errorf("worktree: invalid session id %q: want letters, digits, '_' or '-', starting with a letter or digit", id)
 	}
 	return nil
