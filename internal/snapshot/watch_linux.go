@@ -41,7 +41,12 @@ type watcher struct {
 	fd      int
 	root    string
 	markDir string // private directory (in the state dir) holding the barrier markers
-	budget  int    // most watches this watcher may hold
+	// budget is the most watches this watcher may hold, budgetWhy why
+	// it may hold none ("" when it may hold some); both are read once
+	// budgetKnown is closed (limit).
+	budget      int
+	budgetWhy   string
+	budgetKnown chan struct{}
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -140,28 +145,61 @@ func openWatcher(root string, budget int) (*watcher, error) {
 	if why := watchable(root); why != "" {
 		return nil, errors.New(why)
 	}
-	if budget == 0 {
-		b, err := watchBudget()
-		if err != nil {
-			return nil, fmt.Errorf("cannot read the inotify watch limit: %w", err)
-		}
-		budget = b
-	}
 	if budget < 0 {
 		return nil, errors.New("the watch budget allows none")
 	}
-	if budget < 2 {
-		return nil, errors.New("no inotify watches left for this user")
+	if budget == 1 {
+		return nil, errNoWatchesLeft
 	}
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return nil, fmt.Errorf("inotify: %w", err)
 	}
-	w := &watcher{f: os.NewFile(uintptr(fd), "inotify"), fd: fd, root: root, budget: budget, done: make(chan struct{})}
+	w := &watcher{f: os.NewFile(uintptr(fd), "inotify"), fd: fd, root: root, budget: budget, budgetKnown: make(chan struct{}), done: make(chan struct{})}
+	if budget > 0 {
+		close(w.budgetKnown)
+	} else {
+		// Counting the watches the user's processes hold reads every
+		// one's descriptors in /proc: milliseconds, more on a desktop
+		// with many processes. It runs beside what comes before the
+		// first watch is added, which waits for it (limit).
+		go func() {
+			defer close(w.budgetKnown)
+			b, err := watchBudget()
+			switch {
+			case err != nil:
+				w.budgetWhy = "cannot read the inotify watch limit: " + err.Error()
+			case b < 2:
+				w.budgetWhy = errNoWatchesLeft.Error()
+			}
+			w.budget = b
+		}()
+	}
 	w.cond = sync.NewCond(&w.mu)
 	w.reset()
 	go w.read()
 	return w, nil
+}
+
+var errNoWatchesLeft = errors.New("no inotify watches left for this user")
+
+// limit is the watcher's budget, once known; why says why it allows no
+// watch at all ("" when it allows some).
+func (w *watcher) limit() (budget int, why string) {
+	<-w.budgetKnown
+	return w.budget, w.budgetWhy
+}
+
+// budgeted reports whether the watcher may hold watches; when it may
+// not, it stops for good, with the reason. The caller holds w.mu.
+func (w *watcher) budgeted() bool {
+	if _, why := w.limit(); why != "" {
+		if w.dead == "" {
+			w.dead = why
+		}
+		return false
+	}
+	return true
 }
 
 // startWatcher opens an inotify instance over root and arms it in the
@@ -211,6 +249,10 @@ func (w *watcher) arm() {
 	if w.closed || w.dead != "" {
 		return
 	}
+	if !w.budgeted() {
+		w.cond.Broadcast()
+		return
+	}
 	for wd := range w.wds {
 		_, _ = unix.InotifyRmWatch(w.fd, uint32(wd)) // gone already: nothing to remove
 	}
@@ -230,9 +272,9 @@ func (w *watcher) arm() {
 			w.full = "a directory could not be watched"
 		}
 		w.rearm = true
-		if len(w.wds) >= w.budget {
+		if budget, _ := w.limit(); len(w.wds) >= budget {
 			// More directories than the budget allows: stop for good.
-			w.dead = fmt.Sprintf("the worktree has more directories than the %d inotify watches yolop allows itself", w.budget)
+			w.dead = fmt.Sprintf("the worktree has more directories than the %d inotify watches yolop allows itself", budget)
 			for wd := range w.wds {
 				_, _ = unix.InotifyRmWatch(w.fd, uint32(wd))
 			}
@@ -260,7 +302,7 @@ func (w *watcher) addTree(rel string, scan bool) bool {
 	if rel != "" {
 		abs = filepath.Join(w.root, filepath.FromSlash(rel))
 	}
-	if len(w.wds) >= w.budget {
+	if budget, _ := w.limit(); len(w.wds) >= budget {
 		return false
 	}
 	wd, err := unix.InotifyAddWatch(w.fd, abs, watchMask)
@@ -731,9 +773,10 @@ const (
 // a capture that began at start, or nil when the watcher is armed, dead,
 // or arms in the background.
 func (w *watcher) walkArm(start time.Time) *walkArm {
+	w.limit() // known before the lock is taken: events wait for the lock
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.byWalk || w.armed || w.dead != "" || w.closed {
+	if !w.byWalk || w.armed || w.dead != "" || w.closed || !w.budgeted() {
 		return nil
 	}
 	// What an earlier walk that could not arm left is dropped: this one
@@ -795,11 +838,11 @@ func (a *walkArm) enter(rel, abs string) {
 		a.fail("the watcher stopped")
 		return
 	}
-	if len(w.wds) >= w.budget {
+	if budget, _ := w.limit(); len(w.wds) >= budget {
 		a.mu.Lock()
 		a.overBudget = true
 		a.mu.Unlock()
-		a.fail(fmt.Sprintf("the worktree has more directories than the %d inotify watches yolop allows itself", w.budget))
+		a.fail(fmt.Sprintf("the worktree has more directories than the %d inotify watches yolop allows itself", budget))
 		return
 	}
 	wd, err := unix.InotifyAddWatch(w.fd, abs, watchMask)
@@ -890,16 +933,21 @@ func newPrewatch(root string, budget int) (*watcher, error) {
 	if err != nil {
 		return nil, err
 	}
+	budget, why := w.limit()
+	if why != "" {
+		w.close()
+		return nil, errors.New(why)
+	}
 	w.mu.Lock()
 	w.byWalk = true
 	ok := w.addTree("", false)
-	over := len(w.wds) >= w.budget
+	over := len(w.wds) >= budget
 	w.armed = ok
 	w.mu.Unlock()
 	if !ok {
 		w.close()
 		if over {
-			return nil, fmt.Errorf("the worktree has more directories than the %d inotify watches yolop allows itself", w.budget)
+			return nil, fmt.Errorf("the worktree has more directories than the %d inotify watches yolop allows itself", budget)
 		}
 		return nil, errors.New("a directory could not be watched")
 	}
