@@ -107,7 +107,7 @@ func indexCorrupt(err error) bool {
 }
 
 func (e *Engine) removeIndex() error {
-	e.seedIsHead, e.seedBase = false, nil
+	e.seedIsHead, e.seedBase, e.seedCache = false, nil, nil
 	e.rules, e.rulesLoaded = nil, true
 	for _, p := range []string{e.privIndex, e.privIndex + ".settle", e.privIndex + ".lock", e.rulesFile()} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -432,8 +432,8 @@ func (e *Engine) walkedTree(ctx context.Context, paths, dropTracked []string, in
 	// The seeded index's entries, which stand for base wherever status
 	// shows no difference: the first capture computes base's trees from
 	// them instead of reading them from the object store.
-	seed := e.seedBase
-	e.seedBase = nil
+	seed, cached := e.seedBase, e.seedCache
+	e.seedBase, e.seedCache = nil, nil
 	hinted := false
 	if !indexDiffers {
 		switch {
@@ -465,7 +465,7 @@ func (e *Engine) walkedTree(ctx context.Context, paths, dropTracked []string, in
 		// The index holds base exactly, so editing that tree at the
 		// listed paths gives the worktree's tree without reading the
 		// index; the index catches up in the background.
-		tree, err := e.fastTreeFrom(ctx, base, seed, hinted, paths, false)
+		tree, err := e.fastTreeFrom(ctx, base, seed, cached, hinted, paths, false)
 		if err == nil {
 			e.treeEdits++
 			e.setHead(tree)
@@ -813,6 +813,8 @@ func (e *Engine) ensureIndex(ctx context.Context) (derive bool, err error) {
 	e.seedBase = nil
 	if e.seedIsHead {
 		e.seedBase = e.seedEntries
+	} else {
+		e.seedCache = nil
 	}
 	derive = seeded && knownClean && !flagged && e.pinnedConfig(ctx)
 	if !derive {
@@ -890,11 +892,14 @@ func (e *Engine) cleanSeed(ctx context.Context, from *indexSnap) (flagged, attrs
 		}
 	}
 	var assumed, skipped, remove []string
-	e.seedEntries = nil
+	e.seedEntries, e.seedCache = nil, nil
 	var entries []indexEntry
 	if from != nil && !split {
 		// The file holds exactly from's bytes.
 		entries, err = from.entries, from.err
+		if err == nil {
+			e.seedCache = parseCacheTree(from.data, from.ext, e.hashSize())
+		}
 	} else {
 		entries, err = readIndexFile(e.privIndex, e.hashSize())
 	}

@@ -69,16 +69,17 @@ type fastChange struct {
 // deleted that base does not hold either is skipped (fastSkipped) instead
 // of declining: it was created and removed between two captures.
 func (e *Engine) fastTree(ctx context.Context, base string, paths []string, lenient bool) (string, error) {
-	return e.fastTreeFrom(ctx, base, nil, false, paths, lenient)
+	return e.fastTreeFrom(ctx, base, nil, nil, false, paths, lenient)
 }
 
 // fastTreeFrom is fastTree with base's trees computed from seed, the
 // entries of an index whose tree is base (the private index just seeded,
 // where status showed no index-side difference), instead of read with
-// cat-file: base's tree ids are then checked by computing its root. With
-// seedMustBe, base is only a hint of the commit's tree that the seed, or
-// else git, must confirm.
-func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntry, seedMustBe bool, paths []string, lenient bool) (string, error) {
+// cat-file: base's tree ids are then checked by computing its root
+// (with the tree ids of the seed's cache tree, cached, where they hold).
+// With seedMustBe, base is only a hint of the commit's tree that the seed,
+// or else git, must confirm.
+func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntry, cached map[string]cachedTree, seedMustBe bool, paths []string, lenient bool) (string, error) {
 	e.waitEditedIndex()
 	if len(paths) == 0 || len(paths) > fastMaxPackedPaths {
 		return "", errNotFast
@@ -170,7 +171,7 @@ func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntr
 	if seed != nil {
 		fromSeed = make(chan seeded, 1)
 		go func() {
-			root, trees, err := seedTrees(seed, newHash, dirs)
+			root, trees, err := seedTrees(seed, newHash, dirs, cached)
 			fromSeed <- seeded{root, trees, err}
 		}()
 	}
@@ -577,11 +578,20 @@ func (e *Engine) fastBlobs(ctx context.Context, changes []*fastChange) error {
 // does not put in a tree as it is (a submodule, a sparse directory, an
 // unmerged stage) is an error; an intent-to-add entry is left out, as
 // write-tree leaves it out.
-func seedTrees(entries []indexEntry, newHash func() hash.Hash, dirs map[string]bool) ([]byte, map[string]map[string]fastEntry, error) {
+//
+// cached is the index's cache tree (parseCacheTree), nil for none: a
+// directory not in dirs whose valid entry counts exactly its entries here
+// takes the tree id it gives instead of hashing its trees (at 100,000
+// files, tens of milliseconds). dirs must hold every ancestor of each of
+// its directories.
+func seedTrees(entries []indexEntry, newHash func() hash.Hash, dirs map[string]bool, cached map[string]cachedTree) ([]byte, map[string]map[string]fastEntry, error) {
 	trees := map[string]map[string]fastEntry{}
 	var build func(prefix string, ents []indexEntry) ([]byte, error)
 	build = func(prefix string, ents []indexEntry) ([]byte, error) {
 		dir := strings.TrimSuffix(prefix, "/")
+		if c, ok := cached[dir]; ok && !dirs[dir] && c.count == len(ents) && len(ents) > 0 {
+			return []byte(c.oid), nil
+		}
 		var m map[string]fastEntry
 		if dirs[dir] {
 			m = map[string]fastEntry{}

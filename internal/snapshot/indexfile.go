@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/fault"
@@ -201,6 +204,7 @@ type indexSnap struct {
 	mtime   time.Time
 	key     string // fileKey's, of these bytes
 	entries []indexEntry
+	ext     int   // where the extensions start in data
 	err     error // parseIndex's
 }
 
@@ -223,8 +227,87 @@ func readIndexSnap(path string, hashSize int) (*indexSnap, error) {
 	}
 	tail := data[max(len(data)-32, 0):]
 	s := &indexSnap{data: data, mtime: st.ModTime(), key: fmt.Sprintf("%d.%d.%x", st.Size(), st.ModTime().UnixNano(), tail)}
-	s.entries, s.err = parseIndex(path, data, hashSize)
+	s.entries, s.ext, s.err = parseIndexExt(path, data, hashSize)
 	return s, nil
+}
+
+// cachedTree is a valid entry of an index's cache tree: the id of the tree
+// that the count entries under its directory make.
+type cachedTree struct {
+	count int
+	oid   string // raw bytes
+}
+
+// parseCacheTree returns the valid entries of the cache tree (the TREE
+// extension) of the index data b, whose extensions start at off, by
+// directory ("" is the root); nil when it has none or it cannot be read
+// whole. Git keeps each entry valid only while it names the tree of the
+// index entries under it, which git's own write-tree and diff against
+// HEAD take on trust.
+func parseCacheTree(b []byte, off, hashSize int) map[string]cachedTree {
+	end := len(b) - hashSize
+	for off >= 0 && off+8 <= end {
+		sig := string(b[off : off+4])
+		size := int(binary.BigEndian.Uint32(b[off+4 : off+8]))
+		if size < 0 || size > end-off-8 {
+			return nil
+		}
+		if sig == "TREE" {
+			return readCacheTree(b[off+8:off+8+size], hashSize)
+		}
+		off += 8 + size
+	}
+	return nil
+}
+
+// readCacheTree reads a TREE extension's body: for each directory, its
+// name, its entry count (-1: invalid) and number of subdirectories listed,
+// its tree id when valid, then those subdirectories the same way.
+func readCacheTree(b []byte, hashSize int) map[string]cachedTree {
+	m := map[string]cachedTree{}
+	var node func(dir string, root bool) bool
+	node = func(dir string, root bool) bool {
+		z := bytes.IndexByte(b, 0)
+		if z < 0 {
+			return false
+		}
+		name := string(b[:z])
+		if root != (name == "") || strings.Contains(name, "/") || name == "." || name == ".." {
+			return false
+		}
+		b = b[z+1:]
+		nl := bytes.IndexByte(b, '\n')
+		if nl < 0 {
+			return false
+		}
+		c, s, ok := strings.Cut(string(b[:nl]), " ")
+		count, cerr := strconv.Atoi(c)
+		subs, serr := strconv.Atoi(s)
+		if !ok || cerr != nil || serr != nil || count < -1 || subs < 0 || subs > len(b) {
+			return false
+		}
+		b = b[nl+1:]
+		if !root {
+			dir = path.Join(dir, name)
+		}
+		if count >= 0 {
+			if len(b) < hashSize {
+				return false
+			}
+			m[dir] = cachedTree{count: count, oid: string(b[:hashSize])}
+			b = b[hashSize:]
+		}
+		for range subs {
+			if !node(dir, false) {
+				return false
+			}
+		}
+		return true
+	}
+	if !node("", true) || len(b) != 0 {
+		return nil
+	}
+	return m
 }
 
 // readAllSized reads f to its end into a buffer of the size its stat gave

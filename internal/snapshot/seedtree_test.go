@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
@@ -143,7 +144,7 @@ func TestSeedTreesMatchWriteTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root, trees, err := seedTrees(entries, sha1.New, map[string]bool{"": true, "a": true, "a/b": true, "missing": true})
+	root, trees, err := seedTrees(entries, sha1.New, map[string]bool{"": true, "a": true, "a/b": true, "missing": true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,141 @@ func TestSeedTreesMatchWriteTree(t *testing.T) {
 		t.Errorf("a/b is %s %s, want 40000 %s", trees["a"]["b"].mode, got, sub)
 	}
 	entries[0].stage = 2
-	if _, _, err := seedTrees(entries, sha1.New, nil); err == nil {
+	if _, _, err := seedTrees(entries, sha1.New, nil, nil); err == nil {
 		t.Errorf("an unmerged entry was put in a tree")
+	}
+}
+
+// TestSeedTreesTakeTheCacheTree: an index's cache tree (the TREE
+// extension) is read as git wrote it, each valid entry the tree id and
+// entry count of its directory; the trees computed with it are the ones
+// computed without it, whichever directories git left invalid; and a
+// directory that needs no entries of its own takes its id from it.
+func TestSeedTreesTakeTheCacheTree(t *testing.T) {
+	t.Parallel()
+	repo := gittest.NewRepo(t)
+	for _, p := range []string{"a-b", "a/b.txt", "a/b-c/d", "a/b/c", "a/b/e/f", "a0", "a.b/x", "z", "y/y/y/y", "y/z"} {
+		gittest.WriteFile(t, repo, p, p+"\n")
+	}
+	gittest.Commit(t, repo, "base")
+	index := filepath.Join(repo, ".git", "index")
+	read := func() ([]indexEntry, map[string]cachedTree) {
+		t.Helper()
+		snap, err := readIndexSnap(index, sha1.Size)
+		if err != nil || snap.err != nil {
+			t.Fatal(err, snap.err)
+		}
+		return snap.entries, parseCacheTree(snap.data, snap.ext, sha1.Size)
+	}
+	entries, cached := read()
+	head := strings.TrimSpace(gittest.Git(t, repo, "rev-parse", "HEAD^{tree}"))
+	for _, dir := range []string{"", "a", "a/b", "a/b/e", "a/b-c", "a.b", "y", "y/y", "y/y/y"} {
+		c, ok := cached[dir]
+		if !ok {
+			t.Fatalf("the cache tree has no valid entry for %q: %v", dir, cached)
+		}
+		want := head
+		if dir != "" {
+			want = strings.TrimSpace(gittest.Git(t, repo, "rev-parse", "HEAD:"+dir))
+		}
+		n := 0
+		for _, x := range entries {
+			if dir == "" || strings.HasPrefix(x.path, dir+"/") {
+				n++
+			}
+		}
+		if got := hex.EncodeToString([]byte(c.oid)); got != want || c.count != n {
+			t.Errorf("cache tree %q: %s with %d entries, want %s with %d", dir, got, c.count, want, n)
+		}
+	}
+	same := func(dirs map[string]bool, cached map[string]cachedTree) {
+		t.Helper()
+		root0, trees0, err0 := seedTrees(entries, sha1.New, dirs, nil)
+		root1, trees1, err1 := seedTrees(entries, sha1.New, dirs, cached)
+		if err0 != nil || err1 != nil {
+			t.Fatal(err0, err1)
+		}
+		if !bytes.Equal(root0, root1) || fmt.Sprint(trees0) != fmt.Sprint(trees1) {
+			t.Fatalf("with the cache tree: %x %v\nwithout: %x %v", root1, trees1, root0, trees0)
+		}
+	}
+	same(map[string]bool{"": true, "a": true, "a/b": true}, cached)
+	same(map[string]bool{"": true, "y": true, "y/y": true, "y/y/y": true}, cached)
+
+	// A directory that needs no entries of its own takes the cache's id:
+	// one that lies shows in the root.
+	lying := map[string]cachedTree{}
+	for d, c := range cached {
+		lying[d] = c
+	}
+	c := lying["a.b"]
+	c.oid = strings.Repeat("\x01", sha1.Size)
+	lying["a.b"] = c
+	root, _, err := seedTrees(entries, sha1.New, map[string]bool{"": true, "a": true}, lying)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hex.EncodeToString(root) == head {
+		t.Errorf("the cache tree's id of a.b was not taken")
+	}
+	// ...unless its count is not the entries': then it is computed.
+	c.count++
+	lying["a.b"] = c
+	if root, _, _ := seedTrees(entries, sha1.New, map[string]bool{"": true, "a": true}, lying); hex.EncodeToString(root) != head {
+		t.Errorf("a cache entry with another count was taken")
+	}
+
+	// Staging and intent-to-add leave their directories invalid; what
+	// is computed with what remains valid is still git's tree.
+	gittest.WriteFile(t, repo, "a/b/e/f", "changed\n")
+	gittest.WriteFile(t, repo, "y/new", "n\n")
+	gittest.Git(t, repo, "add", "a/b/e/f")
+	gittest.Git(t, repo, "add", "-N", "y/new")
+	entries, cached = read()
+	for _, dir := range []string{"", "a", "a/b", "a/b/e", "y"} {
+		if _, ok := cached[dir]; ok {
+			t.Errorf("the cache tree of %q is still valid after staging", dir)
+		}
+	}
+	if _, ok := cached["a.b"]; !ok {
+		t.Errorf("the cache tree of a.b was dropped")
+	}
+	same(map[string]bool{"": true, "a": true}, cached)
+	want := strings.TrimSpace(gittest.Git(t, repo, "write-tree"))
+	if root, _, _ := seedTrees(entries, sha1.New, map[string]bool{"": true}, cached); hex.EncodeToString(root) != want {
+		t.Errorf("root %x, write-tree %s", root, want)
+	}
+}
+
+// TestReadCacheTreeRefusesDamage: a cut or damaged TREE extension is read
+// as none, never in part.
+func TestReadCacheTreeRefusesDamage(t *testing.T) {
+	t.Parallel()
+	oid := strings.Repeat("\x02", sha1.Size)
+	good := "\x002 1\n" + oid + "a\x001 0\n" + oid
+	if m := readCacheTree([]byte(good), sha1.Size); len(m) != 2 || m["a"].count != 1 || m[""].count != 2 {
+		t.Fatalf("a whole extension read as %v", m)
+	}
+	for i := 0; i < len(good); i++ {
+		if m := readCacheTree([]byte(good[:i]), sha1.Size); m != nil {
+			t.Errorf("cut at %d, read as %v", i, m)
+		}
+	}
+	for _, bad := range []string{
+		"\x002 1\n" + oid + "a\x001 0\n" + oid + "x", // trailing bytes
+		"r\x002 0\n" + oid,                           // a root with a name
+		"\x002 1\n" + oid + "\x001 0\n" + oid,        // a child without one
+		"\x002 1\n" + oid + "a/b\x001 0\n" + oid,     // a slash in a name
+		"\x002 1\n" + oid + "..\x001 0\n" + oid,      // a dot-dot name
+		"\x00-2 0\n",                                 // a count below -1
+		"\x002 99999999999\n" + oid,                  // more subtrees than bytes
+		"\x00x 0\n" + oid,                            // not a number
+	} {
+		if m := readCacheTree([]byte(bad), sha1.Size); m != nil {
+			t.Errorf("%q read as %v", bad, m)
+		}
+	}
+	if m := readCacheTree([]byte("\x00-1 1\na\x001 0\n"+oid), sha1.Size); len(m) != 1 || m["a"].count != 1 {
+		t.Errorf("an invalid root with a valid child read as %v", m)
 	}
 }

@@ -161,6 +161,10 @@ type Engine struct {
 	// HEAD commit's trees: the seeded index's entries (cleanSeed's), kept
 	// until that capture (nil when read through git or already used).
 	seedBase []indexEntry
+	// seedCache is the cache tree of the user's index the seed's
+	// entries were read from (parseCacheTree; nil for none), used with
+	// seedBase.
+	seedCache map[string]cachedTree
 	// seedWhole: the next status is the first of a seed made by this
 	// capture (see changedPaths).
 	seedWhole bool
