@@ -10,11 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"hash/adler32"
 	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/yolop-dev/yolop/internal/fsutil"
@@ -37,6 +39,10 @@ type packWriter struct {
 	seen map[[sha1.Size]byte]bool
 	zw   *zlib.Writer
 	zs   *zlib.Writer // stores: no compression
+	// For objects held in memory and stored (addStored): the entry
+	// being built, and a digest used again for each.
+	entry []byte
+	sum   hash.Hash
 }
 
 type packObj struct {
@@ -114,9 +120,62 @@ func (p *packWriter) addBlob(r io.Reader, size int64) ([sha1.Size]byte, error) {
 	return p.add(packBlob, r, size)
 }
 
-// addBytes writes an object held in memory (a tree, a commit).
+// addBytes writes an object held in memory (a tree, a commit, a small
+// file).
 func (p *packWriter) addBytes(typ int, data []byte) ([sha1.Size]byte, error) {
+	if typ == packTree || len(data) < packStoreBelow {
+		return p.addStored(typ, data)
+	}
 	return p.add(typ, bytes.NewReader(data), int64(len(data)))
+}
+
+// addStored writes an object held in memory as a stored zlib stream, made
+// here (RFC 1950 and 1951: a header, stored blocks of at most 65,535
+// bytes, the data's Adler-32): no compressor state to reset for each of a
+// first capture's hundreds of small objects. An object already in the
+// pack is not written again.
+func (p *packWriter) addStored(typ int, data []byte) ([sha1.Size]byte, error) {
+	var oid [sha1.Size]byte
+	if p.sum == nil {
+		p.sum = sha1.New()
+	}
+	p.sum.Reset()
+	b := append(p.entry[:0], packTypeName[typ]...)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(len(data)), 10)
+	b = append(b, 0)
+	p.sum.Write(b)
+	p.sum.Write(data)
+	p.sum.Sum(oid[:0])
+	if p.seen[oid] {
+		p.entry = b
+		return oid, nil
+	}
+	b = packEntryHeader(b[:0], typ, uint64(len(data)))
+	b = append(b, 0x78, 0x01) // deflate, 32K window, no dictionary, fastest
+	rest := data
+	for {
+		n := min(len(rest), 65535)
+		final := byte(0)
+		if n == len(rest) {
+			final = 1
+		}
+		b = append(b, final, byte(n), byte(n>>8), ^byte(n), ^byte(n>>8))
+		b = append(b, rest[:n]...)
+		rest = rest[n:]
+		if final == 1 {
+			break
+		}
+	}
+	b = binary.BigEndian.AppendUint32(b, adler32.Checksum(data))
+	p.entry = b
+	if _, err := p.w.Write(b); err != nil {
+		return oid, err
+	}
+	p.seen[oid] = true
+	p.objs = append(p.objs, packObj{oid: oid, crc: crc32.ChecksumIEEE(b), off: p.off})
+	p.off += int64(len(b))
+	return oid, nil
 }
 
 func (p *packWriter) add(typ int, r io.Reader, size int64) ([sha1.Size]byte, error) {
