@@ -46,8 +46,13 @@ func (e *Engine) capture(ctx context.Context, walk bool) (string, error) {
 		if walk && ch.full == "" {
 			ch.full = "asked to walk"
 		}
+		if e.watchOnce && ch.full == "" {
+			// The change set is this capture's: the watcher has done
+			// what it was kept for, and its teardown's grace period
+			// starts now, beside the capture and what follows it.
+			e.letWatchGo()
+		}
 	}
-	watchedBefore := e.watchedCaptures
 	tree, err := e.captureOnce(ctx, ch)
 	for try := 0; try < changedRetries && err != nil && ctx.Err() == nil && errors.Is(err, errChangedUnderCapture); try++ {
 		// Something (a background command) turned a file into a
@@ -63,9 +68,6 @@ func (e *Engine) capture(ctx context.Context, walk bool) (string, error) {
 	}
 	if err == nil {
 		e.lastCapture = time.Now()
-		if e.watchOnce && e.watch != nil && e.watchedCaptures > watchedBefore {
-			e.letWatchGo()
-		}
 	}
 	if err != nil && e.watch != nil {
 		// What the failed capture took from the watcher is lost, and

@@ -93,12 +93,12 @@ type WatchOptions struct {
 	// one turn: print mode): that capture walks as it would anyway, and
 	// the next one is watched (watch_linux.go, "Armed by the walk").
 	ArmWithWalk bool
-	// Once lets the watcher go as soon as it has served a watched
-	// capture (a process that lives for one turn: its end capture is
+	// Once lets the watcher go as soon as it has given a capture its
+	// change set (a process that lives for one turn: its end capture is
 	// that one): the kernel's teardown of an inotify instance waits for a
-	// grace period (tens of milliseconds, whatever the number of
-	// watches), which then overlaps the turn's last steps instead of
-	// following them. A later capture walks.
+	// grace period (10-15 ms here, tens under load, whatever the number
+	// of watches), which then overlaps that capture and the turn's last
+	// steps instead of following them. A later capture walks.
 	Once bool
 }
 
@@ -203,8 +203,8 @@ func (p *Prewatch) take() *watcher {
 }
 
 // letWatchGo closes the watcher of a WatchOptions.Once engine in the
-// background, after its watched capture; Close waits for it. The caller
-// holds e.mu.
+// background, once it has given a capture its change set; Close waits
+// for it. The caller holds e.mu.
 func (e *Engine) letWatchGo() {
 	w := e.watch
 	e.watch = nil
