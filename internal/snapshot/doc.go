@@ -140,7 +140,11 @@
 // are computed from the seeded index's entries (read once from the user's
 // index, which also gives the seed's bytes and the rules' path set), as
 // write-tree would (intent-to-add entries left out), and used only when the
-// root computed equals the commit's tree id. A tree edit with many new
+// root computed equals the commit's tree id; a directory the edit does not
+// change takes its tree id from the user's index's cache tree (the TREE
+// extension, which git keeps valid only while it is those entries' tree
+// and trusts for its own write-tree) when the entry counts exactly the
+// seed's entries there. A tree edit with many new
 // objects (24 or more blobs and trees, up to 20,000 paths and 64 MiB of
 // file content) reads the files in Go and writes every object into one pack
 // instead of one loose file per object: for SHA-1 the pack and its version
