@@ -308,6 +308,10 @@ type Engine struct {
 	// onWalkDir before a walk that arms the watcher watches a directory.
 	onStatus  func()
 	onWalkDir func(rel string)
+	// countWatches, when set, stands for the count of the user's free
+	// inotify watches that a watcher with the default budget makes
+	// (tests).
+	countWatches func() (int, error)
 }
 
 // validName reports whether s may name a snapshot (and a session) in a

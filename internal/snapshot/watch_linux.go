@@ -140,8 +140,9 @@ func watchesInUse() int {
 
 // openWatcher opens an inotify instance over root, with no watches yet,
 // and starts reading its events; budget is WatchOptions.Budget's (0: a
-// quarter of the user's free watches).
-func openWatcher(root string, budget int) (*watcher, error) {
+// quarter of the user's free watches, as count gives them; nil counts
+// them in /proc).
+func openWatcher(root string, budget int, count func() (int, error)) (*watcher, error) {
 	if why := watchable(root); why != "" {
 		return nil, errors.New(why)
 	}
@@ -163,9 +164,12 @@ func openWatcher(root string, budget int) (*watcher, error) {
 		// one's descriptors in /proc: milliseconds, more on a desktop
 		// with many processes. It runs beside what comes before the
 		// first watch is added, which waits for it (limit).
+		if count == nil {
+			count = watchBudget
+		}
 		go func() {
 			defer close(w.budgetKnown)
-			b, err := watchBudget()
+			b, err := count()
 			switch {
 			case err != nil:
 				w.budgetWhy = "cannot read the inotify watch limit: " + err.Error()
@@ -205,8 +209,8 @@ func (w *watcher) budgeted() bool {
 // startWatcher opens an inotify instance over root and arms it in the
 // background, or with byWalk lets the next capture's walk arm it; until it
 // is armed every capture walks.
-func startWatcher(root, markDir string, budget int, byWalk bool) (*watcher, error) {
-	w, err := openWatcher(root, budget)
+func startWatcher(root, markDir string, budget int, byWalk bool, count func() (int, error)) (*watcher, error) {
+	w, err := openWatcher(root, budget, count)
 	if err != nil {
 		return nil, err
 	}
@@ -929,7 +933,7 @@ func (a *walkArm) finish() {
 // claim's two-tree checkout included).
 
 func newPrewatch(root string, budget int) (*watcher, error) {
-	w, err := openWatcher(root, budget)
+	w, err := openWatcher(root, budget, nil)
 	if err != nil {
 		return nil, err
 	}

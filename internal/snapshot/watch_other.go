@@ -11,7 +11,7 @@ import (
 // Other systems keep the walk at every capture: the watcher is inotify's.
 type watcher struct{}
 
-func startWatcher(root, markDir string, budget int, byWalk bool) (*watcher, error) {
+func startWatcher(root, markDir string, budget int, byWalk bool, count func() (int, error)) (*watcher, error) {
 	return nil, errors.New("file watching is only supported on Linux")
 }
 
@@ -21,6 +21,7 @@ func (w *watcher) forceOverflow()                      {}
 func (w *watcher) state() (bool, string, int)          { return false, "unsupported", 0 }
 func (w *watcher) waitArmed(ctx context.Context) error { return errors.New("no watcher") }
 func (w *watcher) close()                              {}
+func (w *watcher) limit() (int, string)                { return 0, "no watcher" }
 func (w *watcher) walkArm(start time.Time) *walkArm    { return nil }
 
 // walkArm is never made here: walks arm nothing.

@@ -135,7 +135,7 @@ func (e *Engine) Watch(o WatchOptions) {
 		}
 	}
 	if w == nil {
-		w, err = startWatcher(e.root, filepath.Join(e.stateDir, "watch"), o.Budget, o.ArmWithWalk)
+		w, err = startWatcher(e.root, filepath.Join(e.stateDir, "watch"), o.Budget, o.ArmWithWalk, e.countWatches)
 	}
 	if err != nil {
 		e.noWatch = fmt.Sprintf("no file watcher for %s: %v", e.root, err)
@@ -148,7 +148,7 @@ func (e *Engine) Watch(o WatchOptions) {
 	}
 	if period > 0 {
 		e.resyncStop, e.resyncDone = make(chan struct{}), make(chan struct{})
-		go e.resyncLoop(period, e.resyncStop, e.resyncDone)
+		go e.resyncLoop(w, period, e.resyncStop, e.resyncDone)
 	}
 }
 
@@ -305,9 +305,14 @@ func (e *Engine) Resync(ctx context.Context) error {
 }
 
 // resyncLoop runs the background walk every period, when no capture ran
-// for half of it.
-func (e *Engine) resyncLoop(period time.Duration, stop, done chan struct{}) {
+// for half of it, for as long as the watcher w may hold watches.
+func (e *Engine) resyncLoop(w *watcher, period time.Duration, stop, done chan struct{}) {
 	defer close(done)
+	if _, why := w.limit(); why != "" {
+		// A budget that allows no watch (counted in the background):
+		// every capture walks, and so would this loop, for nothing.
+		return
+	}
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
