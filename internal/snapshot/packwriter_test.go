@@ -12,7 +12,6 @@ import (
 	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/yolop-dev/yolop/internal/git/gittest"
@@ -72,6 +71,14 @@ func TestPackWriterObjectsReadByGit(t *testing.T) {
 	if len(pw.objs) != len(want) {
 		t.Errorf("%d objects in the pack, %d distinct ones added", len(pw.objs), len(want))
 	}
+	finishAndReadBack(t, pw, repo, want)
+}
+
+// finishAndReadBack finishes the pack pw writes into repo, has git verify
+// it, and checks that git reads each object of want (by id) back byte for
+// byte.
+func finishAndReadBack(t *testing.T, pw *packWriter, repo string, want map[string][]byte) {
+	t.Helper()
 	if err := pw.finish(); err != nil {
 		t.Fatal(err)
 	}
@@ -81,14 +88,12 @@ func TestPackWriterObjectsReadByGit(t *testing.T) {
 	}
 	gittest.Git(t, repo, "verify-pack", idx[0])
 	for oid, data := range want {
-		cmd := exec.Command("git", "cat-file", "-p", oid)
-		if strings.HasPrefix(string(data), "100644 ") {
-			cmd = exec.Command("git", "cat-file", "tree", oid)
-		}
+		typ := gittest.Git(t, repo, "cat-file", "-t", oid)
+		cmd := exec.Command("git", "cat-file", typ, oid)
 		cmd.Dir = repo
 		got, err := cmd.Output()
 		if err != nil || !bytes.Equal(got, data) {
-			t.Fatalf("git reads %s as %d bytes (%v), want %d", oid, len(got), err, len(data))
+			t.Fatalf("git reads %s %s as %d bytes (%v), want %d", typ, oid, len(got), err, len(data))
 		}
 	}
 }
@@ -172,19 +177,5 @@ func TestPackWriterStoredBetweenCuts(t *testing.T) {
 	if len(pw.objs) != len(want) || len(want) != 5 {
 		t.Fatalf("%d objects in the pack, %d distinct ones added", len(pw.objs), len(want))
 	}
-	if err := pw.finish(); err != nil {
-		t.Fatal(err)
-	}
-	idx, _ := filepath.Glob(filepath.Join(repo, ".git", "objects", "pack", "pack-*.idx"))
-	if len(idx) != 1 {
-		t.Fatalf("packs: %v", idx)
-	}
-	gittest.Git(t, repo, "verify-pack", idx[0])
-	for oid, data := range want {
-		cmd := exec.Command("git", "cat-file", "blob", oid)
-		cmd.Dir = repo
-		if got, err := cmd.Output(); err != nil || !bytes.Equal(got, data) {
-			t.Fatalf("git reads %s as %q (%v), want %q", oid, got, err, data)
-		}
-	}
+	finishAndReadBack(t, pw, repo, want)
 }
