@@ -296,6 +296,20 @@ func SplitZ(b []byte) []string {
 // Trim returns out as a string without the trailing newline.
 func Trim(out []byte) string { return strings.TrimRight(string(out), "\n") }
 
+// IsOID reports whether s is a full object id, SHA-1 or SHA-256, in
+// lowercase hex.
+func IsOID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // Version is a parsed git version.
 type Version struct{ Major, Minor, Patch int }
 

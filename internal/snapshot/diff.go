@@ -292,7 +292,7 @@ func (d *Differ) Diff(ctx context.Context, fromTree, toTree string) ([]Change, e
 // -e` exits 1, quietly, for a well-formed id that names no object. A
 // failure that says anything else is not taken for a missing object.
 func (e *Engine) missing(ctx context.Context, oid string) bool {
-	if !isHex(oid) {
+	if !git.IsOID(oid) {
 		return false
 	}
 	_, err := e.repo.Run(ctx, "cat-file", "-e", oid)

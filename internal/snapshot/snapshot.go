@@ -576,7 +576,7 @@ func (e *Engine) lookUp(ctx context.Context, worktree, prev string) (f []string,
 	}
 	if out, err := e.repo.Run(ctx, append(args, "--")...); err == nil {
 		l := strings.Split(git.Trim(out), "\n")
-		if len(l) == n+1 && l[0] == "false" && l[1] == "true" && l[n] == "--" && isHex(l[8]) && isHex(l[9]) {
+		if len(l) == n+1 && l[0] == "false" && l[1] == "true" && l[n] == "--" && git.IsOID(l[8]) && git.IsOID(l[9]) {
 			if prev != "" {
 				prevTree = l[10]
 			}
@@ -618,7 +618,7 @@ func privateHead(stateDir string) string {
 	if err != nil {
 		return ""
 	}
-	if old := strings.TrimSpace(string(b)); isHex(old) {
+	if old := strings.TrimSpace(string(b)); git.IsOID(old) {
 		return old
 	}
 	return ""
@@ -645,18 +645,6 @@ func (e *Engine) previousHead(ctx context.Context, commit, old, peeled string) (
 		return commit, false
 	}
 	return old, true
-}
-
-func isHex(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 func (e *Engine) excludeText() string {

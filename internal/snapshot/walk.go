@@ -479,7 +479,7 @@ func decodeModes(b []byte) (tree string, modes map[string]fs.FileMode, err error
 		return "", nil, errBadModes
 	}
 	head, ok := strings.CutPrefix(fields[0], modesHeader+" ")
-	if !ok || !isHex(head) {
+	if !ok || !git.IsOID(head) {
 		return "", nil, fmt.Errorf("%w: bad header %q", errBadModes, fields[0])
 	}
 	modes = map[string]fs.FileMode{}

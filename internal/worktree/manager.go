@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/git"
+	"github.com/yolop-dev/yolop/internal/session"
 	"github.com/yolop-dev/yolop/internal/snapshot"
 )
 
@@ -90,23 +91,11 @@ type Manager struct {
 }
 
 // validSessionID keeps session ids usable as one path component and one
-// ref name component: 1-128 of [A-Za-z0-9_-], starting with a letter or
-// digit (checked by hand: a regular expression with this bounded
-// repetition costs every process its compilation at start).
+// ref name component: a session id (1-128 of [A-Za-z0-9_-]) that starts
+// with a letter or digit, so that no branch or path made of it reads as
+// an option.
 func validSessionID(id string) bool {
-	if len(id) == 0 || len(id) > 128 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case (c == '_' || c == '-') && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
+	return session.CheckID(id) == nil && id[0] != '_' && id[0] != '-'
 }
 
 func checkSessionID(id string) error {

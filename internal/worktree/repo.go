@@ -81,7 +81,7 @@ func Detect(ctx context.Context, dir string) (*Repo, error) {
 	// below. The "--" keeps a file named like the revision from making it
 	// ambiguous.
 	if out, err := r.Run(ctx, "rev-parse", "--is-bare-repository", "--is-inside-git-dir", "--git-common-dir", "--show-toplevel", "HEAD^{commit}", "--"); err == nil {
-		if l := strings.Split(git.Trim(out), "\n"); len(l) == 6 && l[0] == "false" && l[1] == "false" && l[3] != "" && l[5] == "--" && isOID(l[4]) {
+		if l := strings.Split(git.Trim(out), "\n"); len(l) == 6 && l[0] == "false" && l[1] == "false" && l[3] != "" && l[5] == "--" && git.IsOID(l[4]) {
 			common, err := canonical(abs, l[2])
 			if err != nil {
 				return nil, fmt.Errorf("worktree: resolve git directory of %s: %w", abs, err)

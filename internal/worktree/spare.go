@@ -555,20 +555,6 @@ func opInProgress(admin string) string {
 	return ""
 }
 
-// isOID reports whether s is a full object id, SHA-1 or SHA-256, in
-// lowercase hex.
-func isOID(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // claim takes the lowest ready spare of dir for the session: moves it to
 // path under the repository lock, checks it is exactly as parking left it,
 // and checks out a new session branch at repo.Head. ok is false when there
@@ -718,7 +704,7 @@ func detachedHead(admin string) (string, error) {
 		return "", fmt.Errorf("its HEAD cannot be read: %w", err)
 	}
 	head := strings.TrimSpace(string(b))
-	if !isOID(head) {
+	if !git.IsOID(head) {
 		return "", fmt.Errorf("a branch is checked out in it (%s)", head)
 	}
 	return head, nil
@@ -890,7 +876,7 @@ func spareProblem(ctx context.Context, path, commonDir string, rec parkRecord, k
 	if head, err := os.ReadFile(filepath.Join(admin, "HEAD")); err != nil {
 		return "its HEAD cannot be read: " + err.Error()
 	} else if h := strings.TrimSpace(string(head)); h != rec.Head {
-		if !isOID(h) {
+		if !git.IsOID(h) {
 			return "a branch is checked out in it (" + h + ")"
 		}
 		return "its HEAD is not the commit it was parked at"

@@ -348,7 +348,7 @@ func readPrepareRecord(lock string) (prepareRecord, bool) {
 		return prepareRecord{}, false
 	}
 	f := strings.Fields(strings.TrimPrefix(string(b), prepareTag))
-	if len(f) != 2 || !isOID(f[1]) {
+	if len(f) != 2 || !git.IsOID(f[1]) {
 		return prepareRecord{}, false
 	}
 	pid, err := strconv.Atoi(f[0])
