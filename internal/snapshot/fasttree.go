@@ -779,10 +779,14 @@ func (e *Engine) startIndexUpdate(paths, deleted []string) {
 	}
 	var steps []step
 	add := []string{"update-index", "--add", "--remove", "--replace", "-z", "--stdin"}
-	if args, ok := removeArgs(deleted); ok && len(present) > 0 {
+	if args, ok := removeArgs(append(append([]string(nil), deleted...), present...)); ok && len(present) > 0 {
 		// One index read and write instead of two: update-index takes
-		// its options and paths in order, the few deleted ones on the
-		// command line before the others on stdin.
+		// its options and paths in order, the paths on the command line
+		// before the present ones on stdin. Every path leaves the
+		// index first: update-index keeps an entry whose stat data
+		// match the file by git's own comparison (to the second, in a
+		// git built without nanosecond stat data), while the tree edit
+		// hashed what the file holds; added back, it is hashed again.
 		steps = append(steps, step{append(args, add[1:]...), present})
 	} else {
 		for _, st := range []step{
