@@ -104,8 +104,12 @@ func BenchmarkRestore(b *testing.B) {
 // is free. Compare with BenchmarkStatusFloor on the same tree.
 func BenchmarkWalk(b *testing.B) {
 	_, dir, _ := benchRepo(b)
-	for b.Loop() {
-		walkTree(dir, nil)
+	for _, stats := range []bool{false, true} {
+		b.Run(fmt.Sprintf("stats=%v", stats), func(b *testing.B) {
+			for b.Loop() {
+				walkTree(dir, nil, stats)
+			}
+		})
 	}
 }
 

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -123,7 +124,22 @@ func (e *Engine) captureOnce(ctx context.Context, ch changes) (string, error) {
 	if err := writeIfChanged(filepath.Join(e.privDir, "info", "exclude"), []byte(e.excludeTextFresh())); err != nil {
 		return "", e.fileErr("cannot prepare the private git directory", err)
 	}
-	if _, err := os.Stat(e.privIndex); err != nil {
+	_, err := os.Stat(e.privIndex)
+	seeding := err != nil
+	if seeding && ch.full == "" {
+		ch.full = "the private index is being seeded"
+	}
+	var early *pendingWalk
+	if ch.full != "" && !e.knownClean {
+		// This capture walks, whatever else it finds: the walk starts
+		// now, beside the seed or the settling that come before the
+		// status it runs beside. A capture that fails first still waits
+		// for it, so that no walk arms the watcher behind its back.
+		// A seeding walk keeps the stat data it finds (seedstat.go).
+		early = e.startWalk(seeding && seedStatOS && !e.noSeedStat)
+		defer early.wait()
+	}
+	if seeding {
 		// One read of the real index serves the seed and its rules;
 		// when it fails, the paths that read the file report why.
 		if snap, err := readIndexSnap(e.realIndex, e.hashSize()); err == nil {
@@ -136,18 +152,6 @@ func (e *Engine) captureOnce(ctx context.Context, ch changes) (string, error) {
 			return "", e.fileErr("cannot reset the private index", err)
 		}
 		e.rules, e.rulesLoaded = nil, true
-		if ch.full == "" {
-			ch.full = "the private index is being seeded"
-		}
-	}
-	var early *pendingWalk
-	if ch.full != "" && !e.knownClean {
-		// This capture walks, whatever else it finds: the walk starts
-		// now, beside the seed or the settling that come before the
-		// status it runs beside. A capture that fails first still waits
-		// for it, so that no walk arms the watcher behind its back.
-		early = e.startWalk()
-		defer early.wait()
 	}
 	if !e.rulesLoaded {
 		e.rules, e.rulesLoaded = e.loadRules(), true
@@ -233,7 +237,7 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool, earl
 			e.noteWalks++
 			walked = walkDone(w)
 		} else if walked == nil {
-			walked = e.startWalk()
+			walked = e.startWalk(false)
 		}
 		entries := e.seedEntries
 		e.knownWalk, e.seedEntries = nil, nil
@@ -260,16 +264,52 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool, earl
 			return tree, nil
 		}
 	} else if walked == nil {
-		walked = e.startWalk()
+		walked = e.startWalk(false)
 	}
-	paths, indexDiffers, err := e.changedPaths(ctx)
-	if e.onStatus != nil {
-		e.onStatus()
+	var paths []string
+	var indexDiffers bool
+	var w walkResult
+	compared := false
+	statusDone := func() {
+		if e.onStatus != nil {
+			e.onStatus()
+		}
 	}
-	w := walked.wait()
-	if err != nil {
-		return "", err
+	if src := e.seedStat; src != nil {
+		// The seed is the user's index unchanged: the walk's stat data
+		// stand for a status's, and git lists only the untracked files
+		// (seedstat.go).
+		e.seedStat = nil
+		statusDone()
+		statusDone = func() {}
+		w = walked.wait()
+		var others []string
+		paths, others, compared = seedChanged(src.snap, src.entries, w)
+		if compared && len(others) > 0 {
+			untracked, err := e.untrackedFiles(ctx, others)
+			if err != nil {
+				return "", err
+			}
+			paths = append(paths, untracked...)
+		} else if compared {
+			e.lastUntracked = nil
+		}
+		if compared {
+			e.statusless, e.statuslessRoot = true, src.root
+			e.statuslessCaptures++
+		}
 	}
+	if !compared {
+		var err error
+		paths, indexDiffers, err = e.changedPaths(ctx)
+		statusDone()
+		w = walked.wait()
+		if err != nil {
+			return "", err
+		}
+	}
+	// The stat data served their turn; the rest of the walk is kept.
+	w.files = nil
 	e.lastWalk = w
 	if len(w.nested) > 0 {
 		kept := paths[:0]
@@ -362,11 +402,11 @@ type pendingWalk struct {
 }
 
 // startWalk starts the walk of the worktree beside whatever comes next.
-func (e *Engine) startWalk() *pendingWalk {
+func (e *Engine) startWalk(stats bool) *pendingWalk {
 	p := &pendingWalk{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		p.w = e.walk()
+		p.w = e.walk(stats)
 	}()
 	return p
 }
@@ -385,7 +425,8 @@ func (p *pendingWalk) wait() walkResult {
 
 // walk walks the worktree beside the capture's status. A watcher waiting
 // for a walk to arm it (WatchOptions.ArmWithWalk) is armed by this one.
-func (e *Engine) walk() walkResult {
+// With stats the walk keeps the stat data of the files it finds.
+func (e *Engine) walk(stats bool) walkResult {
 	var arm *walkArm
 	if e.watch != nil {
 		arm = e.watch.walkArm(e.captureStart)
@@ -393,7 +434,7 @@ func (e *Engine) walk() walkResult {
 	if arm != nil {
 		arm.onEnter = e.onWalkDir
 	}
-	w := walkTree(e.root, arm)
+	w := walkTree(e.root, arm, stats)
 	if arm != nil {
 		arm.finish()
 	}
@@ -437,6 +478,9 @@ func (e *Engine) walkedTree(ctx context.Context, paths, dropTracked []string, in
 	seed, cached := e.seedBase, e.seedCache
 	e.seedBase, e.seedCache = nil, nil
 	hinted := false
+	// Without a status nothing compared the seed with base (seedstat.go).
+	statusless, seedRoot := e.statusless, e.statuslessRoot
+	e.statusless, e.statuslessRoot = false, ""
 	if !indexDiffers {
 		switch {
 		case headKnown && e.headIsTree:
@@ -458,8 +502,10 @@ func (e *Engine) walkedTree(ctx context.Context, paths, dropTracked []string, in
 	} else {
 		seed = nil
 	}
-	if len(paths) == 0 && base != "" && !e.headIsTree {
-		// A first capture of a clean worktree: its tree is the commit's.
+	if len(paths) == 0 && base != "" && !e.headIsTree && (!statusless || base == seedRoot) {
+		// A first capture of a clean worktree: its tree is the commit's
+		// (without a status, when the seed's cache tree says its own
+		// tree is).
 		e.setHead(base)
 		return base, nil
 	}
@@ -467,7 +513,14 @@ func (e *Engine) walkedTree(ctx context.Context, paths, dropTracked []string, in
 		// The index holds base exactly, so editing that tree at the
 		// listed paths gives the worktree's tree without reading the
 		// index; the index catches up in the background.
-		tree, err := e.fastTreeFrom(ctx, base, seed, cached, hinted, paths, false)
+		rule := seedTrusted
+		switch {
+		case statusless:
+			rule = seedOnly
+		case hinted:
+			rule = seedHint
+		}
+		tree, err := e.fastTreeFrom(ctx, base, seed, cached, rule, paths, false)
 		if err == nil {
 			e.treeEdits++
 			e.setHead(tree)
@@ -819,6 +872,14 @@ func (e *Engine) ensureIndex(ctx context.Context) (derive bool, err error) {
 		e.seedCache = nil
 	}
 	derive = seeded && knownClean && !flagged && e.pinnedConfig(ctx)
+	e.seedStat = nil
+	if seeded && !flagged && !derive && !e.folder && e.seedIsHead && !e.headIsTree && e.head != "" && seedStatOS && !e.noSeedStat && canCompareSeed(e.realSnap, e.seedEntries) {
+		src := &seedSource{snap: e.realSnap, entries: e.seedEntries}
+		if c, ok := e.seedCache[""]; ok && c.count == len(src.entries) && !anyIntentToAdd(src.entries) {
+			src.root = hex.EncodeToString([]byte(c.oid))
+		}
+		e.seedStat = src
+	}
 	if !derive {
 		e.seedEntries, e.knownWalk = nil, nil
 	}

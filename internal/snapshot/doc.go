@@ -185,6 +185,26 @@
 // goes once such a write succeeded. The real index, HEAD, refs, reflogs and config are never written;
 // only the checkpoint ref is.
 //
+// The first capture after a seed made from the user's index unchanged (no
+// conversion, nothing pruned, flagged, unmerged or sparse, not split, on
+// Linux) runs no status either (seedstat.go): its walk keeps the stat data
+// of every file, which are compared with the seed's entries by git's rules
+// as the engine pins them, to the nanosecond and with the racy-git rule at
+// the second; whatever they cannot vouch for is listed as changed and
+// hashed by the tree edit. Only where the walk found files no entry names
+// does git list the untracked ones (`ls-files --others` limited to those
+// files, or to the topmost directory above them that holds no entry). The
+// tree edit then takes base's trees from the seed only when the seed's own
+// tree is base (its staged changes are otherwise the index path's), and a
+// worktree that differs from the seed nowhere is the commit's tree only
+// when the seed's cache tree names it. A walk that could not read a
+// directory, or more than 2,000 files listed, leave the capture to a
+// status. Since the comparison can be stricter than the git at hand (one
+// built without nanosecond stat data compares to the second), the
+// background update removes every path from the index before adding it
+// back, so that git hashes what the tree edit hashed instead of keeping an
+// entry whose stat data it takes as unchanged.
+//
 // A recycled worktree's first capture runs no status of its own when the
 // claim has just proved the worktree clean with a status on its real index
 // (Options.KnownClean): the seed then holds exactly the entries that status

@@ -47,7 +47,7 @@ func (e *Engine) Excluded(ctx context.Context) ([]string, error) {
 	for _, p := range list {
 		seen[p] = true
 	}
-	for _, d := range walkTree(e.root, nil).nested {
+	for _, d := range walkTree(e.root, nil, false).nested {
 		if !seen[d+"/"] {
 			list = append(list, d+"/")
 		}

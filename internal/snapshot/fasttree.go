@@ -69,17 +69,34 @@ type fastChange struct {
 // deleted that base does not hold either is skipped (fastSkipped) instead
 // of declining: it was created and removed between two captures.
 func (e *Engine) fastTree(ctx context.Context, base string, paths []string, lenient bool) (string, error) {
-	return e.fastTreeFrom(ctx, base, nil, nil, false, paths, lenient)
+	return e.fastTreeFrom(ctx, base, nil, nil, seedTrusted, paths, lenient)
 }
+
+// seedRule says what the seed given to fastTreeFrom must prove before the
+// edit takes base's trees from it.
+type seedRule int
+
+const (
+	// seedTrusted: a status showed no index-side difference, so the
+	// seed holds base; its trees are still checked by computing base's
+	// root, and read from git when they do not match.
+	seedTrusted seedRule = iota
+	// seedHint: base is only a hint of the commit's tree, which the
+	// seed, or else git, must confirm.
+	seedHint
+	// seedOnly: nothing compared the seed with base (a first capture
+	// without a status, seedstat.go): base's trees come from the seed
+	// when its tree is base, and the edit declines otherwise.
+	seedOnly
+)
 
 // fastTreeFrom is fastTree with base's trees computed from seed, the
 // entries of an index whose tree is base (the private index just seeded,
 // where status showed no index-side difference), instead of read with
 // cat-file: base's tree ids are then checked by computing its root
 // (with the tree ids of the seed's cache tree, cached, where they hold).
-// With seedMustBe, base is only a hint of the commit's tree that the seed,
-// or else git, must confirm.
-func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntry, cached map[string]cachedTree, seedMustBe bool, paths []string, lenient bool) (string, error) {
+// rule says what the seed must prove (seedRule).
+func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntry, cached map[string]cachedTree, rule seedRule, paths []string, lenient bool) (string, error) {
 	e.waitEditedIndex()
 	if len(paths) == 0 || len(paths) > fastMaxPackedPaths {
 		return "", errNotFast
@@ -201,7 +218,12 @@ func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntr
 	if err != nil {
 		return "", err
 	}
-	if seedMustBe && old == nil && e.headCommitTree(ctx) != base {
+	if rule == seedOnly && old == nil {
+		// The seed may hold staged changes that base lacks, at paths
+		// the edit does not touch: only the index path is right.
+		return "", errNotFast
+	}
+	if rule == seedHint && old == nil && e.headCommitTree(ctx) != base {
 		// base came from a look that may have paired HEAD's commit with
 		// a later HEAD's tree, and the seed could not confirm it (a
 		// submodule, or the race itself), nor git.

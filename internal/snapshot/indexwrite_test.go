@@ -113,6 +113,10 @@ func TestEditedIndexSmudgesRacilyCleanEntries(t *testing.T) {
 	}
 	sh(t, repo, `git update-index -q --refresh || true`) // other files are modified
 	e := openEngine(t, repo)
+	// A first capture that compares stat data itself lists a racy entry
+	// as changed and reads it again; this is about the entries the
+	// edited index carries over, as after a status.
+	e.noSeedStat = true
 	first := capture(t, e, "")
 	e.Wait()
 	if e.indexWrites != 1 {

@@ -168,6 +168,20 @@ type Engine struct {
 	// seedWhole: the next status is the first of a seed made by this
 	// capture (see changedPaths).
 	seedWhole bool
+	// seedStat is the user's index the private index was just seeded
+	// from unchanged, which the first capture compares with its walk
+	// instead of running a status (seedstat.go); nil otherwise.
+	seedStat *seedSource
+	// statusless: the capture under way listed its changes without a
+	// status (its tree edit must take base's trees from the seed);
+	// statuslessRoot is the root its seed's cache tree names ("" when
+	// none is valid).
+	statusless     bool
+	statuslessRoot string
+	// statuslessCaptures counts them (tests); noSeedStat turns the
+	// comparison off (tests).
+	statuslessCaptures int
+	noSeedStat         bool
 	// fastPacked: the last tree edit wrote its objects as a pack (many
 	// paths; see startIndexUpdate).
 	fastPacked bool

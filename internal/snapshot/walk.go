@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,7 +38,46 @@ type walkResult struct {
 	// gitignores digests every .gitignore found (path and content), so
 	// a change of the rules inside the worktree is noticed (rules.go).
 	gitignores string
+	// files, when the walk was asked for them, holds the stat data of
+	// every regular file and symlink it found, by directory ("" is the
+	// root; a first capture compares them with the seeded index instead
+	// of running a status: seedstat.go). incomplete reports a directory
+	// it could not read whole: files then does not stand for the
+	// worktree.
+	files      map[string]*walkedDir
+	incomplete bool
 }
+
+// walkedDir is what the walk found in one directory: its files, sorted
+// by name.
+type walkedDir struct {
+	files []walkedName
+	next  int // the comparison's cursor (seedstat.go)
+}
+
+// walkedName is a file the walk found, by name in its directory.
+type walkedName struct {
+	name    string
+	st      walkedFile
+	matched bool // an index entry names it (seedstat.go)
+}
+
+// walkedFile is the stat data of a file as the walk found it, as git's
+// lstat would.
+type walkedFile struct {
+	mode         uint32 // st_mode: type and permission bits
+	ctime, mtime int64  // nanoseconds since the epoch
+	ino          uint64
+	uid, gid     uint32
+	size         int64
+}
+
+// The file type bits of st_mode.
+const (
+	modeTypeMask = 0o170000
+	modeRegular  = 0o100000
+	modeSymlink  = 0o120000
+)
 
 // Walk is what a walk of a worktree found that a status cannot report:
 // nested repositories and restrictive permissions (see walkResult). It is
@@ -55,7 +95,7 @@ type Walk struct {
 // WalkTree walks the worktree at root as a capture does.
 func WalkTree(root string) Walk {
 	at := time.Now()
-	w := walkTree(root, nil)
+	w := walkTree(root, nil, false)
 	return Walk{At: at, Nested: w.nested, Modes: w.modes}
 }
 
@@ -115,8 +155,9 @@ func (e *Engine) walkFromNote(note *Walk, entries []indexEntry) (walkResult, boo
 // to their open directory, so the walk costs about what git status's own
 // stat pass does, and runs beside it. With arm, the walk arms a watcher
 // as it goes (watch_linux.go): each directory is watched before it is
-// read, and what changed since the capture began is recorded.
-func walkTree(root string, arm *walkArm) walkResult {
+// read, and what changed since the capture began is recorded. With stats,
+// it records the stat data of every regular file and symlink (files).
+func walkTree(root string, arm *walkArm, stats bool) walkResult {
 	type dirJob struct {
 		rel     string // "" is the root
 		suspect bool   // a directory above changed since the capture began
@@ -127,6 +168,16 @@ func walkTree(root string, arm *walkArm) walkResult {
 		ignores []string
 		pending sync.WaitGroup
 	)
+	if stats {
+		w.files = map[string]*walkedDir{}
+	}
+	fail := func() {
+		if stats {
+			mu.Lock()
+			w.incomplete = true
+			mu.Unlock()
+		}
+	}
 	jobs := make(chan dirJob, 1024)
 	var queue []dirJob // overflow when jobs is full, so workers never block on each other
 	var qmu sync.Mutex
@@ -161,6 +212,9 @@ func walkTree(root string, arm *walkArm) walkResult {
 		}
 		f, err := openDir(dir)
 		if err != nil {
+			if !gone(err) || j.rel == "" {
+				fail()
+			}
 			if arm != nil && !gone(err) {
 				arm.fail(fmt.Sprintf("cannot read %q: %v", j.rel, err))
 			}
@@ -177,6 +231,9 @@ func walkTree(root string, arm *walkArm) walkResult {
 			}
 		}
 		ents, err := f.ReadDir(-1)
+		if err != nil {
+			fail()
+		}
 		if err != nil && arm != nil {
 			arm.fail(fmt.Sprintf("cannot read %q: %v", j.rel, err))
 		}
@@ -197,17 +254,17 @@ func walkTree(root string, arm *walkArm) walkResult {
 			}
 		}
 		var modes map[string]fs.FileMode
+		var files []walkedName
+		if stats {
+			files = make([]walkedName, 0, len(ents))
+		}
 		for _, d := range ents {
 			name := d.Name()
 			if isBlocked(name) || strings.HasPrefix(name, tmpPrefix) {
 				continue
 			}
-			rel := name
-			if j.rel != "" {
-				rel = j.rel + "/" + name
-			}
 			if name == ".gitignore" {
-				rec := rel + "\x00" + gitignoreDigest(filepath.Join(dir, name))
+				rec := join(j.rel, name) + "\x00" + gitignoreDigest(filepath.Join(dir, name))
 				mu.Lock()
 				ignores = append(ignores, rec)
 				mu.Unlock()
@@ -215,24 +272,38 @@ func walkTree(root string, arm *walkArm) walkResult {
 			changed := suspect
 			switch t := d.Type(); {
 			case t.IsDir():
-				push(dirJob{rel, suspect})
+				push(dirJob{join(j.rel, name), suspect})
 				continue
 			case t.IsRegular():
-				perm, ct, ok := permAt(f, name)
-				if ok && restrictive(perm) {
+				st, ok := statAt(f, name)
+				ok = ok && st.mode&modeTypeMask == modeRegular
+				if perm := fs.FileMode(st.mode & 0o777); ok && restrictive(perm) {
 					if modes == nil {
 						modes = map[string]fs.FileMode{}
 					}
-					modes[rel] = perm
+					modes[join(j.rel, name)] = perm
 				}
-				changed = changed || !ok || (arm != nil && arm.recent(ct))
+				if ok && stats {
+					files = append(files, walkedName{name: name, st: st})
+				}
+				changed = changed || !ok || (arm != nil && arm.recent(st.ctime))
+			case t&fs.ModeSymlink != 0 && stats:
+				if st, ok := statAt(f, name); ok && st.mode&modeTypeMask == modeSymlink {
+					files = append(files, walkedName{name: name, st: st})
+				}
 			}
 			if arm != nil && changed {
 				if name == ".gitignore" {
 					arm.walkNext("an ignore file changed")
 				}
-				arm.changed(rel)
+				arm.changed(join(j.rel, name))
 			}
+		}
+		if stats && len(files) > 0 {
+			slices.SortFunc(files, func(a, b walkedName) int { return strings.Compare(a.name, b.name) })
+			mu.Lock()
+			w.files[j.rel] = &walkedDir{files: files}
+			mu.Unlock()
 		}
 		if len(modes) > 0 {
 			mu.Lock()
@@ -276,6 +347,14 @@ func walkTree(root string, arm *walkArm) walkResult {
 	sort.Strings(ignores)
 	w.gitignores = strings.Join(ignores, "\x00")
 	return w
+}
+
+// join is the worktree-relative path of name in the directory rel.
+func join(rel, name string) string {
+	if rel == "" {
+		return name
+	}
+	return rel + "/" + name
 }
 
 // gone reports an error opening a directory that is no longer one: it
@@ -363,7 +442,7 @@ func (e *Engine) dropNested(ctx context.Context, nested []string) (bool, error) 
 // as it is now (directories holding a .git entry), relative and sorted.
 // Captures leave them out and restores leave them alone.
 func (e *Engine) NestedRepos() []string {
-	return walkTree(e.root, nil).nested
+	return walkTree(e.root, nil, false).nested
 }
 
 // LeftAlone splits changes (from Diff) into those a restore applies and the

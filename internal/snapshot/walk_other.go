@@ -20,14 +20,22 @@ func openDir(path string) (*os.File, error) {
 	return os.Open(path)
 }
 
-// permAt returns the permission bits of name in the directory dir (its
-// change time is not known here: no watcher is armed by a walk).
-func permAt(dir *os.File, name string) (fs.FileMode, int64, bool) {
+// statAt returns the type and permission bits of name in the directory
+// dir (its other stat data are not known here: no watcher is armed and no
+// first capture compares them).
+func statAt(dir *os.File, name string) (walkedFile, bool) {
 	st, err := os.Lstat(filepath.Join(dir.Name(), name))
-	if err != nil || !st.Mode().IsRegular() {
-		return 0, 0, false
+	if err != nil {
+		return walkedFile{}, false
 	}
-	return st.Mode().Perm(), 0, true
+	var typ uint32
+	switch {
+	case st.Mode().IsRegular():
+		typ = modeRegular
+	case st.Mode()&fs.ModeSymlink != 0:
+		typ = modeSymlink
+	}
+	return walkedFile{mode: typ | uint32(st.Mode().Perm()), size: st.Size()}, true
 }
 
 func dirCtime(dir *os.File) (int64, bool) { return 0, false }

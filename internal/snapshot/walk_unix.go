@@ -3,7 +3,6 @@
 package snapshot
 
 import (
-	"io/fs"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -18,18 +17,18 @@ func openDir(path string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// permAt returns the permission bits and the inode change time (Unix ns)
-// of name in the open directory dir, without following a symlink and
-// without resolving the whole path again.
-func permAt(dir *os.File, name string) (perm fs.FileMode, ctime int64, ok bool) {
+// statAt returns the stat data of name in the open directory dir, without
+// following a symlink and without resolving the whole path again.
+func statAt(dir *os.File, name string) (walkedFile, bool) {
 	var st unix.Stat_t
 	if err := unix.Fstatat(int(dir.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return 0, 0, false
+		return walkedFile{}, false
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return 0, 0, false
-	}
-	return fs.FileMode(st.Mode & 0o777), unix.TimespecToNsec(st.Ctim), true
+	return walkedFile{
+		mode:  uint32(st.Mode),
+		ctime: unix.TimespecToNsec(st.Ctim), mtime: unix.TimespecToNsec(st.Mtim),
+		ino: uint64(st.Ino), uid: st.Uid, gid: st.Gid, size: st.Size,
+	}, true
 }
 
 // dirCtime returns the inode change time (Unix ns) of the open directory.

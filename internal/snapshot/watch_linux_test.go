@@ -47,7 +47,7 @@ func checkWatched(t *testing.T, e, twin *Engine, wt string, what func() string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantModes, err := e.capturedModes(ctx, walkTree(wt, nil).modes)
+	wantModes, err := e.capturedModes(ctx, walkTree(wt, nil, false).modes)
 	if err != nil {
 		t.Fatal(err)
 	}
