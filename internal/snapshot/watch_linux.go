@@ -47,6 +47,12 @@ type watcher struct {
 	budget      int
 	budgetWhy   string
 	budgetKnown chan struct{}
+	// provisional is what a walk may watch before the budget is known:
+	// an eighth of the user's limit is within a quarter of the free
+	// watches whenever the user's other processes hold at most half of
+	// it. A walk that ends over the budget gives its watches back
+	// (walkArm.finish). 0: wait for the budget.
+	provisional int
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -95,15 +101,20 @@ func watchable(root string) string {
 // watchBudget is a quarter of the inotify watches the user has left: the
 // user's editor and other tools share the per-user limit.
 func watchBudget() (int, error) {
-	b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches")
-	if err != nil {
-		return 0, err
-	}
-	max, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	max, err := maxUserWatches()
 	if err != nil {
 		return 0, err
 	}
 	return (max - watchesInUse()) / 4, nil
+}
+
+// maxUserWatches is the kernel's limit of inotify watches per user.
+func maxUserWatches() (int, error) {
+	b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches")
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(string(b)))
 }
 
 // watchesInUse counts the inotify watches held by the processes this user
@@ -167,6 +178,9 @@ func openWatcher(root string, budget int, count func() (int, error)) (*watcher, 
 		if count == nil {
 			count = watchBudget
 		}
+		if max, err := maxUserWatches(); err == nil {
+			w.provisional = max / 8
+		}
 		go func() {
 			defer close(w.budgetKnown)
 			b, err := count()
@@ -192,6 +206,16 @@ var errNoWatchesLeft = errors.New("no inotify watches left for this user")
 func (w *watcher) limit() (budget int, why string) {
 	<-w.budgetKnown
 	return w.budget, w.budgetWhy
+}
+
+// limitNow is the budget if known, else the provisional one (known false).
+func (w *watcher) limitNow() (budget int, why string, known bool) {
+	select {
+	case <-w.budgetKnown:
+		return w.budget, w.budgetWhy, true
+	default:
+		return w.provisional, "", false
+	}
 }
 
 // budgeted reports whether the watcher may hold watches; when it may
@@ -777,10 +801,18 @@ const (
 // a capture that began at start, or nil when the watcher is armed, dead,
 // or arms in the background.
 func (w *watcher) walkArm(start time.Time) *walkArm {
-	w.limit() // known before the lock is taken: events wait for the lock
+	if w.provisional == 0 {
+		w.limit() // known before the lock is taken: events wait for the lock
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.byWalk || w.armed || w.dead != "" || w.closed || !w.budgeted() {
+	if !w.byWalk || w.armed || w.dead != "" || w.closed {
+		return nil
+	}
+	// The count of the user's watches may still run: the walk watches
+	// up to the provisional budget meanwhile.
+	if _, why, known := w.limitNow(); known && why != "" {
+		w.dead = why
 		return nil
 	}
 	// What an earlier walk that could not arm left is dropped: this one
@@ -842,7 +874,11 @@ func (a *walkArm) enter(rel, abs string) {
 		a.fail("the watcher stopped")
 		return
 	}
-	if budget, _ := w.limit(); len(w.wds) >= budget {
+	budget, _, known := w.limitNow()
+	if !known && len(w.wds) >= budget {
+		budget, _ = w.limit() // past the provisional budget: the count decides
+	}
+	if len(w.wds) >= budget {
 		a.mu.Lock()
 		a.overBudget = true
 		a.mu.Unlock()
@@ -899,6 +935,9 @@ func (a *walkArm) walkNext(why string) {
 // change set gathered since is the next capture's.
 func (a *walkArm) finish() {
 	w := a.w
+	// Known before the lock is taken (events wait for the lock): the
+	// walk may have watched on the provisional budget.
+	budget, why := w.limit()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	defer w.cond.Broadcast()
@@ -908,6 +947,12 @@ func (a *walkArm) finish() {
 	a.mu.Lock()
 	failed, over := a.failed, a.overBudget
 	a.mu.Unlock()
+	switch {
+	case why != "":
+		failed, over = why, true
+	case len(w.wds) > budget:
+		failed, over = fmt.Sprintf("the worktree has more directories than the %d inotify watches yolop allows itself", budget), true
+	}
 	if failed != "" {
 		w.disarm()
 		w.unarmed = failed

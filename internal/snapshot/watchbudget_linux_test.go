@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -59,5 +60,57 @@ func TestNoWatchBudgetMeansWalks(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWalkWatchesBeforeTheCount: a walk that arms the watcher does not
+// wait for the count of the user's watches; when the count, once known,
+// allows fewer watches than the walk took, the walk gives them all back
+// and the watcher stops for good, every capture walking and exact.
+func TestWalkWatchesBeforeTheCount(t *testing.T) {
+	t.Parallel()
+	wt := gittest.NewRepo(t)
+	sh(t, wt, `for d in a b c d e f; do mkdir -p $d/sub; printf '%s\n' $d > $d/sub/f; done; git add -A; git commit -qm base`)
+	e, err := Open(context.Background(), Options{Worktree: wt, SessionID: "s_test", StateDir: filepath.Join(t.TempDir(), "state")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	counted := make(chan struct{})
+	var watchedBefore int
+	e.countWatches = func() (int, error) {
+		select {
+		case <-counted: // the walk has watched every directory by then
+		case <-time.After(10 * time.Second): // it waits for the count
+		}
+		return 3, nil
+	}
+	var entered atomic.Int32
+	e.onWalkDir = func(string) {
+		// The last of the 13 directories: the other 12 are watched.
+		if entered.Add(1) == 13 {
+			e.watch.mu.Lock()
+			watchedBefore = len(e.watch.wds)
+			e.watch.mu.Unlock()
+			close(counted)
+		}
+	}
+	e.Watch(WatchOptions{Resync: -1, ArmWithWalk: true})
+	for i := range 3 {
+		sh(t, wt, `printf 'x\n' >> a/sub/f`)
+		if got, want := capture(t, e, "").Tree, oracle(t, wt); got != want {
+			t.Fatalf("capture %d: %s, a fresh engine %s", i, got, want)
+		}
+		e.onWalkDir = nil
+	}
+	if watchedBefore != 12 {
+		t.Fatalf("the walk had %d watches when the count came: it waited for it", watchedBefore)
+	}
+	st := e.WatchState()
+	if st.Watching || st.Watches != 0 || !strings.Contains(st.Stopped, "more directories than the 3 inotify watches") {
+		t.Fatalf("%+v: want stopped for good over the budget, with no watch", st)
+	}
+	if st.Walked != 3 || st.Watched != 0 {
+		t.Fatalf("%d walked, %d watched; want three walks", st.Walked, st.Watched)
 	}
 }
