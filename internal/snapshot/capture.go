@@ -284,7 +284,7 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool, earl
 		statusDone = func() {}
 		w = walked.wait()
 		var others []string
-		paths, others, compared = seedChanged(src.snap, src.entries, w)
+		paths, others, compared = seedChanged(src.snap, src.entries, w, e.maxFileSize)
 		if compared && len(others) > 0 {
 			untracked, err := e.untrackedFiles(ctx, others)
 			if err != nil {

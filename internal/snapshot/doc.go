@@ -198,8 +198,9 @@
 // tree is base (its staged changes are otherwise the index path's), and a
 // worktree that differs from the seed nowhere is the commit's tree only
 // when the seed's cache tree names it. A walk that could not read a
-// directory, or more than 2,000 files listed, leave the capture to a
-// status. Since the comparison can be stricter than the git at hand (one
+// directory or stat a file in it, more than 2,000 files listed, or a file
+// listed over Options.MaxFileSize (only a hash tells whether it changed,
+// and the capture leaves out a changed one) leave the capture to a status. Since the comparison can be stricter than the git at hand (one
 // built without nanosecond stat data compares to the second), the
 // background update removes every path from the index before adding it
 // back, so that git hashes what the tree edit hashed instead of keeping an

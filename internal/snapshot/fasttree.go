@@ -886,16 +886,17 @@ func (e *Engine) startIndexUpdate(paths, deleted []string) {
 
 // removeArgs are update-index arguments that remove the deleted paths
 // from the index and then stop removing: "./" keeps a path that starts with
-// '-' from being taken for an option. A long list stays on stdin.
+// '-' from being taken for an option. A list too long for a command line
+// (well below the kernel's limit of its arguments) stays on stdin.
 func removeArgs(deleted []string) ([]string, bool) {
-	if len(deleted) == 0 || len(deleted) > 256 {
+	if len(deleted) == 0 || len(deleted) > 4096 {
 		return nil, false
 	}
 	args := []string{"update-index", "--force-remove"}
 	size := 0
 	for _, p := range deleted {
 		size += len(p) + 3
-		if size > 32<<10 || strings.ContainsRune(p, 0) {
+		if size > 256<<10 || strings.ContainsRune(p, 0) {
 			return nil, false
 		}
 		args = append(args, "./"+p)

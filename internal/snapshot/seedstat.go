@@ -92,8 +92,11 @@ func anyIntentToAdd(entries []indexEntry) bool {
 // and the pathspecs under which the walk found files the seed does not
 // hold: untracked or ignored, which only git's rules tell apart
 // (untrackedFiles). ok is false when the comparison cannot stand for a
-// status.
-func seedChanged(snap *indexSnap, entries []indexEntry, w walkResult) (paths, others []string, ok bool) {
+// status. A file over maxSize (when positive) that the comparison cannot
+// vouch for leaves the capture to a status too: the capture leaves out a
+// changed file over that size, and only the status's hash tells whether it
+// changed.
+func seedChanged(snap *indexSnap, entries []indexEntry, w walkResult, maxSize int64) (paths, others []string, ok bool) {
 	if w.files == nil || w.incomplete {
 		return nil, nil, false
 	}
@@ -110,6 +113,9 @@ func seedChanged(snap *indexSnap, entries []indexEntry, w walkResult) (paths, ot
 		}
 		f, found := w.file(ent.path)
 		if !found || !sameStat(snap.data[ent.at:], ent.mode, f) || f.mtime/1e9 >= racy {
+			if found && maxSize > 0 && f.size > maxSize {
+				return nil, nil, false
+			}
 			paths = append(paths, ent.path)
 			if len(paths) > seedMax {
 				return nil, nil, false

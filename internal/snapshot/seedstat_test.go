@@ -201,7 +201,7 @@ func indexStep(t *testing.T, rng *rand.Rand, f *fuzzTree) string {
 		if p == "" {
 			return "noop"
 		}
-		gittest.Git(t, wt, "update-index", "--add", "--remove", "--", p)
+		gittest.Git(t, wt, "update-index", "--add", "--remove", "--replace", "--", p)
 		if rng.IntN(2) == 0 && !isLink(f.abs(p)) {
 			if err := os.WriteFile(f.abs(p), []byte("after add "+p+"\n"), 0o644); err != nil {
 				t.Fatal(err)
@@ -378,5 +378,127 @@ func TestSameStat(t *testing.T) {
 	}
 	if sameStat(sd(nil), 0o160000, f) {
 		t.Errorf("a gitlink entry matched a file")
+	}
+}
+
+// TestSeedComparisonLargeFiles: a file over Options.MaxFileSize whose
+// stat data no longer vouch for it is left to a status, which hashes it:
+// the capture leaves out a changed one only.
+func TestSeedComparisonLargeFiles(t *testing.T) {
+	t.Parallel()
+	if !seedStatOS {
+		t.Skip("the comparison runs on Linux only")
+	}
+	for _, c := range []struct {
+		name, script string
+		compared     bool
+	}{
+		{"untouched", `true`, true},
+		{"touched", `touch big.bin`, false},
+		{"rewritten, same bytes", `cp big.bin big.tmp; cat big.tmp > big.bin; rm big.tmp`, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			wt := gittest.NewRepo(t)
+			sh(t, wt, `head -c 5000 /dev/zero | tr '\0' x > big.bin; echo a > a.txt
+find . -path ./.git -prune -o -exec touch -h -d '-1 hour' {} +; git add -A; git commit -qm base`)
+			sh(t, wt, c.script)
+			withStatus := openEngine(t, wt)
+			withStatus.noSeedStat, withStatus.maxFileSize = true, 1000
+			want := capture(t, withStatus, "").Tree
+			e := openEngine(t, wt)
+			e.maxFileSize = 1000
+			got := capture(t, e, "").Tree
+			if got != want {
+				t.Fatalf("first capture %s, with a status %s:\n%s", got, want, gittest.Git(t, wt, "diff-tree", "-r", want, got))
+			}
+			if !strings.Contains(gittest.Git(t, wt, "ls-tree", "--name-only", got), "big.bin") {
+				t.Fatalf("the unchanged big.bin was left out")
+			}
+			if (e.statuslessCaptures == 1) != c.compared {
+				t.Fatalf("compared stat data: %v, want %v", e.statuslessCaptures == 1, c.compared)
+			}
+		})
+	}
+}
+
+// TestSeedComparisonUnsearchableDirectory: a directory that can be read
+// but not searched hides its files' stat data from the walk as from git;
+// the capture fails as a status-driven one does, never leaving them out.
+func TestSeedComparisonUnsearchableDirectory(t *testing.T) {
+	t.Parallel()
+	if !seedStatOS {
+		t.Skip("the comparison runs on Linux only")
+	}
+	if os.Geteuid() == 0 {
+		t.Skip("root searches every directory")
+	}
+	for _, script := range []string{
+		`mkdir nd; echo 1 > nd/f; chmod 444 nd`,
+		`echo 2 > td/u; chmod 444 td`,
+	} {
+		wt := gittest.NewRepo(t)
+		sh(t, wt, `mkdir td; echo 1 > td/t; git add -A; git commit -qm base`)
+		sh(t, wt, script)
+		t.Cleanup(func() { sh(t, wt, `chmod 755 td; [ ! -d nd ] || chmod 755 nd`) })
+		for _, noSeedStat := range []bool{true, false} {
+			e := openEngine(t, wt)
+			e.noSeedStat = noSeedStat
+			if s, err := e.Capture(context.Background(), ""); err == nil {
+				t.Errorf("%q (with a status: %v): captured %s, want the error a status gives", script, noSeedStat, s.Tree)
+			}
+			if e.statuslessCaptures != 0 {
+				t.Errorf("%q: the capture compared stat data the walk could not read", script)
+			}
+		}
+	}
+}
+
+// TestSeedComparisonAgainstStatus: ignore rules, names and index states a
+// comparison could get wrong; each first capture must take the tree a
+// first capture with a status takes (or, where git's own comparison to
+// the second cannot see an edit, the tree of every file's bytes).
+func TestSeedComparisonAgainstStatus(t *testing.T) {
+	t.Parallel()
+	if !seedStatOS {
+		t.Skip("the comparison runs on Linux only")
+	}
+	const base = `mkdir -p src/lib docs; echo a > src/a.go; echo b > src/lib/b.go; echo r > docs/r.md; echo t > top.txt`
+	cases := []struct{ name, setup, script, nested string }{
+		{"a negated file under an ignored directory", `printf 'out/\n!out/keep.txt\n' > .gitignore`, `mkdir out; echo k > out/keep.txt; echo o > out/o`, ""},
+		{"a negated file under an ignored directory's contents", `printf 'out/*\n!out/keep.txt\n' > .gitignore; mkdir out; echo k > out/keep.txt`, `mkdir -p out/sub; echo o > out/o; echo n > out/sub/n; echo k2 > out/keep.txt.bak`, ""},
+		{"a negated subdirectory", `printf 'dir/*\n!dir/sub/\n' > .gitignore`, `mkdir -p dir/sub/deep; echo x > dir/x; echo s > dir/sub/s; echo d > dir/sub/deep/d`, ""},
+		{"tracked files under an ignored directory", `mkdir out; echo t > out/t; git add -f out/t; printf 'out/\n!out/u\n' > .gitignore`, `echo u > out/u; echo v > out/v; mkdir -p out/sub; echo w > out/sub/w; echo t2 > out/t`, ""},
+		{"a tracked directory ignored", `printf 'src/\n' > .gitignore`, `echo n > src/new.go; mkdir -p src/newdir; echo m > src/newdir/m; echo a2 > src/a.go`, ""},
+		{"an allow-list", `printf '*\n!*/\n!*.go\n!.gitignore\n' > .gitignore`, `echo n > src/new.go; echo t > src/new.txt; mkdir -p fresh/deep; echo g > fresh/deep/x.go; echo h > fresh/deep/x.md`, ""},
+		{"core.excludesFile and info/exclude", `printf '*.tmp\nsecret/\n' > ../excludes-$$; git config core.excludesFile "$(cd .. && pwd)/excludes-$$"; printf 'priv/\n*.bak\n' > .git/info/exclude`, `echo 1 > a.tmp; mkdir -p secret priv nd; echo 2 > secret/s; echo 3 > nd/x.tmp; echo 4 > nd/y; echo 5 > priv/p; echo 6 > src/x.bak`, ""},
+		{"an untracked directory with its own rules", ``, `mkdir -p nd/a/b; printf '*\n!.gitignore\n!keep\n' > nd/.gitignore; echo 1 > nd/keep; echo 2 > nd/other; echo 3 > nd/a/b/keep`, ""},
+		{"names that sort apart from their paths", `echo 1 > a-b; echo 2 > a.b; mkdir a; echo 3 > a/b; echo 4 > a0; printf 5 > "$(printf 'z\377')"`, `echo 1 > a-c; echo 2 > a.c; echo 3 > a/c; echo 4 > a1; printf y > "$(printf 'z\376')"; mkdir -p "$(printf 'a\377')"; echo q > "$(printf 'a\377')/q"; echo 1x > a-b`, ""},
+		{"names pathspecs would read", `echo 1 > ':x'; echo 2 > ./-x`, `echo 1 > ':(top)y'; echo 2 > ./-y; echo 3 > '*'; echo 4 > 'x?'; echo 5 > '[ab]'; echo 6 > 'back\slash'; echo 7 > ' sp'; mkdir -p '[d]' ':(glob)d'; echo 8 > '[d]/f'; echo 9 > ':(glob)d/*'; echo 10 > ':x'`, ""},
+		{"the executable bit set in the index only", ``, `git update-index --chmod=+x top.txt; chmod +x src/a.go`, ""},
+		{"a directory become a symlink, another a file", ``, `rm -rf src docs; ln -s top.txt src; echo f > docs`, ""},
+		{"a nested repository in an untracked directory", ``, `mkdir -p nd/n; echo 1 > nd/x; (cd nd/n && git init -q && echo 2 > f)`, "nd/n"},
+		{"index version 4", `git update-index --index-version 4`, `echo n > src/new.go; echo a2 > src/a.go; printf 'R\n' > docs/r.md; touch -r top.txt docs/r.md`, ""},
+		{"intent to add in a new directory", ``, `mkdir nd; echo 1 > nd/f; echo 2 > nd/g; git add -N nd/f`, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			wt := gittest.NewRepo(t)
+			sh(t, wt, base+"\n"+c.setup+"\nfind . -path ./.git -prune -o -exec touch -h -d '-1 hour' {} +; git add -A; git commit -qm base")
+			time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+			sh(t, wt, c.script)
+			withStatus := openEngine(t, wt)
+			withStatus.noSeedStat = true
+			want := capture(t, withStatus, "").Tree
+			e := openEngine(t, wt)
+			got := capture(t, e, "").Tree
+			if e.statuslessCaptures != 1 {
+				t.Errorf("the first capture ran a status")
+			}
+			if got != want && got != freshIndexTree(t, wt, c.nested) {
+				t.Fatalf("first capture %s, with a status %s:\n%s", got, want, gittest.Git(t, wt, "diff-tree", "-r", "--no-renames", want, got))
+			}
+		})
 	}
 }

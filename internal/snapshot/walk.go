@@ -275,8 +275,13 @@ func walkTree(root string, arm *walkArm, stats bool) walkResult {
 				push(dirJob{join(j.rel, name), suspect})
 				continue
 			case t.IsRegular():
-				st, ok := statAt(f, name)
-				ok = ok && st.mode&modeTypeMask == modeRegular
+				st, err := statAt(f, name)
+				if err != nil && !errors.Is(err, fs.ErrNotExist) {
+					// Readable but not searchable, or worse: git
+					// cannot look at the file either.
+					fail()
+				}
+				ok := err == nil && st.mode&modeTypeMask == modeRegular
 				if perm := fs.FileMode(st.mode & 0o777); ok && restrictive(perm) {
 					if modes == nil {
 						modes = map[string]fs.FileMode{}
@@ -288,7 +293,11 @@ func walkTree(root string, arm *walkArm, stats bool) walkResult {
 				}
 				changed = changed || !ok || (arm != nil && arm.recent(st.ctime))
 			case t&fs.ModeSymlink != 0 && stats:
-				if st, ok := statAt(f, name); ok && st.mode&modeTypeMask == modeSymlink {
+				st, err := statAt(f, name)
+				if err != nil && !errors.Is(err, fs.ErrNotExist) {
+					fail()
+				}
+				if err == nil && st.mode&modeTypeMask == modeSymlink {
 					files = append(files, walkedName{name: name, st: st})
 				}
 			}

@@ -23,10 +23,10 @@ func openDir(path string) (*os.File, error) {
 // statAt returns the type and permission bits of name in the directory
 // dir (its other stat data are not known here: no watcher is armed and no
 // first capture compares them).
-func statAt(dir *os.File, name string) (walkedFile, bool) {
+func statAt(dir *os.File, name string) (walkedFile, error) {
 	st, err := os.Lstat(filepath.Join(dir.Name(), name))
 	if err != nil {
-		return walkedFile{}, false
+		return walkedFile{}, err
 	}
 	var typ uint32
 	switch {
@@ -35,7 +35,7 @@ func statAt(dir *os.File, name string) (walkedFile, bool) {
 	case st.Mode()&fs.ModeSymlink != 0:
 		typ = modeSymlink
 	}
-	return walkedFile{mode: typ | uint32(st.Mode().Perm()), size: st.Size()}, true
+	return walkedFile{mode: typ | uint32(st.Mode().Perm()), size: st.Size()}, nil
 }
 
 func dirCtime(dir *os.File) (int64, bool) { return 0, false }

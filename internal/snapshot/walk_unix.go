@@ -19,16 +19,16 @@ func openDir(path string) (*os.File, error) {
 
 // statAt returns the stat data of name in the open directory dir, without
 // following a symlink and without resolving the whole path again.
-func statAt(dir *os.File, name string) (walkedFile, bool) {
+func statAt(dir *os.File, name string) (walkedFile, error) {
 	var st unix.Stat_t
 	if err := unix.Fstatat(int(dir.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return walkedFile{}, false
+		return walkedFile{}, err
 	}
 	return walkedFile{
 		mode:  uint32(st.Mode),
 		ctime: unix.TimespecToNsec(st.Ctim), mtime: unix.TimespecToNsec(st.Mtim),
 		ino: uint64(st.Ino), uid: st.Uid, gid: st.Gid, size: st.Size,
-	}, true
+	}, nil
 }
 
 // dirCtime returns the inode change time (Unix ns) of the open directory.
