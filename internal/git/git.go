@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -358,18 +359,94 @@ var (
 )
 
 // CheckVersion runs `git version` once per process and fails when git is
-// missing or older than MinVersion.
+// missing or older than MinVersion. What it printed is kept in the user's
+// cache directory under the identity of the git executable the PATH names
+// (its path, size and modification time), so that a later process running
+// the same git reads it instead of starting one more (every process of a
+// session start pays for each git it starts).
 func CheckVersion(ctx context.Context) (Version, error) {
 	versionOnce.Do(func() {
-		out, err := New("").Run(ctx, "version")
-		if err != nil {
-			versionErr = err
-			return
+		cache := versionCache()
+		id := executableID("git")
+		out, ok := cachedVersion(cache, id)
+		if !ok {
+			b, err := New("").Run(ctx, "version")
+			if err != nil {
+				versionErr = err
+				return
+			}
+			out = string(b)
+			keepVersion(cache, id, out)
 		}
-		versionVal, versionErr = ParseVersion(string(out))
+		versionVal, versionErr = ParseVersion(out)
 		if versionErr == nil && !versionVal.AtLeast(MinVersion) {
 			versionErr = fmt.Errorf("git: version %s is too old; yolop needs %s or newer", versionVal, MinVersion)
 		}
 	})
 	return versionVal, versionErr
+}
+
+// versionCache is the file CheckVersion keeps git's version in ("" when
+// the user has no cache directory).
+func versionCache() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "yolop", "git-version")
+}
+
+// executableID identifies the executable name resolves to on the PATH:
+// its absolute path, size and modification time ("" when it is not
+// found). An upgrade replaces the file, and with it the identity.
+func executableID(name string) string {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return ""
+	}
+	if p, err = filepath.Abs(p); err != nil {
+		return ""
+	}
+	st, err := os.Stat(p)
+	if err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	return fmt.Sprintf("%s\x00%d\x00%d", p, st.Size(), st.ModTime().UnixNano())
+}
+
+// cachedVersion is the `git version` output kept for the executable id.
+func cachedVersion(cache, id string) (string, bool) {
+	if cache == "" || id == "" {
+		return "", false
+	}
+	b, err := os.ReadFile(cache)
+	if err != nil {
+		return "", false
+	}
+	key, out, ok := strings.Cut(string(b), "\n")
+	if !ok || key != id || !strings.HasPrefix(out, "git version ") {
+		return "", false
+	}
+	return out, true
+}
+
+// keepVersion records out for the executable id. The cache only spares a
+// process: a failure to write it is not one to report, and the next
+// process asks git again.
+func keepVersion(cache, id, out string) {
+	if cache == "" || id == "" || strings.Contains(id, "\n") {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(cache), 0o700); err != nil {
+		return
+	}
+	f, err := os.CreateTemp(filepath.Dir(cache), ".git-version-")
+	if err != nil {
+		return
+	}
+	_, werr := f.WriteString(id + "\n" + out)
+	cerr := f.Close()
+	if werr != nil || cerr != nil || os.Rename(f.Name(), cache) != nil {
+		os.Remove(f.Name())
+	}
 }
