@@ -297,33 +297,44 @@ func (p *packWriter) cut(start int64) error {
 // makes both durable and renames them into place: the index last, as git
 // only looks at packs through their index. An empty pack is removed.
 func (p *packWriter) finish() error {
+	named, err := p.place()
+	if err != nil || named == nil {
+		return err
+	}
+	return named()
+}
+
+// place is finish but for the sync of the names: the pack and its index
+// are durable and in place, readable by git, and named (nil for an empty
+// pack) makes their names durable.
+func (p *packWriter) place() (func() error, error) {
 	if err := p.w.Flush(); err != nil {
-		return p.abort(err)
+		return nil, p.abort(err)
 	}
 	if len(p.objs) == 0 {
-		return p.abort(nil)
+		return nil, p.abort(nil)
 	}
 	var cnt [4]byte
 	binary.BigEndian.PutUint32(cnt[:], uint32(len(p.objs)))
 	if _, err := p.f.WriteAt(cnt[:], 8); err != nil {
-		return p.abort(err)
+		return nil, p.abort(err)
 	}
 	// The trailer is the SHA-1 of everything before it, read back once.
 	if _, err := p.f.Seek(0, io.SeekStart); err != nil {
-		return p.abort(err)
+		return nil, p.abort(err)
 	}
 	h := sha1.New()
 	if _, err := io.Copy(h, bufio.NewReaderSize(p.f, 1<<20)); err != nil {
-		return p.abort(err)
+		return nil, p.abort(err)
 	}
 	sum := h.Sum(nil)
 	if _, err := p.f.Write(sum); err != nil {
-		return p.abort(err)
+		return nil, p.abort(err)
 	}
 	// Through the descriptor, not the path: whatever can write the pack
 	// directory could have put a symlink there by now.
 	if err := p.f.Chmod(p.perm); err != nil {
-		return p.abort(err)
+		return nil, p.abort(err)
 	}
 	// The index is written and synced beside the pack's own sync: two
 	// fsyncs at once share the file system's journal commit.
@@ -342,27 +353,27 @@ func (p *packWriter) finish() error {
 		if ix.err == nil {
 			os.Remove(ix.path)
 		}
-		return p.abort(errors.Join(err, ix.err))
+		return nil, p.abort(errors.Join(err, ix.err))
 	}
 	tmp := p.f.Name()
 	if err := p.f.Close(); err != nil {
 		os.Remove(tmp)
 		os.Remove(ix.path)
-		return err
+		return nil, err
 	}
 	// The pack first: git finds a pack by its index.
 	name := filepath.Join(p.dir, "pack-"+hex.EncodeToString(sum))
 	if err := os.Rename(tmp, name+".pack"); err != nil {
 		os.Remove(tmp)
 		os.Remove(ix.path)
-		return err
+		return nil, err
 	}
 	if err := os.Rename(ix.path, name+".idx"); err != nil {
 		os.Remove(ix.path)
-		return err
+		return nil, err
 	}
 	// One directory sync makes both names durable.
-	return fsutil.SyncDir(p.dir)
+	return func() error { return fsutil.SyncDir(p.dir) }, nil
 }
 
 // writeSynced writes data to a new temporary file in dir (named after

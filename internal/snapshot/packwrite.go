@@ -7,6 +7,7 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"strings"
@@ -85,14 +86,24 @@ func encodePack(newHash func() hash.Hash, objs []packObject) ([]byte, error) {
 // writePack stores objs in the repository as one pack and checks that git
 // has every one of them under the id computed here. Any failure declines
 // to the index path (errNotFast) unless the capture was cancelled.
-func (e *Engine) writePack(ctx context.Context, newHash func() hash.Hash, objs []packObject) error {
+func (e *Engine) writePack(ctx context.Context, newHash func() hash.Hash, objs []packObject) (err error) {
 	if e.hashSize() == sha1.Size && !sharedRepository(e.sharedRepo) {
 		// The pack and its index written here (pack.go): index-pack
 		// would only inflate and hash every object again. A shared
 		// repository's packs get their permissions from git.
-		if err := writeOwnPack(e.objects, objs); err != nil {
+		named, werr := writeOwnPack(e.objects, objs)
+		if werr != nil {
 			return errNotFast
 		}
+		// The sync that makes their names durable runs beside git's
+		// check, which reads them in place already.
+		synced := make(chan error, 1)
+		go func() { synced <- named() }()
+		defer func() {
+			if serr := <-synced; serr != nil && err == nil {
+				err = errNotFast
+			}
+		}()
 	} else {
 		pack, err := encodePack(newHash, objs)
 		if err != nil {
@@ -135,12 +146,12 @@ func (e *Engine) writePack(ctx context.Context, newHash func() hash.Hash, objs [
 
 // writeOwnPack stores objs (SHA-1) as one durable pack with its index in
 // the repository's objects directory, readable by everyone who can reach
-// it, as git's own packs are. An object whose id is not the one computed
-// for it declines.
-func writeOwnPack(objects string, objs []packObject) error {
+// it, as git's own packs are; named makes their names durable (packWriter.place).
+// An object whose id is not the one computed for it declines.
+func writeOwnPack(objects string, objs []packObject) (named func() error, err error) {
 	pw, err := newPackWriter(objects)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pw.perm = 0o444
 	for _, o := range objs {
@@ -149,8 +160,12 @@ func writeOwnPack(objects string, objs []packObject) error {
 			err = fmt.Errorf("object %x was computed as %x", oid, o.oid)
 		}
 		if err != nil {
-			return pw.abort(err)
+			return nil, pw.abort(err)
 		}
 	}
-	return pw.finish()
+	named, err = pw.place()
+	if err == nil && named == nil {
+		err = errors.New("no object to write")
+	}
+	return named, err
 }
