@@ -115,11 +115,7 @@ git add -A; git commit -qm base`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	withStatus := openEngine(t, wt)
-	withStatus.noSeedStat = true
-	want := capture(t, withStatus, "").Tree
-	e := openEngine(t, wt)
-	got := capture(t, e, "").Tree
+	e, want, got := bothWays(t, wt, nil)
 	// The reference git itself writes from every file.
 	ref := freshIndexTree(t, wt, nested)
 	// The comparison may see what a status cannot (a same-size edit in
@@ -189,6 +185,24 @@ func freshIndexTree(t *testing.T, wt, nested string) string {
 		t.Fatal(err)
 	}
 	return git.Trim(out)
+}
+
+// bothWays takes the first capture of wt twice, with fresh engines: with
+// a status (want), and as the engine chooses, comparing stat data where it
+// can (got, by e). set, when not nil, adjusts both engines first.
+func bothWays(t *testing.T, wt string, set func(*Engine)) (e *Engine, want, got string) {
+	t.Helper()
+	withStatus := openEngine(t, wt)
+	if set != nil {
+		set(withStatus)
+	}
+	withStatus.noSeedStat = true
+	want = capture(t, withStatus, "").Tree
+	e = openEngine(t, wt)
+	if set != nil {
+		set(e)
+	}
+	return e, want, capture(t, e, "").Tree
 }
 
 // indexStep changes the user's index as the user's own git commands do.
@@ -268,11 +282,7 @@ func TestSeedComparisonLeavesToStatus(t *testing.T) {
 			if c.name == "unreadable directory" && os.Geteuid() == 0 {
 				t.Skip("root reads every directory")
 			}
-			withStatus := openEngine(t, wt)
-			withStatus.noSeedStat = true
-			want := capture(t, withStatus, "").Tree
-			e := openEngine(t, wt)
-			got := capture(t, e, "").Tree
+			e, want, got := bothWays(t, wt, nil)
 			if e.statuslessCaptures != 0 {
 				t.Errorf("the first capture compared stat data it cannot vouch for")
 			}
@@ -403,12 +413,7 @@ func TestSeedComparisonLargeFiles(t *testing.T) {
 			sh(t, wt, `head -c 5000 /dev/zero | tr '\0' x > big.bin; echo a > a.txt
 find . -path ./.git -prune -o -exec touch -h -d '-1 hour' {} +; git add -A; git commit -qm base`)
 			sh(t, wt, c.script)
-			withStatus := openEngine(t, wt)
-			withStatus.noSeedStat, withStatus.maxFileSize = true, 1000
-			want := capture(t, withStatus, "").Tree
-			e := openEngine(t, wt)
-			e.maxFileSize = 1000
-			got := capture(t, e, "").Tree
+			e, want, got := bothWays(t, wt, func(e *Engine) { e.maxFileSize = 1000 })
 			if got != want {
 				t.Fatalf("first capture %s, with a status %s:\n%s", got, want, gittest.Git(t, wt, "diff-tree", "-r", want, got))
 			}
@@ -488,11 +493,7 @@ func TestSeedComparisonAgainstStatus(t *testing.T) {
 			sh(t, wt, base+"\n"+c.setup+"\nfind . -path ./.git -prune -o -exec touch -h -d '-1 hour' {} +; git add -A; git commit -qm base")
 			time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
 			sh(t, wt, c.script)
-			withStatus := openEngine(t, wt)
-			withStatus.noSeedStat = true
-			want := capture(t, withStatus, "").Tree
-			e := openEngine(t, wt)
-			got := capture(t, e, "").Tree
+			e, want, got := bothWays(t, wt, nil)
 			if e.statuslessCaptures != 1 {
 				t.Errorf("the first capture ran a status")
 			}
