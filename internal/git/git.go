@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -366,29 +367,39 @@ var (
 // session start pays for each git it starts).
 func CheckVersion(ctx context.Context) (Version, error) {
 	versionOnce.Do(func() {
-		cache := versionCache()
-		id := executableID("git")
-		out, ok := cachedVersion(cache, id)
-		if !ok {
-			b, err := New("").Run(ctx, "version")
-			if err != nil {
-				versionErr = err
-				return
-			}
-			out = string(b)
-			keepVersion(cache, id, out)
-		}
-		versionVal, versionErr = ParseVersion(out)
-		if versionErr == nil && !versionVal.AtLeast(MinVersion) {
-			versionErr = fmt.Errorf("git: version %s is too old; yolop needs %s or newer", versionVal, MinVersion)
-		}
+		versionVal, versionErr = checkVersion(ctx, versionCache())
 	})
 	return versionVal, versionErr
 }
 
+// checkVersion is CheckVersion's question, with the version kept in cache
+// ("" keeps none).
+func checkVersion(ctx context.Context, cache string) (Version, error) {
+	id := executableID("git")
+	out, ok := cachedVersion(cache, id)
+	if !ok {
+		b, err := New("").Run(ctx, "version")
+		if err != nil {
+			return Version{}, err
+		}
+		out = string(b)
+		keepVersion(cache, id, out)
+	}
+	v, err := ParseVersion(out)
+	if err == nil && !v.AtLeast(MinVersion) {
+		err = fmt.Errorf("git: version %s is too old; yolop needs %s or newer", v, MinVersion)
+	}
+	return v, err
+}
+
 // versionCache is the file CheckVersion keeps git's version in ("" when
-// the user has no cache directory).
+// the user has no cache directory). Only on Linux: elsewhere the git on
+// the PATH may be a launcher that runs whichever git is selected (macOS's
+// /usr/bin/git), whose own identity says nothing of the git it runs.
 func versionCache() string {
+	if runtime.GOOS != "linux" {
+		return ""
+	}
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return ""

@@ -326,6 +326,9 @@ type Engine struct {
 	// inotify watches that a watcher with the default budget makes
 	// (tests).
 	countWatches func() (int, error)
+	// provisionalWatches, when positive, stands for the provisional
+	// budget a walk arms with before the count is known (tests).
+	provisionalWatches int
 }
 
 // validName reports whether s may name a snapshot (and a session) in a

@@ -48,9 +48,10 @@ type watcher struct {
 	budgetWhy   string
 	budgetKnown chan struct{}
 	// provisional is what a walk may watch before the budget is known:
-	// an eighth of the user's limit is within a quarter of the free
-	// watches whenever the user's other processes hold at most half of
-	// it. A walk that ends over the budget gives its watches back
+	// an eighth of the user's limit (where it is at least 65,536) is
+	// within a quarter of the free watches whenever the user's other
+	// processes hold at most half of it. Past it the walk waits for the
+	// count, and a walk that ends over the budget gives its watches back
 	// (walkArm.finish). 0: wait for the budget.
 	provisional int
 
@@ -153,7 +154,7 @@ func watchesInUse() int {
 // and starts reading its events; budget is WatchOptions.Budget's (0: a
 // quarter of the user's free watches, as count gives them; nil counts
 // them in /proc).
-func openWatcher(root string, budget int, count func() (int, error)) (*watcher, error) {
+func openWatcher(root string, budget int, count func() (int, error), provisional int) (*watcher, error) {
 	if why := watchable(root); why != "" {
 		return nil, errors.New(why)
 	}
@@ -178,7 +179,10 @@ func openWatcher(root string, budget int, count func() (int, error)) (*watcher, 
 		if count == nil {
 			count = watchBudget
 		}
-		if max, err := maxUserWatches(); err == nil {
+		w.provisional = provisional
+		if max, err := maxUserWatches(); err == nil && provisional == 0 && max >= 1<<16 {
+			// Where the limit is small (8,192 on older kernels) an
+			// editor may hold most of it: the walk waits for the count.
 			w.provisional = max / 8
 		}
 		go func() {
@@ -233,8 +237,8 @@ func (w *watcher) budgeted() bool {
 // startWatcher opens an inotify instance over root and arms it in the
 // background, or with byWalk lets the next capture's walk arm it; until it
 // is armed every capture walks.
-func startWatcher(root, markDir string, budget int, byWalk bool, count func() (int, error)) (*watcher, error) {
-	w, err := openWatcher(root, budget, count)
+func startWatcher(root, markDir string, budget int, byWalk bool, count func() (int, error), provisional int) (*watcher, error) {
+	w, err := openWatcher(root, budget, count, provisional)
 	if err != nil {
 		return nil, err
 	}
@@ -978,7 +982,7 @@ func (a *walkArm) finish() {
 // claim's two-tree checkout included).
 
 func newPrewatch(root string, budget int) (*watcher, error) {
-	w, err := openWatcher(root, budget, nil)
+	w, err := openWatcher(root, budget, nil, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 // Other systems keep the walk at every capture: the watcher is inotify's.
 type watcher struct{}
 
-func startWatcher(root, markDir string, budget int, byWalk bool, count func() (int, error)) (*watcher, error) {
+func startWatcher(root, markDir string, budget int, byWalk bool, count func() (int, error), provisional int) (*watcher, error) {
 	return nil, errors.New("file watching is only supported on Linux")
 }
 

@@ -78,6 +78,7 @@ func TestWalkWatchesBeforeTheCount(t *testing.T) {
 	t.Cleanup(func() { _ = e.Close() })
 	counted := make(chan struct{})
 	var watchedBefore int
+	e.provisionalWatches = 100
 	e.countWatches = func() (int, error) {
 		select {
 		case <-counted: // the walk has watched every directory by then
@@ -87,7 +88,8 @@ func TestWalkWatchesBeforeTheCount(t *testing.T) {
 	}
 	var entered atomic.Int32
 	e.onWalkDir = func(string) {
-		// The last of the 13 directories: the other 12 are watched.
+		// The last of the 13 directories: the others are entered, and
+		// most watched (a worker may be between the two).
 		if entered.Add(1) == 13 {
 			e.watch.mu.Lock()
 			watchedBefore = len(e.watch.wds)
@@ -103,7 +105,7 @@ func TestWalkWatchesBeforeTheCount(t *testing.T) {
 		}
 		e.onWalkDir = nil
 	}
-	if watchedBefore != 12 {
+	if watchedBefore <= 3 {
 		t.Fatalf("the walk had %d watches when the count came: it waited for it", watchedBefore)
 	}
 	st := e.WatchState()
@@ -112,5 +114,35 @@ func TestWalkWatchesBeforeTheCount(t *testing.T) {
 	}
 	if st.Walked != 3 || st.Watched != 0 {
 		t.Fatalf("%d walked, %d watched; want three walks", st.Walked, st.Watched)
+	}
+}
+
+// TestWalkWaitsPastTheProvisionalBudget: a walk that reaches the
+// provisional budget before the count is known waits for the count, and
+// arms with every directory when it allows them.
+func TestWalkWaitsPastTheProvisionalBudget(t *testing.T) {
+	t.Parallel()
+	wt := gittest.NewRepo(t)
+	sh(t, wt, `for d in a b c d e f; do mkdir -p $d/sub; printf '%s\n' $d > $d/sub/f; done; git add -A; git commit -qm base`)
+	e, err := Open(context.Background(), Options{Worktree: wt, SessionID: "s_test", StateDir: filepath.Join(t.TempDir(), "state")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	ageChanges() // so that the first capture's walk arms the watcher
+	e.provisionalWatches = 2
+	e.countWatches = func() (int, error) {
+		time.Sleep(50 * time.Millisecond) // the walk reaches 2 first
+		return 100, nil
+	}
+	e.Watch(WatchOptions{Resync: -1, ArmWithWalk: true})
+	capture(t, e, "")
+	sh(t, wt, `printf 'x\n' >> a/sub/f`)
+	if got, want := capture(t, e, "").Tree, oracle(t, wt); got != want {
+		t.Fatalf("capture %s, a fresh engine %s", got, want)
+	}
+	st := e.WatchState()
+	if !st.Watching || st.Watches != 13 || st.Watched != 1 {
+		t.Fatalf("%+v: want the 13 directories watched and the second capture watched", st)
 	}
 }

@@ -135,7 +135,7 @@ func (e *Engine) Watch(o WatchOptions) {
 		}
 	}
 	if w == nil {
-		w, err = startWatcher(e.root, filepath.Join(e.stateDir, "watch"), o.Budget, o.ArmWithWalk, e.countWatches)
+		w, err = startWatcher(e.root, filepath.Join(e.stateDir, "watch"), o.Budget, o.ArmWithWalk, e.countWatches, e.provisionalWatches)
 	}
 	if err != nil {
 		e.noWatch = fmt.Sprintf("no file watcher for %s: %v", e.root, err)
