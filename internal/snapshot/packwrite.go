@@ -97,6 +97,9 @@ func (e *Engine) writePack(ctx context.Context, newHash func() hash.Hash, objs [
 		}
 		// The sync that makes their names durable runs beside git's
 		// check, which reads them in place already.
+		if e.onPackNamed != nil {
+			named = e.onPackNamed(named)
+		}
 		synced := make(chan error, 1)
 		go func() { synced <- named() }()
 		defer func() {

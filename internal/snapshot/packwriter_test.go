@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 )
@@ -178,4 +179,33 @@ func TestPackWriterStoredBetweenCuts(t *testing.T) {
 		t.Fatalf("%d objects in the pack, %d distinct ones added", len(pw.objs), len(want))
 	}
 	finishAndReadBack(t, pw, repo, want)
+}
+
+// TestPackNamesSyncedBeforeTheEdit: the sync that makes a written pack's
+// names durable runs beside git's check, and the tree edit waits for it: a
+// failed sync declines to the index path, whose tree is the same.
+func TestPackNamesSyncedBeforeTheEdit(t *testing.T) {
+	t.Parallel()
+	wt := gittest.NewRepo(t)
+	sh(t, wt, `for d in 0 1 2 3 4 5; do mkdir -p d$d; for f in 0 1 2 3 4 5; do echo $d$f > d$d/f$f; done; done; git add -A; git commit -qm base
+for d in 0 1 2 3 4 5; do for f in 0 1 2 3 4 5; do echo changed >> d$d/f$f; done; done`)
+	e := openEngine(t, wt)
+	synced := false
+	e.onPackNamed = func(named func() error) func() error {
+		return func() error {
+			time.Sleep(50 * time.Millisecond) // later than git's check
+			synced = named() == nil
+			return errors.New("the disk is gone")
+		}
+	}
+	got := capture(t, e, "").Tree
+	if !synced {
+		t.Fatalf("the pack's names were not synced")
+	}
+	if e.treeEdits != 0 {
+		t.Fatalf("the tree edit went on after its pack's names failed to sync")
+	}
+	if want := oracle(t, wt); got != want {
+		t.Fatalf("capture %s, a fresh engine %s", got, want)
+	}
 }

@@ -326,6 +326,9 @@ type Engine struct {
 	// inotify watches that a watcher with the default budget makes
 	// (tests).
 	countWatches func() (int, error)
+	// onPackNamed, when set, wraps the sync that makes a written pack's
+	// names durable (tests).
+	onPackNamed func(named func() error) func() error
 	// provisionalWatches, when positive, stands for the provisional
 	// budget a walk arms with before the count is known (tests).
 	provisionalWatches int
