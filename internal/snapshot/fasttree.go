@@ -176,6 +176,13 @@ func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntr
 	if !packed && len(paths) > fastMaxPaths {
 		return "", errNotFast
 	}
+	var check *objectCheck
+	if packed {
+		// git's check of the pack starts now, beside the reading and
+		// the trees (writePack); an edit that declines first lets it go.
+		check = e.startObjectCheck(ctx)
+		defer check.abandon()
+	}
 	// base's trees are computed from the seed while the changed files
 	// are read: neither needs the other, and both take tens of
 	// milliseconds on a big tree.
@@ -337,7 +344,7 @@ func (e *Engine) fastTreeFrom(ctx context.Context, base string, seed []indexEntr
 		if rawRoot, err := hex.DecodeString(root); err == nil {
 			pending = e.startEditedIndex(&editedIndex{changes: changes, root: rawRoot, newHash: newHash})
 		}
-		err := e.writePack(ctx, newHash, objs)
+		err := e.writePack(ctx, newHash, objs, check)
 		if pending != nil {
 			pending.commit <- err
 			if err != nil {

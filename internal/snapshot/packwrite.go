@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io"
+	"os/exec"
 	"strings"
 )
 
@@ -84,9 +86,10 @@ func encodePack(newHash func() hash.Hash, objs []packObject) ([]byte, error) {
 }
 
 // writePack stores objs in the repository as one pack and checks that git
-// has every one of them under the id computed here. Any failure declines
-// to the index path (errNotFast) unless the capture was cancelled.
-func (e *Engine) writePack(ctx context.Context, newHash func() hash.Hash, objs []packObject) (err error) {
+// has every one of them under the id computed here, through check when
+// one was started (nil: a cat-file of its own). Any failure declines to
+// the index path (errNotFast) unless the capture was cancelled.
+func (e *Engine) writePack(ctx context.Context, newHash func() hash.Hash, objs []packObject, check *objectCheck) (err error) {
 	if e.hashSize() == sha1.Size && !sharedRepository(e.sharedRepo) {
 		// The pack and its index written here (pack.go): index-pack
 		// would only inflate and hash every object again. A shared
@@ -124,7 +127,12 @@ func (e *Engine) writePack(ctx context.Context, newHash func() hash.Hash, objs [
 	for _, o := range objs {
 		in.WriteString(hex.EncodeToString(o.oid) + "\n")
 	}
-	out, err := e.runPriv(ctx, []byte(in.String()), "cat-file", "--batch-check=%(objectname) %(objecttype)")
+	var out []byte
+	if check != nil {
+		out, err = check.ask([]byte(in.String()))
+	} else {
+		out, err = e.runPriv(ctx, []byte(in.String()), checkArgs...)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return e.captureErr(ctx, "cannot record changed files", err)
@@ -171,4 +179,64 @@ func writeOwnPack(objects string, objs []packObject) (named func() error, err er
 		err = errors.New("no object to write")
 	}
 	return named, err
+}
+
+// checkArgs are the git arguments of the pack's check.
+var checkArgs = []string{"cat-file", "--batch-check=%(objectname) %(objecttype)"}
+
+// objectCheck is git's check of a pack, started before the pack is
+// written so that starting a process is not on the capture's path: git
+// reads the pack directory when it is first asked for an object, and
+// again when it does not find one.
+type objectCheck struct {
+	e      *Engine
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout bytes.Buffer
+	stderr *bytes.Buffer
+	args   []string
+	done   bool
+}
+
+// startObjectCheck starts the check; nil when git could not be started
+// (writePack then runs a check of its own).
+func (e *Engine) startObjectCheck(ctx context.Context) *objectCheck {
+	if e.onPriv != nil {
+		e.onPriv(checkArgs)
+	}
+	c := &objectCheck{e: e, args: append(e.privConfig(), checkArgs...)}
+	c.cmd, c.stderr = e.priv.Command(ctx, c.args...)
+	c.cmd.Stdout = &c.stdout
+	stdin, err := c.cmd.StdinPipe()
+	if err != nil {
+		return nil
+	}
+	if err := c.cmd.Start(); err != nil {
+		return nil
+	}
+	c.stdin = stdin
+	return c
+}
+
+// ask writes in (one object id per line) and returns what git answered.
+func (c *objectCheck) ask(in []byte) ([]byte, error) {
+	c.done = true
+	_, werr := c.stdin.Write(in)
+	cerr := c.stdin.Close()
+	err := c.e.priv.WrapError(c.args, c.cmd.Wait(), c.stderr)
+	if err == nil {
+		err = errors.Join(werr, cerr)
+	}
+	return c.stdout.Bytes(), err
+}
+
+// abandon lets a check that was not asked end (its input closed, it
+// exits having read nothing). Safe on nil and after ask.
+func (c *objectCheck) abandon() {
+	if c == nil || c.done {
+		return
+	}
+	c.done = true
+	_ = c.stdin.Close() // the process's exit is what matters
+	_ = c.cmd.Wait()    // nothing was asked of it: no answer to report
 }
