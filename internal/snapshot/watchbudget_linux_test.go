@@ -69,13 +69,7 @@ func TestNoWatchBudgetMeansWalks(t *testing.T) {
 // and the watcher stops for good, every capture walking and exact.
 func TestWalkWatchesBeforeTheCount(t *testing.T) {
 	t.Parallel()
-	wt := gittest.NewRepo(t)
-	sh(t, wt, `for d in a b c d e f; do mkdir -p $d/sub; printf '%s\n' $d > $d/sub/f; done; git add -A; git commit -qm base`)
-	e, err := Open(context.Background(), Options{Worktree: wt, SessionID: "s_test", StateDir: filepath.Join(t.TempDir(), "state")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
+	wt, e := thirteenDirs(t)
 	counted := make(chan struct{})
 	var watchedBefore int
 	e.provisionalWatches = 100
@@ -122,13 +116,7 @@ func TestWalkWatchesBeforeTheCount(t *testing.T) {
 // arms with every directory when it allows them.
 func TestWalkWaitsPastTheProvisionalBudget(t *testing.T) {
 	t.Parallel()
-	wt := gittest.NewRepo(t)
-	sh(t, wt, `for d in a b c d e f; do mkdir -p $d/sub; printf '%s\n' $d > $d/sub/f; done; git add -A; git commit -qm base`)
-	e, err := Open(context.Background(), Options{Worktree: wt, SessionID: "s_test", StateDir: filepath.Join(t.TempDir(), "state")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
+	wt, e := thirteenDirs(t)
 	ageChanges() // so that the first capture's walk arms the watcher
 	e.provisionalWatches = 2
 	e.countWatches = func() (int, error) {
@@ -145,4 +133,18 @@ func TestWalkWaitsPastTheProvisionalBudget(t *testing.T) {
 	if !st.Watching || st.Watches != 13 || st.Watched != 1 {
 		t.Fatalf("%+v: want the 13 directories watched and the second capture watched", st)
 	}
+}
+
+// thirteenDirs is a repository of 13 directories (the top one, six and a
+// subdirectory in each) and an engine over it, not yet watching.
+func thirteenDirs(t *testing.T) (string, *Engine) {
+	t.Helper()
+	wt := gittest.NewRepo(t)
+	sh(t, wt, `for d in a b c d e f; do mkdir -p $d/sub; printf '%s\n' $d > $d/sub/f; done; git add -A; git commit -qm base`)
+	e, err := Open(context.Background(), Options{Worktree: wt, SessionID: "s_test", StateDir: filepath.Join(t.TempDir(), "state")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	return wt, e
 }
