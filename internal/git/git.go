@@ -182,12 +182,52 @@ func (r *Runner) WrapError(args []string, err error, stderr *bytes.Buffer) error
 func (r *Runner) once(ctx context.Context, stdin []byte, _ io.Writer, args []string) ([]byte, error) {
 	cmd, stderr := r.command(ctx, args)
 	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
+		in, err := filledPipe(stdin)
+		if err != nil {
+			return nil, r.wrap(args, err, nil)
+		}
+		if in != nil {
+			defer in.Close()
+			cmd.Stdin = in
+		} else {
+			cmd.Stdin = bytes.NewReader(stdin)
+		}
 	}
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	err := cmd.Run()
 	return stdout.Bytes(), r.wrap(args, err, stderr)
+}
+
+// pipeAtomic is the least a pipe holds anywhere (POSIX's PIPE_BUF).
+const pipeAtomic = 512
+
+// filledPipe returns the read end of a pipe that already holds all of b,
+// its write end closed, or nil when b does not fit the pipe's buffer.
+// A git process then reads its input without this process copying it
+// in: os/exec copies any other reader from a goroutine, which on a busy
+// machine may wait milliseconds for the Go runtime to give it a
+// processor (a thread stuck in a slow system call holds one) while git
+// waits for its input.
+func filledPipe(b []byte) (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > pipeCapacity(r) {
+		r.Close()
+		w.Close()
+		return nil, nil
+	}
+	_, err = w.Write(b)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
 }
 
 func (r *Runner) command(ctx context.Context, args []string) (*exec.Cmd, *bytes.Buffer) {

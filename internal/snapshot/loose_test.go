@@ -38,6 +38,10 @@ func TestLooseEditStoresWhatGitWould(t *testing.T) {
 		gittest.Commit(t, repo, "base")
 		e := openEngine(t, repo)
 		capture(t, e, "cp1")
+		// The private index catches up in the background; were the
+		// edits below to come first, it would take them in and the next
+		// capture would write the index's tree, not edit cp1's.
+		e.Wait()
 		var ran []string
 		e.onPriv = func(args []string) { ran = append(ran, strings.Join(args, " ")) }
 		sh(t, repo, `
