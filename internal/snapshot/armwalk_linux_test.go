@@ -297,8 +297,9 @@ func TestArmWithWalkRearmsAfterOverflow(t *testing.T) {
 }
 
 // With WatchOptions.Once (print mode) the watcher is let go as soon as it
-// has served a watched capture, in the background; a later capture walks
-// and is still exact, and Close waits for the watcher to be gone.
+// has served a watched capture: its watches are removed then (the kernel
+// frees them meanwhile), its instance stays open until Close; a later
+// capture walks and is still exact.
 func TestWatchOnceLetsGoAfterItsCapture(t *testing.T) {
 	t.Parallel()
 	wt := gittest.NewRepo(t)
@@ -320,6 +321,13 @@ func TestWatchOnceLetsGoAfterItsCapture(t *testing.T) {
 	if st.Watched != 1 || st.Watching || st.Stopped == "" {
 		t.Fatalf("after the watched capture: %+v", st)
 	}
+	let := e.watchLetGo
+	if let == nil {
+		t.Fatal("no watcher let go")
+	}
+	if n := inotifyWatches(t, let.fd); n != 0 {
+		t.Fatalf("the watcher let go still holds %d watches", n)
+	}
 	sh(t, wt, `printf 'c\n' > src/c.go`)
 	got := capture(t, e, "").Tree
 	if st := e.WatchState(); st.Walked != 2 || st.Watched != 1 {
@@ -331,7 +339,23 @@ func TestWatchOnceLetsGoAfterItsCapture(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if e.watchLetGo != nil {
-		t.Fatal("Close did not wait for the watcher it let go")
+	if e.watchLetGo != nil || !let.closed {
+		t.Fatal("Close did not close the watcher it let go")
 	}
+	select {
+	case <-let.done:
+	default:
+		t.Fatal("the let-go watcher's reader still runs after Close")
+	}
+}
+
+// inotifyWatches counts the watches the inotify instance fd holds, as
+// /proc lists them.
+func inotifyWatches(t *testing.T, fd int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", fd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "inotify wd:")
 }

@@ -259,10 +259,10 @@ type Engine struct {
 	// hosts on Linux; nil: every capture walks). See watched.go.
 	watch   *watcher
 	noWatch string // why Watch could not start one, or why it stopped
-	// watchOnce: WatchOptions.Once; watchLetGo is closed when the
-	// watcher it let go has closed (nil: none).
+	// watchOnce: WatchOptions.Once; watchLetGo is the watcher it let go,
+	// its watches removed, which Close closes (nil: none).
 	watchOnce  bool
-	watchLetGo chan struct{}
+	watchLetGo *watcher
 	// walkKnown says lastWalk describes the worktree as of the last
 	// capture (kept up to date by watched captures).
 	walkKnown bool

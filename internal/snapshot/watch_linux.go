@@ -749,6 +749,38 @@ func (w *watcher) waitArmed(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// release removes every watch now and leaves the instance open for close.
+// Removing a watch only queues it for the kernel, which frees it after a
+// grace period of its own (10-15 ms here, tens under load) in a worker
+// thread; closing an instance waits for every queued watch to be freed.
+// Removed early, they are freed while the process goes on, and the close
+// that follows later finds nothing left to wait for. A close in the
+// background instead would hold a thread of the Go runtime in that wait,
+// and with it one of GOMAXPROCS: on two cores the goroutine feeding a git
+// process its input then waited for the runtime to take the processor
+// back (up to 10 ms, seen as a slow ref update at the end of a turn).
+// Nothing is recorded any more: the watcher is dead.
+func (w *watcher) release() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || w.dead == errReleased {
+		return
+	}
+	for wd := range w.wds {
+		_, _ = unix.InotifyRmWatch(w.fd, uint32(wd)) // one gone already: nothing to remove
+	}
+	if w.markWD > 0 {
+		_, _ = unix.InotifyRmWatch(w.fd, uint32(w.markWD))
+	}
+	w.reset()
+	w.markWD = 0
+	w.dead = errReleased
+	w.cond.Broadcast()
+}
+
+// errReleased is why a released watcher records nothing.
+const errReleased = "the watcher was let go"
+
 func (w *watcher) close() {
 	w.mu.Lock()
 	if w.closed {

@@ -202,19 +202,16 @@ func (p *Prewatch) take() *watcher {
 	return w
 }
 
-// letWatchGo closes the watcher of a WatchOptions.Once engine in the
-// background, once it has given a capture its change set; Close waits
-// for it. The caller holds e.mu.
+// letWatchGo lets the watcher of a WatchOptions.Once engine go, once it
+// has given a capture its change set: its watches are removed now, so
+// the kernel frees them beside the capture and what follows it, and Close
+// closes the instance. The caller holds e.mu.
 func (e *Engine) letWatchGo() {
 	w := e.watch
 	e.watch = nil
 	e.noWatch = "the watcher served its one watched capture"
-	done := make(chan struct{})
-	e.watchLetGo = done
-	go func() {
-		defer close(done)
-		w.close()
-	}()
+	w.release()
+	e.watchLetGo = w
 }
 
 // Close stops the watcher and the background walk. The engine keeps
@@ -239,7 +236,7 @@ func (e *Engine) Close() error {
 		e.watch = nil
 	}
 	if e.watchLetGo != nil {
-		<-e.watchLetGo
+		e.watchLetGo.close()
 		e.watchLetGo = nil
 	}
 	e.prewatch.Close()
