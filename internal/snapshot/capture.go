@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -138,6 +139,12 @@ func (e *Engine) captureOnce(ctx context.Context, ch changes) (string, error) {
 		// A seeding walk keeps the stat data it finds (seedstat.go).
 		early = e.startWalk(seeding && seedStatOS && !e.noSeedStat)
 		defer early.wait()
+		// The walk is the capture's longest step: it gets this
+		// processor now, and what follows here takes the next one
+		// free. On two cores the other is often busy (the count of the
+		// user's inotify watches, a background fsync), and the walk's
+		// goroutine waited 1-3 ms for it.
+		runtime.Gosched()
 	}
 	if seeding {
 		// One read of the real index serves the seed and its rules;
