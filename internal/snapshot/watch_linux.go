@@ -751,10 +751,10 @@ func (w *watcher) waitArmed(ctx context.Context) error {
 
 // release removes every watch now and leaves the instance open for close.
 // Removing a watch only queues it for the kernel, which frees it after a
-// grace period of its own (10-15 ms here, tens under load) in a worker
+// grace period of its own (0.1-20 ms here, tens under load) in a worker
 // thread; closing an instance waits for every queued watch to be freed.
 // Removed early, they are freed while the process goes on, and the close
-// that follows later finds nothing left to wait for. A close in the
+// that follows later waits for what is left of that, if anything. A close in the
 // background instead would hold a thread of the Go runtime in that wait,
 // and with it one of GOMAXPROCS: on two cores the goroutine feeding a git
 // process its input then waited for the runtime to take the processor
