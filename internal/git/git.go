@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/fault"
+	"github.com/yolop-dev/yolop/internal/fsutil"
 )
 
 // pinned are the -c settings applied to every call. They only affect the one
@@ -491,13 +492,5 @@ func keepVersion(cache, id, out string) {
 	if err := os.MkdirAll(filepath.Dir(cache), 0o700); err != nil {
 		return
 	}
-	f, err := os.CreateTemp(filepath.Dir(cache), ".git-version-")
-	if err != nil {
-		return
-	}
-	_, werr := f.WriteString(id + "\n" + out)
-	cerr := f.Close()
-	if werr != nil || cerr != nil || os.Rename(f.Name(), cache) != nil {
-		os.Remove(f.Name())
-	}
+	_ = fsutil.WriteFileCache(cache, []byte(id+"\n"+out), 0o600) // checked when read
 }
