@@ -18,7 +18,7 @@
 //
 //	refs/yolop/modes/<session-id>/<name>
 //
-// written in the same ref transaction as the snapshot ref and deleted with it
+// written with the snapshot ref and deleted with it
 // (DeleteSessionRefs, DeleteRef, `yolop worktree prune`, `sessions rm`). The
 // blob is "yolop-modes 1 <tree>" then "<octal perm> <path>" entries, each
 // NUL-terminated, sorted by path; ignored files are left out. A restore to a
@@ -26,6 +26,16 @@
 // session pointing at that tree: a written file is created with its final
 // permissions (never more open, even for a moment), and a file whose content
 // did not change but was opened up since is narrowed again.
+//
+// In a repository that keeps its refs in files (git's default backend) and
+// gives them no shared permissions, a capture writes both as git's files
+// backend does, without a git process: <ref>.lock created exclusively, the
+// id and a newline written and synced, renamed over the ref (looseref.go).
+// Written so, the record goes first: a crash between the two leaves a
+// record without its snapshot ref, never a snapshot ref without its record.
+// A record to remove, a reftable or shared repository, a lock held or a
+// directory in the way go to one `git update-ref --stdin` transaction,
+// which completes the update or reports why it cannot.
 //
 // Each session also owns a state directory (Options.StateDir, outside the
 // worktree, mode 0700):

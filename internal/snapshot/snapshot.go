@@ -218,6 +218,13 @@ type Engine struct {
 	// default file), read with exclFile in one git process at Open.
 	autocrlf string
 	attrFile string
+	// refFiles: the capture's refs are written as loose files
+	// (looseref.go); looseRefWrites counts the transactions written so
+	// (tests).
+	refFiles       bool
+	looseRefWrites int
+	// refStorage is extensions.refStorage.
+	refStorage string
 	// sharedRepo is core.sharedRepository: git gives the files it makes
 	// group or other permissions, so objects are left to git.
 	sharedRepo string
@@ -448,6 +455,7 @@ func open(ctx context.Context, o Options) (*Engine, error) {
 	if b, err := os.ReadFile(filepath.Join(e.commonDir, "info", "exclude")); err == nil {
 		e.excludes = string(b)
 	}
+	e.refFiles = refsInFiles(e.commonDir, e.refStorage, e.sharedRepo)
 
 	state := filepath.Clean(o.StateDir)
 	if rel, err := filepath.Rel(root, state); err == nil && !strings.HasPrefix(rel, "..") {
@@ -489,13 +497,14 @@ func open(ctx context.Context, o Options) (*Engine, error) {
 // process. A failure leaves git's defaults, as each git a capture runs
 // would fail on the same config.
 func (e *Engine) readConfig(ctx context.Context) {
-	v, err := git.ConfigValues(ctx, e.repo, "core.excludesfile", "core.autocrlf", "core.attributesfile", "core.sharedrepository")
+	v, err := git.ConfigValues(ctx, e.repo, "core.excludesfile", "core.autocrlf", "core.attributesfile", "core.sharedrepository", "extensions.refstorage")
 	if err != nil {
 		// Unknown: git writes the objects.
 		e.sharedRepo = sharedUnknown
 		return
 	}
 	e.exclFile, e.autocrlf, e.attrFile, e.sharedRepo = v["core.excludesfile"], v["core.autocrlf"], v["core.attributesfile"], v["core.sharedrepository"]
+	e.refStorage = v["extensions.refstorage"]
 }
 
 // privConfig pins everything that would make a capture convert content,
@@ -761,17 +770,17 @@ func (e *Engine) Capture(ctx context.Context, name string) (Snapshot, error) {
 		if err := e.refsMayName(); err != nil {
 			return Snapshot{}, &CaptureError{Reason: "the session is not safely on disk", Err: err}
 		}
-		in := "update " + ref + " " + tree + "\n"
+		// The permission record first: a crash between the two leaves
+		// no snapshot ref without its record.
+		updates := []refUpdate{{ref: e.modesRef(name)}, {ref: ref, oid: tree}}
 		if len(modes) > 0 {
 			out, err := e.repo.RunInput(ctx, encodeModes(tree, modes), "hash-object", "-w", "--no-filters", "--stdin")
 			if err != nil {
 				return Snapshot{}, e.captureErr(ctx, "cannot write the permission record", err)
 			}
-			in += "update " + e.modesRef(name) + " " + git.Trim(out) + "\n"
-		} else {
-			in += "delete " + e.modesRef(name) + "\n"
+			updates[0].oid = git.Trim(out)
 		}
-		if _, err := e.repo.RunInput(ctx, []byte(in), "-c", "core.logAllRefUpdates=false", "-c", "core.fsync=reference", "update-ref", "--no-deref", "--stdin"); err != nil {
+		if err := e.updateRefs(ctx, updates); err != nil {
 			return Snapshot{}, e.captureErr(ctx, "cannot write the snapshot ref", err)
 		}
 		s.Ref = ref
