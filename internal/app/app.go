@@ -21,6 +21,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/resume"
 	"github.com/yolop-dev/yolop/internal/sandbox"
 	"github.com/yolop-dev/yolop/internal/session"
+	"github.com/yolop-dev/yolop/internal/snapshot"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
@@ -77,6 +78,11 @@ type draft struct {
 	// repo is the repository found for dir, kept for a process whose
 	// first turn follows at once (nil otherwise).
 	repo *worktree.Repo
+	// look is the in-place engine's question to git about dir, asked
+	// beside the repository's detection for such a process (nil
+	// otherwise); its engine takes the answer if dir is the checkout's
+	// top level.
+	look *snapshot.Look
 }
 
 func (d *draft) id() string                       { return d.ws.SessionID }
@@ -287,6 +293,12 @@ func (s *Session) newDraft(ctx context.Context) error {
 		return err
 	}
 	d := &draft{ws: session.Workspace{SessionID: session.NewID(), Kind: session.KindConversation, ActiveRoot: o.Dir, Provider: s.prov.Name(), Model: s.prov.Model()}, dir: o.Dir, contextWindow: o.Provider.ContextWindow}
+	if o.oneShot() && o.mode == config.WorkspaceInPlace {
+		// Its first turn follows at once, its engine opens in the
+		// checkout: what the engine asks git first is asked now, beside
+		// the detection and the making of the session.
+		d.look = snapshot.LookAhead(ctx, o.Dir)
+	}
 	why, notRepo, repo := worktree.Unavailable(ctx, o.Dir, o.mode == config.WorkspaceNone)
 	if o.oneShot() {
 		// Its first turn follows at once: the repository is not asked
@@ -391,7 +403,7 @@ func (s *Session) materialize(ctx context.Context, title string, fill func(ctx c
 	// capture only if nothing writes there before it: not a fork's copy,
 	// not an MCP server started with the session.
 	ao := o
-	ao.turnNext = true
+	ao.turnNext, ao.look = true, d.look
 	if ch.Started != nil {
 		ao.knownClean = ch.Started.KnownClean && fill == nil && len(o.servers()) == 0
 		ao.knownWalk, ao.knownWatch = ch.Started.Walk, ch.Started.Watch

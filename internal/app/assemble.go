@@ -189,7 +189,7 @@ func assemble(ctx context.Context, sess *session.Session, prov provider.Provider
 		if err != nil {
 			return nil, err
 		}
-		eo.Failpoint, eo.KnownClean, eo.KnownWalk, eo.KnownWatch = hit, o.knownClean, o.knownWalk, o.knownWatch
+		eo.Failpoint, eo.KnownClean, eo.KnownWalk, eo.KnownWatch, eo.Look = hit, o.knownClean, o.knownWalk, o.knownWatch, o.look
 		if eo.Watch != nil && !gitNow {
 			// The engine opens at the session's first capture, which
 			// walks: that walk arms the watcher. An arm of its own in

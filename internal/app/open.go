@@ -104,6 +104,9 @@ type options struct {
 	knownClean bool
 	knownWalk  *snapshot.Walk
 	knownWatch *snapshot.Prewatch
+	// look is git's answer about an in-place checkout, asked while the
+	// session was being made (snapshot.LookAhead).
+	look *snapshot.Look
 	// turnNext: a turn follows the assembly at once (the session is
 	// being made by its first prompt).
 	turnNext bool

@@ -82,6 +82,12 @@ type Options struct {
 	// instead of walking. The engine releases it if Watch is never
 	// called.
 	Prewatch *Prewatch
+	// Look is the engine's first question to git, asked ahead by a
+	// caller about to open an engine on the worktree (LookAhead): Open
+	// takes its answer instead of asking again when it was asked in the
+	// worktree's top level, for an engine with no pinned directories
+	// and no earlier capture in its state dir.
+	Look *Look
 	// GitDir, with CommonDir, is the worktree's administrative directory
 	// as the session recorded it: every git process of the engine on the
 	// repository is pinned to it (git.Dirs), whatever the worktree's .git
@@ -225,6 +231,8 @@ type Engine struct {
 	looseRefWrites int
 	// refStorage is extensions.refStorage.
 	refStorage string
+	// lookTaken: Open took Options.Look's answer (tests).
+	lookTaken bool
 	// sharedRepo is core.sharedRepository: git gives the files it makes
 	// group or other permissions, so objects are left to git.
 	sharedRepo string
@@ -411,15 +419,21 @@ func open(ctx context.Context, o Options) (*Engine, error) {
 		e.budget = DefaultBudget
 	}
 	prev := privateHead(filepath.Clean(o.StateDir))
-	// The settings a capture depends on are read meanwhile: a worktree
-	// lookUp refuses only discards them.
-	config := make(chan struct{})
-	go func() {
-		defer close(config)
-		e.readConfig(ctx)
-	}()
-	f, head, headTree, prevTree, err := e.lookUp(ctx, o.Worktree, prev)
-	<-config
+	var f []string
+	var head, headTree, prevTree string
+	if l := o.Look; l != nil && l.dir == root && prev == "" && e.dirs == (git.Dirs{}) {
+		<-l.done
+		e.lookTaken = true
+		e.setConfig(l.cfg)
+		f, head, headTree, err = l.f, l.head, l.headTree, l.err
+	} else {
+		// The settings a capture depends on are read meanwhile: a
+		// worktree lookUp refuses only discards them.
+		config := make(chan repoConfig, 1)
+		go func() { config <- readRepoConfig(ctx, e.repo) }()
+		f, head, headTree, prevTree, err = lookUp(ctx, e.repo, o.Worktree, prev)
+		e.setConfig(<-config)
+	}
 	if verr := <-version; verr != nil {
 		return nil, &CaptureError{Reason: "git is unavailable or too old", Err: verr}
 	}
@@ -493,18 +507,58 @@ func open(ctx context.Context, o Options) (*Engine, error) {
 	return e, nil
 }
 
-// readConfig reads the repository settings a capture depends on in one git
-// process. A failure leaves git's defaults, as each git a capture runs
-// would fail on the same config.
-func (e *Engine) readConfig(ctx context.Context) {
-	v, err := git.ConfigValues(ctx, e.repo, "core.excludesfile", "core.autocrlf", "core.attributesfile", "core.sharedrepository", "extensions.refstorage")
+// repoConfig is the repository settings a capture depends on.
+type repoConfig struct {
+	exclFile, autocrlf, attrFile, sharedRepo, refStorage string
+}
+
+// readRepoConfig reads them in one git process. A failure leaves git's
+// defaults, as each git a capture runs would fail on the same config.
+func readRepoConfig(ctx context.Context, r *git.Runner) repoConfig {
+	v, err := git.ConfigValues(ctx, r, "core.excludesfile", "core.autocrlf", "core.attributesfile", "core.sharedrepository", "extensions.refstorage")
 	if err != nil {
-		// Unknown: git writes the objects.
-		e.sharedRepo = sharedUnknown
-		return
+		// Unknown: git writes the objects and the refs.
+		return repoConfig{sharedRepo: sharedUnknown}
 	}
-	e.exclFile, e.autocrlf, e.attrFile, e.sharedRepo = v["core.excludesfile"], v["core.autocrlf"], v["core.attributesfile"], v["core.sharedrepository"]
-	e.refStorage = v["extensions.refstorage"]
+	return repoConfig{exclFile: v["core.excludesfile"], autocrlf: v["core.autocrlf"], attrFile: v["core.attributesfile"], sharedRepo: v["core.sharedrepository"], refStorage: v["extensions.refstorage"]}
+}
+
+func (e *Engine) setConfig(c repoConfig) {
+	e.exclFile, e.autocrlf, e.attrFile, e.sharedRepo, e.refStorage = c.exclFile, c.autocrlf, c.attrFile, c.sharedRepo, c.refStorage
+}
+
+// Look is the first question an engine asks git about its worktree: the
+// repository's directories, HEAD and the settings a capture depends on
+// (two git processes, side by side). LookAhead asks it before the engine
+// is opened, for a caller that knows it is about to open one there and
+// has other work to do first; Options.Look hands the answer to Open.
+type Look struct {
+	dir  string // the directory asked about, symlinks resolved
+	done chan struct{}
+
+	f              []string
+	head, headTree string
+	err            error
+	cfg            repoConfig
+}
+
+// LookAhead starts asking git about the worktree at dir (its top level,
+// for Open to take the answer).
+func LookAhead(ctx context.Context, dir string) *Look {
+	l := &Look{dir: dir, done: make(chan struct{})}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		l.dir = real
+	}
+	ctx = context.WithoutCancel(ctx) // an engine that takes it must not see a half answer
+	r := git.New(dir)
+	config := make(chan repoConfig, 1)
+	go func() { config <- readRepoConfig(ctx, r) }()
+	go func() {
+		defer close(l.done)
+		l.f, l.head, l.headTree, _, l.err = lookUp(ctx, r, dir, "")
+		l.cfg = <-config
+	}()
+	return l
 }
 
 // privConfig pins everything that would make a capture convert content,
@@ -595,7 +649,7 @@ func (e *Engine) initPrivateDir(head string) error {
 // one process; anything else fails it and the steps after it say what is
 // wrong (head is then "": headCommit asks, after Open's other checks). The "--" keeps a file named like the revision from making it
 // ambiguous.
-func (e *Engine) lookUp(ctx context.Context, worktree, prev string) (f []string, head, headTree, prevTree string, err error) {
+func lookUp(ctx context.Context, repo *git.Runner, worktree, prev string) (f []string, head, headTree, prevTree string, err error) {
 	// Ten lines, an eleventh for prev, then the "--".
 	args, n := []string{"rev-parse", "--is-bare-repository", "--is-inside-work-tree", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--git-path", "index", "--git-path", "objects", "--show-object-format", "HEAD^{commit}", "HEAD^{tree}"}, 10
 	if prev != "" {
@@ -603,7 +657,7 @@ func (e *Engine) lookUp(ctx context.Context, worktree, prev string) (f []string,
 		// a pruned one fails the whole call, and previousHead asks alone.
 		args, n = append(args, prev+"^{tree}"), 11
 	}
-	if out, err := e.repo.Run(ctx, append(args, "--")...); err == nil {
+	if out, err := repo.Run(ctx, append(args, "--")...); err == nil {
 		l := strings.Split(git.Trim(out), "\n")
 		if len(l) == n+1 && l[0] == "false" && l[1] == "true" && l[n] == "--" && git.IsOID(l[8]) && git.IsOID(l[9]) {
 			if prev != "" {
@@ -612,14 +666,14 @@ func (e *Engine) lookUp(ctx context.Context, worktree, prev string) (f []string,
 			return l[1:8], l[8], l[9], prevTree, nil
 		}
 	}
-	out, err := e.repo.Run(ctx, "rev-parse", "--is-bare-repository")
+	out, err := repo.Run(ctx, "rev-parse", "--is-bare-repository")
 	if err != nil {
 		return nil, "", "", "", &CaptureError{Reason: "not a git repository", Err: fmt.Errorf("%w: %s: %v", ErrNotRepo, worktree, err)}
 	}
 	if git.Trim(out) == "true" {
 		return nil, "", "", "", &CaptureError{Reason: "bare repository", Err: fmt.Errorf("%w: %s", ErrBare, worktree)}
 	}
-	out, err = e.repo.Run(ctx, "rev-parse", "--is-inside-work-tree", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--git-path", "index", "--git-path", "objects", "--show-object-format")
+	out, err = repo.Run(ctx, "rev-parse", "--is-inside-work-tree", "--show-toplevel", "--absolute-git-dir", "--git-common-dir", "--git-path", "index", "--git-path", "objects", "--show-object-format")
 	if err != nil {
 		return nil, "", "", "", &CaptureError{Reason: "not a git work tree", Err: fmt.Errorf("%w: %s: %v", ErrNotRepo, worktree, err)}
 	}

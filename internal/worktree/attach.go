@@ -150,6 +150,9 @@ type EngineOptions struct {
 	// MaxFileSize reads a folder's [workspace] max_file_size when its
 	// engine opens; its error stops the turn.
 	MaxFileSize func() (int64, error)
+	// Look is git's answer about the checkout of an in-place session,
+	// asked ahead (snapshot.LookAhead): its engine takes it when opened.
+	Look *snapshot.Look
 }
 
 // Snapshots returns the session's snapshot engine, opened when first
@@ -194,7 +197,7 @@ func (a *Attached) Snapshots(o EngineOptions) *snapshot.Lazy {
 			}
 			so.Worktree, so.GitDir, so.CommonDir, so.Folder, so.MaxFileSize = ws.RepoRoot, ws.CommonDir, ws.CommonDir, true, limit
 		default:
-			so.Worktree = ws.RepoRoot
+			so.Worktree, so.Look = ws.RepoRoot, o.Look
 		}
 		handed = so.Prewatch != nil
 		eng, err := snapshot.Open(ctx, so)
