@@ -503,3 +503,37 @@ func TestSeedComparisonAgainstStatus(t *testing.T) {
 		})
 	}
 }
+
+// The untracked files of a first capture without a status are listed
+// against an empty index (their pathspecs name nothing tracked), by every
+// ignore rule git weighs: nested .gitignore files in untracked and tracked
+// directories, a negation, a directory pattern, info/exclude and
+// core.excludesFile.
+func TestUntrackedAgainstAnEmptyIndex(t *testing.T) {
+	t.Parallel()
+	if !seedStatOS {
+		t.Skip("the comparison runs on Linux only")
+	}
+	wt := gittest.NewRepo(t)
+	excl := filepath.Join(t.TempDir(), "excludes")
+	if err := os.WriteFile(excl, []byte("*.tmp\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, wt, "config", "core.excludesFile", excl)
+	sh(t, wt, `mkdir -p src/gen docs
+printf '*.log\n!keep.log\nbuild/\n' > .gitignore; printf 'x\n' > src/a.go; printf '*.out\n' > src/.gitignore
+git add -A; git commit -qm base
+printf 'secret\n' >> .git/info/exclude
+mkdir -p new/deep build/x src/gen/build
+printf 'n\n' > new/n.txt; printf '*.md\n' > new/.gitignore; printf 'r\n' > new/r.md; printf 'd\n' > new/deep/d.md
+printf 'k\n' > keep.log; printf 'l\n' > other.log; printf 't\n' > x.tmp; printf 's\n' > secret
+printf 'o\n' > src/a.out; printf 'b\n' > build/x/b.txt; printf 'g\n' > src/gen/build/g.txt; printf 'u\n' > src/u.go; printf 'd\n' > docs/d.txt`)
+	e := openEngine(t, wt)
+	got := capture(t, e, "").Tree
+	if e.statuslessCaptures != 1 || e.emptyIndexRuns != 1 {
+		t.Fatalf("%d captures without a status, %d against an empty index: want 1, 1", e.statuslessCaptures, e.emptyIndexRuns)
+	}
+	if want := addAllTree(t, wt); got != want {
+		t.Fatalf("capture %s, git add -A %s:\n%s", got, want, gittest.Git(t, wt, "diff-tree", "-r", got, want))
+	}
+}

@@ -233,6 +233,9 @@ type Engine struct {
 	refStorage string
 	// lookTaken: Open took Options.Look's answer (tests).
 	lookTaken bool
+	// emptyIndexRuns counts the git processes run against an empty index
+	// (runEmptyIndex; tests).
+	emptyIndexRuns int
 	// sharedRepo is core.sharedRepository: git gives the files it makes
 	// group or other permissions, so objects are left to git.
 	sharedRepo string
