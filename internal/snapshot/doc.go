@@ -33,9 +33,10 @@
 // id and a newline written and synced, renamed over the ref (looseref.go).
 // Written so, the record goes first: a crash between the two leaves a
 // record without its snapshot ref, never a snapshot ref without its record.
-// A record to remove, a reftable or shared repository, a lock held or a
-// directory in the way go to one `git update-ref --stdin` transaction,
-// which completes the update or reports why it cannot.
+// The ref's directories are opened one by one, never through a symlink.
+// A record to remove, a reftable or shared repository, a lock held, a
+// directory or a symlink in the way go to one `git update-ref --stdin`
+// transaction, which completes the update or reports why it cannot.
 //
 // Each session also owns a state directory (Options.StateDir, outside the
 // worktree, mode 0700):

@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/yolop-dev/yolop/internal/fault"
 )
@@ -18,9 +21,10 @@ import (
 // written, synced and renamed a fraction of one. Anything this path does not
 // vouch for — a reftable or shared repository, a name outside the engine's
 // own spelling, a ref to delete that exists, a lock held, a directory in the
-// way — goes to update-ref, which decides as it always did; a write this
-// path began is then completed by git's whole transaction (each update
-// names its value, so doing it again is harmless).
+// way, a symlink among the ref's directories — goes to update-ref, which
+// decides as it always did; a write this path began is then completed by
+// git's whole transaction (each update names its value, so doing it again
+// is harmless).
 //
 // Like git, the file is synced before it is renamed over the ref (what
 // core.fsync=reference asks of git) and its directory is not. The lock is
@@ -104,19 +108,60 @@ func writeLooseRefs(common string, hashSize int, updates []refUpdate) error {
 	return nil
 }
 
+// refDir opens the directory of ref under common, one component after the
+// other, never through a symlink (the agent may write .git where no mount
+// keeps it read-only: a symlink there is git's to follow, or not), making
+// the missing ones when mkdir is set. A directory missing without mkdir
+// is os.ErrNotExist; anything else in the way, errNotLoose.
+func refDir(common, ref string, mkdir bool) (*os.File, string, error) {
+	parts := strings.Split(ref, "/")
+	fd, err := unix.Open(common, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, "", errNotLoose
+	}
+	for _, p := range parts[:len(parts)-1] {
+		next, err := unix.Openat(fd, p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == unix.ENOENT && mkdir {
+			// 0777 less the umask, as git makes them.
+			if err = unix.Mkdirat(fd, p, 0o777); err == nil || err == unix.EEXIST {
+				next, err = unix.Openat(fd, p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			}
+		}
+		unix.Close(fd)
+		if err == unix.ENOENT {
+			return nil, "", os.ErrNotExist
+		}
+		if err != nil {
+			return nil, "", errNotLoose
+		}
+		fd = next
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(common, filepath.FromSlash(ref), "..")), parts[len(parts)-1], nil
+}
+
 // refAbsent is nil when ref exists neither as a loose file nor in
 // packed-refs: making it absent is then nothing to do.
 func refAbsent(common, ref string) error {
-	if _, err := os.Lstat(filepath.Join(common, filepath.FromSlash(ref))); !errors.Is(err, os.ErrNotExist) {
-		return errNotLoose
+	dir, name, err := refDir(common, ref, false)
+	if err == nil {
+		var st unix.Stat_t
+		err = unix.Fstatat(int(dir.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		dir.Close()
+		if err != unix.ENOENT {
+			return errNotLoose
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
 	}
-	f, err := os.Open(filepath.Join(common, "packed-refs"))
-	if errors.Is(err, os.ErrNotExist) {
+	// Not followed, not waited on: a symlink or a FIFO there is git's.
+	fd, err := unix.Open(filepath.Join(common, "packed-refs"), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err == unix.ENOENT {
 		return nil
 	}
 	if err != nil {
 		return errNotLoose
 	}
+	f := os.NewFile(uintptr(fd), "packed-refs")
 	defer f.Close()
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() > maxPackedRefs {
 		return errNotLoose
@@ -136,18 +181,22 @@ func refAbsent(common, ref string) error {
 }
 
 // writeLooseRef points ref at oid: <ref>.lock created exclusively, written,
-// synced and renamed over the ref.
+// synced and renamed over the ref, all in the ref's directory as refDir
+// opened it.
 func writeLooseRef(common, ref, oid string) error {
-	path := filepath.Join(common, filepath.FromSlash(ref))
-	// Modes as git's: 0777 and 0666 less the umask.
-	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
-		return errNotLoose
-	}
-	lock := path + ".lock"
-	f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+	dir, name, err := refDir(common, ref, true)
 	if err != nil {
 		return errNotLoose
 	}
+	defer dir.Close()
+	dfd := int(dir.Fd())
+	lock := name + ".lock"
+	// 0666 less the umask, as git makes it.
+	fd, err := unix.Openat(dfd, lock, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o666)
+	if err != nil {
+		return errNotLoose
+	}
+	f := os.NewFile(uintptr(fd), lock)
 	_, err = f.WriteString(oid + "\n")
 	if err == nil {
 		err = f.Sync()
@@ -156,12 +205,12 @@ func writeLooseRef(common, ref, oid string) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(lock, path)
+		err = unix.Renameat(dfd, lock, dfd, name)
 	}
 	if err != nil {
-		if rerr := os.Remove(lock); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+		if rerr := unix.Unlinkat(dfd, lock, 0); rerr != nil && rerr != unix.ENOENT {
 			// A lock left behind would stop git too: say so.
-			return errors.Join(err, rerr)
+			return fmt.Errorf("snapshot: write %s: %w (and its lock %s stays: %v)", ref, err, lock, rerr)
 		}
 		return errNotLoose
 	}

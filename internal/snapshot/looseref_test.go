@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -255,5 +256,29 @@ func TestOwnRefName(t *testing.T) {
 		if got := ownRefName(ref); got != want {
 			t.Errorf("ownRefName(%q) = %v, want %v", ref, got, want)
 		}
+	}
+}
+
+// A symlink among the refs' directories (the agent may write .git where
+// no mount keeps it read-only) is never followed by the files path: git
+// decides, as it did before.
+func TestRefDirectorySymlinkLeftToGit(t *testing.T) {
+	t.Parallel()
+	wt := gittest.NewRepo(t)
+	e := openEngine(t, wt)
+	elsewhere := t.TempDir()
+	if err := os.Symlink(elsewhere, filepath.Join(wt, ".git", "refs", "yolop")); err != nil {
+		t.Fatal(err)
+	}
+	sh(t, wt, "echo a > a.txt")
+	s := capture(t, e, "cp1")
+	if e.looseRefWrites != 0 {
+		t.Errorf("%d ref transactions written through a symlink", e.looseRefWrites)
+	}
+	if got := strings.TrimSpace(gittest.Git(t, wt, "rev-parse", e.RefName("cp1"))); got != s.Tree {
+		t.Errorf("cp1 names %s, want %s", got, s.Tree)
+	}
+	if _, _, err := refDir(filepath.Join(wt, ".git"), e.RefName("cp2"), true); !errors.Is(err, errNotLoose) {
+		t.Errorf("refDir through a symlink: %v, want errNotLoose", err)
 	}
 }
