@@ -80,8 +80,8 @@ type draft struct {
 	repo *worktree.Repo
 	// look is the in-place engine's question to git about dir, asked
 	// beside the repository's detection for such a process (nil
-	// otherwise); its engine takes the answer if dir is the checkout's
-	// top level.
+	// otherwise); its engine takes the answer if dir is in the checkout
+	// it opens on.
 	look *snapshot.Look
 }
 

@@ -79,20 +79,39 @@ func TestLookAheadStandsForOpensOwn(t *testing.T) {
 	}
 }
 
-// An answer for another directory, or for an engine with a capture
-// behind it, is not taken; one that HEAD has moved past since still makes
-// a right first capture; one that found no repository fails Open as its
-// own look would.
+// An answer asked in a subdirectory is taken, its relative paths read
+// from there; one for another repository, or for an engine with a capture
+// behind it, is not; one that HEAD has moved past since still makes a
+// right first capture; one that found no repository fails Open as its own
+// look would.
 func TestLookAheadNotTakenOrStale(t *testing.T) {
 	t.Parallel()
 	wt := gittest.NewRepo(t)
-	sh(t, wt, "mkdir -p sub && echo a > sub/a.txt")
-	e, err := openWithLook(t, wt, LookAhead(context.Background(), filepath.Join(wt, "sub")))
+	sh(t, wt, "mkdir -p sub/deeper && echo a > sub/a.txt")
+	own := openEngine(t, wt)
+	e, err := openWithLook(t, wt, LookAhead(context.Background(), filepath.Join(wt, "sub", "deeper")))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !e.lookTaken {
+		t.Error("a subdirectory's answer not taken")
+	}
+	for _, c := range [][3]string{
+		{"git dir", e.gitDir, own.gitDir}, {"common dir", e.commonDir, own.commonDir},
+		{"index", e.realIndex, own.realIndex}, {"objects", e.objects, own.objects},
+	} {
+		if c[1] != c[2] {
+			t.Errorf("%s: %q with a subdirectory's look, %q without", c[0], c[1], c[2])
+		}
+	}
+	if got, want := capture(t, e, "cp1").Tree, addAllTree(t, wt); got != want {
+		t.Errorf("first capture %s, git add -A %s", got, want)
+	}
+	if e, err = openWithLook(t, wt, LookAhead(context.Background(), gittest.NewRepo(t))); err != nil {
+		t.Fatal(err)
+	}
 	if e.lookTaken {
-		t.Error("a subdirectory's answer taken for the top level")
+		t.Error("another repository's answer taken")
 	}
 	state := filepath.Join(t.TempDir(), "state")
 	first, err := Open(context.Background(), Options{Worktree: wt, SessionID: "s_test", StateDir: state})

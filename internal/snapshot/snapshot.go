@@ -85,8 +85,8 @@ type Options struct {
 	// Look is the engine's first question to git, asked ahead by a
 	// caller about to open an engine on the worktree (LookAhead): Open
 	// takes its answer instead of asking again when it was asked in the
-	// worktree's top level, for an engine with no pinned directories
-	// and no earlier capture in its state dir.
+	// worktree or below its top level, for an engine with no pinned
+	// directories and no earlier capture in its state dir.
 	Look *Look
 	// GitDir, with CommonDir, is the worktree's administrative directory
 	// as the session recorded it: every git process of the engine on the
@@ -424,11 +424,13 @@ func open(ctx context.Context, o Options) (*Engine, error) {
 	prev := privateHead(filepath.Clean(o.StateDir))
 	var f []string
 	var head, headTree, prevTree string
-	if l := o.Look; l != nil && l.dir == root && prev == "" && e.dirs == (git.Dirs{}) {
-		<-l.done
+	// git's relative paths are relative to where it ran.
+	base := root
+	if l := o.Look; l != nil && prev == "" && e.dirs == (git.Dirs{}) && l.answers(root) {
 		e.lookTaken = true
 		e.setConfig(l.cfg)
 		f, head, headTree, err = l.f, l.head, l.headTree, l.err
+		base = l.dir
 	} else {
 		// The settings a capture depends on are read meanwhile: a
 		// worktree lookUp refuses only discards them.
@@ -451,7 +453,7 @@ func open(ctx context.Context, o Options) (*Engine, error) {
 		if filepath.IsAbs(p) {
 			return p
 		}
-		return filepath.Join(root, p)
+		return filepath.Join(base, p)
 	}
 	e.gitDir = f[2]
 	if e.linked && !fsutil.SameDir(abs(f[3]), e.commonDir) {
@@ -545,8 +547,8 @@ type Look struct {
 	cfg            repoConfig
 }
 
-// LookAhead starts asking git about the worktree at dir (its top level,
-// for Open to take the answer).
+// LookAhead starts asking git about the worktree at dir (its top level or
+// a directory below it, for Open to take the answer).
 func LookAhead(ctx context.Context, dir string) *Look {
 	l := &Look{dir: dir, done: make(chan struct{})}
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
@@ -562,6 +564,21 @@ func LookAhead(ctx context.Context, dir string) *Look {
 		l.cfg = <-config
 	}()
 	return l
+}
+
+// answers waits for the answer and reports whether it is the one for the
+// worktree whose top level is root: asked there, or asked below it and
+// naming it as the top level.
+func (l *Look) answers(root string) bool {
+	<-l.done
+	if l.dir == root {
+		return true
+	}
+	if l.err != nil || len(l.f) < 2 {
+		return false
+	}
+	top, err := filepath.EvalSymlinks(l.f[1])
+	return err == nil && top == root
 }
 
 // privConfig pins everything that would make a capture convert content,
