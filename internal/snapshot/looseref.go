@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/yolop-dev/yolop/internal/fault"
+	"github.com/yolop-dev/yolop/internal/git"
 )
 
 // A capture's refs are written here as loose ref files, the way git's files
@@ -65,22 +66,17 @@ func refsInFiles(common, refStorage, shared string) bool {
 }
 
 // ownRefName reports whether ref is spelled the way the engine names its
-// refs (refs/yolop/..., components of letters, digits, '_', '-' and inner
-// dots, none ending in ".lock"): a name git itself would write as the file
-// of the same path.
+// refs: refs/yolop/ and components validName accepts (none empty, none
+// starting with a dot or ending in ".lock"), a name git itself would write
+// as the file of the same path.
 func ownRefName(ref string) bool {
 	rest, ok := strings.CutPrefix(ref, "refs/yolop/")
 	if !ok {
 		return false
 	}
 	for _, c := range strings.Split(rest, "/") {
-		if c == "" || c[0] == '.' || c[len(c)-1] == '.' || strings.Contains(c, "..") || strings.HasSuffix(c, ".lock") {
+		if !validName(c) {
 			return false
-		}
-		for _, r := range c {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
-				return false
-			}
 		}
 	}
 	return true
@@ -90,7 +86,7 @@ func ownRefName(ref string) bool {
 // errNotLoose (or the error that stopped it) for git to apply them all.
 func writeLooseRefs(common string, hashSize int, updates []refUpdate) error {
 	for _, u := range updates {
-		if !ownRefName(u.ref) || (u.oid != "" && (len(u.oid) != 2*hashSize || !isHex(u.oid))) {
+		if !ownRefName(u.ref) || (u.oid != "" && (len(u.oid) != 2*hashSize || !git.IsOID(u.oid))) {
 			return errNotLoose
 		}
 	}
@@ -215,16 +211,6 @@ func writeLooseRef(common, ref, oid string) error {
 		return errNotLoose
 	}
 	return nil
-}
-
-func isHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // updateRefs applies a capture's ref transaction: as loose files where

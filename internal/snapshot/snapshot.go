@@ -229,8 +229,6 @@ type Engine struct {
 	// (tests).
 	refFiles       bool
 	looseRefWrites int
-	// refStorage is extensions.refStorage.
-	refStorage string
 	// lookTaken: Open took Options.Look's answer (tests).
 	lookTaken bool
 	// emptyIndexRuns counts the git processes run against an empty index
@@ -424,12 +422,12 @@ func open(ctx context.Context, o Options) (*Engine, error) {
 	prev := privateHead(filepath.Clean(o.StateDir))
 	var f []string
 	var head, headTree, prevTree string
+	var cfg repoConfig
 	// git's relative paths are relative to where it ran.
 	base := root
 	if l := o.Look; l != nil && prev == "" && e.dirs == (git.Dirs{}) && l.answers(root) {
 		e.lookTaken = true
-		e.setConfig(l.cfg)
-		f, head, headTree, err = l.f, l.head, l.headTree, l.err
+		f, head, headTree, cfg, err = l.f, l.head, l.headTree, l.cfg, l.err
 		base = l.dir
 	} else {
 		// The settings a capture depends on are read meanwhile: a
@@ -437,8 +435,9 @@ func open(ctx context.Context, o Options) (*Engine, error) {
 		config := make(chan repoConfig, 1)
 		go func() { config <- readRepoConfig(ctx, e.repo) }()
 		f, head, headTree, prevTree, err = lookUp(ctx, e.repo, o.Worktree, prev)
-		e.setConfig(<-config)
+		cfg = <-config
 	}
+	e.exclFile, e.autocrlf, e.attrFile, e.sharedRepo = cfg.exclFile, cfg.autocrlf, cfg.attrFile, cfg.sharedRepo
 	if verr := <-version; verr != nil {
 		return nil, &CaptureError{Reason: "git is unavailable or too old", Err: verr}
 	}
@@ -474,7 +473,7 @@ func open(ctx context.Context, o Options) (*Engine, error) {
 	if b, err := os.ReadFile(filepath.Join(e.commonDir, "info", "exclude")); err == nil {
 		e.excludes = string(b)
 	}
-	e.refFiles = refsInFiles(e.commonDir, e.refStorage, e.sharedRepo)
+	e.refFiles = refsInFiles(e.commonDir, cfg.refStorage, cfg.sharedRepo)
 
 	state := filepath.Clean(o.StateDir)
 	if rel, err := filepath.Rel(root, state); err == nil && !strings.HasPrefix(rel, "..") {
@@ -526,10 +525,6 @@ func readRepoConfig(ctx context.Context, r *git.Runner) repoConfig {
 		return repoConfig{sharedRepo: sharedUnknown}
 	}
 	return repoConfig{exclFile: v["core.excludesfile"], autocrlf: v["core.autocrlf"], attrFile: v["core.attributesfile"], sharedRepo: v["core.sharedrepository"], refStorage: v["extensions.refstorage"]}
-}
-
-func (e *Engine) setConfig(c repoConfig) {
-	e.exclFile, e.autocrlf, e.attrFile, e.sharedRepo, e.refStorage = c.exclFile, c.autocrlf, c.attrFile, c.sharedRepo, c.refStorage
 }
 
 // Look is the first question an engine asks git about its worktree: the
