@@ -2,7 +2,9 @@ package snapshot
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/yolop-dev/yolop/internal/git/gittest"
+	"golang.org/x/sys/unix"
 )
 
 // openArmed opens an engine on the state dir as a print-mode process
@@ -358,4 +361,139 @@ func inotifyWatches(t *testing.T, fd int) int {
 		t.Fatal(err)
 	}
 	return strings.Count(string(b), "inotify wd:")
+}
+
+// A let-go watcher's instance is handed to a holder process before it is
+// closed (holdInstance): the instance outlives this process's close, so
+// that close is not the one that waits for the kernel, and the holder ends
+// when told. The watcher's own descriptor keeps its non-blocking mode.
+func TestHolderKeepsTheInstance(t *testing.T) {
+	if holderPath() == "" {
+		t.Skip("no cat to hold the instance")
+	}
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	wd, err := unix.InotifyAddWatch(fd, dir, unix.IN_CREATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, done := holdInstance(fd)
+	if pid == 0 {
+		t.Fatal("no holder started")
+	}
+	if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err != nil || fl&unix.O_NONBLOCK == 0 {
+		t.Fatalf("the instance lost its non-blocking mode (flags %#o, %v)", fl, err)
+	}
+	if err := unix.Close(fd); err != nil {
+		t.Fatal(err)
+	}
+	// The holder's descriptor 3 is the same instance, alive after this
+	// process closed its own: it still lists the watch on dir.
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/3", pid))
+	if err != nil {
+		t.Fatalf("the holder has no descriptor 3: %v", err)
+	}
+	if want := fmt.Sprintf("inotify wd:%x ino:%x ", wd, st.Ino); !strings.Contains(string(info), want) {
+		t.Fatalf("the holder's descriptor 3 is not the instance (want %q):\n%s", want, info)
+	}
+	done()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+		if errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the holder %d did not end", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Without a holder to start the let-go watcher closes as any other.
+func TestCloseHandedOffWithoutHolder(t *testing.T) {
+	old := holderPaths
+	holderPaths = []string{filepath.Join(t.TempDir(), "cat")}
+	defer func() { holderPaths = old }()
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid, done := holdInstance(fd); pid != 0 {
+		done()
+		t.Fatalf("a holder started from %v", holderPaths)
+	}
+	if err := unix.Close(fd); err != nil {
+		t.Fatal(err)
+	}
+	w, err := openWatcher(t.TempDir(), 100, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.closeHandedOff()
+	select {
+	case <-w.done:
+	default:
+		t.Fatal("the watcher's reader still runs after the close")
+	}
+}
+
+// BenchmarkInstanceClose times closing an inotify instance whose 200
+// watches were just removed, as the let-go watcher of a one-turn process
+// is: by itself, and handed to a holder first (the holder's start is
+// timed too).
+func BenchmarkInstanceClose(b *testing.B) {
+	root := b.TempDir()
+	var dirs []string
+	for i := range 200 {
+		d := filepath.Join(root, fmt.Sprint(i))
+		if err := os.Mkdir(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	for _, mode := range []string{"close", "handed-off"} {
+		b.Run(mode, func(b *testing.B) {
+			if mode == "handed-off" && holderPath() == "" {
+				b.Skip("no cat to hold the instance")
+			}
+			for b.Loop() {
+				b.StopTimer()
+				fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var wds []int
+				for _, d := range dirs {
+					wd, err := unix.InotifyAddWatch(fd, d, unix.IN_CREATE)
+					if err != nil {
+						b.Fatal(err)
+					}
+					wds = append(wds, wd)
+				}
+				for _, wd := range wds {
+					if _, err := unix.InotifyRmWatch(fd, uint32(wd)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				time.Sleep(2 * time.Millisecond) // the end of a turn
+				b.StartTimer()
+				done := func() {}
+				if mode == "handed-off" {
+					_, done = holdInstance(fd)
+				}
+				if err := unix.Close(fd); err != nil {
+					b.Fatal(err)
+				}
+				done()
+			}
+		})
+	}
 }

@@ -21,6 +21,7 @@ func (w *watcher) forceOverflow()                      {}
 func (w *watcher) state() (bool, string, int)          { return false, "unsupported", 0 }
 func (w *watcher) waitArmed(ctx context.Context) error { return errors.New("no watcher") }
 func (w *watcher) close()                              {}
+func (w *watcher) closeHandedOff()                     {}
 func (w *watcher) release()                            {}
 func (w *watcher) limit() (int, string)                { return 0, "no watcher" }
 func (w *watcher) walkArm(start time.Time) *walkArm    { return nil }

@@ -98,7 +98,9 @@ type WatchOptions struct {
 	// that one): the kernel's teardown of an inotify instance waits for a
 	// grace period (10-15 ms here, tens under load, whatever the number
 	// of watches), which then overlaps that capture and the turn's last
-	// steps instead of following them. A later capture walks.
+	// steps instead of following them, and Close hands the instance to a
+	// short-lived process whose exit waits for what is left of it
+	// (holdInstance). A later capture walks.
 	Once bool
 }
 
@@ -205,7 +207,8 @@ func (p *Prewatch) take() *watcher {
 // letWatchGo lets the watcher of a WatchOptions.Once engine go, once it
 // has given a capture its change set: its watches are removed now, so
 // the kernel frees them beside the capture and what follows it, and Close
-// closes the instance. The caller holds e.mu.
+// closes the instance, handed to a holder process first. The caller holds
+// e.mu.
 func (e *Engine) letWatchGo() {
 	w := e.watch
 	e.watch = nil
@@ -236,7 +239,7 @@ func (e *Engine) Close() error {
 		e.watch = nil
 	}
 	if e.watchLetGo != nil {
-		e.watchLetGo.close()
+		e.watchLetGo.closeHandedOff()
 		e.watchLetGo = nil
 	}
 	e.prewatch.Close()
