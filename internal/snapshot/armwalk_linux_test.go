@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -364,9 +365,11 @@ func inotifyWatches(t *testing.T, fd int) int {
 }
 
 // A let-go watcher's instance is handed to a holder process before it is
-// closed (holdInstance): the instance outlives this process's close, so
-// that close is not the one that waits for the kernel, and the holder ends
-// when told. The watcher's own descriptor keeps its non-blocking mode.
+// closed (holdInstance): the holder has its input pipe, /dev/null and the
+// instance, nothing this process inherited, and the instance outlives
+// this process's close, so that close is not the one that waits for the
+// kernel; the holder ends when told. The watcher's own descriptor keeps
+// its non-blocking mode.
 func TestHolderKeepsTheInstance(t *testing.T) {
 	if holderPath() == "" {
 		t.Skip("no cat to hold the instance")
@@ -380,18 +383,103 @@ func TestHolderKeepsTheInstance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A descriptor inherited without close-on-exec (a caller's pipe).
+	f, err := os.Create(filepath.Join(t.TempDir(), "inherited"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	inherited, err := unix.Dup(int(f.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(inherited)
 	pid, done := holdInstance(fd)
 	if pid == 0 {
 		t.Fatal("no holder started")
 	}
+	defer done()
 	if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err != nil || fl&unix.O_NONBLOCK == 0 {
 		t.Fatalf("the instance lost its non-blocking mode (flags %#o, %v)", fl, err)
 	}
 	if err := unix.Close(fd); err != nil {
 		t.Fatal(err)
 	}
-	// The holder's descriptor 3 is the same instance, alive after this
-	// process closed its own: it still lists the watch on dir.
+	if got := holderFDs(t, pid); len(got) != 4 || !strings.HasPrefix(got[0], "pipe:") || got[1] != os.DevNull || got[2] != os.DevNull || got[3] != "anon_inode:inotify" {
+		t.Fatalf("the holder's descriptors: %q (want its input pipe, /dev/null twice, the instance; %d not inherited)", got, inherited)
+	}
+	// Its descriptor 3 is the same instance, alive after this process
+	// closed its own: it still lists the watch on dir.
+	requireHeld(t, pid, dir, wd)
+	done()
+	waitGone(t, pid)
+}
+
+// A let-go watcher's close hands its instance over first: after the
+// watcher's own descriptor is closed, the holder still has the instance
+// (with the watch left on it here), and it ends once the close returns.
+func TestCloseHandedOff(t *testing.T) {
+	if holderPath() == "" {
+		t.Skip("no cat to hold the instance")
+	}
+	dir := t.TempDir()
+	w, err := openWatcher(dir, 100, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, err := unix.InotifyAddWatch(w.fd, dir, unix.IN_CREATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	onHeld = func(pid int) {
+		held = pid
+		if !w.closed {
+			t.Error("the holder was told before the watcher's own close")
+		}
+		// Not told to end yet: it stays, whatever time passes.
+		time.Sleep(100 * time.Millisecond)
+		requireHeld(t, pid, dir, wd)
+	}
+	defer func() { onHeld = nil }()
+	w.closeHandedOff()
+	if held == 0 {
+		t.Fatal("no holder held the instance")
+	}
+	select {
+	case <-w.done:
+	default:
+		t.Fatal("the watcher's reader still runs after the close")
+	}
+	waitGone(t, held)
+	w.closeHandedOff() // closed already: nothing handed over
+}
+
+// holderFDs lists the descriptors of process pid, 0 up, by what they
+// point at.
+func holderFDs(t *testing.T, pid int) []string {
+	t.Helper()
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]string, len(ents))
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil || n >= len(ents) {
+			t.Fatalf("the holder has descriptor %s (of %d)", e.Name(), len(ents))
+		}
+		if got[n], err = os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", pid, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return got
+}
+
+// requireHeld requires process pid's descriptor 3 to be the inotify
+// instance holding watch wd on dir.
+func requireHeld(t *testing.T, pid int, dir string, wd int) {
+	t.Helper()
 	var st unix.Stat_t
 	if err := unix.Stat(dir, &st); err != nil {
 		t.Fatal(err)
@@ -403,12 +491,16 @@ func TestHolderKeepsTheInstance(t *testing.T) {
 	if want := fmt.Sprintf("inotify wd:%x ino:%x ", wd, st.Ino); !strings.Contains(string(info), want) {
 		t.Fatalf("the holder's descriptor 3 is not the instance (want %q):\n%s", want, info)
 	}
-	done()
+}
+
+// waitGone waits for process pid to end and be reaped.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
 		if errors.Is(err, fs.ErrNotExist) {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the holder %d did not end", pid)

@@ -788,10 +788,23 @@ const errReleased = "the watcher was let go"
 // waits there rather than here (see holdInstance). Without that process
 // it is close.
 func (w *watcher) closeHandedOff() {
-	_, done := holdInstance(w.fd)
+	w.mu.Lock()
+	closed := w.closed
+	w.mu.Unlock()
+	if closed {
+		return // its descriptor's number may be another file's by now
+	}
+	pid, done := holdInstance(w.fd)
 	w.close()
+	if onHeld != nil && pid != 0 {
+		onHeld(pid)
+	}
 	done()
 }
+
+// onHeld, when set, runs after a handed-off watcher's own close, before
+// its holder is told to end (tests).
+var onHeld func(pid int)
 
 func (w *watcher) close() {
 	w.mu.Lock()
@@ -1093,12 +1106,17 @@ func holderPath() string {
 // closes here, whatever the number of watches. With the holder's, this
 // process's close is not the last one, and the holder's exit waits
 // instead, off any caller's path. done ends the holder (its input ends)
-// without waiting for it. When no holder can be started, pid is 0, done
-// does nothing and the close waits as before.
+// without waiting for it; it is reaped in the background. When no holder
+// can be started, pid is 0, done does nothing and the close waits as
+// before.
 //
-// The descriptors are handed over as numbers (syscall.ForkExec): an
-// *os.File handed to os.StartProcess is switched to blocking mode, and so
-// would be the watcher's own descriptor, which shares that mode.
+// The holder gets its input, /dev/null as its output and the instance,
+// and nothing else: descriptors this process inherited without
+// close-on-exec (a caller's pipe, a jobserver, a lock) are closed in it,
+// or their readers would wait for its end too. The descriptors are handed
+// over as numbers (syscall.ForkExec): an *os.File handed to
+// os.StartProcess is switched to blocking mode, and so would be the
+// watcher's own descriptor, which shares that mode.
 func holdInstance(fd int) (pid int, done func()) {
 	none := func() {}
 	path := holderPath()
@@ -1115,22 +1133,66 @@ func holdInstance(fd int) (pid int, done func()) {
 		unix.Close(p[1])
 		return 0, none
 	}
-	pid, err = syscall.ForkExec(path, []string{"cat"}, &syscall.ProcAttr{Dir: "/", Env: []string{}, Files: []uintptr{uintptr(p[0]), uintptr(null), uintptr(null), uintptr(fd)}})
+	files := []uintptr{uintptr(p[0]), uintptr(null), uintptr(null), uintptr(fd)}
+	for _, n := range inheritedFDs() {
+		if n < len(files) {
+			continue
+		}
+		for len(files) <= n {
+			files = append(files, ^uintptr(0)) // closed in the child
+		}
+	}
+	pid, err = syscall.ForkExec(path, []string{"cat"}, &syscall.ProcAttr{Dir: "/", Env: []string{}, Files: files})
 	unix.Close(p[0])
 	unix.Close(null)
 	if err != nil {
 		unix.Close(p[1])
 		return 0, none
 	}
+	var once sync.Once
 	return pid, func() {
-		unix.Close(p[1]) // end of input: the holder exits, and its exit frees the instance
-		go func() {
-			var ws syscall.WaitStatus
-			for {
-				if _, err := syscall.Wait4(pid, &ws, 0, nil); err != syscall.EINTR {
-					return
-				}
-			}
-		}()
+		once.Do(func() {
+			unix.Close(p[1]) // end of input: the holder exits, and its exit frees the instance
+			go reapLater(pid)
+		})
+	}
+}
+
+// inheritedFDs lists this process's descriptors that a child would
+// inherit (no close-on-exec).
+func inheritedFDs() []int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return nil
+	}
+	var fds []int
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if fl, err := unix.FcntlInt(uintptr(n), unix.F_GETFD, 0); err == nil && fl&unix.FD_CLOEXEC == 0 {
+			fds = append(fds, n)
+		}
+	}
+	return fds
+}
+
+// reapLater waits for the holder pid to end, looking every few
+// milliseconds rather than blocking a thread of the runtime in wait4 for
+// the kernel's grace period.
+func reapLater(pid int) {
+	var ws syscall.WaitStatus
+	for i := 0; i < 1000; i++ {
+		time.Sleep(10 * time.Millisecond)
+		got, err := syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		if got == pid || (err != nil && err != syscall.EINTR) {
+			return
+		}
+	}
+	for {
+		if _, err := syscall.Wait4(pid, &ws, 0, nil); err != syscall.EINTR {
+			return
+		}
 	}
 }
