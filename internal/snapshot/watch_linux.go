@@ -757,10 +757,11 @@ func (w *watcher) waitArmed(ctx context.Context) error {
 // Removed early, they are freed while the process goes on, and the close
 // that follows later waits for what is left of that, if anything (about
 // half the time a whole grace period: closeHandedOff leaves that wait to
-// another process). A close in the background instead would hold a thread of the Go runtime in that wait,
-// and with it one of GOMAXPROCS: on two cores the goroutine feeding a git
-// process its input then waited for the runtime to take the processor
-// back (up to 10 ms, seen as a slow ref update at the end of a turn).
+// another process). A close in the background instead would hold a thread
+// of the Go runtime in that wait, and with it one of GOMAXPROCS: on two
+// cores the goroutine feeding a git process its input then waited for the
+// runtime to take the processor back (up to 10 ms, seen as a slow ref
+// update at the end of a turn).
 // Nothing is recorded any more: the watcher is dead.
 func (w *watcher) release() {
 	w.mu.Lock()
