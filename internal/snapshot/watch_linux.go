@@ -1107,9 +1107,11 @@ func holderPath() string {
 // closes here, whatever the number of watches. With the holder's, this
 // process's close is not the last one, and the holder's exit waits
 // instead, off any caller's path. done ends the holder (its input ends)
-// without waiting for it; it is reaped in the background. When no holder
-// can be started, pid is 0, done does nothing and the close waits as
-// before.
+// without waiting for it; it is reaped in the background, or, when this
+// process exits first (a print-mode process does, by the grace period),
+// by whoever reaps orphans (init, a subreaper), as a git gc that detached
+// is. When no holder can be started, pid is 0, done does nothing and the
+// close waits as before.
 //
 // The holder gets its input, /dev/null as its output and the instance,
 // and nothing else: descriptors this process inherited without
