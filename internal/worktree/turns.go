@@ -131,6 +131,9 @@ type pauser struct {
 	paused   time.Duration // stopped so far, in all
 	lastCPU  uint64
 	lastBeat time.Time
+	// noLift: lifting the group's I/O class failed (liftGroupIO); the
+	// preparation keeps the idle class.
+	noLift bool
 }
 
 // startPauser starts the sentinel and the poll for the preparation whose
@@ -213,6 +216,12 @@ func (p *pauser) step() {
 	turn := p.turnRunning()
 	waited := reserved(p.wait)
 	p.mu.Lock()
+	if waited && p.pgid > 0 && !p.noLift {
+		// A start waits: the git processes are on its path and get the
+		// user's I/O class, those that joined the group since the last
+		// poll too.
+		p.noLift = liftGroupIO(p.pgid) != nil
+	}
 	now := time.Now()
 	want := p.armed && turn && !waited && p.pgid > 0 && p.paused < maxPause
 	switch {

@@ -1,0 +1,93 @@
+package worktree
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestWaitedPreparationGetsTheUsersIOClass: a preparation runs at the idle
+// I/O class (as the background command sets it); once a start waits for
+// it, its git processes get the best-effort class a start of the user's
+// has, since the start is waiting on their disk time.
+func TestWaitedPreparationGetsTheUsersIOClass(t *testing.T) {
+	t.Parallel()
+	r := newSpareRig(t)
+	goOn := slowCheckout(t, r.repo)
+	never := time.AfterFunc(time.Minute, goOn)
+	defer never.Stop()
+	repo := detect(t, r.repo)
+	prepared := make(chan error, 1)
+	go func() {
+		_, err := (&Manager{DataDir: r.data, Spares: 1, PollEvery: 10 * time.Millisecond}).PrepareSpare(context.Background(), repo, "")
+		prepared <- err
+	}()
+	data, err := filepath.EvalSymlinks(r.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The checkout's git, in the preparation's group (not the test's).
+	checkoutGit := func() (procStat, bool) {
+		for _, st := range allStats() {
+			cwd, err := os.Readlink("/proc/" + strconv.Itoa(st.pid) + "/cwd")
+			if err == nil && st.comm == "git" && st.pgrp != os.Getpid() && strings.HasPrefix(cwd, data+string(filepath.Separator)) {
+				return st, true
+			}
+		}
+		return procStat{}, false
+	}
+	ioClass := func(pid int) int {
+		v, _, errno := syscall.Syscall(syscall.SYS_IOPRIO_GET, 1, uintptr(pid), 0)
+		if errno != 0 {
+			t.Fatalf("ioprio_get %d: %v", pid, errno)
+		}
+		return int(v >> ioprioClassShift)
+	}
+	var git procStat
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		var ok bool
+		if git, ok = checkoutGit(); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the checkout did not start")
+		}
+	}
+	// The background command's idle class, given here to the group.
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOPRIO_SET, ioprioWhoPgrp, uintptr(git.pgrp), 3<<ioprioClassShift); errno != 0 {
+		t.Skipf("cannot set the idle I/O class: %v", errno)
+	}
+	time.Sleep(50 * time.Millisecond) // polls that see no waiter
+	if c := ioClass(git.pid); c != 3 {
+		t.Fatalf("with no start waiting the checkout's class is %d, not idle", c)
+	}
+	var lifted int
+	m := &Manager{DataDir: r.data, Spares: 1, Notify: func(string) {
+		// The start waits now: the next polls lift the group.
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if lifted = ioClass(git.pid); lifted == ioprioClassBE {
+				break
+			}
+		}
+		goOn()
+	}}
+	st, err := m.Start(context.Background(), repo, "s_waits", "waits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Done()
+	if err := <-prepared; err != nil {
+		t.Fatalf("the preparation failed: %v", err)
+	}
+	if lifted != ioprioClassBE {
+		t.Fatalf("while a start waited the checkout's I/O class stayed %d (want best-effort, %d)", lifted, ioprioClassBE)
+	}
+	if !st.Recycled {
+		t.Fatalf("the start did not claim the spare (notes %v)", st.Notes)
+	}
+}
