@@ -17,20 +17,9 @@ import (
 // has, since the start is waiting on their disk time.
 func TestWaitedPreparationGetsTheUsersIOClass(t *testing.T) {
 	t.Parallel()
-	r := newSpareRig(t)
-	goOn := slowCheckout(t, r.repo)
+	r, repo, data, goOn, prepared := slowPreparation(t)
 	never := time.AfterFunc(time.Minute, goOn)
 	defer never.Stop()
-	repo := detect(t, r.repo)
-	prepared := make(chan error, 1)
-	go func() {
-		_, err := (&Manager{DataDir: r.data, Spares: 1, PollEvery: 10 * time.Millisecond}).PrepareSpare(context.Background(), repo, "")
-		prepared <- err
-	}()
-	data, err := filepath.EvalSymlinks(r.data)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The checkout's git, in the preparation's group (not the test's).
 	checkoutGit := func() (procStat, bool) {
 		for _, st := range allStats() {

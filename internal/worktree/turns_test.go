@@ -51,6 +51,26 @@ func slowCheckout(t *testing.T, repo string) (goOn func()) {
 	}
 }
 
+// slowPreparation starts a spare's preparation in a new rig r, its
+// checkout held until goOn; data is r's data directory, symlinks resolved,
+// and prepared gets the preparation's result.
+func slowPreparation(t *testing.T) (r *spareRig, repo *Repo, data string, goOn func(), prepared <-chan error) {
+	t.Helper()
+	r = newSpareRig(t)
+	goOn = slowCheckout(t, r.repo)
+	repo = detect(t, r.repo)
+	done := make(chan error, 1)
+	go func() {
+		_, err := (&Manager{DataDir: r.data, Spares: 1, PollEvery: 10 * time.Millisecond}).PrepareSpare(context.Background(), repo, "")
+		done <- err
+	}()
+	data, err := filepath.EvalSymlinks(r.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, repo, data, goOn, done
+}
+
 // livePreparation waits until dir holds the lock of a live preparation
 // and returns its record.
 func livePreparation(t *testing.T, dir string) prepareRecord {
@@ -302,18 +322,7 @@ func TestPreparationStopsWhileATurnRuns(t *testing.T) {
 		t.Skip("reads process states from /proc")
 	}
 	t.Parallel()
-	r := newSpareRig(t)
-	goOn := slowCheckout(t, r.repo)
-	repo := detect(t, r.repo)
-	prepared := make(chan error, 1)
-	go func() {
-		_, err := (&Manager{DataDir: r.data, Spares: 1, PollEvery: 10 * time.Millisecond}).PrepareSpare(context.Background(), repo, "")
-		prepared <- err
-	}()
-	data, err := filepath.EvalSymlinks(r.data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, repo, data, goOn, prepared := slowPreparation(t)
 	// The checkout's processes: those working in the new worktree.
 	checkout := func() []procStat {
 		var out []procStat
