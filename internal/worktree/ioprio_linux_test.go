@@ -11,6 +11,12 @@ import (
 	"time"
 )
 
+// The kernel's IOPRIO_WHO_PROCESS and IOPRIO_CLASS_IDLE.
+const (
+	ioprioWhoProcess = 1
+	ioprioClassIdle  = 3
+)
+
 // TestWaitedPreparationGetsTheUsersIOClass: a preparation runs at the idle
 // I/O class (as the background command sets it); once a start waits for
 // it, its git processes get the best-effort class a start of the user's
@@ -31,7 +37,7 @@ func TestWaitedPreparationGetsTheUsersIOClass(t *testing.T) {
 		return procStat{}, false
 	}
 	ioClass := func(pid int) int {
-		v, _, errno := syscall.Syscall(syscall.SYS_IOPRIO_GET, 1, uintptr(pid), 0)
+		v, _, errno := syscall.Syscall(syscall.SYS_IOPRIO_GET, ioprioWhoProcess, uintptr(pid), 0)
 		if errno != 0 {
 			t.Fatalf("ioprio_get %d: %v", pid, errno)
 		}
@@ -48,11 +54,11 @@ func TestWaitedPreparationGetsTheUsersIOClass(t *testing.T) {
 		}
 	}
 	// The background command's idle class, given here to the group.
-	if _, _, errno := syscall.Syscall(syscall.SYS_IOPRIO_SET, ioprioWhoPgrp, uintptr(git.pgrp), 3<<ioprioClassShift); errno != 0 {
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOPRIO_SET, ioprioWhoPgrp, uintptr(git.pgrp), ioprioClassIdle<<ioprioClassShift); errno != 0 {
 		t.Skipf("cannot set the idle I/O class: %v", errno)
 	}
 	time.Sleep(50 * time.Millisecond) // polls that see no waiter
-	if c := ioClass(git.pid); c != 3 {
+	if c := ioClass(git.pid); c != ioprioClassIdle {
 		t.Fatalf("with no start waiting the checkout's class is %d, not idle", c)
 	}
 	var lifted int
