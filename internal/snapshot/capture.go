@@ -55,6 +55,13 @@ func (e *Engine) capture(ctx context.Context, walk bool) (string, error) {
 			e.letWatchGo()
 		}
 	}
+	if !prewatched && e.knownWalk != nil && e.knownWalk.Watched {
+		// The watcher the walk was made under is not this capture's
+		// to ask: inode times say what to look at again.
+		kw := *e.knownWalk
+		kw.Watched = false
+		e.knownWalk = &kw
+	}
 	tree, err := e.captureOnce(ctx, ch)
 	for try := 0; try < changedRetries && err != nil && ctx.Err() == nil && errors.Is(err, errChangedUnderCapture); try++ {
 		// Something (a background command) turned a file into a
@@ -240,7 +247,12 @@ func (e *Engine) walkedCapture(ctx context.Context, derive, headKnown bool, earl
 		// The status that proved the worktree clean compared every file
 		// with the very entries the private index now holds: its tree
 		// is the worktree's, unless a nested repository hides entries.
-		if w, ok := e.walkFromNote(e.knownWalk, e.seedEntries); ok && e.seedEntries != nil {
+		var changed func(string) bool
+		if e.knownWalk != nil && e.knownWalk.Watched && e.watch != nil {
+			// nil when the watcher cannot vouch: inode times decide.
+			changed, _ = e.watch.peek(ctx)
+		}
+		if w, ok := e.walkFromNote(e.knownWalk, e.seedEntries, changed); ok && e.seedEntries != nil {
 			e.noteWalks++
 			walked = walkDone(w)
 		} else if walked == nil {

@@ -229,7 +229,11 @@
 // parked (Options.KnownWalk): permissions are trusted for entries whose
 // inode time predates that walk (less a second for the coarse clock), since
 // the claim's status refreshed the stat data of every entry it found
-// changed, and the other entries are looked at; one lstat of <dir>/.git per
+// changed, and the other entries are looked at. A walk the claim made
+// beside its status, after arming the watcher the engine takes over
+// (Walk.Watched), trusts the watcher instead: only the entries it saw
+// change are looked at (a checkout that ended just before the walk would
+// send a second's worth of its files to lstat again); one lstat of <dir>/.git per
 // directory finds nested repositories. The seed is read straight from the
 // index file (versions 2 to 4) rather than through `ls-files`. A watcher
 // armed before the claim's status (Options.Prewatch) is given nothing by

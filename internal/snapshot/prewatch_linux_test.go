@@ -2,8 +2,10 @@ package snapshot
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -145,5 +147,83 @@ func BenchmarkPrewatch(b *testing.B) {
 			b.Fatal(err)
 		}
 		pw.Close()
+	}
+}
+
+// TestWatchedWalkAsksTheWatcher: a walk begun after the claim's watcher
+// was armed (Walk.Watched, the walk beside the proof of a spare whose
+// preparation hurried) has the derived first capture look again only at
+// what the watcher names, though every file of the checkout was stamped
+// within the second before the walk; a permission changed after the walk
+// is recorded all the same, as an ordinary capture records it. Where the
+// watcher cannot vouch (it overflowed, or a nested repository appeared)
+// or is not the engine's (no prewatch), inode times decide, with the same
+// record; a nested repository makes the capture walk.
+func TestWatchedWalkAsksTheWatcher(t *testing.T) {
+	t.Parallel()
+	for _, c := range []string{"watched", "overflowed", "not taken", "nested"} {
+		t.Run(c, func(t *testing.T) {
+			t.Parallel()
+			_, wt := knownCleanWorktree(t, nil)
+			pw, err := NewPrewatch(wt, 0)
+			if err != nil {
+				t.Fatalf("NewPrewatch: %v", err)
+			}
+			note := WalkTree(wt)
+			note.Watched = true
+			if c == "overflowed" {
+				pw.w.forceOverflow()
+			}
+			// After the walk: the claim's two-tree checkout, or another
+			// writer.
+			if err := os.Chmod(filepath.Join(wt, "src/run.sh"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if c == "nested" {
+				if err := os.Mkdir(filepath.Join(wt, "vendor/lib/.git"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			o := Options{Worktree: wt, SessionID: "s_test", StateDir: filepath.Join(t.TempDir(), "state"), SeedSettled: true, KnownClean: true, KnownWalk: &note, Prewatch: pw}
+			if c == "not taken" {
+				pw.Close()
+				o.Prewatch = nil
+			}
+			e, err := Open(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = e.Close() })
+			if c == "not taken" {
+				// A watcher of its own, armed after the walk and the
+				// change: it could not name what changed before.
+				e.Watch(WatchOptions{Resync: -1})
+				if err := e.watch.waitArmed(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				e.Watch(WatchOptions{Resync: -1, ArmWithWalk: true})
+			}
+			got := capture(t, e, "start")
+			if fromNote := map[bool]int{true: 0, false: 1}[c == "nested"]; e.noteWalks != fromNote {
+				t.Fatalf("captures that took their walk from the note: %d, want %d", e.noteWalks, fromNote)
+			}
+			fresh := openKnownClean(t, wt, false)
+			want := capture(t, fresh, "full")
+			if got.Tree != want.Tree {
+				t.Fatalf("tree %s, an ordinary capture %s", got.Tree, want.Tree)
+			}
+			wantModes := map[string]fs.FileMode{"src/main.go": 0o600, "src/run.sh": 0o700}
+			if !reflect.DeepEqual(e.lastWalk.modes, wantModes) || !reflect.DeepEqual(fresh.lastWalk.modes, wantModes) {
+				t.Fatalf("permission record %v, an ordinary capture's %v; want %v", e.lastWalk.modes, fresh.lastWalk.modes, wantModes)
+			}
+			switch {
+			case c == "nested":
+			case c == "watched" && e.noteLooks != 1:
+				t.Fatalf("entries looked at again: %d, want 1 (the one the watcher saw change)", e.noteLooks)
+			case c != "watched" && e.noteLooks < 1:
+				t.Fatalf("entries looked at again: %d, want at least the one changed after the walk", e.noteLooks)
+			}
+		})
 	}
 }

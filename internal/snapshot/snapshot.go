@@ -213,6 +213,8 @@ type Engine struct {
 	// noteWalks counts derived captures that took their walk from
 	// Options.KnownWalk (tests).
 	noteWalks int
+	// noteLooks counts the entries such a walk looked at again (tests).
+	noteLooks int
 
 	gitDir    string // the worktree's own git dir (linked worktrees: .git/worktrees/<n>)
 	commonDir string // the repository's common git dir (shared by linked worktrees)

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -641,27 +643,8 @@ func (w *watcher) take(ctx context.Context) changes {
 		}
 		return changes{full: why}
 	}
-	w.seq++
-	seq := w.seq
-	marker := filepath.Join(w.markDir, "m"+strconv.FormatUint(seq, 10))
-	f, err := os.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return w.fail("cannot write the barrier marker: " + err.Error())
-	}
-	f.Close()
-	if err := os.Remove(marker); err != nil {
-		return w.fail("cannot remove the barrier marker: " + err.Error())
-	}
-	deadline := time.Now().Add(barrierTimeout)
-	stop := context.AfterFunc(ctx, func() { w.mu.Lock(); w.cond.Broadcast(); w.mu.Unlock() })
-	defer stop()
-	timer := time.AfterFunc(barrierTimeout, func() { w.mu.Lock(); w.cond.Broadcast(); w.mu.Unlock() })
-	defer timer.Stop()
-	for w.seen < seq && w.dead == "" && ctx.Err() == nil && time.Now().Before(deadline) {
-		w.cond.Wait()
-	}
-	if w.seen < seq {
-		return w.fail("the watcher's barrier did not come back")
+	if why := w.barrier(ctx); why != "" {
+		return w.fail(why)
 	}
 	// Directories moved away and never seen arriving: their watches
 	// report paths outside the worktree.
@@ -701,6 +684,65 @@ func (w *watcher) take(ctx context.Context) changes {
 	}
 	w.dirty, w.gone, w.full = map[string]bool{}, map[string]bool{}, ""
 	return c
+}
+
+// barrier waits for every event up to now: a marker created in the
+// watched private directory comes back through the same queue after every
+// earlier event. It returns why it failed ("": it came back). The caller
+// holds w.mu.
+func (w *watcher) barrier(ctx context.Context) string {
+	w.seq++
+	seq := w.seq
+	marker := filepath.Join(w.markDir, "m"+strconv.FormatUint(seq, 10))
+	f, err := os.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return "cannot write the barrier marker: " + err.Error()
+	}
+	f.Close()
+	if err := os.Remove(marker); err != nil {
+		return "cannot remove the barrier marker: " + err.Error()
+	}
+	deadline := time.Now().Add(barrierTimeout)
+	stop := context.AfterFunc(ctx, func() { w.mu.Lock(); w.cond.Broadcast(); w.mu.Unlock() })
+	defer stop()
+	timer := time.AfterFunc(barrierTimeout, func() { w.mu.Lock(); w.cond.Broadcast(); w.mu.Unlock() })
+	defer timer.Stop()
+	for w.seen < seq && w.dead == "" && ctx.Err() == nil && time.Now().Before(deadline) {
+		w.cond.Wait()
+	}
+	if w.seen < seq {
+		return "the watcher's barrier did not come back"
+	}
+	return ""
+}
+
+// peek is take that hands nothing over: after the barrier, whether path
+// may have changed since the last take (it, or a directory above it,
+// changed or went away); the change set stays for the next take. ok is
+// false when the watcher cannot vouch for what it saw (not armed, dead,
+// overflowed, to be rebuilt, a failed barrier): the caller finds out by
+// other means. The answer is a copy, good for as long as the caller
+// needs it.
+func (w *watcher) peek(ctx context.Context) (changed func(path string) bool, ok bool) {
+	if w.arming.Load() {
+		return nil, false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.dead != "" || !w.armed || w.rearm || w.full != "" {
+		return nil, false
+	}
+	if why := w.barrier(ctx); why != "" {
+		// What came since the last take is unknown: the next take walks.
+		w.fail(why)
+		return nil, false
+	}
+	if w.dead != "" || w.rearm || w.full != "" {
+		return nil, false
+	}
+	dirty := maps.Clone(w.dirty)
+	gone := slices.Collect(maps.Keys(w.gone))
+	return func(p string) bool { return dirty[p] || underAny(p, gone) }, true
 }
 
 // fail makes the next take walk as well and returns a walking change set.

@@ -49,3 +49,5 @@ func newPrewatch(root string, budget int) (*watcher, error) {
 }
 
 func (w *watcher) adopt(markDir string, byWalk bool) error { return errors.New("no watcher") }
+
+func (w *watcher) peek(ctx context.Context) (func(string) bool, bool) { return nil, false }

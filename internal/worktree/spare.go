@@ -625,7 +625,9 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 	// A spare whose preparation hurried (a start was waiting for it) has
 	// no walk for the first capture, which would then walk after the
 	// proof: the walk runs beside the proof's status instead. Its record
-	// holds for every file whose inode it saw unchanged (KnownWalk).
+	// holds for every file whose inode it saw unchanged (KnownWalk); begun
+	// after the watcher was armed, for every file the watcher saw
+	// unchanged (Watched).
 	var walk *snapshot.Walk
 	walked := make(chan struct{})
 	if !detached && (rec.Walk == nil || rec.Walk.At.IsZero()) {
@@ -633,6 +635,7 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 			defer close(walked)
 			<-armed // not beside the arming, which the status waits for
 			w := snapshot.WalkTree(path)
+			w.Watched = watch != nil
 			walk = &w
 		}()
 	} else {

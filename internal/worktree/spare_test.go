@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/yolop-dev/yolop/internal/git"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
+	"github.com/yolop-dev/yolop/internal/snapshot"
 )
 
 // spareRig is a repository, a data directory and a Manager keeping one
@@ -754,10 +756,23 @@ func TestUserRepositoryMidRebaseOrUnborn(t *testing.T) {
 
 // TestHurriedSpareIsWalkedBesideItsProof: a spare whose preparation kept
 // no walk (it hurried for a waiting start) gets one at its claim, made
-// while the claim's status ran, for the first capture.
+// while the claim's status ran, for the first capture; with a watcher
+// armed by the claim (Linux), the walk says it began under it.
 func TestHurriedSpareIsWalkedBesideItsProof(t *testing.T) {
 	t.Parallel()
+	for _, watch := range []bool{false, true} {
+		t.Run(fmt.Sprintf("watch=%v", watch), func(t *testing.T) {
+			t.Parallel()
+			testHurriedSpareIsWalkedBesideItsProof(t, watch)
+		})
+	}
+}
+
+func testHurriedSpareIsWalkedBesideItsProof(t *testing.T, watch bool) {
 	r := newSpareRig(t)
+	if watch {
+		r.m.Watch = &snapshot.WatchOptions{}
+	}
 	if _, err := r.m.PrepareSpare(context.Background(), detect(t, r.repo), ""); err != nil {
 		t.Fatal(err)
 	}
@@ -777,5 +792,9 @@ func TestHurriedSpareIsWalkedBesideItsProof(t *testing.T) {
 	}
 	if st.Walk == nil || st.Walk.At.Before(began) {
 		t.Fatalf("claimed spare's walk: %+v, want one made during the claim (began %v)", st.Walk, began)
+	}
+	t.Cleanup(st.Watch.Close)
+	if want := watch && runtime.GOOS == "linux"; (st.Watch != nil) != want || st.Walk.Watched != want {
+		t.Fatalf("claim's watcher %v, walk made under it %v; want %v", st.Watch != nil, st.Walk.Watched, want)
 	}
 }
