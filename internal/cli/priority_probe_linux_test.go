@@ -15,7 +15,8 @@ import (
 // The scripts' gitprobe stands in for git (spare_priority.txtar puts a
 // `git` that execs it first on $PATH): it appends the priority it was
 // started with to $PRIORITY_LOG_DIR/<what started it>.log (see
-// startedBy), then becomes the real git
+// startedBy), and, on a kernel with autogroups, its session's autogroup
+// nice value to <what started it>.autogroup.log, then becomes the real git
 // (the first on $PATH outside $PRIORITY_PROBE_DIR), in the same process.
 func gitProbe() {
 	if err := probeGit(); err != nil {
@@ -34,24 +35,38 @@ func probeGit() error {
 	if logDir == "" {
 		return fmt.Errorf("PRIORITY_LOG_DIR is not set")
 	}
-	f, err := os.OpenFile(filepath.Join(logDir, who+".log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
+	if err := appendLine(filepath.Join(logDir, who+".log"), prio); err != nil {
 		return err
 	}
-	// One write per line: the O_APPEND writes of concurrent gits do not
-	// interleave.
-	_, err = f.WriteString(prio + "\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
+	if ag, err := os.ReadFile("/proc/self/autogroup"); err == nil {
+		// "/autogroup-<id> nice <n>"
+		fields := strings.Fields(string(ag))
+		if len(fields) != 3 {
+			return fmt.Errorf("/proc/self/autogroup: unexpected %q", ag)
+		}
+		if err := appendLine(filepath.Join(logDir, who+".autogroup.log"), "nice="+fields[2]); err != nil {
+			return err
+		}
 	}
 	git, err := realGit()
 	if err != nil {
 		return err
 	}
 	return syscall.Exec(git, append([]string{"git"}, os.Args[1:]...), os.Environ())
+}
+
+// appendLine appends line to the file at path in one write: the O_APPEND
+// writes of concurrent gits do not interleave.
+func appendLine(path, line string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(line + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // ownPriority is "nice=N ioclass=CLASS" of this process (whose one thread

@@ -26,16 +26,6 @@ func TestWaitedPreparationGetsTheUsersIOClass(t *testing.T) {
 	r, repo, data, goOn, prepared := slowPreparation(t)
 	never := time.AfterFunc(time.Minute, goOn)
 	defer never.Stop()
-	// The checkout's git, in the preparation's group (not the test's).
-	checkoutGit := func() (procStat, bool) {
-		for _, st := range allStats() {
-			cwd, err := os.Readlink("/proc/" + strconv.Itoa(st.pid) + "/cwd")
-			if err == nil && st.comm == "git" && st.pgrp != os.Getpid() && strings.HasPrefix(cwd, data+string(filepath.Separator)) {
-				return st, true
-			}
-		}
-		return procStat{}, false
-	}
 	ioClass := func(pid int) int {
 		v, _, errno := syscall.Syscall(syscall.SYS_IOPRIO_GET, ioprioWhoProcess, uintptr(pid), 0)
 		if errno != 0 {
@@ -43,16 +33,7 @@ func TestWaitedPreparationGetsTheUsersIOClass(t *testing.T) {
 		}
 		return int(v >> ioprioClassShift)
 	}
-	var git procStat
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		var ok bool
-		if git, ok = checkoutGit(); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the checkout did not start")
-		}
-	}
+	git := awaitCheckoutGit(t, data)
 	// The background command's idle class, given here to the group.
 	if _, _, errno := syscall.Syscall(syscall.SYS_IOPRIO_SET, ioprioWhoPgrp, uintptr(git.pgrp), ioprioClassIdle<<ioprioClassShift); errno != 0 {
 		t.Skipf("cannot set the idle I/O class: %v", errno)
@@ -84,5 +65,30 @@ func TestWaitedPreparationGetsTheUsersIOClass(t *testing.T) {
 	}
 	if !st.Recycled {
 		t.Fatalf("the start did not claim the spare (notes %v)", st.Notes)
+	}
+}
+
+// checkoutGit is the git of a preparation's checkout into the data
+// directory data: in the preparation's group (not the test's).
+func checkoutGit(data string) (procStat, bool) {
+	for _, st := range allStats() {
+		cwd, err := os.Readlink("/proc/" + strconv.Itoa(st.pid) + "/cwd")
+		if err == nil && st.comm == "git" && st.pgrp != os.Getpid() && strings.HasPrefix(cwd, data+string(filepath.Separator)) {
+			return st, true
+		}
+	}
+	return procStat{}, false
+}
+
+// awaitCheckoutGit waits for checkoutGit, for a minute at most.
+func awaitCheckoutGit(t *testing.T, data string) procStat {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if git, ok := checkoutGit(data); ok {
+			return git
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the checkout did not start")
+		}
 	}
 }

@@ -134,13 +134,17 @@ type pauser struct {
 	// noLift: lifting the group's I/O class failed (liftGroupIO); the
 	// preparation keeps the idle class.
 	noLift bool
+	// session is this process's pid when it leads its session (a
+	// detached preparation does), whose autogroup a waiting start has
+	// lifted (liftAutogroup); 0 once lifted, failed, or when it does not.
+	session int
 }
 
 // startPauser starts the sentinel and the poll for the preparation whose
 // lock file is lock; with no sentinel (no /bin/sh) the preparation runs
 // unpaused and only marks its progress.
 func startPauser(commonDir, lock string, every time.Duration) *pauser {
-	p := &pauser{wait: strings.TrimSuffix(lock, lockSuffix) + waitSuffix, beat: lock, every: every, quit: make(chan struct{}), done: make(chan struct{})}
+	p := &pauser{wait: strings.TrimSuffix(lock, lockSuffix) + waitSuffix, beat: lock, every: every, quit: make(chan struct{}), done: make(chan struct{}), session: ownSession()}
 	if p.every <= 0 {
 		p.every = pollEvery
 	}
@@ -221,6 +225,13 @@ func (p *pauser) step() {
 		// user's I/O class, those that joined the group since the last
 		// poll too.
 		p.noLift = liftGroupIO(p.pgid) != nil
+	}
+	if waited && p.session > 0 {
+		// And the session's processor weight, where the kernel shares
+		// the processor between sessions first (autogroups): once.
+		if err := liftAutogroup(p.session); !errors.Is(err, unix.EAGAIN) {
+			p.session = 0
+		}
 	}
 	now := time.Now()
 	want := p.armed && turn && !waited && p.pgid > 0 && p.paused < maxPause

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
 // The idle priority: the weakest nice value and ioprio_set(2)'s idle I/O
@@ -37,7 +40,12 @@ const maxPriorityPasses = 64
 //
 // A kernel without I/O priorities (ENOSYS) leaves nice 19 alone, which the
 // I/O schedulers that honour priorities map to the lowest best-effort level.
+// A process that leads its session also gives the session's autogroup
+// nice 19 (lowerAutogroup).
 func lowerPriority() error {
+	if err := lowerAutogroup(); err != nil {
+		return err
+	}
 	ioClass := true
 	for pass := 0; pass < maxPriorityPasses; pass++ {
 		tids, err := threadIDs()
@@ -120,5 +128,32 @@ func lowerThread(tid int, ioClass *bool) (bool, error) {
 		return false, nil
 	default:
 		return false, fmt.Errorf("set the idle I/O class: %w", errno)
+	}
+}
+
+// lowerAutogroup gives this process's autogroup nice 19 when the process
+// leads its session, as the detached preparation does: where the kernel
+// shares the processor between sessions first (autogroups), nice values
+// weigh only within a session, and a session of the preparation's own
+// would otherwise get as much as the user's terminal. A run by hand in
+// the user's terminal does not lead its session and leaves the
+// terminal's alone. Another autogroup changed in the last 100 ms (EAGAIN)
+// is waited out, for 5 s at most. A kernel without autogroups has
+// nothing to lower.
+func lowerAutogroup() error {
+	pid := os.Getpid()
+	if sid, err := unix.Getsid(0); err != nil || sid != pid {
+		return nil
+	}
+	for try := 0; ; try++ {
+		err := worktree.SetAutogroupNice(pid, idleNice)
+		if errors.Is(err, unix.EAGAIN) && try < 50 {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("lower the priority: give the session's autogroup nice %d: %w", idleNice, err)
+		}
+		return nil
 	}
 }

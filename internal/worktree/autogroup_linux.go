@@ -1,0 +1,89 @@
+package worktree
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// A kernel with autogroups (CONFIG_SCHED_AUTOGROUP, on by default in the
+// common distributions' kernels) shares the processor between sessions
+// (setsid) first, and nice values weigh only within a session: the
+// detached preparation leads a session of its own, so its nice 19 holds
+// its own git processes back from each other and nothing else. The
+// background command gives its session's autogroup nice 19 as well
+// (lowerAutogroup in the command's priority), and a start that waits for
+// the preparation has it lifted back to 0, the user's weight, as its I/O
+// class is lifted (liftGroupIO). An autogroup's nice value can be raised
+// and brought back down to 0 without privilege (only below 0 needs it),
+// at most once per 100 ms across the system (EAGAIN otherwise).
+
+// ownSession is this process's pid when it leads its session (its
+// autogroup is its own, not the user's terminal's), else 0. A variable
+// for tests.
+var ownSession = func() int {
+	if sid, err := unix.Getsid(0); err == nil && sid == os.Getpid() {
+		return sid
+	}
+	return 0
+}
+
+// autogroupPath is the autogroup file of process pid.
+func autogroupPath(pid int) string { return "/proc/" + strconv.Itoa(pid) + "/autogroup" }
+
+// AutogroupNice is the nice value of the autogroup of process pid; ok is
+// false when the kernel has no autogroups or the process is gone.
+func AutogroupNice(pid int) (nice int, ok bool, err error) {
+	b, err := os.ReadFile(autogroupPath(pid))
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	// "/autogroup-<id> nice <n>"
+	f := strings.Fields(string(b))
+	if len(f) != 3 || f[1] != "nice" {
+		return 0, false, fmt.Errorf("%s: unexpected %q", autogroupPath(pid), b)
+	}
+	n, err := strconv.Atoi(f[2])
+	if err != nil {
+		return 0, false, fmt.Errorf("%s: unexpected %q", autogroupPath(pid), b)
+	}
+	return n, true, nil
+}
+
+// SetAutogroupNice gives the autogroup of process pid (a session leader:
+// the autogroup is its session's) the nice value nice. It does nothing
+// on a kernel without autogroups; unix.EAGAIN says another autogroup was
+// changed in the last 100 ms, and to try again.
+func SetAutogroupNice(pid, nice int) error {
+	f, err := os.OpenFile(autogroupPath(pid), os.O_WRONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(strconv.Itoa(nice))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// liftAutogroup brings the autogroup of session leader pid back to nice 0
+// when it is above: a preparation a start waits for is on that start's
+// path. unix.EAGAIN: try again at the next poll.
+func liftAutogroup(pid int) error {
+	nice, ok, err := AutogroupNice(pid)
+	if err != nil || !ok || nice <= 0 {
+		return err
+	}
+	return SetAutogroupNice(pid, 0)
+}

@@ -1,0 +1,111 @@
+package worktree
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// sessionLeader starts a process that leads a session of its own (as the
+// detached preparation does) with its autogroup at nice 19, or skips the
+// test on a kernel without autogroups.
+func sessionLeader(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("sleep", "120")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	pid := cmd.Process.Pid
+	if _, ok, err := AutogroupNice(pid); err != nil || !ok {
+		t.Skipf("no autogroups in this kernel (%v)", err)
+	}
+	retryAgain(t, "set its autogroup's nice 19", func() error { return SetAutogroupNice(pid, 19) })
+	if n := autogroupNice(t, pid); n != 19 {
+		t.Fatalf("the session's autogroup has nice %d after setting 19", n)
+	}
+	return pid
+}
+
+// retryAgain runs fn until it does not say EAGAIN (autogroups change at
+// most once per 100 ms across the system).
+func retryAgain(t *testing.T, what string, fn func() error) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, unix.EAGAIN) || time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+}
+
+func autogroupNice(t *testing.T, pid int) int {
+	t.Helper()
+	n, ok, err := AutogroupNice(pid)
+	if err != nil || !ok {
+		t.Fatalf("autogroup of %d: %v (present: %v)", pid, err, ok)
+	}
+	return n
+}
+
+// TestLiftAutogroup: a session's autogroup set to nice 19 is brought back
+// to 0, and one at 0 is left as it is.
+func TestLiftAutogroup(t *testing.T) {
+	pid := sessionLeader(t)
+	retryAgain(t, "lift", func() error { return liftAutogroup(pid) })
+	if n := autogroupNice(t, pid); n != 0 {
+		t.Fatalf("lifted autogroup has nice %d, want 0", n)
+	}
+	if err := liftAutogroup(pid); err != nil {
+		t.Fatalf("lifting an autogroup already at 0: %v", err)
+	}
+}
+
+// TestWaitedPreparationGetsTheUsersProcessorWeight: a detached preparation
+// leads its session, whose autogroup the background command gives nice
+// 19; while no start waits it stays there, and once one waits the
+// preparation lifts it to 0. (Not parallel: the preparation is told that
+// the stand-in session is its own.)
+func TestWaitedPreparationGetsTheUsersProcessorWeight(t *testing.T) {
+	leader := sessionLeader(t)
+	old := ownSession
+	ownSession = func() int { return leader }
+	defer func() { ownSession = old }()
+	r, repo, data, goOn, prepared := slowPreparation(t)
+	never := time.AfterFunc(time.Minute, goOn)
+	defer never.Stop()
+	awaitCheckoutGit(t, data)
+	time.Sleep(50 * time.Millisecond) // polls that see no waiter
+	if n := autogroupNice(t, leader); n != 19 {
+		t.Fatalf("with no start waiting the session's autogroup has nice %d, want 19", n)
+	}
+	var lifted int
+	m := &Manager{DataDir: r.data, Spares: 1, Notify: func(string) {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if lifted = autogroupNice(t, leader); lifted == 0 {
+				break
+			}
+		}
+		goOn()
+	}}
+	st, err := m.Start(context.Background(), repo, "s_waits", "waits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Done()
+	if err := <-prepared; err != nil {
+		t.Fatalf("the preparation failed: %v", err)
+	}
+	if lifted != 0 {
+		t.Fatalf("while a start waited the session's autogroup had nice %d, want 0", lifted)
+	}
+}
