@@ -3,12 +3,18 @@
 // --untracked-files=all` in the same rounds: the first `yolop -p` turn of
 // a new session with no spare and no preparation (a fresh checkout), of a
 // session started right after another one's first turn (whose background
-// spare preparation is then in flight), and of a session started when a
-// spare is ready. A 100-file tree's first turn, without spares, is the
-// fixed cost of a turn, taken off to give the start's own time.
-// It prints a Markdown table.
+// spare preparation is then in flight), of the same with spares off in
+// both (a fresh checkout right after another), and of a session started
+// when a spare is ready. A 100-file tree's first turn, without spares, is
+// the fixed cost of a turn, taken off to give the start's own time.
+// Before each timed scenario the disk is let settle (sync, then no
+// writeback for a while: a 100,000-file checkout's metadata takes seconds
+// to reach the disk, and a start timed during it is slowed by it; a
+// second start meets the first one's, which is part of what it measures),
+// and the three starts compared take turns at going first. It prints a
+// Markdown table, and the second start's ratios round by round.
 //
-//	go run ./test/bench/cmd/b2bbench -yolop BIN [-runs 3] [-dir DIR] [N]
+//	go run ./test/bench/cmd/b2bbench -yolop BIN [-runs 5] [-dir DIR] [N]
 package main
 
 import (
@@ -48,11 +54,13 @@ type bench struct {
 	fallbacks int
 	// used are the data directories to remove when the run ends.
 	used []string
+	// settled is the time spent waiting for the disk to settle.
+	settled time.Duration
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("b2bbench", flag.ContinueOnError)
-	runs := fs.Int("runs", 3, "timed rounds (the median is reported), after one warm-up round")
+	runs := fs.Int("runs", 5, "timed rounds (the median is reported), after one warm-up round")
 	work := fs.String("dir", "", "directory for the generated trees (default: a new temporary directory, removed afterwards); kept trees are reused")
 	yolop := fs.String("yolop", "", "the yolop binary to time (required)")
 	if err := fs.Parse(args); err != nil {
@@ -113,26 +121,43 @@ func run(args []string, stdout, stderr io.Writer) error {
 	// after a removal took 77 s where the same start took 11 s before any.
 	defer b.removeAll(big)
 	fmt.Fprintf(stdout, "load average at start: %s\n\n", loadavg())
-	var status, fresh, inflight, ready, tinyTurn []time.Duration
-	var loads []string
+	var status, fresh, inflight, freshAfter, ready, tinyTurn []time.Duration
+	var loads, perRound []string
 	for r := 0; r <= *runs; r++ {
 		loads = append(loads, loadavg())
 		st, err := b.status(big)
 		if err != nil {
 			return err
 		}
-		f, err := b.fresh(big)
-		if err != nil {
-			return fmt.Errorf("fresh start: %w", err)
+		// The starts compared take turns at going first, so that none
+		// always follows another's file system work.
+		var f, fl, ff time.Duration
+		for i := range 3 {
+			b.settle()
+			switch (i + r) % 3 {
+			case 0:
+				f, err = b.fresh(big)
+				if err != nil {
+					return fmt.Errorf("fresh start: %w", err)
+				}
+			case 1:
+				fl, err = b.inFlight(big)
+				if err != nil {
+					return fmt.Errorf("start during a preparation: %w", err)
+				}
+			case 2:
+				ff, err = b.freshAfter(big)
+				if err != nil {
+					return fmt.Errorf("fresh start after another: %w", err)
+				}
+			}
 		}
-		fl, err := b.inFlight(big)
-		if err != nil {
-			return fmt.Errorf("start during a preparation: %w", err)
-		}
+		b.settle()
 		st2, err := b.status(big)
 		if err != nil {
 			return err
 		}
+		b.settle()
 		rd, err := b.ready(big)
 		if err != nil {
 			return fmt.Errorf("start with a spare: %w", err)
@@ -141,13 +166,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("tiny tree: %w", err)
 		}
-		fmt.Fprintf(stderr, "round %d: status %s/%s, fresh %s, in flight %s, ready %s, tiny %s (load %s)\n", r, ms(st), ms(st2), ms(f), ms(fl), ms(rd), ms(tt), loadavg())
+		fmt.Fprintf(stderr, "round %d: status %s/%s, fresh %s, in flight %s, fresh after another %s, ready %s, tiny %s (load %s)\n", r, ms(st), ms(st2), ms(f), ms(fl), ms(ff), ms(rd), ms(tt), loadavg())
 		if r == 0 {
 			b.fallbacks = 0
 			continue // warm-up
 		}
 		status = append(status, st, st2)
-		fresh, inflight, ready, tinyTurn = append(fresh, f), append(inflight, fl), append(ready, rd), append(tinyTurn, tt)
+		fresh, inflight, freshAfter, ready, tinyTurn = append(fresh, f), append(inflight, fl), append(freshAfter, ff), append(ready, rd), append(tinyTurn, tt)
+		order := []string{"fresh", "second", "fresh after another"}
+		for range r % 3 {
+			order = append(order[1:], order[0])
+		}
+		perRound = append(perRound, fmt.Sprintf("| %d | %s | %s | %s | %s | %.2f× | %.2f× |", r, strings.Join(order, ", "), ms(f), ms(ff), ms(fl), float64(fl-tt)/float64(f-tt), float64(fl-tt)/float64(ff-tt)))
 	}
 	loads = append(loads, loadavg())
 	s, t := median(status), median(tinyTurn)
@@ -161,6 +191,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		d    time.Duration
 	}{
 		{"fresh start (no spare, no preparation)", median(fresh)},
+		{"fresh start right after another session's (spares off in both)", median(freshAfter)},
 		{"second start, the first one's preparation in flight", median(inflight)},
 		{"start with a spare ready", median(ready)},
 	} {
@@ -169,7 +200,82 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "| first turn on a 100-file tree (subtracted) | %s | | | |\n\n", ms(t))
 	fmt.Fprintf(stdout, "Second starts that gave up waiting and checked out their own: %d of %d.\n\n", b.fallbacks, *runs)
+	fmt.Fprintln(stdout, "| round | order | fresh start | fresh start after another | second start, preparation in flight | second ÷ fresh | second ÷ fresh after another |")
+	fmt.Fprintln(stdout, "|---|---|---|---|---|---|---|")
+	for _, row := range perRound {
+		fmt.Fprintln(stdout, row)
+	}
+	fmt.Fprintf(stdout, "\nDisk settling before the timed starts: %s in all.\n\n", b.settled.Round(time.Second))
 	return nil
+}
+
+// settle waits for the disk to be quiet: sync, then until the kernel
+// holds under 8 MiB of dirty or writeback pages and less than 1 MiB was
+// written to any disk in each of two 250 ms windows, at most a minute.
+// Outside Linux it only syncs.
+func (b *bench) settle() {
+	t0 := time.Now()
+	defer func() { b.settled += time.Since(t0) }()
+	syscall.Sync()
+	quiet := 0
+	last, ok := sectorsWritten()
+	for deadline := time.Now().Add(time.Minute); ok && quiet < 2 && time.Now().Before(deadline); {
+		time.Sleep(250 * time.Millisecond)
+		now, ok2 := sectorsWritten()
+		if !ok2 {
+			return
+		}
+		if now-last < 2048 && dirtyKiB() < 8192 {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		last = now
+	}
+}
+
+// sectorsWritten is the sum of sectors (512 bytes) written or discarded
+// on every disk since boot, from /proc/diskstats (a file system mounted
+// with discard trims what a removal freed, after the removal returned).
+func sectorsWritten() (uint64, bool) {
+	raw, err := os.ReadFile("/proc/diskstats")
+	if err != nil {
+		return 0, false
+	}
+	var sum uint64
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		// major minor name reads merged sectors ms writes merged sectors ...
+		if len(f) < 10 || strings.HasPrefix(f[2], "loop") || strings.HasPrefix(f[2], "ram") {
+			continue
+		}
+		for _, i := range []int{9, 16} {
+			if i < len(f) {
+				if n, err := strconv.ParseUint(f[i], 10, 64); err == nil {
+					sum += n
+				}
+			}
+		}
+	}
+	return sum, true
+}
+
+// dirtyKiB is the kernel's dirty and writeback pages, from /proc/meminfo.
+func dirtyKiB() uint64 {
+	raw, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	var sum uint64
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && (f[0] == "Dirty:" || f[0] == "Writeback:") {
+			if n, err := strconv.ParseUint(f[1], 10, 64); err == nil {
+				sum += n
+			}
+		}
+	}
+	return sum
 }
 
 // status times git status on the tree.
@@ -184,6 +290,20 @@ func (b *bench) status(repo string) (time.Duration, error) {
 func (b *bench) fresh(repo string) (time.Duration, error) {
 	data := b.dataDir()
 	defer b.cleanup(data)
+	d, _, err := b.turn(repo, data, "0")
+	return d, err
+}
+
+// freshAfter runs a first session's first turn with spares off
+// (untimed) and times the first turn of a second session started at once,
+// also with spares off: the second start with no spare machinery, its
+// checkout beside the writeback of the first one's.
+func (b *bench) freshAfter(repo string) (time.Duration, error) {
+	data := b.dataDir()
+	defer b.cleanup(data)
+	if _, _, err := b.turn(repo, data, "0"); err != nil {
+		return 0, err
+	}
 	d, _, err := b.turn(repo, data, "0")
 	return d, err
 }
