@@ -227,3 +227,63 @@ func TestWatchedWalkAsksTheWatcher(t *testing.T) {
 		})
 	}
 }
+
+// TestPrewatchByWalkBesideTheProof: a watcher armed by a walk that runs
+// beside the proof (NewPrewatchByWalk, from a start taken before the
+// proof began) misses nothing: a file changed after the start but before
+// the walk reached it (the proof may have looked at it first) is recorded
+// as changed, one changed after the walk raises an event. The capture
+// after the derived first one looks at the changed paths only and holds
+// what a full capture of the worktree holds.
+func TestPrewatchByWalkBesideTheProof(t *testing.T) {
+	t.Parallel()
+	_, wt := knownCleanWorktree(t, func(string) { time.Sleep(armSlack + 50*time.Millisecond) })
+	// The top directory renamed into place just before, as a claim does.
+	moved := filepath.Join(filepath.Dir(wt), "moved")
+	if err := os.Rename(wt, moved); err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, filepath.Dir(wt), "-C", moved, "worktree", "repair")
+	wt = moved
+	pw, note := NewPrewatchByWalk(wt, 0, func() {
+		// The proof begins here and looks at src/main.go at once; then
+		// it is changed, before the walk comes to it.
+		gittest.WriteFile(t, wt, "src/main.go", "package main // changed before the walk\n")
+		if err := os.Chmod(filepath.Join(wt, "src/main.go"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// And a file at the top removed, before the walk reads it.
+		if err := os.Remove(filepath.Join(wt, "link")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if pw == nil || !note.Watched {
+		t.Fatalf("no watcher armed by the walk (walk %+v)", note)
+	}
+	// After the walk.
+	if err := os.Chmod(filepath.Join(wt, "src/run.sh"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(context.Background(), Options{Worktree: wt, SessionID: "s_test", StateDir: filepath.Join(t.TempDir(), "state"), SeedSettled: true, KnownClean: true, KnownWalk: &note, Prewatch: pw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	e.Watch(WatchOptions{Resync: -1, ArmWithWalk: true})
+	capture(t, e, "start")
+	if e.derivedCaptures != 1 || e.noteWalks != 1 {
+		t.Fatalf("derived captures %d, from the walk %d; want 1 and 1", e.derivedCaptures, e.noteWalks)
+	}
+	end := capture(t, e, "end")
+	if st := e.WatchState(); st.Watched != 1 {
+		t.Fatalf("captures watched %d (last walk: %q); want the end capture watched, the rename of the top directory notwithstanding", st.Watched, st.LastWalk)
+	}
+	fresh := openKnownClean(t, wt, false)
+	if want := capture(t, fresh, "full"); end.Tree != want.Tree {
+		t.Fatalf("end capture %s, a full capture %s", end.Tree, want.Tree)
+	}
+	e.Wait()
+	if want := map[string]fs.FileMode{"src/main.go": 0o600, "src/run.sh": 0o700}; !reflect.DeepEqual(e.lastWalk.modes, want) {
+		t.Fatalf("permission record %v, want %v", e.lastWalk.modes, want)
+	}
+}

@@ -242,7 +242,7 @@ func walkTree(root string, arm *walkArm, stats bool) walkResult {
 		}
 		defer f.Close()
 		suspect := j.suspect
-		if arm != nil && !suspect {
+		if arm != nil && !suspect && !arm.watchedAhead(j.rel) {
 			if ct, ok := dirCtime(f); !ok || arm.recent(ct) {
 				// Entries came or went since the capture began,
 				// maybe before the watch: all of it is looked at.

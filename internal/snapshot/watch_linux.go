@@ -887,6 +887,10 @@ type walkArm struct {
 	since int64 // Unix ns: an inode changed at or after this may postdate what the capture saw
 
 	onEnter func(rel string) // tests: runs before each directory is watched
+	// topAhead: the top directory was watched before the proof the walk
+	// runs beside began (newPrewatchByWalk), so a change of its entries
+	// since raised an event, and its inode time says nothing more.
+	topAhead bool
 
 	mu         sync.Mutex
 	failed     string // why the walk could not arm the watcher
@@ -922,7 +926,7 @@ func (w *watcher) walkArm(start time.Time) *walkArm {
 	// What an earlier walk that could not arm left is dropped: this one
 	// looks again.
 	w.disarm()
-	if w.markWD <= 0 {
+	if w.markWD <= 0 && w.markDir != "" { // a prewatch has none until adopted
 		wd, err := unix.InotifyAddWatch(w.fd, w.markDir, unix.IN_CREATE|unix.IN_ONLYDIR)
 		if err != nil {
 			w.dead = "cannot watch the barrier directory: " + err.Error()
@@ -1008,6 +1012,10 @@ func (a *walkArm) enter(rel, abs string) {
 // recent reports whether an inode changed at ctime (Unix ns) may have
 // changed after the capture looked at it.
 func (a *walkArm) recent(ctime int64) bool { return ctime >= a.since }
+
+// watchedAhead reports whether the directory rel was watched before what
+// the walk runs beside began.
+func (a *walkArm) watchedAhead(rel string) bool { return rel == "" && a.topAhead }
 
 // changed records the path rel as changed.
 func (a *walkArm) changed(rel string) {
@@ -1105,6 +1113,44 @@ func newPrewatch(root string, budget int) (*watcher, error) {
 		return nil, errors.New("a directory could not be watched")
 	}
 	return w, nil
+}
+
+// newPrewatchByWalk is newPrewatch armed by one walk of the tree instead
+// (walkTree with a walkArm), whose findings it returns as well. The top
+// directory is watched first, and began called: the proof may begin
+// then, beside the walk, which records as changed every inode changed
+// since (less the clock's slack). The top directory's own inode time is
+// not asked (a claim has just renamed it into place): its entries'
+// changes since raised events. w is nil (and the walk a plain one) when
+// there can be no watcher or it could not be armed; began is called in
+// every case.
+func newPrewatchByWalk(root string, budget int, began func()) (*watcher, walkResult) {
+	once := sync.OnceFunc(began)
+	defer once()
+	w, err := openWatcher(root, budget, nil, 0)
+	if err != nil {
+		once()
+		return nil, walkTree(root, nil, false)
+	}
+	w.mu.Lock()
+	w.byWalk = true
+	w.mu.Unlock()
+	arm := w.walkArm(time.Now())
+	if arm == nil {
+		w.close()
+		once()
+		return nil, walkTree(root, nil, false)
+	}
+	arm.enter("", root)
+	arm.topAhead = !arm.stopped()
+	once()
+	res := walkTree(root, arm, false)
+	arm.finish()
+	if armed, _, _ := w.state(); !armed {
+		w.close()
+		return nil, res
+	}
+	return w, res
 }
 
 // adopt makes the prewatch an engine's watcher: its barrier markers go to

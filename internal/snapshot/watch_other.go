@@ -29,13 +29,14 @@ func (w *watcher) walkArm(start time.Time) *walkArm    { return nil }
 // walkArm is never made here: walks arm nothing.
 type walkArm struct{ onEnter func(string) }
 
-func (a *walkArm) enter(rel, abs string)   {}
-func (a *walkArm) fail(why string)         {}
-func (a *walkArm) recent(ctime int64) bool { return false }
-func (a *walkArm) changed(rel string)      {}
-func (a *walkArm) replaced(rel string)     {}
-func (a *walkArm) walkNext(why string)     {}
-func (a *walkArm) finish()                 {}
+func (a *walkArm) enter(rel, abs string)    {}
+func (a *walkArm) fail(why string)          {}
+func (a *walkArm) recent(ctime int64) bool  { return false }
+func (a *walkArm) watchedAhead(string) bool { return false }
+func (a *walkArm) changed(rel string)       {}
+func (a *walkArm) replaced(rel string)      {}
+func (a *walkArm) walkNext(why string)      {}
+func (a *walkArm) finish()                  {}
 
 // changes is what the watcher vouches for since the last take.
 type changes struct {
@@ -51,3 +52,8 @@ func newPrewatch(root string, budget int) (*watcher, error) {
 func (w *watcher) adopt(markDir string, byWalk bool) error { return errors.New("no watcher") }
 
 func (w *watcher) peek(ctx context.Context) (func(string) bool, bool) { return nil, false }
+
+func newPrewatchByWalk(root string, budget int, began func()) (*watcher, walkResult) {
+	began()
+	return nil, walkTree(root, nil, false)
+}

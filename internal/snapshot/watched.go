@@ -184,6 +184,30 @@ func NewPrewatch(root string, budget int) (*Prewatch, error) {
 	return &Prewatch{root: r, w: w}, nil
 }
 
+// NewPrewatchByWalk is NewPrewatch armed by a walk of the tree, which
+// need not come before the proof: it watches the top directory, calls
+// began (the proof may begin now, and runs beside the rest), then walks,
+// watching each directory before reading it and recording as changed
+// every file changed since began (less the inode clock's slack), as a
+// capture's arming walk does. The walk is returned for the first capture
+// (Options.KnownWalk), Watched when the watcher was armed; the Prewatch is
+// nil when there can be none (the walk is then a plain one). began is
+// called in every case, once.
+func NewPrewatchByWalk(root string, budget int, began func()) (*Prewatch, Walk) {
+	at := time.Now()
+	r, err := filepath.EvalSymlinks(root)
+	if err != nil || budget < 0 {
+		began()
+		return nil, WalkTree(root)
+	}
+	w, res := newPrewatchByWalk(r, budget, began)
+	walk := Walk{At: at, Nested: res.nested, Modes: res.modes, Watched: w != nil}
+	if w == nil {
+		return nil, walk
+	}
+	return &Prewatch{root: r, w: w}, walk
+}
+
 // Close releases the watcher unless an engine took it. A nil Prewatch
 // does nothing.
 func (p *Prewatch) Close() {

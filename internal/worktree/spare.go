@@ -609,37 +609,48 @@ func (m *Manager) claim(ctx context.Context, repo *Repo, dir, path, sessionID, t
 		return Info{}, false, notes, nil
 	}
 	m.hit("spare.claim_after_move")
-	// Armed before the proof, so that the proof's capture can hand
-	// the turn's end a watcher instead of a walk.
+	// A watcher is armed over the spare for the proof's capture to hand
+	// the turn's end, instead of a walk: before the proof's status looks
+	// (armed), which then waits for it.
 	var watch *snapshot.Prewatch
 	armed := make(chan struct{})
-	if m.Watch != nil {
+	// A spare whose preparation hurried (a start was waiting for it) has
+	// no walk for the first capture, which would then walk after the
+	// proof: the walk runs beside the proof's status instead. Its record
+	// holds for every file whose inode it saw unchanged (KnownWalk). With
+	// a watcher, that walk arms it (NewPrewatchByWalk: the status waits
+	// only for the top directory's watch, and what changed since is
+	// recorded as changed), and the watcher vouches for what changed
+	// after the walk looked (Watched).
+	var walk *snapshot.Walk
+	walked := make(chan struct{})
+	hurried := !detached && (rec.Walk == nil || rec.Walk.At.IsZero())
+	switch {
+	case hurried && m.Watch != nil:
+		go func() {
+			defer close(walked)
+			// Without a watcher the captures walk, which is always
+			// correct.
+			pw, w := snapshot.NewPrewatchByWalk(path, m.Watch.Budget, func() { close(armed) })
+			watch, walk = pw, &w
+		}()
+	case hurried:
+		close(armed)
+		go func() {
+			defer close(walked)
+			w := snapshot.WalkTree(path)
+			walk = &w
+		}()
+	case m.Watch != nil:
+		close(walked)
 		go func() {
 			defer close(armed)
 			// Without one the captures walk, which is always correct.
 			watch, _ = snapshot.NewPrewatch(path, m.Watch.Budget)
 		}()
-	} else {
-		close(armed)
-	}
-	// A spare whose preparation hurried (a start was waiting for it) has
-	// no walk for the first capture, which would then walk after the
-	// proof: the walk runs beside the proof's status instead. Its record
-	// holds for every file whose inode it saw unchanged (KnownWalk); begun
-	// after the watcher was armed, for every file the watcher saw
-	// unchanged (Watched).
-	var walk *snapshot.Walk
-	walked := make(chan struct{})
-	if !detached && (rec.Walk == nil || rec.Walk.At.IsZero()) {
-		go func() {
-			defer close(walked)
-			<-armed // not beside the arming, which the status waits for
-			w := snapshot.WalkTree(path)
-			w.Watched = watch != nil
-			walk = &w
-		}()
-	} else {
+	default:
 		close(walked)
+		close(armed)
 	}
 	why := spareProblem(ctx, path, repo.CommonDir, rec, m.SpareKeeps == KeepNothing, m.Share, armed)
 	<-walked
