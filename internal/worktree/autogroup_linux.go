@@ -87,3 +87,30 @@ func liftAutogroup(pid int) error {
 	}
 	return SetAutogroupNice(pid, 0)
 }
+
+// liftPreparer lifts the autogroup of the preparation whose process is
+// pid, when that process leads its session (a detached preparation does:
+// the autogroup is the preparation's alone). Best effort: the
+// preparation's own poll lifts it as well (pauser.step).
+func liftPreparer(pid int) {
+	if pid > 0 && leadsSession(pid) {
+		_ = liftAutogroup(pid) // EAGAIN or gone: the preparation's poll lifts it
+	}
+}
+
+// leadsSession reports whether process pid is its session's leader (from
+// /proc).
+func leadsSession(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return false
+	}
+	// state(3) ppid(4) pgrp(5) session(6), counted from the name's field.
+	f := strings.Fields(s[i+1:])
+	return len(f) >= 4 && f[3] == strconv.Itoa(pid)
+}

@@ -3,7 +3,12 @@ package worktree
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -107,5 +112,74 @@ func TestWaitedPreparationGetsTheUsersProcessorWeight(t *testing.T) {
 	}
 	if lifted != 0 {
 		t.Fatalf("while a start waited the session's autogroup had nice %d, want 0", lifted)
+	}
+}
+
+// TestLiftPreparer: a start lifts the autogroup of a preparation that
+// leads its session, and leaves alone that of a process that does not
+// lead its own (its session may be the user's terminal's).
+func TestLiftPreparer(t *testing.T) {
+	leader := sessionLeader(t)
+	// A member of another session, not its leader.
+	cmd := exec.Command("setsid", "sh", "-c", "sleep 120 & echo $!; wait")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Skipf("setsid: %v", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var member int
+	if _, err := fmt.Fscan(out, &member); err != nil {
+		t.Fatal(err)
+	}
+	if leadsSession(member) || !leadsSession(leader) {
+		t.Fatalf("leads its session: member %v, leader %v", leadsSession(member), leadsSession(leader))
+	}
+	retryAgain(t, "set the member's autogroup nice 19", func() error { return SetAutogroupNice(member, 19) })
+	liftPreparer(member)
+	if n := autogroupNice(t, member); n != 19 {
+		t.Fatalf("the autogroup of a process not leading its session was changed to nice %d", n)
+	}
+	retryAgain(t, "lift", func() error {
+		liftPreparer(leader)
+		if n := autogroupNice(t, leader); n != 0 {
+			return unix.EAGAIN
+		}
+		return nil
+	})
+}
+
+// TestWaitingStartLiftsThePreparersSession: a start that begins to wait
+// for a preparation lifts the autogroup of the preparation's process (a
+// session leader) itself, at once, not at the preparation's next poll.
+func TestWaitingStartLiftsThePreparersSession(t *testing.T) {
+	leader := sessionLeader(t)
+	time.Sleep(150 * time.Millisecond) // past the kernel's 100 ms between autogroup changes
+	dir := t.TempDir()
+	lock := filepath.Join(dir, tmpPrefix+"x"+lockSuffix)
+	f, err := createLocked(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(prepareTag + strconv.Itoa(leader) + " " + strings.Repeat("a", 40) + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	lifted := -1
+	m := &Manager{DataDir: t.TempDir(), Notify: func(string) {
+		lifted = autogroupNice(t, leader)
+		// The preparation ends.
+		if err := os.Remove(lock); err != nil {
+			t.Error(err)
+		}
+	}}
+	waited, _, err := m.awaitPreparation(context.Background(), dir)
+	if err != nil || !waited {
+		t.Fatalf("waited %v, %v", waited, err)
+	}
+	if lifted != 0 {
+		t.Fatalf("as the start began to wait the preparer's autogroup had nice %d, want 0", lifted)
 	}
 }

@@ -7,3 +7,5 @@ package worktree
 var ownSession = func() int { return 0 }
 
 func liftAutogroup(int) error { return nil }
+
+func liftPreparer(int) {}

@@ -474,6 +474,11 @@ func (m *Manager) awaitPreparer(ctx context.Context, dir string) (waited bool, n
 		if r == nil {
 			continue // another start waits for this one
 		}
+		// Its session's processor weight is lifted now rather than at
+		// its next poll (up to pollEvery away), while this start's own
+		// first steps compete with it. Best effort: that poll lifts it
+		// when this cannot (another autogroup changed in the last 100 ms).
+		liftPreparer(rec.PID)
 		m.notify(fmt.Sprintf("waiting for the spare worktree being prepared in the background (yolop process %d, at commit %s) instead of checking out a second one beside it…", rec.PID, git.ShortOID(rec.Commit)))
 		start := time.Now()
 		out, err := m.watch(ctx, lock)
