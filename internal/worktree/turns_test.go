@@ -39,11 +39,14 @@ func runPreparer(data, repo string) int {
 // go is called, so that a preparation is caught in flight.
 func slowCheckout(t *testing.T, repo string) (goOn func()) {
 	t.Helper()
-	flag := filepath.Join(t.TempDir(), "go")
+	dir := t.TempDir()
+	flag := filepath.Join(dir, "go")
 	gittest.WriteFile(t, repo, ".gitattributes", "slow.txt filter=slow\n")
 	gittest.WriteFile(t, repo, "slow.txt", "slow\n")
 	gittest.Commit(t, repo, "a file whose checkout waits")
-	gittest.Git(t, repo, "config", "filter.slow.smudge", "while [ ! -e '"+flag+"' ]; do sleep 0.02; done; cat")
+	// It also goes on once the test is over (its directory removed), so
+	// that a test that failed before goOn leaves no checkout behind.
+	gittest.Git(t, repo, "config", "filter.slow.smudge", "while [ ! -e '"+flag+"' ] && [ -d '"+dir+"' ]; do sleep 0.02; done; cat")
 	return func() {
 		if err := os.WriteFile(flag, nil, 0o600); err != nil {
 			t.Error(err)
