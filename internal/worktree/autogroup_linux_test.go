@@ -93,23 +93,7 @@ func TestWaitedPreparationGetsTheUsersProcessorWeight(t *testing.T) {
 	if n := autogroupNice(t, leader); n != 19 {
 		t.Fatalf("with no start waiting the session's autogroup has nice %d, want 19", n)
 	}
-	var lifted int
-	m := &Manager{DataDir: r.data, Spares: 1, Notify: func(string) {
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if lifted = autogroupNice(t, leader); lifted == 0 {
-				break
-			}
-		}
-		goOn()
-	}}
-	st, err := m.Start(context.Background(), repo, "s_waits", "waits")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Done()
-	if err := <-prepared; err != nil {
-		t.Fatalf("the preparation failed: %v", err)
-	}
+	lifted, _ := startWhileWaiting(t, r, repo, goOn, prepared, func() int { return autogroupNice(t, leader) }, 0)
 	if lifted != 0 {
 		t.Fatalf("while a start waited the session's autogroup had nice %d, want 0", lifted)
 	}

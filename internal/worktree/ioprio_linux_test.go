@@ -42,24 +42,8 @@ func TestWaitedPreparationGetsTheUsersIOClass(t *testing.T) {
 	if c := ioClass(git.pid); c != ioprioClassIdle {
 		t.Fatalf("with no start waiting the checkout's class is %d, not idle", c)
 	}
-	var lifted int
-	m := &Manager{DataDir: r.data, Spares: 1, Notify: func(string) {
-		// The start waits now: the next polls lift the group.
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if lifted = ioClass(git.pid); lifted == ioprioClassBE {
-				break
-			}
-		}
-		goOn()
-	}}
-	st, err := m.Start(context.Background(), repo, "s_waits", "waits")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.Done()
-	if err := <-prepared; err != nil {
-		t.Fatalf("the preparation failed: %v", err)
-	}
+	// The start waits: the next polls lift the group.
+	lifted, st := startWhileWaiting(t, r, repo, goOn, prepared, func() int { return ioClass(git.pid) }, ioprioClassBE)
 	if lifted != ioprioClassBE {
 		t.Fatalf("while a start waited the checkout's I/O class stayed %d (want best-effort, %d)", lifted, ioprioClassBE)
 	}
@@ -91,4 +75,31 @@ func awaitCheckoutGit(t *testing.T, data string) procStat {
 			t.Fatal("the checkout did not start")
 		}
 	}
+}
+
+// startWhileWaiting starts a session (in the rig of slowPreparation) that
+// waits for the preparation in flight; once it waits, observe is polled,
+// for 10 s at most, until it gives want, and the preparation goes on. It
+// returns what observe last gave, and the start, once the preparation is
+// over.
+func startWhileWaiting(t *testing.T, r *spareRig, repo *Repo, goOn func(), prepared <-chan error, observe func() int, want int) (int, *Started) {
+	t.Helper()
+	var got int
+	m := &Manager{DataDir: r.data, Spares: 1, Notify: func(string) {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if got = observe(); got == want {
+				break
+			}
+		}
+		goOn()
+	}}
+	st, err := m.Start(context.Background(), repo, "s_waits", "waits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Done()
+	if err := <-prepared; err != nil {
+		t.Fatalf("the preparation failed: %v", err)
+	}
+	return got, st
 }
