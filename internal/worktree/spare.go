@@ -178,7 +178,7 @@ func (m *Manager) start(ctx context.Context, repo *Repo, sessionID, title string
 		return nil, err
 	}
 	st.pending = f
-	st.Notes = m.sweep(ctx, dir)
+	st.Notes = append(m.sweep(ctx, dir), dropDeadAdmins(repo.CommonDir)...)
 	if m.spareLimit() > 0 {
 		if pf := readPrepareFailure(dir); pf != nil {
 			st.Notes = append(st.Notes, pf.Note())
@@ -1083,6 +1083,72 @@ func (m *Manager) sweep(ctx context.Context, dir string) []string {
 	return notes
 }
 
+// dropDeadAdmins removes the administrative entries of the repository
+// whose common directory is common (<common>/worktrees/<name>) that a
+// preparation killed during its `git worktree add` left: git writes the
+// entry first, locked ("initializing") until the add is done, and one
+// left half-written makes every later add in the repository fail ("failed
+// to read worktrees/<name>/commondir"), while `git worktree prune` keeps
+// it for its lock. An entry is such a leftover when it names a
+// preparation's worktree (.tmp-<hex> of a data directory's spare
+// directory) that does not exist, and no live preparation holds that
+// worktree's lock, which a preparation takes before its add and keeps
+// until it is over. It returns notes for the entries removed.
+func dropDeadAdmins(common string) []string {
+	return dropAdmins(common, func(wt string) bool {
+		lock := wt + lockSuffix
+		if _, err := os.Lstat(lock); errors.Is(err, fs.ErrNotExist) {
+			return true
+		} else if err != nil {
+			return false
+		}
+		f, free, err := lockFile(lock, false)
+		if err != nil || !free {
+			return false // a preparation is at it
+		}
+		f.Close()
+		return true
+	})
+}
+
+// dropAdmins removes the administrative entries of the repository whose
+// common directory is common that name a preparation's worktree
+// (.tmp-<hex>) that does not exist and that drop approves, and returns
+// notes for them.
+func dropAdmins(common string, drop func(worktree string) bool) []string {
+	root := filepath.Join(common, "worktrees")
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	var notes []string
+	for _, e := range ents {
+		admin := filepath.Join(root, e.Name())
+		b, err := os.ReadFile(filepath.Join(admin, "gitdir"))
+		if err != nil {
+			continue
+		}
+		p, ok := parseGitdirLine(b, admin)
+		if !ok || filepath.Base(p) != ".git" {
+			continue
+		}
+		wt := filepath.Dir(p)
+		if !strings.HasPrefix(filepath.Base(wt), tmpPrefix) {
+			continue
+		}
+		if _, err := os.Lstat(wt); !errors.Is(err, fs.ErrNotExist) {
+			continue // there (the sweep removes it whole) or unknown
+		}
+		if !drop(wt) {
+			continue
+		}
+		if err := os.RemoveAll(admin); err == nil {
+			notes = append(notes, "removed the git record "+admin+" of a spare worktree whose preparation was interrupted (it made every new worktree of the repository fail)")
+		}
+	}
+	return notes
+}
+
 // adoptOrphan handles a session start whose process died (its pending lock
 // f is now ours). When the session directory exists the start had finished.
 // Otherwise no turn ever ran in the worktree: it is parked as a spare (or
@@ -1350,6 +1416,7 @@ func (m *Manager) PrepareSpare(ctx context.Context, repo *Repo, commit string) (
 
 func (m *Manager) prepareSpare(ctx context.Context, repo *Repo, dir, commit string) (string, error) {
 	m.sweep(ctx, dir)
+	dropDeadAdmins(repo.CommonDir)
 	unlock, err := repoLock(ctx, dir)
 	if err != nil {
 		return "", err
@@ -1368,7 +1435,12 @@ func (m *Manager) prepareSpare(ctx context.Context, repo *Repo, dir, commit stri
 	if err != nil {
 		return "", err
 	}
-	undo := func() { _ = removeWorktreeDir(context.WithoutCancel(ctx), tmp.path) }
+	undo := func() {
+		_ = removeWorktreeDir(context.WithoutCancel(ctx), tmp.path)
+		// An add cut short leaves git's record of it half-written,
+		// which fails every later add in the repository.
+		dropAdmins(repo.CommonDir, func(wt string) bool { return fsutil.SamePath(wt, tmp.path) })
+	}
 	if err := tmp.describe(commit); err != nil {
 		tmp.release()
 		return "", err

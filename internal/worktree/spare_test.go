@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -796,5 +797,64 @@ func testHurriedSpareIsWalkedBesideItsProof(t *testing.T, watch bool) {
 	t.Cleanup(st.Watch.Close)
 	if want := watch && runtime.GOOS == "linux"; (st.Watch != nil) != want || st.Walk.Watched != want {
 		t.Fatalf("claim's watcher %v, walk made under it %v; want %v", st.Watch != nil, st.Walk.Watched, want)
+	}
+}
+
+// TestKilledPreparationsGitRecordIsDropped: a preparation killed during
+// its `git worktree add` leaves the repository a half-written record of
+// the worktree (locked "initializing", commondir empty), which makes
+// every later `git worktree add` of the repository fail and which `git
+// worktree prune` keeps. The next start removes it, says so, and starts;
+// the record of a preparation still at work (its lock held) is left.
+func TestKilledPreparationsGitRecordIsDropped(t *testing.T) {
+	t.Parallel()
+	r := newSpareRig(t)
+	r.m.Spares = 0
+	common := filepath.Join(r.repo, ".git")
+	// Elsewhere (another data directory, say): the preparation's
+	// worktree was never made.
+	spareDir := t.TempDir()
+	halfMade := func(name string) string {
+		admin := filepath.Join(common, "worktrees", name)
+		for f, body := range map[string]string{
+			"gitdir":    filepath.Join(spareDir, "."+name[1:], ".git") + "\n",
+			"commondir": "",
+			"HEAD":      strings.Repeat("0", 40) + "\n",
+			"locked":    "initializing\n",
+		} {
+			gittest.WriteFile(t, admin, f, body)
+		}
+		return admin
+	}
+	dead := halfMade("-tmp-0123456789ab")
+	if out, err := exec.Command("git", "-C", r.repo, "worktree", "add", "--quiet", "--detach", filepath.Join(t.TempDir(), "w")).CombinedOutput(); err == nil {
+		t.Fatalf("git worktree add succeeded beside the half-written record (the test's premise): %s", out)
+	}
+	gittest.Git(t, r.repo, "worktree", "prune")
+	if !exists(dead) {
+		t.Fatal("git worktree prune removed the record: the test's premise is gone")
+	}
+	// A preparation at work: its lock is held.
+	live := halfMade("-tmp-ba9876543210")
+	lock, err := createLocked(filepath.Join(spareDir, ".tmp-ba9876543210"+lockSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	// Git refuses to add beside a record in the making (a real add
+	// writes it whole in milliseconds); the dead one is gone already.
+	if _, err := r.m.Start(context.Background(), detect(t, r.repo), "s_1", "one"); err == nil {
+		t.Fatal("started beside a preparation's record in the making")
+	}
+	if exists(dead) || !exists(live) {
+		t.Fatalf("records left: dead %v (want gone), live %v (want kept)", exists(dead), exists(live))
+	}
+	lock.Close() // that preparation died
+	st := r.start(t, "s_2")
+	if exists(live) {
+		t.Fatal("the record of the preparation that died since is left")
+	}
+	if n := strings.Join(st.Notes, "\n"); !strings.Contains(n, "-tmp-ba9876543210 of a spare worktree whose preparation was interrupted") {
+		t.Fatalf("notes %q do not say the record was removed", n)
 	}
 }
