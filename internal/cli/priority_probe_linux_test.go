@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
 // The scripts' gitprobe stands in for git (spare_priority.txtar puts a
@@ -38,13 +40,10 @@ func probeGit() error {
 	if err := appendLine(filepath.Join(logDir, who+".log"), prio); err != nil {
 		return err
 	}
-	if ag, err := os.ReadFile("/proc/self/autogroup"); err == nil {
-		// "/autogroup-<id> nice <n>"
-		fields := strings.Fields(string(ag))
-		if len(fields) != 3 {
-			return fmt.Errorf("/proc/self/autogroup: unexpected %q", ag)
-		}
-		if err := appendLine(filepath.Join(logDir, who+".autogroup.log"), "nice="+fields[2]); err != nil {
+	if nice, ok, err := worktree.AutogroupNice(os.Getpid()); err != nil {
+		return err
+	} else if ok {
+		if err := appendLine(filepath.Join(logDir, who+".autogroup.log"), "nice="+strconv.Itoa(nice)); err != nil {
 			return err
 		}
 	}

@@ -101,16 +101,7 @@ func liftPreparer(pid int) {
 // leadsSession reports whether process pid is its session's leader (from
 // /proc).
 func leadsSession(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return false
-	}
 	// state(3) ppid(4) pgrp(5) session(6), counted from the name's field.
-	f := strings.Fields(s[i+1:])
-	return len(f) >= 4 && f[3] == strconv.Itoa(pid)
+	f, ok := statFields(strconv.Itoa(pid))
+	return ok && len(f) >= 4 && f[3] == strconv.Itoa(pid)
 }

@@ -23,20 +23,30 @@ func eachStat(fn func(f []string) bool) (ok bool) {
 		if n[0] < '0' || n[0] > '9' {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + n + "/stat")
-		if err != nil {
+		f, ok := statFields(n)
+		if !ok {
 			continue
 		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		if !fn(strings.Fields(s[i+1:])) {
+		if !fn(f) {
 			break
 		}
 	}
 	return true
+}
+
+// statFields is the fields of /proc/<pid>/stat after the process's name
+// (state, ppid, pgrp, session, ...); ok is false when it cannot be read.
+func statFields(pid string) ([]string, bool) {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return nil, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil, false
+	}
+	return strings.Fields(s[i+1:]), true
 }
 
 // groupCPU is the processor time (clock ticks: user and system, with that

@@ -1123,6 +1123,9 @@ func dropAdmins(common string, drop func(worktree string) bool) []string {
 	}
 	var notes []string
 	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
 		admin := filepath.Join(root, e.Name())
 		b, err := os.ReadFile(filepath.Join(admin, "gitdir"))
 		if err != nil {
