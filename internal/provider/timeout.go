@@ -200,10 +200,14 @@ func (w *watchTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancelCause(req.Context())
 	call, _ := req.Context().Value(watchKey{}).(*watch)
 	fire := func(te *TimeoutError) {
-		cancel(te)
+		// The whole call first: the request's context derives from it,
+		// so both are cancelled before anything waiting on the request
+		// wakes, and a caller that sees the request fail already finds
+		// the call over (an SDK's retry loop does not start again).
 		if call != nil {
 			call.cancel(te)
 		}
+		cancel(te)
 	}
 	var headerTimer *time.Timer
 	if w.t.FirstByte > 0 {
