@@ -33,8 +33,9 @@ func (e *Engine) capture(ctx context.Context, walk bool) (string, error) {
 	ch := changes{full: "no watcher"}
 	prewatched := e.prewatched
 	e.prewatched = false
+	leftToWatcher, took := prewatched && e.knownClean && !walk, false
 	switch {
-	case prewatched && e.knownClean && !walk:
+	case leftToWatcher:
 		// The watcher was armed before the proof this capture is
 		// derived from: what it saw since (the claim's checkout, and
 		// anything else) is left to the next capture, which then needs
@@ -44,7 +45,7 @@ func (e *Engine) capture(ctx context.Context, walk bool) (string, error) {
 	case e.watch != nil:
 		// The barrier comes first: whatever changes after it is
 		// recorded for the next capture, whatever this one sees.
-		ch = e.watch.take(ctx)
+		ch, took = e.watch.take(ctx), true
 		if walk && ch.full == "" {
 			ch.full = "asked to walk"
 		}
@@ -55,13 +56,15 @@ func (e *Engine) capture(ctx context.Context, walk bool) (string, error) {
 			e.letWatchGo()
 		}
 	}
-	if !prewatched && e.knownWalk != nil && e.knownWalk.Watched {
+	if !leftToWatcher && e.knownWalk != nil && e.knownWalk.Watched {
 		// The watcher the walk was made under is not this capture's
-		// to ask: inode times say what to look at again.
+		// to ask (it is not the engine's, or this capture took what it
+		// saw): inode times say what to look at again.
 		kw := *e.knownWalk
 		kw.Watched = false
 		e.knownWalk = &kw
 	}
+	derived := e.derivedCaptures
 	tree, err := e.captureOnce(ctx, ch)
 	for try := 0; try < changedRetries && err != nil && ctx.Err() == nil && errors.Is(err, errChangedUnderCapture); try++ {
 		// Something (a background command) turned a file into a
@@ -77,6 +80,13 @@ func (e *Engine) capture(ctx context.Context, walk bool) (string, error) {
 	}
 	if err == nil {
 		e.lastCapture = time.Now()
+	}
+	if err == nil && took && e.derivedCaptures > derived && e.watch != nil {
+		// Derived from the proof, the capture recorded the tree the
+		// proof saw, not what the watcher handed over since (a first
+		// capture asked to walk, or a watcher armed after the proof):
+		// the next one must look at all of it.
+		e.watch.invalidate("a capture derived from the proof left aside what the watcher had seen")
 	}
 	if err != nil && e.watch != nil {
 		// What the failed capture took from the watcher is lost, and

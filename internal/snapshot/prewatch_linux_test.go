@@ -287,3 +287,61 @@ func TestPrewatchByWalkBesideTheProof(t *testing.T) {
 		t.Fatalf("permission record %v, want %v", e.lastWalk.modes, want)
 	}
 }
+
+// TestDerivedCaptureLeavesNothingTaken: a first capture derived from the
+// proof records the tree the proof saw. When it took the watcher's change
+// set first (it was asked to walk, as the background resync or a restore
+// asks, or the watcher is the engine's own, armed after the proof), an
+// edit made after the proof and before that capture is still recorded by
+// the next capture, which equals a full capture of the worktree.
+func TestDerivedCaptureLeavesNothingTaken(t *testing.T) {
+	t.Parallel()
+	for _, c := range []string{"resync with a prewatch", "resync with a prewatch by walk", "own watcher armed after the proof"} {
+		t.Run(c, func(t *testing.T) {
+			t.Parallel()
+			var note Walk
+			_, wt := knownCleanWorktree(t, func(wt string) {
+				time.Sleep(walkSlack + 100*time.Millisecond)
+				note = WalkTree(wt)
+			})
+			o := Options{Worktree: wt, SessionID: "s_test", StateDir: filepath.Join(t.TempDir(), "state"), SeedSettled: true, KnownClean: true, KnownWalk: &note}
+			switch c {
+			case "resync with a prewatch":
+				pw, err := NewPrewatch(wt, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o.Prewatch = pw
+			case "resync with a prewatch by walk":
+				o.Prewatch, note = NewPrewatchByWalk(wt, 0, func() {})
+			}
+			e, err := Open(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = e.Close() })
+			own := o.Prewatch == nil
+			if own {
+				e.Watch(WatchOptions{Resync: -1})
+				if err := e.watch.waitArmed(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				e.Watch(WatchOptions{Resync: -1, ArmWithWalk: true})
+			}
+			gittest.WriteFile(t, wt, "src/main.go", "package main // edited after the proof\n")
+			if own {
+				capture(t, e, "start")
+			} else if err := e.Resync(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if e.derivedCaptures != 1 {
+				t.Fatalf("derived captures: %d, want the first one (the test's premise)", e.derivedCaptures)
+			}
+			end := capture(t, e, "end")
+			if want := capture(t, openKnownClean(t, wt, false), "full"); end.Tree != want.Tree {
+				t.Fatalf("the capture after the derived one %s, a full capture %s (last walk: %q)", end.Tree, want.Tree, e.WatchState().LastWalk)
+			}
+		})
+	}
+}
