@@ -1090,10 +1090,12 @@ func (m *Manager) sweep(ctx context.Context, dir string) []string {
 // left half-written makes every later add in the repository fail ("failed
 // to read worktrees/<name>/commondir"), while `git worktree prune` keeps
 // it for its lock. An entry is such a leftover when it names a
-// preparation's worktree (.tmp-<hex> of a data directory's spare
-// directory) that does not exist, and no live preparation holds that
-// worktree's lock, which a preparation takes before its add and keeps
-// until it is over. It returns notes for the entries removed.
+// preparation's worktree (.tmp-<12 hex> in a data directory's
+// worktrees/<repository>/) that does not exist, it is locked by git's
+// add or not at all (a `git worktree lock` keeps it, as it keeps it from
+// prune), and no live preparation holds that worktree's lock, which a
+// preparation takes before its add and keeps until it is over. It
+// returns notes for the entries removed.
 func dropDeadAdmins(common string) []string {
 	return dropAdmins(common, func(wt string) bool {
 		lock := wt + lockSuffix
@@ -1109,6 +1111,17 @@ func dropDeadAdmins(common string) []string {
 		f.Close()
 		return true
 	})
+}
+
+// isTmpName reports whether name is that of a worktree being prepared
+// (newTmp): .tmp- and 12 lowercase hex digits.
+func isTmpName(name string) bool {
+	h, ok := strings.CutPrefix(name, tmpPrefix)
+	if !ok || len(h) != 12 {
+		return false
+	}
+	_, err := hex.DecodeString(h)
+	return err == nil && strings.ToLower(h) == h
 }
 
 // dropAdmins removes the administrative entries of the repository whose
@@ -1136,11 +1149,18 @@ func dropAdmins(common string, drop func(worktree string) bool) []string {
 			continue
 		}
 		wt := filepath.Dir(p)
-		if !strings.HasPrefix(filepath.Base(wt), tmpPrefix) {
-			continue
+		if !isTmpName(filepath.Base(wt)) || filepath.Base(filepath.Dir(filepath.Dir(wt))) != "worktrees" {
+			continue // not a preparation's: <data>/worktrees/<repo>/.tmp-<hex>
 		}
 		if _, err := os.Lstat(wt); !errors.Is(err, fs.ErrNotExist) {
 			continue // there (the sweep removes it whole) or unknown
+		}
+		// git's own lock while it adds, or none: a lock anyone else put
+		// there (git worktree lock) keeps the record, as prune does.
+		if b, err := os.ReadFile(filepath.Join(admin, "locked")); err == nil && strings.TrimSpace(string(b)) != "initializing" {
+			continue
+		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			continue
 		}
 		if !drop(wt) {
 			continue

@@ -813,7 +813,10 @@ func TestKilledPreparationsGitRecordIsDropped(t *testing.T) {
 	common := filepath.Join(r.repo, ".git")
 	// Elsewhere (another data directory, say): the preparation's
 	// worktree was never made.
-	spareDir := t.TempDir()
+	spareDir := filepath.Join(t.TempDir(), "worktrees", "repo-0123abcd")
+	if err := os.MkdirAll(spareDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	halfMade := func(name string) string {
 		admin := filepath.Join(common, "worktrees", name)
 		for f, body := range map[string]string{
@@ -856,5 +859,43 @@ func TestKilledPreparationsGitRecordIsDropped(t *testing.T) {
 	}
 	if n := strings.Join(st.Notes, "\n"); !strings.Contains(n, "-tmp-ba9876543210 of a spare worktree whose preparation was interrupted") {
 		t.Fatalf("notes %q do not say the record was removed", n)
+	}
+}
+
+// TestOthersGitRecordsAreKept: a git record that only looks like a killed
+// preparation's is left: a worktree of the user's named .tmp-<something>
+// and locked (on a disk not mounted now), one named as a preparation's
+// but not in a data directory's layout, one in that layout but not named
+// as a preparation's, and a preparation's whose record someone locked
+// with git worktree lock.
+func TestOthersGitRecordsAreKept(t *testing.T) {
+	t.Parallel()
+	repo := gittest.NewRepo(t)
+	gittest.Commit(t, repo, "base")
+	usb := filepath.Join(t.TempDir(), "usb")
+	mine := filepath.Join(usb, ".tmp-mywork")
+	gittest.Git(t, repo, "worktree", "add", "--quiet", "--detach", mine)
+	gittest.Git(t, repo, "worktree", "lock", "--reason", "on a usb disk", mine)
+	elsewhere := filepath.Join(usb, ".tmp-0123456789ab")
+	gittest.Git(t, repo, "worktree", "add", "--quiet", "--detach", elsewhere)
+	spareDir := filepath.Join(usb, "data", "worktrees", "repo-0123abcd")
+	locked := filepath.Join(spareDir, ".tmp-ba9876543210")
+	gittest.Git(t, repo, "worktree", "add", "--quiet", "--detach", locked)
+	gittest.Git(t, repo, "worktree", "lock", locked)
+	gittest.Git(t, repo, "worktree", "add", "--quiet", "--detach", filepath.Join(spareDir, ".tmp-notours"))
+	if err := os.Rename(usb, usb+".away"); err != nil { // unmounted
+		t.Fatal(err)
+	}
+	common := filepath.Join(repo, ".git")
+	before, err := os.ReadDir(filepath.Join(common, "worktrees"))
+	if err != nil || len(before) != 4 {
+		t.Fatalf("git records: %v (%v)", before, err)
+	}
+	if notes := dropDeadAdmins(common); len(notes) != 0 {
+		t.Fatalf("dropped: %v", notes)
+	}
+	after, _ := os.ReadDir(filepath.Join(common, "worktrees"))
+	if len(after) != 4 {
+		t.Fatalf("git records left: %v, want all 4", after)
 	}
 }
