@@ -17,8 +17,8 @@ import (
 // The scripts' gitprobe stands in for git (spare_priority.txtar puts a
 // `git` that execs it first on $PATH): it appends the priority it was
 // started with to $PRIORITY_LOG_DIR/<what started it>.log (see
-// startedBy), and, on a kernel with autogroups, its session's autogroup
-// nice value to <what started it>.autogroup.log, then becomes the real git
+// startedBy), and its session's autogroup nice value ("none" in no
+// autogroup of its own) to <what started it>.autogroup.log, then becomes the real git
 // (the first on $PATH outside $PRIORITY_PROBE_DIR), in the same process.
 func gitProbe() {
 	if err := probeGit(); err != nil {
@@ -40,12 +40,19 @@ func probeGit() error {
 	if err := appendLine(filepath.Join(logDir, who+".log"), prio); err != nil {
 		return err
 	}
-	if nice, ok, err := worktree.AutogroupNice(os.Getpid()); err != nil {
+	nice, ok, err := worktree.AutogroupNice(os.Getpid())
+	if err != nil {
 		return err
-	} else if ok {
-		if err := appendLine(filepath.Join(logDir, who+".autogroup.log"), "nice="+strconv.Itoa(nice)); err != nil {
-			return err
-		}
+	}
+	// "none": in no autogroup of its own (the kernel's default group,
+	// where no session was ever made), which a run by hand shares with
+	// the script that started it.
+	group := "none"
+	if ok {
+		group = "nice=" + strconv.Itoa(nice)
+	}
+	if err := appendLine(filepath.Join(logDir, who+".autogroup.log"), group); err != nil {
+		return err
 	}
 	git, err := realGit()
 	if err != nil {

@@ -37,7 +37,8 @@ var ownSession = func() int {
 func autogroupPath(pid int) string { return "/proc/" + strconv.Itoa(pid) + "/autogroup" }
 
 // AutogroupNice is the nice value of the autogroup of process pid; ok is
-// false when the kernel has no autogroups or the process is gone.
+// false when the kernel has no autogroups, the process is in none (see
+// parseAutogroup) or the process is gone.
 func AutogroupNice(pid int) (nice int, ok bool, err error) {
 	b, err := os.ReadFile(autogroupPath(pid))
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) {
@@ -46,14 +47,29 @@ func AutogroupNice(pid int) (nice int, ok bool, err error) {
 	if err != nil {
 		return 0, false, err
 	}
-	// "/autogroup-<id> nice <n>"
+	nice, ok, err = parseAutogroup(b)
+	if err != nil {
+		return 0, false, fmt.Errorf("%s: %w", autogroupPath(pid), err)
+	}
+	return nice, ok, nil
+}
+
+// parseAutogroup reads the content of an autogroup file:
+// "/autogroup-<id> nice <n>\n", or nothing at all for a process in no
+// autogroup of its own (one whose session was never made since boot, as
+// in containers whose processes never call setsid: the kernel's default
+// group, whose weight cannot be changed).
+func parseAutogroup(b []byte) (nice int, ok bool, err error) {
 	f := strings.Fields(string(b))
-	if len(f) != 3 || f[1] != "nice" {
-		return 0, false, fmt.Errorf("%s: unexpected %q", autogroupPath(pid), b)
+	if len(f) == 0 {
+		return 0, false, nil
+	}
+	if len(f) != 3 || !strings.HasPrefix(f[0], "/autogroup-") || f[1] != "nice" {
+		return 0, false, fmt.Errorf("unexpected %q", b)
 	}
 	n, err := strconv.Atoi(f[2])
 	if err != nil {
-		return 0, false, fmt.Errorf("%s: unexpected %q", autogroupPath(pid), b)
+		return 0, false, fmt.Errorf("unexpected %q", b)
 	}
 	return n, true, nil
 }

@@ -167,3 +167,29 @@ func TestWaitingStartLiftsThePreparersSession(t *testing.T) {
 		t.Fatalf("as the start began to wait the preparer's autogroup had nice %d, want 0", lifted)
 	}
 }
+
+// TestParseAutogroup: a process in no autogroup of its own reads an empty
+// file (the kernel's default group, as in containers whose processes
+// never made a session): no autogroup, not an error.
+func TestParseAutogroup(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		nice int
+		ok   bool
+		bad  bool
+	}{
+		{in: "/autogroup-3464 nice 0\n", nice: 0, ok: true},
+		{in: "/autogroup-12 nice 19\n", nice: 19, ok: true},
+		{in: "/autogroup-7 nice -5\n", nice: -5, ok: true},
+		{in: "", ok: false},
+		{in: "\n", ok: false},
+		{in: "/autogroup-7 nice\n", bad: true},
+		{in: "/autogroup-7 nice x\n", bad: true},
+		{in: "nice 0 /autogroup-7\n", bad: true},
+	} {
+		nice, ok, err := parseAutogroup([]byte(c.in))
+		if (err != nil) != c.bad || ok != c.ok || nice != c.nice {
+			t.Errorf("parseAutogroup(%q) = %d, %v, %v; want %d, %v, error %v", c.in, nice, ok, err, c.nice, c.ok, c.bad)
+		}
+	}
+}

@@ -138,12 +138,17 @@ func lowerThread(tid int, ioClass *bool) (bool, error) {
 // would otherwise get as much as the user's terminal. A run by hand in
 // the user's terminal does not lead its session and leaves the
 // terminal's alone. Another autogroup changed in the last 100 ms (EAGAIN)
-// is waited out, for 5 s at most. A kernel without autogroups has
-// nothing to lower.
+// is waited out, for 5 s at most. A kernel without autogroups, or a
+// process in none of its own, has nothing to lower.
 func lowerAutogroup() error {
 	pid := os.Getpid()
 	if sid, err := unix.Getsid(0); err != nil || sid != pid {
 		return nil
+	}
+	// A session whose autogroup the kernel could not make stays in the
+	// default group, whose weight cannot be changed (EINVAL).
+	if _, ok, err := worktree.AutogroupNice(pid); err != nil || !ok {
+		return err
 	}
 	for try := 0; ; try++ {
 		err := worktree.SetAutogroupNice(pid, idleNice)
