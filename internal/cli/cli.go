@@ -24,6 +24,7 @@ import (
 	// time.
 	_ "github.com/yolop-dev/yolop/internal/provider/all"
 	"github.com/yolop-dev/yolop/internal/spawn"
+	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
 // Main runs yolop and returns the process exit code.
@@ -31,6 +32,10 @@ func Main() int {
 	streams := cmdutil.System()
 	// The environment yolop was started with (its keys) stays in its
 	// memory: no command running as the same user may read it.
+	// A detached preparation sets its session's processor weight after
+	// sealing, through its autogroup file: sealed, that file belongs to
+	// root, so it is opened now.
+	worktree.KeepAutogroup()
 	if err := spawn.Seal(); err != nil {
 		fmt.Fprintf(streams.ErrOut, "yolop: warning: %v; commands running as you can read yolop's environment and memory\n", err)
 	}

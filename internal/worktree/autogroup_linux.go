@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -74,11 +75,54 @@ func parseAutogroup(b []byte) (nice int, ok bool, err error) {
 	return n, true, nil
 }
 
+// kept is this process's own autogroup file, opened for writing by
+// KeepAutogroup before the process sealed itself (spawn.Seal): a sealed
+// process's /proc files belong to root, so an unprivileged one cannot
+// open its own for writing any more. The kernel checks permission when
+// the file is opened, not at each write.
+var kept struct {
+	mu  sync.Mutex
+	pid int // 0: nothing kept
+	f   *os.File
+	err error // why it could not be opened
+}
+
+// KeepAutogroup opens this process's autogroup file for writing when the
+// process leads its session (its autogroup is its own: the detached
+// preparation's), for SetAutogroupNice to use once the process is
+// sealed. yolop's main calls it before sealing. A failure to open is
+// kept too, and SetAutogroupNice returns it.
+func KeepAutogroup() {
+	pid := os.Getpid()
+	if sid, err := unix.Getsid(0); err != nil || sid != pid {
+		return
+	}
+	f, err := os.OpenFile(autogroupPath(pid), os.O_WRONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return // no autogroups
+	}
+	kept.mu.Lock()
+	defer kept.mu.Unlock()
+	kept.pid, kept.f, kept.err = pid, f, err
+}
+
 // SetAutogroupNice gives the autogroup of process pid (a session leader:
 // the autogroup is its session's) the nice value nice. It does nothing
 // on a kernel without autogroups; unix.EAGAIN says another autogroup was
-// changed in the last 100 ms, and to try again.
+// changed in the last 100 ms, and to try again. This process's own is
+// written through the file KeepAutogroup kept, when it kept one; another
+// sealed process's cannot be written without privilege (fs.ErrPermission).
 func SetAutogroupNice(pid, nice int) error {
+	kept.mu.Lock()
+	if kept.pid != 0 && kept.pid == pid {
+		defer kept.mu.Unlock()
+		if kept.err != nil {
+			return kept.err
+		}
+		_, err := kept.f.WriteString(strconv.Itoa(nice))
+		return err
+	}
+	kept.mu.Unlock()
 	f, err := os.OpenFile(autogroupPath(pid), os.O_WRONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) {
 		return nil
@@ -107,10 +151,12 @@ func liftAutogroup(pid int) error {
 // liftPreparer lifts the autogroup of the preparation whose process is
 // pid, when that process leads its session (a detached preparation does:
 // the autogroup is the preparation's alone). Best effort: the
-// preparation's own poll lifts it as well (pauser.step).
+// preparation's own poll lifts it as well (pauser.step), and only that
+// poll can without privilege (the preparation is sealed, and its /proc
+// files belong to root).
 func liftPreparer(pid int) {
 	if pid > 0 && leadsSession(pid) {
-		_ = liftAutogroup(pid) // EAGAIN or gone: the preparation's poll lifts it
+		_ = liftAutogroup(pid) // EAGAIN, EACCES or gone: the preparation's poll lifts it
 	}
 }
 

@@ -477,7 +477,9 @@ func (m *Manager) awaitPreparer(ctx context.Context, dir string) (waited bool, n
 		// Its session's processor weight is lifted now rather than at
 		// its next poll (up to pollEvery away), while this start's own
 		// first steps compete with it. Best effort: that poll lifts it
-		// when this cannot (another autogroup changed in the last 100 ms).
+		// when this cannot (another autogroup changed in the last 100 ms,
+		// or, without privilege, the sealed preparation's file belongs
+		// to root).
 		liftPreparer(rec.PID)
 		m.notify(fmt.Sprintf("waiting for the spare worktree being prepared in the background (yolop process %d, at commit %s) instead of checking out a second one beside it…", rec.PID, git.ShortOID(rec.Commit)))
 		start := time.Now()
