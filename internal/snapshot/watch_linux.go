@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -103,13 +104,18 @@ func watchable(root string) string {
 }
 
 // watchBudget is a quarter of the inotify watches the user has left: the
-// user's editor and other tools share the per-user limit.
+// user's editor and other tools share the per-user limit. Every other
+// yolop process of the user is sealed (spawn.Seal), so that without
+// root its watches cannot be counted: each one found adds one share to
+// the division, and the user's yolop processes together never take all
+// that is left (n of them at most n/(n+3) of it).
 func watchBudget() (int, error) {
 	max, err := maxUserWatches()
 	if err != nil {
 		return 0, err
 	}
-	return (max - watchesInUse()) / 4, nil
+	used, hidden := watchesInUse(os.DirFS("/proc"), os.Getuid())
+	return (max - used) / (4 + hidden), nil
 }
 
 // maxUserWatches is the kernel's limit of inotify watches per user.
@@ -121,36 +127,73 @@ func maxUserWatches() (int, error) {
 	return strconv.Atoi(strings.TrimSpace(string(b)))
 }
 
-// watchesInUse counts the inotify watches held by the processes this user
-// can see (the limit is per user; other users' processes are unreadable
-// and do not count against it).
-func watchesInUse() int {
-	procs, err := os.ReadDir("/proc")
+// watchesInUse counts the inotify watches held by the processes whose
+// descriptors proc (the /proc file system) shows: the limit is per user,
+// and other users' processes, unreadable, do not count against it.
+// hidden counts the yolop processes of user uid whose descriptors it does
+// not show (sealed: their /proc files belong to root).
+func watchesInUse(proc fs.FS, uid int) (used, hidden int) {
+	procs, err := fs.ReadDir(proc, ".")
 	if err != nil {
-		return 0
+		return 0, 0
 	}
-	n := 0
 	for _, p := range procs {
 		if _, err := strconv.Atoi(p.Name()); err != nil {
 			continue
 		}
-		fdDir := filepath.Join("/proc", p.Name(), "fd")
-		fds, err := os.ReadDir(fdDir)
+		fdDir := p.Name() + "/fd"
+		fds, err := fs.ReadDir(proc, fdDir)
+		if errors.Is(err, fs.ErrPermission) {
+			if procUID(proc, p.Name()) == uid && isYolop(proc, p.Name()) {
+				hidden++
+			}
+			continue
+		}
 		if err != nil {
 			continue
 		}
 		for _, fd := range fds {
-			if l, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err != nil || l != "anon_inode:inotify" {
+			if l, err := fs.ReadLink(proc, fdDir+"/"+fd.Name()); err != nil || l != "anon_inode:inotify" {
 				continue
 			}
-			info, err := os.ReadFile(filepath.Join("/proc", p.Name(), "fdinfo", fd.Name()))
+			info, err := fs.ReadFile(proc, p.Name()+"/fdinfo/"+fd.Name())
 			if err != nil {
 				continue
 			}
-			n += bytes.Count(info, []byte("inotify wd:"))
+			used += bytes.Count(info, []byte("inotify wd:"))
 		}
 	}
-	return n
+	return used, hidden
+}
+
+// procUID is the real user id of process pid (-1 when unknown), from its
+// status, which a sealed process shows to every user.
+func procUID(proc fs.FS, pid string) int {
+	b, err := fs.ReadFile(proc, pid+"/status")
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, "Uid:"); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				if n, err := strconv.Atoi(f[0]); err == nil {
+					return n
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// isYolop reports whether process pid runs as yolop (the name it was
+// started by, from its command line, which every user may read).
+func isYolop(proc fs.FS, pid string) bool {
+	b, err := fs.ReadFile(proc, pid+"/cmdline")
+	if err != nil {
+		return false
+	}
+	argv0, _, _ := bytes.Cut(b, []byte{0})
+	return filepath.Base(string(argv0)) == "yolop"
 }
 
 // openWatcher opens an inotify instance over root, with no watches yet,

@@ -3,11 +3,16 @@ package snapshot
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/fstest"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/yolop-dev/yolop/internal/git/gittest"
 )
@@ -147,4 +152,90 @@ func thirteenDirs(t *testing.T) (string, *Engine) {
 	}
 	t.Cleanup(func() { _ = e.Close() })
 	return wt, e
+}
+
+// deniedFS is a /proc whose listed descriptor directories cannot be read,
+// as a sealed process's are for any user but root.
+type deniedFS struct {
+	fstest.MapFS
+	denied map[string]bool
+}
+
+func (d deniedFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	if d.denied[name] {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	return d.MapFS.ReadDir(name)
+}
+
+// TestWatchesInUse: the watches of the processes whose descriptors can be
+// read are counted; a yolop process of the same user whose descriptors
+// cannot be (sealed) is counted as hidden, one share of the budget; other
+// users' processes and other sealed programs are neither.
+func TestWatchesInUse(t *testing.T) {
+	t.Parallel()
+	link := func(to string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(to), Mode: fs.ModeSymlink} }
+	file := func(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
+	status := func(uid string) *fstest.MapFile {
+		return file("Name:\tx\nUmask:\t0022\nState:\tS (sleeping)\nUid:\t" + uid + "\t" + uid + "\t" + uid + "\t" + uid + "\n")
+	}
+	proc := deniedFS{MapFS: fstest.MapFS{
+		"self":        link("10"),
+		"stat":        file("cpu 0 0 0 0\n"),
+		"10/fd/0":     link("/dev/null"),
+		"10/fd/3":     link("anon_inode:inotify"),
+		"10/fd/4":     link("anon_inode:inotify"),
+		"10/fd/5":     link("anon_inode:[eventpoll]"),
+		"10/fdinfo/3": file("pos:\t0\nflags:\t02004000\ninotify wd:2 ino:1 sdev:800001 mask:3cc ignored_mask:0\ninotify wd:1 ino:2 sdev:800001 mask:3cc ignored_mask:0\ninotify wd:3 ino:3 sdev:800001 mask:3cc ignored_mask:0\n"),
+		"10/fdinfo/4": file("pos:\t0\nflags:\t02004000\ninotify wd:1 ino:9 sdev:800001 mask:3cc ignored_mask:0\n"),
+		"10/fdinfo/5": file("pos:\t0\nflags:\t02\ntfd:        3 events:       19 data:                3\n"),
+		"10/status":   status("1000"),
+		"10/cmdline":  file("code\x00--inspect\x00"),
+		// Sealed yolop processes of this user: one by its path, one as
+		// started from $PATH.
+		"12/fd/3":    link("anon_inode:inotify"),
+		"12/status":  status("1000"),
+		"12/cmdline": file("/home/u/go/bin/yolop\x00--acp\x00"),
+		"14/status":  status("1000"),
+		"14/cmdline": file("yolop\x00"),
+		// Another sealed program of this user, another user's yolop, a
+		// process gone between the listing and its status.
+		"13/status":  status("1000"),
+		"13/cmdline": file("ssh-agent\x00-D\x00"),
+		"15/status":  status("1001"),
+		"15/cmdline": file("/usr/bin/yolop\x00"),
+		"16/cmdline": file("yolop\x00"),
+	}, denied: map[string]bool{"12/fd": true, "13/fd": true, "14/fd": true, "15/fd": true, "16/fd": true}}
+	if used, hidden := watchesInUse(proc, 1000); used != 4 || hidden != 2 {
+		t.Fatalf("watchesInUse: %d used, %d hidden; want 4 (three in one inotify instance, one in another) and 2 (the two sealed yolops of uid 1000)", used, hidden)
+	}
+	// For uid 1001, its own sealed yolop is the one hidden.
+	if used, hidden := watchesInUse(proc, 1001); used != 4 || hidden != 1 {
+		t.Fatalf("watchesInUse as uid 1001: %d used, %d hidden; want 4 and 1", used, hidden)
+	}
+}
+
+// TestWatchesInUseInProc: on the real /proc, a watch this process adds
+// is counted.
+func TestWatchesInUseInProc(t *testing.T) {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		t.Skipf("no inotify: %v", err)
+	}
+	defer unix.Close(fd)
+	// Other processes' watches may come and go meanwhile: one try of a
+	// few sees only this one's.
+	for try := 0; ; try++ {
+		before, _ := watchesInUse(os.DirFS("/proc"), os.Getuid())
+		if _, err := unix.InotifyAddWatch(fd, t.TempDir(), unix.IN_CREATE); err != nil {
+			t.Fatal(err)
+		}
+		after, _ := watchesInUse(os.DirFS("/proc"), os.Getuid())
+		if after-before == 1 {
+			return
+		}
+		if try == 20 {
+			t.Fatalf("%d watches counted before adding one, %d after", before, after)
+		}
+	}
 }
