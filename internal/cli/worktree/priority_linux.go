@@ -147,8 +147,10 @@ func lowerAutogroup() error {
 	}
 	// A session whose autogroup the kernel could not make stays in the
 	// default group, whose weight cannot be changed (EINVAL).
-	if _, ok, err := worktree.AutogroupNice(pid); err != nil || !ok {
-		return err
+	if _, ok, err := worktree.AutogroupNice(pid); err != nil {
+		return fmt.Errorf("lower the priority: read the session's autogroup: %w", err)
+	} else if !ok {
+		return nil
 	}
 	for try := 0; ; try++ {
 		err := worktree.SetAutogroupNice(pid, idleNice)
