@@ -1,6 +1,7 @@
 // Package testenv is what the tests that start yolop processes share: the
 // race runtime's exit sleep turned off for them, and the yolop binary they
-// run; and what tests count of their own process (inotify instances).
+// run; what tests count of their own process (inotify instances); and
+// whether a spare preparation still runs.
 // Only tests import it.
 package testenv
 

@@ -17,6 +17,7 @@ import (
 	"github.com/yolop-dev/yolop/internal/config"
 	"github.com/yolop-dev/yolop/internal/failpoint"
 	"github.com/yolop-dev/yolop/internal/git/gittest"
+	"github.com/yolop-dev/yolop/internal/testenv"
 	"github.com/yolop-dev/yolop/internal/worktree"
 )
 
@@ -114,27 +115,11 @@ func (e *spareEnv) checkFresh(out turnOut) {
 // directory runs any more.
 func (e *spareEnv) waitIdle() {
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if !preparing(e.data) {
+		if !testenv.Preparing(e.data) {
 			return
 		}
 	}
 	e.t.Errorf("a spare preparation was still running after a minute")
-}
-
-// preparing reports whether a preparer for dataDir is alive.
-func preparing(dataDir string) bool {
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		if bytes.Contains(b, []byte("prepare-spare")) && bytes.Contains(b, []byte(dataDir)) {
-			// A zombie's cmdline is empty, so this one is alive.
-			return true
-		}
-	}
-	return false
 }
 
 // sessions returns the ids of the sessions on disk.

@@ -3,9 +3,10 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/yolop-dev/yolop/internal/testenv"
 )
 
 // TestSealedPreparationAsAnUnprivilegedUser: the detached preparation of a
@@ -33,23 +34,11 @@ func TestSealedPreparationAsAnUnprivilegedUser(t *testing.T) {
 			t.Fatalf("the preparation failed: %s %v", b, err)
 		}
 		ready, _ := filepath.Glob(filepath.Join(e.data, "worktrees", "*", ".spare-1"))
-		if len(ready) > 0 && !preparingIn(e.data) {
+		if len(ready) > 0 && !testenv.Preparing(e.data) {
 			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no spare after a minute (ready: %v)", ready)
 		}
 	}
-}
-
-// preparingIn reports whether a preparation for dataDir is alive.
-func preparingIn(dataDir string) bool {
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err == nil && strings.Contains(string(b), "prepare-spare") && strings.Contains(string(b), dataDir) {
-			return true
-		}
-	}
-	return false
 }
