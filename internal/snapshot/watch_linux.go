@@ -144,7 +144,7 @@ func watchesInUse(proc fs.FS, uid int) (used, hidden int) {
 		fdDir := p.Name() + "/fd"
 		fds, err := fs.ReadDir(proc, fdDir)
 		if errors.Is(err, fs.ErrPermission) {
-			if procUID(proc, p.Name()) == uid && isYolop(proc, p.Name()) {
+			if isYolop(proc, p.Name()) && procUID(proc, p.Name()) == uid {
 				hidden++
 			}
 			continue
