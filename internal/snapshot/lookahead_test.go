@@ -13,15 +13,26 @@ import (
 )
 
 // addAllTree is the tree `git add -A` on a fresh copy of wt's index makes:
-// what a capture of wt must hold.
+// what a capture of wt must hold. The copy keeps the index's modification
+// time: git re-reads an entry whose file changed in the same second as
+// the index was written (racily clean) only when it can tell, and a copy
+// stamped later would hide a same-size rewrite made just after the index.
 func addAllTree(t *testing.T, wt string) string {
 	t.Helper()
 	idx := filepath.Join(t.TempDir(), "index")
-	b, err := os.ReadFile(filepath.Join(wt, ".git", "index"))
+	real := filepath.Join(wt, ".git", "index")
+	b, err := os.ReadFile(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(real)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(idx, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(idx, fi.ModTime(), fi.ModTime()); err != nil {
 		t.Fatal(err)
 	}
 	var out []byte

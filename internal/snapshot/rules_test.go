@@ -73,11 +73,13 @@ func TestCaptureFollowsRulesNotHistory(t *testing.T) {
 }
 
 // gitView is git's own answer: the repository's index with `git add -A`
-// applied, in a copy, written as a tree.
+// applied, in a copy, written as a tree. The copy keeps the index's
+// modification time, by which git tells racily clean entries (see
+// addAllTree).
 func gitView(t *testing.T, wt string) string {
 	t.Helper()
 	idx := filepath.Join(t.TempDir(), "index")
-	cmd := exec.Command("sh", "-ec", `cp .git/index "$IDX"; GIT_INDEX_FILE="$IDX" git add -A; GIT_INDEX_FILE="$IDX" git write-tree`)
+	cmd := exec.Command("sh", "-ec", `cp -p .git/index "$IDX"; GIT_INDEX_FILE="$IDX" git add -A; GIT_INDEX_FILE="$IDX" git write-tree`)
 	cmd.Dir = wt
 	cmd.Env = append(os.Environ(), "IDX="+idx)
 	out, err := cmd.CombinedOutput()

@@ -221,11 +221,13 @@ func sh(t *testing.T, dir, script string) string {
 }
 
 // gitView is git's own capture of root: its index, copied, with `git add
-// -A` applied, written as a tree.
+// -A` applied, written as a tree. The copy keeps the index's modification
+// time, by which git tells a file rewritten at the same size in the same
+// second as the index was written (racily clean).
 func gitView(t *testing.T, root string) string {
 	t.Helper()
 	idx := filepath.Join(t.TempDir(), "index")
-	return sh(t, root, `cp "$(git rev-parse --git-path index)" `+idx+`; GIT_INDEX_FILE=`+idx+` git add -A; GIT_INDEX_FILE=`+idx+` git write-tree`)
+	return sh(t, root, `cp -p "$(git rev-parse --git-path index)" `+idx+`; GIT_INDEX_FILE=`+idx+` git add -A; GIT_INDEX_FILE=`+idx+` git write-tree`)
 }
 
 // refs maps the session's checkpoint ref names to their trees.
