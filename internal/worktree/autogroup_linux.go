@@ -93,8 +93,8 @@ var kept struct {
 // sealed. yolop's main calls it before sealing. A failure to open is
 // kept too, and SetAutogroupNice returns it.
 func KeepAutogroup() {
-	pid := os.Getpid()
-	if sid, err := unix.Getsid(0); err != nil || sid != pid {
+	pid := ownSession()
+	if pid == 0 {
 		return
 	}
 	f, err := os.OpenFile(autogroupPath(pid), os.O_WRONLY, 0)
